@@ -1,0 +1,198 @@
+"""The loop's inputs: context, configuration, hook contexts and the provider protocol."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, TypeVar
+
+from pydantic import BaseModel
+
+from workbench.agent.abort import AbortController, AbortSignal
+from workbench.agent.events import AssistantMessageEvent
+from workbench.agent.tool import AgentTool, AgentToolResult
+from workbench.agent.types import (
+    AssistantMessage,
+    Message,
+    Model,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+
+T = TypeVar("T")
+MaybeAwaitable = T | Awaitable[T]
+
+
+async def resolve(value: MaybeAwaitable[T]) -> T:
+    """Await `value` if it is awaitable: every callback may be sync or async."""
+    if inspect.isawaitable(value):
+        return await value
+    return value
+
+
+@dataclass
+class AgentContext:
+    """What the loop works on: the system prompt, the transcript, the tools."""
+
+    system_prompt: str = ""
+    messages: list[Message] = field(default_factory=list)
+    tools: Sequence[AgentTool] = ()
+
+
+@dataclass
+class LlmContext:
+    """What a provider receives for one request."""
+
+    system_prompt: str
+    messages: list[Message]
+    tools: Sequence[AgentTool]
+
+
+@dataclass
+class StreamOptions:
+    """Per-request options handed to a stream function."""
+
+    signal: AbortSignal | None = None
+
+
+class StreamFn(Protocol):
+    """A provider. It never raises for request, network or model failures: it ends
+    the stream with an `error` event whose message has `stop_reason="error"` (or
+    "aborted") and an `error_message`."""
+
+    def __call__(
+        self, model: Model, context: LlmContext, options: StreamOptions
+    ) -> AsyncIterator[AssistantMessageEvent]: ...
+
+
+# -- hooks ---------------------------------------------------------------------------
+
+
+@dataclass
+class BeforeToolCallContext:
+    assistant_message: AssistantMessage
+    tool_call: ToolCall
+    args: BaseModel
+    """The validated parameters. Mutating them changes what execute receives."""
+    context: AgentContext
+    tool: AgentTool | None = None
+
+
+@dataclass
+class BeforeToolCallResult:
+    block: bool = False
+    reason: str | None = None
+    terminate: bool = False
+    result: AgentToolResult | None = None
+    """Workbench addition: answer the call with this result instead of executing it."""
+    is_error: bool = False
+    """With `result`: whether the supplied result is an error."""
+
+
+@dataclass
+class AfterToolCallContext:
+    assistant_message: AssistantMessage
+    tool_call: ToolCall
+    args: BaseModel
+    result: AgentToolResult
+    is_error: bool
+    context: AgentContext
+    tool: AgentTool | None = None
+
+
+@dataclass
+class AfterToolCallResult:
+    """Fields left None keep the executed value; there is no deep merge."""
+
+    content: list[Any] | None = None
+    details: Any = None
+    is_error: bool | None = None
+    terminate: bool | None = None
+
+
+@dataclass
+class TurnContext:
+    """A finished turn, as `should_stop_after_turn` and `prepare_next_turn` see it."""
+
+    message: AssistantMessage
+    tool_results: list[ToolResultMessage]
+    context: AgentContext
+    new_messages: list[Message]
+
+
+@dataclass
+class NextTurn:
+    """What `prepare_next_turn` may replace before the next request."""
+
+    context: AgentContext | None = None
+    model: Model | None = None
+
+
+BeforeToolCall = Callable[
+    [BeforeToolCallContext, AbortSignal | None], MaybeAwaitable[BeforeToolCallResult | None]
+]
+AfterToolCall = Callable[
+    [AfterToolCallContext, AbortSignal | None], MaybeAwaitable[AfterToolCallResult | None]
+]
+MessagesHook = Callable[[], MaybeAwaitable[list[Message] | None]]
+
+
+def default_convert_to_llm(messages: list[Message]) -> list[Message]:
+    """Keep the messages a model understands: user, assistant and tool results."""
+    return [m for m in messages if isinstance(m, (UserMessage, AssistantMessage, ToolResultMessage))]
+
+
+class ToolCallAborts:
+    """The per-call abort controllers of a running loop, by tool call id.
+
+    The loop registers each call's controller (linked to the run's signal) while
+    the call is in flight; `abort(id)` ends that one call only.
+    """
+
+    def __init__(self) -> None:
+        self._controllers: dict[str, AbortController] = {}
+
+    def open(self, tool_call_id: str, parent: AbortSignal | None) -> AbortController:
+        controller = AbortController(parent)
+        self._controllers[tool_call_id] = controller
+        return controller
+
+    def close(self, tool_call_id: str) -> None:
+        controller = self._controllers.pop(tool_call_id, None)
+        if controller is not None:
+            controller.unlink()
+
+    def abort(self, tool_call_id: str, reason: Any = None) -> bool:
+        """Abort one call. Returns False if no such call is in flight."""
+        controller = self._controllers.get(tool_call_id)
+        if controller is None:
+            return False
+        controller.abort(reason if reason is not None else "Tool call aborted by user")
+        return True
+
+    def __contains__(self, tool_call_id: object) -> bool:
+        return tool_call_id in self._controllers
+
+
+@dataclass
+class AgentLoopConfig:
+    model: Model
+    convert_to_llm: Callable[[list[Message]], MaybeAwaitable[list[Message]]] = (
+        default_convert_to_llm
+    )
+    transform_context: (
+        Callable[[list[Message], AbortSignal | None], MaybeAwaitable[list[Message]]] | None
+    ) = None
+    tool_execution: Literal["parallel", "sequential"] = "parallel"
+    before_tool_call: BeforeToolCall | None = None
+    after_tool_call: AfterToolCall | None = None
+    should_stop_after_turn: Callable[[TurnContext], MaybeAwaitable[bool]] | None = None
+    prepare_next_turn: Callable[[TurnContext], MaybeAwaitable[NextTurn | None]] | None = None
+    get_steering_messages: MessagesHook | None = None
+    get_follow_up_messages: MessagesHook | None = None
+    tool_abort_grace: float = 2.0
+    """Seconds an aborted tool may take to stop on its own before it is cancelled."""
+    tool_call_aborts: ToolCallAborts | None = None
+    """Where per-call abort controllers are registered (the Agent passes its own)."""

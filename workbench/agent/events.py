@@ -1,0 +1,154 @@
+"""What the loop reports: provider stream events and the agent's own lifecycle events.
+
+Events are frozen pydantic models discriminated by `type`, so the bus can carry
+them, the recorder can write them as JSON lines, and replay can read them back.
+Each carries `timestamp` (epoch ms, monotonic within a process), so any stage of
+any call can be timed from the stream alone.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from workbench.agent.clock import now_ms
+from workbench.agent.tool import AgentToolResult
+from workbench.agent.types import AssistantMessage, Message, ToolResultMessage
+
+
+class Event(BaseModel):
+    """Base of every event on the bus."""
+
+    model_config = ConfigDict(frozen=True)
+
+    timestamp: float = Field(default_factory=now_ms)
+
+
+# -- provider stream events ----------------------------------------------------------
+
+AssistantMessageEventType = Literal[
+    "start",
+    "text_start",
+    "text_delta",
+    "text_end",
+    "thinking_start",
+    "thinking_delta",
+    "thinking_end",
+    "toolcall_start",
+    "toolcall_delta",
+    "toolcall_end",
+    "done",
+    "error",
+]
+
+
+class AssistantMessageEvent(Event):
+    """One step of a provider's streamed reply.
+
+    `partial` is the message so far (for every type but done/error), `message` the
+    final one (done/error), `content_index` the block a delta belongs to.
+    """
+
+    type: AssistantMessageEventType
+    partial: AssistantMessage | None = None
+    content_index: int | None = None
+    delta: str | None = None
+    message: AssistantMessage | None = None
+
+
+# -- agent events --------------------------------------------------------------------
+
+
+class AgentStartEvent(Event):
+    type: Literal["agent_start"] = "agent_start"
+
+
+class AgentEndEvent(Event):
+    type: Literal["agent_end"] = "agent_end"
+    messages: list[Message]
+    """Every message this run added, in order."""
+
+
+class TurnStartEvent(Event):
+    type: Literal["turn_start"] = "turn_start"
+
+
+class TurnEndEvent(Event):
+    type: Literal["turn_end"] = "turn_end"
+    message: Message
+    tool_results: list[ToolResultMessage]
+
+
+class MessageStartEvent(Event):
+    type: Literal["message_start"] = "message_start"
+    message: Message
+
+
+class MessageUpdateEvent(Event):
+    type: Literal["message_update"] = "message_update"
+    message: AssistantMessage
+    assistant_message_event: AssistantMessageEvent
+
+
+class MessageEndEvent(Event):
+    type: Literal["message_end"] = "message_end"
+    message: Message
+
+
+class ToolExecutionStartEvent(Event):
+    type: Literal["tool_execution_start"] = "tool_execution_start"
+    tool_call_id: str
+    tool_name: str
+    args: dict[str, Any]
+
+
+class ToolArgumentsEvent(Event):
+    """Workbench addition: every stage of one call's argument pipeline."""
+
+    type: Literal["tool_arguments"] = "tool_arguments"
+    tool_call_id: str
+    tool_name: str
+    raw: str | None = None
+    """The argument string exactly as the model produced it (None if the provider had none)."""
+    parsed: dict[str, Any] | None = None
+    prepared: dict[str, Any] | None = None
+    """After the tool's `prepare_arguments` (equal to parsed when it has none)."""
+    validated: dict[str, Any] | None = None
+    """The validated parameters, dumped as JSON."""
+    failed_stage: Literal["parse", "lookup", "prepare", "validate"] | None = None
+    error: str | None = None
+
+
+class ToolExecutionUpdateEvent(Event):
+    type: Literal["tool_execution_update"] = "tool_execution_update"
+    tool_call_id: str
+    tool_name: str
+    args: dict[str, Any]
+    partial_result: AgentToolResult
+
+
+class ToolExecutionEndEvent(Event):
+    type: Literal["tool_execution_end"] = "tool_execution_end"
+    tool_call_id: str
+    tool_name: str
+    result: AgentToolResult
+    is_error: bool
+    injected: bool = False
+    """Workbench addition: the result was supplied by a person instead of executing."""
+
+
+AgentEvent = Annotated[
+    AgentStartEvent
+    | AgentEndEvent
+    | TurnStartEvent
+    | TurnEndEvent
+    | MessageStartEvent
+    | MessageUpdateEvent
+    | MessageEndEvent
+    | ToolExecutionStartEvent
+    | ToolArgumentsEvent
+    | ToolExecutionUpdateEvent
+    | ToolExecutionEndEvent,
+    Field(discriminator="type"),
+]

@@ -1,0 +1,352 @@
+"""Running one assistant message's tool calls: preflight, execute, finalize.
+
+The shape is pi's `executeToolCalls`: preflight (arguments, `before_tool_call`) runs
+in the assistant's order; execution is concurrent in a parallel batch and one at a
+time in a sequential one; `tool_execution_end` is emitted as each call finishes;
+ToolResultMessages keep the assistant's order. Beyond pi, every call always gets
+exactly one result (calls the run never reached are answered "skipped"), and each
+call runs under its own abort signal linked to the run's.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+from pydantic import BaseModel
+
+from workbench.agent.abort import AbortSignal
+from workbench.agent.arguments import run_argument_pipeline
+from workbench.agent.config import (
+    AfterToolCallContext,
+    AgentContext,
+    AgentLoopConfig,
+    BeforeToolCallContext,
+    ToolCallAborts,
+    resolve,
+)
+from workbench.agent.emit import Emit
+from workbench.agent.events import (
+    MessageEndEvent,
+    MessageStartEvent,
+    ToolArgumentsEvent,
+    ToolExecutionEndEvent,
+    ToolExecutionStartEvent,
+    ToolExecutionUpdateEvent,
+)
+from workbench.agent.tool import AgentTool, AgentToolResult, to_tool_result
+from workbench.agent.types import AssistantMessage, ToolCall, ToolResultMessage
+
+
+@dataclass
+class Finalized:
+    tool_call: ToolCall
+    result: AgentToolResult
+    is_error: bool
+    injected: bool = False
+
+
+@dataclass
+class Prepared:
+    tool_call: ToolCall
+    tool: AgentTool
+    args: BaseModel
+    signal: AbortSignal
+    """The call's own abort signal (linked to the run's)."""
+
+
+@dataclass
+class ToolBatch:
+    messages: list[ToolResultMessage]
+    terminate: bool
+
+
+def error_result(text: str) -> AgentToolResult:
+    return AgentToolResult.text(text, details={})
+
+
+def _describe(exc: BaseException) -> str:
+    return str(exc) or type(exc).__name__
+
+
+def _aborted_text(signal: AbortSignal) -> str:
+    reason = signal.reason
+    return "Operation aborted" if reason in (None, "Operation aborted") else f"Operation aborted: {reason}"
+
+
+def result_message(f: Finalized) -> ToolResultMessage:
+    return ToolResultMessage(
+        tool_call_id=f.tool_call.id,
+        tool_name=f.tool_call.name,
+        content=f.result.content,
+        details=f.result.details,
+        is_error=f.is_error,
+        injected=f.injected,
+    )
+
+
+class BatchRunner:
+    """Runs the tool calls of one assistant message."""
+
+    def __init__(
+        self,
+        context: AgentContext,
+        message: AssistantMessage,
+        config: AgentLoopConfig,
+        signal: AbortSignal | None,
+        emit: Emit,
+    ) -> None:
+        self.context = context
+        self.message = message
+        self.config = config
+        self.signal = signal
+        self.emit = emit
+        self.aborts = config.tool_call_aborts or ToolCallAborts()
+
+    # -- the two schedules -------------------------------------------------------
+
+    async def run(self, tool_calls: list[ToolCall]) -> ToolBatch:
+        tools = {t.name: t for t in self.context.tools}
+        sequential = self.config.tool_execution == "sequential" or any(
+            (t := tools.get(c.name)) is not None and t.execution_mode == "sequential"
+            for c in tool_calls
+        )
+        async with anyio.create_task_group() as tg:
+            if sequential:
+                finalized = await self._sequential(tool_calls, tg)
+            else:
+                finalized = await self._parallel(tool_calls, tg)
+        messages = [result_message(f) for f in finalized]
+        if not sequential:
+            for m in messages:
+                await self._emit_result_message(m)
+        terminate = bool(finalized) and all(f.result.terminate for f in finalized)
+        return ToolBatch(messages, terminate)
+
+    async def _sequential(self, calls: list[ToolCall], tg: TaskGroup) -> list[Finalized]:
+        out: list[Finalized] = []
+        for call in calls:
+            if self._run_aborted():
+                done = await self.answer_unrun(call, self._skipped_text())
+            else:
+                outcome = await self._preflight(call)
+                if isinstance(outcome, Prepared):
+                    outcome = await self._execute_and_finalize(outcome, tg)
+                await self._end(outcome)
+                done = outcome
+            out.append(done)
+            await self._emit_result_message(result_message(done))
+        return out
+
+    async def _parallel(self, calls: list[ToolCall], tg: TaskGroup) -> list[Finalized]:
+        slots: list[Finalized | None] = [None] * len(calls)
+        prepared: list[tuple[int, Prepared]] = []
+        for i, call in enumerate(calls):
+            if self._run_aborted():
+                slots[i] = await self.answer_unrun(call, self._skipped_text())
+                continue
+            outcome = await self._preflight(call)
+            if isinstance(outcome, Prepared):
+                prepared.append((i, outcome))
+            else:
+                await self._end(outcome)
+                slots[i] = outcome
+
+        async def run_one(i: int, p: Prepared) -> None:
+            done = await self._execute_and_finalize(p, tg)
+            await self._end(done)
+            slots[i] = done
+
+        async with anyio.create_task_group() as inner:
+            for i, p in prepared:
+                inner.start_soon(run_one, i, p)
+        return [s for s in slots if s is not None]
+
+    # -- one call ----------------------------------------------------------------
+
+    async def answer_unrun(self, call: ToolCall, text: str) -> Finalized:
+        """Start, describe and end a call that will not run; returns its error result."""
+        await self.emit(
+            ToolExecutionStartEvent(tool_call_id=call.id, tool_name=call.name, args=call.arguments)
+        )
+        await self.emit(
+            ToolArgumentsEvent(
+                tool_call_id=call.id,
+                tool_name=call.name,
+                raw=call.raw_arguments,
+                parsed=call.arguments,
+                error=text,
+            )
+        )
+        done = Finalized(call, error_result(text), True)
+        await self._end(done)
+        return done
+
+    async def _preflight(self, call: ToolCall) -> Finalized | Prepared:
+        await self.emit(
+            ToolExecutionStartEvent(tool_call_id=call.id, tool_name=call.name, args=call.arguments)
+        )
+        signal = self.aborts.open(call.id, self.signal).signal
+        outcome = run_argument_pipeline(call, self.context.tools)
+        await self.emit(outcome.event())
+        if outcome.error is not None:
+            return Finalized(call, error_result(str(outcome.error)), True)
+        assert outcome.tool is not None and outcome.validated is not None
+        args = outcome.validated
+        hook = self.config.before_tool_call
+        if hook is not None:
+            ctx = BeforeToolCallContext(self.message, call, args, self.context, outcome.tool)
+            try:
+                before = await resolve(hook(ctx, signal))
+            except Exception as exc:  # noqa: BLE001 - a failing hook is an error result
+                return Finalized(call, error_result(f"before_tool_call failed: {_describe(exc)}"), True)
+            args = ctx.args
+            if signal.aborted:
+                return Finalized(call, error_result(_aborted_text(signal)), True)
+            if before is not None and before.block:
+                result = error_result(before.reason or "Tool execution was blocked")
+                result.terminate = before.terminate
+                return Finalized(call, result, True)
+            if before is not None and before.result is not None:
+                return Finalized(call, before.result, before.is_error, injected=True)
+        if signal.aborted:
+            return Finalized(call, error_result(_aborted_text(signal)), True)
+        return Prepared(call, outcome.tool, args, signal)
+
+    async def _execute_and_finalize(self, p: Prepared, tg: TaskGroup) -> Finalized:
+        signal = p.signal
+        if signal.aborted:
+            return Finalized(p.tool_call, error_result(_aborted_text(signal)), True)
+        result, is_error = await self._execute(p, signal, tg)
+        hook = self.config.after_tool_call
+        if hook is None:
+            return Finalized(p.tool_call, result, is_error)
+        ctx = AfterToolCallContext(
+            self.message, p.tool_call, p.args, result, is_error, self.context, p.tool
+        )
+        try:
+            after = await resolve(hook(ctx, signal))
+        except Exception as exc:  # noqa: BLE001
+            return Finalized(p.tool_call, error_result(f"after_tool_call failed: {_describe(exc)}"), True)
+        if after is not None:
+            result = AgentToolResult(
+                content=result.content if after.content is None else after.content,
+                details=result.details if after.details is None else after.details,
+                terminate=result.terminate if after.terminate is None else after.terminate,
+            )
+            is_error = is_error if after.is_error is None else after.is_error
+        return Finalized(p.tool_call, result, is_error)
+
+    async def _execute(
+        self, p: Prepared, signal: AbortSignal, tg: TaskGroup
+    ) -> tuple[AgentToolResult, bool]:
+        pump = _UpdatePump(self.emit, p.tool_call, tg)
+        grace = self.config.tool_abort_grace
+        killed = False
+        with anyio.CancelScope() as scope:
+            watchdog: list[anyio.CancelScope] = []
+
+            async def kill_after_grace(own: anyio.CancelScope) -> None:
+                nonlocal killed
+                with own:
+                    await anyio.sleep(grace)
+                    killed = True
+                    scope.cancel()
+
+            def on_abort(_reason: Any) -> None:
+                own = anyio.CancelScope()
+                watchdog.append(own)
+                tg.start_soon(kill_after_grace, own)
+
+            remove = signal.add_listener(on_abort)
+            try:
+                value = await resolve(p.tool.execute(p.tool_call.id, p.args, signal, pump.push))
+                outcome = (to_tool_result(value), False)
+            except Exception as exc:  # noqa: BLE001 - a raising tool is an error result
+                outcome = (error_result(_describe(exc)), True)
+            finally:
+                remove()
+                for own in watchdog:
+                    own.cancel()
+        await pump.close()
+        if killed or scope.cancelled_caught:
+            text = (
+                f"{_aborted_text(signal)}: tool {p.tool_call.name} did not stop within "
+                f"{grace:g}s of the abort signal and was cancelled"
+            )
+            return error_result(text), True
+        return outcome
+
+    async def _end(self, f: Finalized) -> None:
+        self.aborts.close(f.tool_call.id)
+        await self.emit(
+            ToolExecutionEndEvent(
+                tool_call_id=f.tool_call.id,
+                tool_name=f.tool_call.name,
+                result=f.result,
+                is_error=f.is_error,
+                injected=f.injected,
+            )
+        )
+
+    async def _emit_result_message(self, message: ToolResultMessage) -> None:
+        await self.emit(MessageStartEvent(message=message))
+        await self.emit(MessageEndEvent(message=message))
+
+    def _run_aborted(self) -> bool:
+        return self.signal is not None and self.signal.aborted
+
+    def _skipped_text(self) -> str:
+        assert self.signal is not None
+        return f"{_aborted_text(self.signal)}: tool call skipped, it never started"
+
+
+class _UpdatePump:
+    """Delivers a call's `on_update` partial results in order, and none after close."""
+
+    __slots__ = ("emit", "call", "tg", "queue", "open", "idle", "running")
+
+    def __init__(self, emit: Emit, call: ToolCall, tg: TaskGroup) -> None:
+        self.emit = emit
+        self.call = call
+        self.tg = tg
+        self.queue: deque[AgentToolResult] = deque()
+        self.open = True
+        self.idle: anyio.Event | None = None
+        self.running = False
+
+    def push(self, partial: AgentToolResult) -> None:
+        if not self.open:
+            return
+        if not isinstance(partial, AgentToolResult):
+            partial = to_tool_result(partial)
+        self.queue.append(partial)
+        if not self.running:
+            self.running = True
+            self.idle = anyio.Event()
+            self.tg.start_soon(self._drain)
+
+    async def _drain(self) -> None:
+        try:
+            while self.queue:
+                partial = self.queue.popleft()
+                await self.emit(
+                    ToolExecutionUpdateEvent(
+                        tool_call_id=self.call.id,
+                        tool_name=self.call.name,
+                        args=self.call.arguments,
+                        partial_result=partial,
+                    )
+                )
+        finally:
+            self.running = False
+            assert self.idle is not None
+            self.idle.set()
+
+    async def close(self) -> None:
+        self.open = False
+        while self.running and self.idle is not None:
+            await self.idle.wait()

@@ -1,0 +1,373 @@
+"""The agent loop: ask the model, run the tools it asked for, repeat.
+
+A port of pi-agent-core's `agent-loop.ts`. The call chain reads top-down:
+`run_agent_loop` -> `_run_loop` (while there are tool calls or queued messages) ->
+`stream_assistant_response` -> `BatchRunner.run` (execution.py). Nothing escapes
+the loop: provider failures end the turn with `stop_reason="error"`, tool and hook
+failures become error results, and `agent_end` is always the last event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import math
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any
+
+import anyio
+
+from workbench.agent.abort import AbortSignal
+from workbench.agent.config import (
+    AgentContext,
+    AgentLoopConfig,
+    LlmContext,
+    MessagesHook,
+    StreamFn,
+    StreamOptions,
+    TurnContext,
+    resolve,
+)
+from workbench.agent.emit import Emit, as_async_emit
+from workbench.agent.events import (
+    AgentEndEvent,
+    AgentStartEvent,
+    MessageEndEvent,
+    MessageStartEvent,
+    MessageUpdateEvent,
+    TurnEndEvent,
+    TurnStartEvent,
+)
+from workbench.agent.execution import BatchRunner, ToolBatch, result_message
+from workbench.agent.types import AssistantMessage, Message, ToolResultMessage
+
+
+async def run_agent_loop(
+    prompts: Sequence[Message],
+    context: AgentContext,
+    config: AgentLoopConfig,
+    emit: Callable[[Any], Any],
+    signal: AbortSignal | None = None,
+    stream_fn: StreamFn | None = None,
+) -> list[Message]:
+    """Add `prompts` to the context and run until the agent stops.
+
+    Returns every message the run added (the prompts included).
+    """
+    stream_fn = _require(stream_fn)
+    sink = as_async_emit(emit)
+    new_messages: list[Message] = list(prompts)
+    current = dataclasses.replace(context, messages=[*context.messages, *prompts])
+    await sink(AgentStartEvent())
+    await sink(TurnStartEvent())
+    for prompt in prompts:
+        await sink(MessageStartEvent(message=prompt))
+        await sink(MessageEndEvent(message=prompt))
+    await _guarded(current, new_messages, config, signal, sink, stream_fn)
+    return new_messages
+
+
+async def run_agent_loop_continue(
+    context: AgentContext,
+    config: AgentLoopConfig,
+    emit: Callable[[Any], Any],
+    signal: AbortSignal | None = None,
+    stream_fn: StreamFn | None = None,
+) -> list[Message]:
+    """Run from the current context without adding a message (retries, resumes)."""
+    check_can_continue(context.messages)
+    stream_fn = _require(stream_fn)
+    sink = as_async_emit(emit)
+    new_messages: list[Message] = []
+    current = dataclasses.replace(context, messages=list(context.messages))
+    await sink(AgentStartEvent())
+    await sink(TurnStartEvent())
+    await _guarded(current, new_messages, config, signal, sink, stream_fn)
+    return new_messages
+
+
+def check_can_continue(messages: Sequence[Message]) -> None:
+    if not messages:
+        raise ValueError("Cannot continue: no messages in context")
+    if isinstance(messages[-1], AssistantMessage):
+        raise ValueError("Cannot continue from message role: assistant")
+
+
+class AgentEventStream:
+    """`agent_loop(...)`: the loop's events as an async iterator, then `await result()`."""
+
+    def __init__(self, start: Callable[[Emit], Any]) -> None:
+        self._send, self._receive = anyio.create_memory_object_stream[Any](max_buffer_size=math.inf)
+        self._start = start
+        self._result: list[Message] | None = None
+        self._error: BaseException | None = None
+        self._done = anyio.Event()
+        self._started = False
+
+    def _ensure_started(self) -> None:
+        if self._started:
+            return
+        self._started = True
+
+        async def emit(event: Any) -> None:
+            await self._send.send(event)
+
+        async def runner() -> None:
+            try:
+                self._result = await self._start(emit)
+            except BaseException as exc:  # re-raised from result()
+                self._error = exc
+            finally:
+                self._send.close()
+                self._done.set()
+
+        self._task = asyncio.get_running_loop().create_task(runner())
+
+    def __aiter__(self) -> AsyncIterator[Any]:
+        self._ensure_started()
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[Any]:
+        async with self._receive:
+            async for event in self._receive:
+                yield event
+
+    async def result(self) -> list[Message]:
+        self._ensure_started()
+        await self._done.wait()
+        if self._error is not None:
+            raise self._error
+        assert self._result is not None
+        return self._result
+
+
+def agent_loop(
+    prompts: Sequence[Message],
+    context: AgentContext,
+    config: AgentLoopConfig,
+    signal: AbortSignal | None = None,
+    stream_fn: StreamFn | None = None,
+) -> AgentEventStream:
+    return AgentEventStream(
+        lambda emit: run_agent_loop(prompts, context, config, emit, signal, stream_fn)
+    )
+
+
+def agent_loop_continue(
+    context: AgentContext,
+    config: AgentLoopConfig,
+    signal: AbortSignal | None = None,
+    stream_fn: StreamFn | None = None,
+) -> AgentEventStream:
+    check_can_continue(context.messages)
+    return AgentEventStream(
+        lambda emit: run_agent_loop_continue(context, config, emit, signal, stream_fn)
+    )
+
+
+# -- the loop ------------------------------------------------------------------------
+
+
+async def _guarded(
+    context: AgentContext,
+    new_messages: list[Message],
+    config: AgentLoopConfig,
+    signal: AbortSignal | None,
+    emit: Emit,
+    stream_fn: StreamFn,
+) -> None:
+    """Run the loop; a failing loop-level hook ends the run with an error message."""
+    try:
+        await _run_loop(context, new_messages, config, signal, emit, stream_fn)
+    except Exception as exc:  # noqa: BLE001 - nothing escapes the loop
+        failed = AssistantMessage(
+            stop_reason="aborted" if signal is not None and signal.aborted else "error",
+            error_message=f"Agent loop failed: {type(exc).__name__}: {exc}",
+            model=config.model.id,
+            provider=config.model.provider,
+        )
+        context.messages.append(failed)
+        new_messages.append(failed)
+        await emit(MessageStartEvent(message=failed))
+        await emit(MessageEndEvent(message=failed))
+        await emit(TurnEndEvent(message=failed, tool_results=[]))
+        await emit(AgentEndEvent(messages=new_messages))
+
+
+async def _run_loop(
+    context: AgentContext,
+    new_messages: list[Message],
+    config: AgentLoopConfig,
+    signal: AbortSignal | None,
+    emit: Emit,
+    stream_fn: StreamFn,
+) -> None:
+    last_turn: TurnContext | None = None
+    pending = await _poll(config.get_steering_messages)
+    while True:
+        has_more_tool_calls = True
+        while has_more_tool_calls or pending:
+            if last_turn is not None:
+                if config.prepare_next_turn is not None:
+                    nxt = await resolve(config.prepare_next_turn(last_turn))
+                    if nxt is not None:
+                        context = nxt.context or context
+                        config = dataclasses.replace(config, model=nxt.model or config.model)
+                if not pending:
+                    pending = await _poll(config.get_steering_messages)
+                await emit(TurnStartEvent())
+
+            for queued in pending:
+                await emit(MessageStartEvent(message=queued))
+                await emit(MessageEndEvent(message=queued))
+                context.messages.append(queued)
+                new_messages.append(queued)
+            pending = []
+
+            message = await stream_assistant_response(context, config, signal, emit, stream_fn)
+            new_messages.append(message)
+            tool_calls = message.tool_calls
+
+            if message.stop_reason in ("error", "aborted"):
+                results = await _answer_all(context, message, config, signal, emit, _unrun_text(message))
+                _append(context, new_messages, results.messages)
+                await emit(TurnEndEvent(message=message, tool_results=results.messages))
+                await emit(AgentEndEvent(messages=new_messages))
+                return
+
+            tool_results: list[ToolResultMessage] = []
+            has_more_tool_calls = False
+            if tool_calls:
+                if message.stop_reason == "length":
+                    text = (
+                        "Tool call was not executed: the response hit the output token limit, "
+                        "so its arguments may be truncated. Re-issue the tool call with "
+                        "complete arguments."
+                    )
+                    batch = await _answer_all(context, message, config, signal, emit, text)
+                else:
+                    runner = BatchRunner(context, message, config, signal, emit)
+                    batch = await runner.run(tool_calls)
+                tool_results = batch.messages
+                has_more_tool_calls = not batch.terminate
+                _append(context, new_messages, tool_results)
+
+            await emit(TurnEndEvent(message=message, tool_results=tool_results))
+            last_turn = TurnContext(message, tool_results, context, new_messages)
+            if config.should_stop_after_turn is not None and await resolve(
+                config.should_stop_after_turn(last_turn)
+            ):
+                await emit(AgentEndEvent(messages=new_messages))
+                return
+            pending = await _poll(config.get_steering_messages)
+
+        follow_ups = await _poll(config.get_follow_up_messages)
+        if follow_ups:
+            pending = follow_ups
+            continue
+        break
+    await emit(AgentEndEvent(messages=new_messages))
+
+
+async def stream_assistant_response(
+    context: AgentContext,
+    config: AgentLoopConfig,
+    signal: AbortSignal | None,
+    emit: Emit,
+    stream_fn: StreamFn,
+) -> AssistantMessage:
+    """Ask the model once; the transcript is converted for the LLM only here."""
+    messages: list[Message] = context.messages
+    if config.transform_context is not None:
+        messages = await resolve(config.transform_context(messages, signal))
+    llm_messages = await resolve(config.convert_to_llm(messages))
+    llm_context = LlmContext(context.system_prompt, list(llm_messages), context.tools)
+
+    partial: AssistantMessage | None = None
+    final: AssistantMessage | None = None
+    try:
+        async for event in stream_fn(config.model, llm_context, StreamOptions(signal=signal)):
+            kind = event.type
+            if kind == "start":
+                partial = event.partial
+                context.messages.append(partial)
+                await emit(MessageStartEvent(message=partial))
+            elif kind in ("done", "error"):
+                final = event.message
+                break
+            elif partial is not None:
+                partial = event.partial or partial
+                context.messages[-1] = partial
+                await emit(MessageUpdateEvent(message=partial, assistant_message_event=event))
+    except Exception as exc:  # noqa: BLE001 - a provider that raises still ends the turn
+        final = _failed_from(partial, config, signal, f"Provider error: {type(exc).__name__}: {exc}")
+    if final is None:
+        final = _failed_from(partial, config, signal, "Provider stream ended without a final message")
+
+    if partial is not None:
+        context.messages[-1] = final
+    else:
+        context.messages.append(final)
+        await emit(MessageStartEvent(message=final))
+    await emit(MessageEndEvent(message=final))
+    return final
+
+
+# -- helpers -------------------------------------------------------------------------
+
+
+async def _answer_all(
+    context: AgentContext,
+    message: AssistantMessage,
+    config: AgentLoopConfig,
+    signal: AbortSignal | None,
+    emit: Emit,
+    text: str,
+) -> ToolBatch:
+    """Answer every call in `message` with an error result without running any."""
+    runner = BatchRunner(context, message, config, signal, emit)
+    results = []
+    for call in message.tool_calls:
+        done = await runner.answer_unrun(call, text)
+        results.append(result_message(done))
+        await emit(MessageStartEvent(message=results[-1]))
+        await emit(MessageEndEvent(message=results[-1]))
+    return ToolBatch(results, terminate=False)
+
+
+def _unrun_text(message: AssistantMessage) -> str:
+    why = "was aborted" if message.stop_reason == "aborted" else "ended with an error"
+    return f"Tool call was not executed: the model's response {why}."
+
+
+def _failed_from(
+    partial: AssistantMessage | None,
+    config: AgentLoopConfig,
+    signal: AbortSignal | None,
+    error: str,
+) -> AssistantMessage:
+    aborted = signal is not None and signal.aborted
+    base = partial or AssistantMessage(model=config.model.id, provider=config.model.provider)
+    return base.model_copy(
+        update={
+            "stop_reason": "aborted" if aborted else "error",
+            "error_message": "Request was aborted" if aborted else error,
+        }
+    )
+
+
+def _append(context: AgentContext, new_messages: list[Message], results: list[ToolResultMessage]) -> None:
+    context.messages.extend(results)
+    new_messages.extend(results)
+
+
+async def _poll(hook: MessagesHook | None) -> list[Message]:
+    if hook is None:
+        return []
+    return list(await resolve(hook()) or [])
+
+
+def _require(stream_fn: StreamFn | None) -> StreamFn:
+    if stream_fn is None:
+        raise TypeError("run_agent_loop needs a stream_fn (a provider)")
+    return stream_fn

@@ -1,0 +1,208 @@
+"""Tools: a name, a schema the model sees, and the code that really runs.
+
+`AgentTool` is the dataclass form from pi (`name`, `label`, `description`,
+`parameters`, `execute`, optional `prepare_arguments` and `execution_mode`).
+`@tool` builds one from an annotated async function, the way pydantic-ai and the
+OpenAI Agents SDK users expect.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Literal, get_type_hints, overload
+
+from pydantic import BaseModel, Field, create_model
+
+from workbench.agent.abort import AbortSignal
+from workbench.agent.types import ImageContent, TextContent, ToolResultContent
+
+
+class AgentToolResult(BaseModel):
+    """What a tool returns: `content` goes to the model, `details` to the UI."""
+
+    content: list[ToolResultContent] = Field(default_factory=list)
+    details: Any = None
+    terminate: bool = False
+    """Ask the loop to stop after this batch (it stops only if every result asks)."""
+
+    @classmethod
+    def text(cls, text: str, details: Any = None) -> AgentToolResult:
+        return cls(content=[TextContent(text=text)], details=details)
+
+
+OnUpdate = Callable[[AgentToolResult], None]
+Execute = Callable[[str, Any, AbortSignal, OnUpdate], Awaitable[AgentToolResult]]
+PrepareArguments = Callable[[dict[str, Any]], dict[str, Any]]
+ExecutionMode = Literal["sequential", "parallel"]
+
+
+@dataclass(eq=False)
+class AgentTool:
+    """A tool the model may ask for. `execute` raises on failure; the loop reports it."""
+
+    name: str
+    label: str
+    description: str
+    parameters: type[BaseModel]
+    """The pydantic model the arguments are validated against."""
+    execute: Execute
+    prepare_arguments: PrepareArguments | None = None
+    """Optional, pure: reshape raw arguments before validation (no side effects)."""
+    execution_mode: ExecutionMode | None = None
+    """"sequential" makes the whole batch it appears in run one call at a time."""
+    source: str | None = field(default=None, compare=False)
+    """Where the tool comes from ("builtin", "mcp:server", ...), for display."""
+
+    @cached_property
+    def json_schema(self) -> dict[str, Any]:
+        """The JSON Schema of the parameters, as sent to the model."""
+        return self.parameters.model_json_schema()
+
+
+# -- the decorator -----------------------------------------------------------------
+
+_SPECIAL = {"tool_call_id", "signal", "on_update"}
+
+
+@overload
+def tool(fn: Callable[..., Awaitable[Any]], /) -> AgentTool: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    label: str | None = None,
+    description: str | None = None,
+    execution_mode: ExecutionMode | None = None,
+    prepare_arguments: PrepareArguments | None = None,
+) -> Callable[[Callable[..., Awaitable[Any]]], AgentTool]: ...
+
+
+def tool(
+    fn: Callable[..., Awaitable[Any]] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    label: str | None = None,
+    description: str | None = None,
+    execution_mode: ExecutionMode | None = None,
+    prepare_arguments: PrepareArguments | None = None,
+) -> AgentTool | Callable[[Callable[..., Awaitable[Any]]], AgentTool]:
+    """Build an `AgentTool` from an annotated async function.
+
+    The parameters model comes from the signature (or from a single parameter
+    annotated with a pydantic model); descriptions come from the docstring's first
+    paragraph and its `Args:` section. The function may also take `tool_call_id`,
+    `signal` and `on_update` by name. It may return an `AgentToolResult`, a string,
+    a list of content blocks, or any JSON-serialisable value.
+    """
+
+    def build(func: Callable[..., Awaitable[Any]]) -> AgentTool:
+        if not inspect.iscoroutinefunction(func):
+            raise TypeError(f"@tool needs an async function, got {func!r}")
+        summary, arg_docs = _parse_docstring(inspect.getdoc(func) or "")
+        params_model, single = _parameters_model(func, arg_docs)
+        wanted = set(inspect.signature(func).parameters) & _SPECIAL
+
+        async def execute(
+            tool_call_id: str, params: BaseModel, signal: AbortSignal, on_update: OnUpdate
+        ) -> AgentToolResult:
+            extra = {"tool_call_id": tool_call_id, "signal": signal, "on_update": on_update}
+            kwargs = {k: v for k, v in extra.items() if k in wanted}
+            if single is not None:
+                kwargs[single] = params
+            else:
+                kwargs.update({k: getattr(params, k) for k in type(params).model_fields})
+            return to_tool_result(await func(**kwargs))
+
+        tool_name = name or func.__name__
+        return AgentTool(
+            name=tool_name,
+            label=label or tool_name.replace("_", " ").title(),
+            description=description or summary,
+            parameters=params_model,
+            execute=execute,
+            prepare_arguments=prepare_arguments,
+            execution_mode=execution_mode,
+        )
+
+    return build(fn) if fn is not None else build
+
+
+def to_tool_result(value: Any) -> AgentToolResult:
+    """Turn whatever a decorated tool returned into an `AgentToolResult`."""
+    if isinstance(value, AgentToolResult):
+        return value
+    if isinstance(value, str):
+        return AgentToolResult.text(value)
+    if isinstance(value, (TextContent, ImageContent)):
+        return AgentToolResult(content=[value])
+    if isinstance(value, list) and all(isinstance(v, (TextContent, ImageContent)) for v in value):
+        return AgentToolResult(content=value)
+    if isinstance(value, BaseModel):
+        value = value.model_dump(mode="json")
+    return AgentToolResult(
+        content=[TextContent(text=json.dumps(value, ensure_ascii=False, default=str))],
+        details=value,
+    )
+
+
+def _parameters_model(
+    func: Callable[..., Any], arg_docs: dict[str, str]
+) -> tuple[type[BaseModel], str | None]:
+    hints = get_type_hints(func)
+    fields: dict[str, Any] = {}
+    params = [
+        p for p in inspect.signature(func).parameters.values() if p.name not in _SPECIAL
+    ]
+    if len(params) == 1:
+        hint = hints.get(params[0].name)
+        if inspect.isclass(hint) and issubclass(hint, BaseModel):
+            return hint, params[0].name
+    for p in params:
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            raise TypeError(f"@tool does not support *args/**kwargs ({func.__name__})")
+        annotation = hints.get(p.name, Any)
+        default = ... if p.default is p.empty else p.default
+        fields[p.name] = (annotation, Field(default, description=arg_docs.get(p.name)))
+    model_name = "".join(part.title() for part in func.__name__.split("_")) + "Params"
+    return create_model(model_name, **fields), None
+
+
+_ARGS_HEADER = re.compile(r"^\s*(Args|Arguments|Parameters):\s*$")
+_ARG_LINE = re.compile(r"^\s+(\w+)(?:\s*\([^)]*\))?:\s*(.*)$")
+
+
+def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    """Split a Google-style docstring into its summary and its `Args:` entries."""
+    lines = doc.splitlines()
+    summary: list[str] = []
+    args: dict[str, str] = {}
+    current: str | None = None
+    in_args = False
+    for line in lines:
+        if _ARGS_HEADER.match(line):
+            in_args = True
+            continue
+        if in_args:
+            if line and not line[0].isspace():
+                in_args = False
+            elif m := _ARG_LINE.match(line):
+                current = m.group(1)
+                args[current] = m.group(2).strip()
+                continue
+            elif current and line.strip():
+                args[current] += " " + line.strip()
+                continue
+            else:
+                continue
+        if not in_args and not args and not re.match(r"^\s*\w+:\s*$", line):
+            summary.append(line)
+    text = "\n".join(summary).strip()
+    return text.split("\n\n")[0].strip(), args

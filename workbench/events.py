@@ -1,0 +1,169 @@
+"""Every event the bus carries: the loop's, plus the gate's, the stepper's and the wire's.
+
+The loop's events live in `workbench.agent.events`. The permission gate, the stepper
+and the providers publish the ones below onto the same bus (`Agent.publish`), so
+the view fold, the recorder and replay see one ordered stream. `BusEvent` is the
+discriminated union of all of them; `parse_event` reads one back from JSON.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, TypeAdapter
+
+from workbench.agent.events import (
+    AgentEndEvent,
+    AgentStartEvent,
+    Event,
+    MessageEndEvent,
+    MessageStartEvent,
+    MessageUpdateEvent,
+    ToolArgumentsEvent,
+    ToolExecutionEndEvent,
+    ToolExecutionStartEvent,
+    ToolExecutionUpdateEvent,
+    TurnEndEvent,
+    TurnStartEvent,
+)
+from workbench.agent.tool import AgentToolResult
+from workbench.agent.types import Usage
+
+# -- permission gate -----------------------------------------------------------------
+
+Decision = Literal["allow", "deny"]
+DecisionScope = Literal["once", "always_tool", "always_pattern"]
+DecidedBy = Literal["user", "rule", "session", "policy"]
+
+
+class PermissionRequestEvent(Event):
+    """The gate asks a person (or the headless policy) whether a call may run."""
+
+    type: Literal["permission_request"] = "permission_request"
+    request_id: str
+    tool_call_id: str
+    tool_name: str
+    args: dict[str, Any]
+    """The validated arguments the call would run with."""
+    description: str = ""
+    """The tool's description, for the dialog."""
+    rule: str | None = None
+    """The "ask" rule that caused the request, if one did (else the default)."""
+
+
+class PermissionDecisionEvent(Event):
+    """How a call's permission was settled, by whom, and how long the call waited."""
+
+    type: Literal["permission_decision"] = "permission_decision"
+    request_id: str | None = None
+    """Set when a request was published; None when a rule decided at once."""
+    tool_call_id: str
+    tool_name: str
+    decision: Decision
+    scope: DecisionScope = "once"
+    decided_by: DecidedBy
+    rule: str | None = None
+    """The rule that decided, as written (e.g. `run_command(command="pytest *")`)."""
+    rule_source: str | None = None
+    """Where that rule came from: "rules.toml:12", "--allow", "session", "default"."""
+    reason: str | None = None
+    """For a denial: the reason the model is told."""
+    edited_args: dict[str, Any] | None = None
+    """Arguments the person edited before allowing (already re-validated)."""
+    waited_ms: float = 0.0
+
+
+# -- stepper -------------------------------------------------------------------------
+
+PausePoint = Literal["before_model", "before_tool", "after_tool"]
+StepAction = Literal["step", "continue", "run_to_end", "edit", "inject", "abort"]
+
+
+class StepModeEvent(Event):
+    type: Literal["step_mode"] = "step_mode"
+    enabled: bool
+    breakpoints: list[str] = Field(default_factory=list)
+    """Each breakpoint as text: a tool name, `tool(arg="pattern")`, `@invalid`, `@error`."""
+
+
+class StepPausedEvent(Event):
+    type: Literal["step_paused"] = "step_paused"
+    pause_id: str
+    point: PausePoint
+    tool_call_id: str | None = None
+    tool_name: str | None = None
+    args: dict[str, Any] | None = None
+    breakpoint: str | None = None
+    """The breakpoint that hit; None when pausing at every point (step mode)."""
+
+
+class StepResumedEvent(Event):
+    type: Literal["step_resumed"] = "step_resumed"
+    pause_id: str
+    action: StepAction
+    waited_ms: float = 0.0
+    edited_args: dict[str, Any] | None = None
+    injected_result: AgentToolResult | None = None
+    injected_is_error: bool = False
+
+
+# -- the wire ------------------------------------------------------------------------
+
+
+class ProviderRequestEvent(Event):
+    """One model request, exactly as sent (auth headers and keys stripped)."""
+
+    type: Literal["provider_request"] = "provider_request"
+    request_id: str
+    provider: str
+    model: str
+    url: str | None = None
+    body: dict[str, Any]
+
+
+class ProviderResponseEvent(Event):
+    """How that request went: status, timing, what the server said it was."""
+
+    type: Literal["provider_response"] = "provider_response"
+    request_id: str
+    status: int | None = None
+    server_model: str | None = None
+    ttft_ms: float | None = None
+    """Time to first token (first content chunk), from the request's start."""
+    total_ms: float
+    usage: Usage | None = None
+    error: str | None = None
+    chunks: list[str] | None = None
+    """The raw streamed chunks (SSE data lines), when capture is on."""
+
+
+BusEvent = Annotated[
+    AgentStartEvent
+    | AgentEndEvent
+    | TurnStartEvent
+    | TurnEndEvent
+    | MessageStartEvent
+    | MessageUpdateEvent
+    | MessageEndEvent
+    | ToolExecutionStartEvent
+    | ToolArgumentsEvent
+    | ToolExecutionUpdateEvent
+    | ToolExecutionEndEvent
+    | PermissionRequestEvent
+    | PermissionDecisionEvent
+    | StepModeEvent
+    | StepPausedEvent
+    | StepResumedEvent
+    | ProviderRequestEvent
+    | ProviderResponseEvent,
+    Field(discriminator="type"),
+]
+
+_ADAPTER: TypeAdapter[Any] = TypeAdapter(BusEvent)
+
+
+def parse_event(data: str | bytes | dict[str, Any]) -> Any:
+    """Read one bus event back from JSON text or a decoded dict."""
+    if isinstance(data, dict):
+        return _ADAPTER.validate_python(data)
+    return _ADAPTER.validate_json(data)

@@ -1,0 +1,1 @@
+"""Providers: stream functions that speak the contract's AssistantMessageEvent protocol."""

@@ -1,0 +1,235 @@
+"""The scripted model: plays a scenario file of assistant turns, offline.
+
+A scenario (JSON) lists the turns the "model" takes. Each turn may think, talk,
+ask for tool calls (with exact raw argument strings, malformed ones too), stop for
+any reason, or fail like a provider. A turn can branch on the tool results it is
+answering, so a denied call gets a different reply than an allowed one. Text and
+argument strings stream in chunks at a configurable pace (instant for tests,
+human-readable for the demo), through the same events a real provider emits.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import AsyncIterator
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import anyio
+from pydantic import BaseModel, Field
+
+from workbench.agent.abort import AbortSignal
+from workbench.agent.config import LlmContext, StreamOptions
+from workbench.agent.events import AssistantMessageEvent
+from workbench.agent.types import (
+    AssistantMessage,
+    Model,
+    StopReason,
+    ToolResultMessage,
+    Usage,
+    text_of,
+)
+from workbench.providers.stream_builder import StreamBuilder
+
+
+class ScriptedToolCall(BaseModel):
+    name: str
+    arguments: dict[str, Any] | None = None
+    raw: str | None = None
+    """The exact argument string to send (may be malformed); overrides `arguments`."""
+    id: str | None = None
+
+    def raw_string(self) -> str:
+        if self.raw is not None:
+            return self.raw
+        return json.dumps(self.arguments or {}, ensure_ascii=False)
+
+
+class ResultMatch(BaseModel):
+    """Matches when any of the tool results being answered fits every field given."""
+
+    tool: str | None = None
+    is_error: bool | None = None
+    contains: str | None = None
+    """A substring of the result's text."""
+
+    def matches(self, results: list[ToolResultMessage]) -> bool:
+        return any(
+            (self.tool is None or r.tool_name == self.tool)
+            and (self.is_error is None or r.is_error == self.is_error)
+            and (self.contains is None or self.contains in r.text)
+            for r in results
+        )
+
+
+class ScriptedTurn(BaseModel):
+    thinking: str | None = None
+    text: str | None = None
+    tool_calls: list[ScriptedToolCall] = Field(default_factory=list)
+    stop_reason: StopReason | None = None
+    """Defaults to "toolUse" when there are tool calls, else "stop"."""
+    error: str | None = None
+    """Fail like a provider after streaming the content above."""
+    usage: Usage | None = None
+    delay: float = 0.0
+    """Seconds before the first token (scaled by the pace)."""
+    branches: list[Branch] = Field(default_factory=list)
+    """Alternatives picked by the results of the previous turn's tool calls."""
+
+
+class Branch(BaseModel):
+    when: ResultMatch
+    turn: ScriptedTurn
+
+
+ScriptedTurn.model_rebuild()
+
+
+class Scenario(BaseModel):
+    name: str
+    description: str = ""
+    prompt: str = ""
+    """The user's first message when none is given."""
+    system_prompt: str = ""
+    model: str = "scripted"
+    workspace_files: dict[str, str] = Field(default_factory=dict)
+    """Files (relative path -> text) to seed a scratch workspace with."""
+    turns: list[ScriptedTurn]
+
+    @classmethod
+    def load(cls, source: str | Path) -> Scenario:
+        """Load a scenario by built-in name ("demo") or from a JSON file path."""
+        path = Path(source)
+        if path.suffix != ".json" and not path.exists():
+            text = resources.files("workbench.scenarios").joinpath(f"{source}.json").read_text()
+        else:
+            text = path.read_text(encoding="utf-8")
+        return cls.model_validate_json(text)
+
+
+class ScriptedProvider:
+    """A stream function that plays a `Scenario`.
+
+    Args:
+        scenario: the turns to play.
+        chars_per_second: streaming pace; `math.inf` (the default) is instant.
+        chunk_size: characters per text or argument delta.
+    """
+
+    def __init__(
+        self, scenario: Scenario, *, chars_per_second: float = math.inf, chunk_size: int = 6
+    ) -> None:
+        self.scenario = scenario
+        self.chars_per_second = chars_per_second
+        self.chunk_size = max(1, chunk_size)
+
+    @property
+    def model(self) -> Model:
+        return Model(id=self.scenario.model, provider="scripted")
+
+    def pick_turn(self, context: LlmContext) -> ScriptedTurn:
+        """The turn to play: one per assistant reply so far (aborted ones are retried)."""
+        played = sum(
+            1
+            for m in context.messages
+            if isinstance(m, AssistantMessage) and m.stop_reason != "aborted"
+        )
+        if played >= len(self.scenario.turns):
+            return ScriptedTurn(text="(The scripted scenario has no more turns.)")
+        turn = self.scenario.turns[played]
+        results = _last_tool_results(context)
+        for branch in turn.branches:
+            if branch.when.matches(results):
+                return branch.turn
+        return turn
+
+    async def __call__(
+        self, model: Model, context: LlmContext, options: StreamOptions
+    ) -> AsyncIterator[AssistantMessageEvent]:
+        signal = options.signal
+        turn = self.pick_turn(context)
+        b = StreamBuilder(model)
+        for event in b.start():
+            yield event
+        if await self._pause(turn.delay, signal):
+            for event in b.error("Request was aborted", aborted=True):
+                yield event
+            return
+        pieces: list[tuple[str, Any]] = []
+        if turn.thinking:
+            pieces += [("thinking", c) for c in self._chunks(turn.thinking)]
+        if turn.text:
+            pieces += [("text", c) for c in self._chunks(turn.text)]
+        call_number = sum(1 for m in context.messages if isinstance(m, AssistantMessage))
+        for i, call in enumerate(turn.tool_calls):
+            call_id = call.id or f"call_{call_number + 1}_{i + 1}"
+            pieces.append(("call", (call_id, call.name)))
+            pieces += [("args", c) for c in self._chunks(call.raw_string())]
+        index = -1
+        for kind, value in pieces:
+            if kind == "call":
+                index, events = b.begin_tool_call(*value)
+            elif kind == "args":
+                events = b.tool_call_delta(index, value)
+            elif kind == "text":
+                events = b.text(value)
+            else:
+                events = b.thinking(value)
+            for event in events:
+                yield event
+            if await self._pause(len(value) if isinstance(value, str) else 0, signal, chars=True):
+                for event in b.error("Request was aborted", aborted=True):
+                    yield event
+                return
+        usage = turn.usage or _estimate_usage(context, b.message)
+        if turn.error:
+            events = b.error(turn.error, usage=usage)
+        else:
+            events = b.done(turn.stop_reason, usage)
+        for event in events:
+            yield event
+
+    def _chunks(self, text: str) -> list[str]:
+        n = self.chunk_size
+        return [text[i : i + n] for i in range(0, len(text), n)] or [""]
+
+    async def _pause(self, amount: float, signal: AbortSignal | None, chars: bool = False) -> bool:
+        """Sleep for the pace; True if the signal fired (before or during the pause)."""
+        if signal is not None and signal.aborted:
+            return True
+        seconds = amount / self.chars_per_second if chars else amount
+        if not math.isfinite(self.chars_per_second):
+            seconds = 0.0
+        if seconds <= 0:
+            return False
+        if signal is None:
+            await anyio.sleep(seconds)
+            return False
+        with anyio.move_on_after(seconds):
+            await signal.wait()
+        return signal.aborted
+
+
+def _last_tool_results(context: LlmContext) -> list[ToolResultMessage]:
+    results: list[ToolResultMessage] = []
+    for m in reversed(context.messages):
+        if not isinstance(m, ToolResultMessage):
+            break
+        results.append(m)
+    return results[::-1]
+
+
+def _estimate_usage(context: LlmContext, reply: AssistantMessage) -> Usage:
+    """A rough token count (4 characters a token) so the demo shows plausible figures."""
+    prompt_chars = len(context.system_prompt) + sum(
+        len(text_of(m.content)) if not isinstance(m, AssistantMessage) else len(m.text)
+        for m in context.messages
+    )
+    reply_chars = sum(
+        len(getattr(c, "text", "") or getattr(c, "thinking", "") or (getattr(c, "raw_arguments", "") or ""))
+        for c in reply.content
+    )
+    prompt, output = prompt_chars // 4 + 1, reply_chars // 4 + 1
+    return Usage(input=prompt, output=output, total_tokens=prompt + output)

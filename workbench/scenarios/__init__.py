@@ -1,0 +1,1 @@
+"""Built-in scenario files for the scripted model."""
