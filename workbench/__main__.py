@@ -1,0 +1,41 @@
+"""`workbench`: the command-line entry point.
+
+The Textual app is imported inside `main()` only when it is needed, so the
+headless mode and the runtime never load Textual.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import anyio
+
+from workbench.cli.args import build_parser, pace_of
+from workbench.runtime import RunOptions, build_runtime
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    headless = args.headless is not None
+    options = RunOptions(
+        scenario=args.scenario,
+        workspace=args.workspace,
+        pace=pace_of(args.pace, headless),
+    )
+    try:
+        runtime = build_runtime(options)
+    except (OSError, ValueError) as exc:
+        print(f"workbench: {exc}", file=sys.stderr)
+        return 2
+    from workbench.cli.headless import run_headless
+
+    prompt = args.headless or runtime.prompt
+    if not prompt:
+        print("workbench: --headless needs a PROMPT (the model has no scenario prompt)", file=sys.stderr)
+        return 2
+    return anyio.run(run_headless, runtime, prompt)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""The command line: flags to `RunOptions`, then the app or a headless run."""

@@ -1,0 +1,79 @@
+"""Assemble a runnable agent from options: provider, tools, workspace, gate, stepper.
+
+The CLI's headless mode, the Textual app and the tests all build their agent here,
+so they run the same thing.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from workbench.agent import Agent, AgentTool, Model, StreamFn
+from workbench.providers.scripted import Scenario, ScriptedProvider
+from workbench.workspace import scratch_workspace
+
+ApprovePolicy = Literal["ask", "all", "none", "rules"]
+
+
+@dataclass
+class RunOptions:
+    """Everything a run can be configured with (the CLI's flags, as data)."""
+
+    scenario: str | Path = "demo"
+    """A built-in scenario name or a scenario JSON file (for the scripted model)."""
+    workspace: Path | None = None
+    """Where tools run; None makes a scratch workspace seeded with the scenario's files."""
+    pace: float = math.inf
+    """Scripted streaming speed in characters per second (inf: instant)."""
+    provider_settings: Any = None
+    """OpenAI-compatible settings; None runs the scripted model."""
+    tools: list[AgentTool] | None = None
+    """Tools to offer; None means the built-in tools bound to the workspace."""
+    tool_abort_grace: float = 2.0
+
+
+@dataclass
+class Runtime:
+    agent: Agent
+    workspace: Path
+    scenario: Scenario | None
+    prompt: str
+    """The scenario's own first message ("" for a live model)."""
+    model: Model
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+def builtin_tool_list(workspace: Path) -> list[AgentTool]:
+    from tools import builtin_tools
+
+    return builtin_tools(workspace)
+
+
+def build_runtime(options: RunOptions) -> Runtime:
+    """Build the agent described by `options` (nothing runs yet)."""
+    scenario: Scenario | None = None
+    stream_fn: StreamFn
+    if options.provider_settings is None:
+        scenario = Scenario.load(options.scenario)
+        provider = ScriptedProvider(scenario, chars_per_second=options.pace)
+        stream_fn, model = provider, provider.model
+    else:
+        from workbench.providers.openai import OpenAIProvider
+
+        openai_provider = OpenAIProvider(options.provider_settings)
+        stream_fn, model = openai_provider, openai_provider.model
+    workspace = options.workspace or scratch_workspace(scenario)
+    tools = options.tools if options.tools is not None else builtin_tool_list(workspace)
+    agent = Agent(
+        stream_fn=stream_fn,
+        model=model,
+        system_prompt=scenario.system_prompt if scenario else "",
+        tools=tools,
+        tool_abort_grace=options.tool_abort_grace,
+    )
+    if options.provider_settings is not None:
+        openai_provider.publish = agent.publish
+    return Runtime(agent, workspace, scenario, scenario.prompt if scenario else "", model)
