@@ -21,6 +21,7 @@ from workbench.agent.events import (
     MessageUpdateEvent,
     ToolArgumentsEvent,
     ToolExecutionEndEvent,
+    ToolExecutionPhaseEvent,
     ToolExecutionStartEvent,
     ToolExecutionUpdateEvent,
     TurnEndEvent,
@@ -147,6 +148,7 @@ BusEvent = Annotated[
     | MessageEndEvent
     | ToolExecutionStartEvent
     | ToolArgumentsEvent
+    | ToolExecutionPhaseEvent
     | ToolExecutionUpdateEvent
     | ToolExecutionEndEvent
     | PermissionRequestEvent

@@ -120,6 +120,19 @@ class ToolArgumentsEvent(Event):
     error: str | None = None
 
 
+class ToolExecutionPhaseEvent(Event):
+    """Workbench addition: a prepared call enters a phase after its preflight.
+
+    "executing" is emitted just before `execute` runs (in a parallel batch that is
+    after every call's preflight); "after_hook" just before `after_tool_call`.
+    """
+
+    type: Literal["tool_execution_phase"] = "tool_execution_phase"
+    tool_call_id: str
+    tool_name: str
+    phase: Literal["executing", "after_hook"]
+
+
 class ToolExecutionUpdateEvent(Event):
     type: Literal["tool_execution_update"] = "tool_execution_update"
     tool_call_id: str
@@ -148,6 +161,7 @@ AgentEvent = Annotated[
     | MessageEndEvent
     | ToolExecutionStartEvent
     | ToolArgumentsEvent
+    | ToolExecutionPhaseEvent
     | ToolExecutionUpdateEvent
     | ToolExecutionEndEvent,
     Field(discriminator="type"),

@@ -34,6 +34,7 @@ from workbench.agent.events import (
     MessageStartEvent,
     ToolArgumentsEvent,
     ToolExecutionEndEvent,
+    ToolExecutionPhaseEvent,
     ToolExecutionStartEvent,
     ToolExecutionUpdateEvent,
 )
@@ -220,10 +221,12 @@ class BatchRunner:
         signal = p.signal
         if signal.aborted:
             return Finalized(p.tool_call, error_result(_aborted_text(signal)), True)
+        await self._phase(p.tool_call, "executing")
         result, is_error = await self._execute(p, signal, tg)
         hook = self.config.after_tool_call
         if hook is None:
             return Finalized(p.tool_call, result, is_error)
+        await self._phase(p.tool_call, "after_hook")
         ctx = AfterToolCallContext(
             self.message, p.tool_call, p.args, result, is_error, self.context, p.tool
         )
@@ -279,6 +282,9 @@ class BatchRunner:
             )
             return error_result(text), True
         return outcome
+
+    async def _phase(self, call: ToolCall, phase: Any) -> None:
+        await self.emit(ToolExecutionPhaseEvent(tool_call_id=call.id, tool_name=call.name, phase=phase))
 
     async def _end(self, f: Finalized) -> None:
         self.aborts.close(f.tool_call.id)
