@@ -1,0 +1,360 @@
+"""The one fold from bus events to what is shown: `state.apply(event)`.
+
+The live app, the headless printer's summary and replay all use this fold, so the
+state after events 1..N is the same wherever it is computed. The fold reads only
+the events (never the clock, never the agent), and builds streamed text from
+deltas, not from the live partial message, so a recorded stream folds to exactly
+what the live screen showed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbench.agent import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
+from workbench.agent.types import text_of
+from workbench.view.records import (
+    Block,
+    CallEvent,
+    NetworkRecord,
+    RunState,
+    TimelineItem,
+    ToolCallRecord,
+    TurnRecord,
+)
+
+
+@dataclass
+class ViewState:
+    items: list[TimelineItem] = field(default_factory=list)
+    calls: dict[str, ToolCallRecord] = field(default_factory=dict)
+    """Every tool call by id, in the order the model asked for them."""
+    turns: list[TurnRecord] = field(default_factory=list)
+    network: dict[str, NetworkRecord] = field(default_factory=dict)
+    run_state: RunState = "idle"
+    runs: int = 0
+    error: str | None = None
+    pending_requests: dict[str, str] = field(default_factory=dict)
+    """Permission requests awaiting a decision: request id -> tool call id."""
+    pause: Any = None
+    """The current StepPausedEvent, or None."""
+    step_mode: bool = False
+    breakpoints: list[str] = field(default_factory=list)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    event_count: int = 0
+    last_timestamp: float = 0.0
+    rev: int = 0
+    _assistant: TimelineItem | None = None
+    _running_run: bool = False
+    _replied_this_run: bool = False
+
+    # -- the fold ------------------------------------------------------------------
+
+    def apply(self, event: Any) -> None:
+        """Fold one event into the state."""
+        self.event_count += 1
+        self.last_timestamp = event.timestamp
+        self.rev += 1
+        handler = getattr(self, f"_on_{event.type}", None)
+        if handler is not None:
+            handler(event)
+
+    @property
+    def turn(self) -> int:
+        return len(self.turns)
+
+    @property
+    def pending_calls(self) -> list[ToolCallRecord]:
+        return [c for c in self.calls.values() if c.started_at is not None and not c.finished]
+
+    # -- run and turn --------------------------------------------------------------
+
+    def _on_agent_start(self, e: Any) -> None:
+        self.runs += 1
+        self.error = None
+        self._running_run = True
+        self._replied_this_run = False
+        self.run_state = "streaming"
+
+    def _on_agent_end(self, e: Any) -> None:
+        self._running_run = False
+        self.pause = None
+        self.pending_requests.clear()
+        last = next((m for m in reversed(e.messages) if isinstance(m, AssistantMessage)), None)
+        if last is not None and last.stop_reason == "aborted":
+            self.run_state = "aborted"
+        elif last is not None and last.stop_reason == "error":
+            self.run_state = "error"
+            self.error = last.error_message
+        else:
+            self.run_state = "finished"
+
+    def _on_turn_start(self, e: Any) -> None:
+        self.turns.append(TurnRecord(index=len(self.turns) + 1, started_at=e.timestamp))
+        self.run_state = "streaming"
+
+    def _on_turn_end(self, e: Any) -> None:
+        if self.turns:
+            self.turns[-1].ended_at = e.timestamp
+
+    # -- messages ------------------------------------------------------------------
+
+    def _on_message_start(self, e: Any) -> None:
+        message = e.message
+        if isinstance(message, AssistantMessage):
+            item = TimelineItem("assistant", self.turn, streaming=True, timestamp=e.timestamp)
+            self.items.append(item)
+            self._assistant = item
+            self._replied_this_run = True
+            self.run_state = "streaming"
+
+    def _on_message_update(self, e: Any) -> None:
+        item = self._assistant
+        ame = e.assistant_message_event
+        if item is None or ame.content_index is None:
+            return
+        index = ame.content_index
+        kind = ame.type
+        if kind in ("text_start", "thinking_start", "toolcall_start"):
+            while len(item.blocks) <= index:
+                item.blocks.append(Block("text"))
+            if kind == "toolcall_start":
+                call = _block_at(ame.partial, index) or _block_at(e.message, index)
+                if isinstance(call, ToolCall):
+                    item.blocks[index] = Block("toolCall", tool_call_id=call.id)
+                    self._new_call(call.id, call.name, index)
+            else:
+                item.blocks[index] = Block("text" if kind == "text_start" else "thinking")
+        elif kind in ("text_delta", "thinking_delta") and index < len(item.blocks):
+            item.blocks[index].text += ame.delta or ""
+        elif kind == "toolcall_delta" and index < len(item.blocks):
+            call_id = item.blocks[index].tool_call_id
+            if call_id in self.calls:
+                record = self.calls[call_id]
+                record.raw = (record.raw or "") + (ame.delta or "")
+                record.rev += 1
+        item.rev += 1
+
+    def _on_message_end(self, e: Any) -> None:
+        message = e.message
+        if isinstance(message, UserMessage):
+            steering = self._running_run and self._replied_this_run
+            self.items.append(
+                TimelineItem(
+                    "user",
+                    self.turn,
+                    blocks=[Block("text", text_of(message.content))],
+                    steering=steering,
+                    timestamp=e.timestamp,
+                )
+            )
+        elif isinstance(message, AssistantMessage):
+            self._finish_assistant(message, e.timestamp)
+        elif isinstance(message, ToolResultMessage):
+            record = self.calls.get(message.tool_call_id)
+            if record is not None:
+                record.events.append(CallEvent(e.timestamp, "result sent to the model"))
+                record.rev += 1
+
+    def _finish_assistant(self, message: AssistantMessage, timestamp: float) -> None:
+        item = self._assistant
+        if item is None:
+            item = TimelineItem("assistant", self.turn, timestamp=timestamp)
+            self.items.append(item)
+        item.blocks = []
+        for index, block in enumerate(message.content):
+            if isinstance(block, ToolCall):
+                item.blocks.append(Block("toolCall", tool_call_id=block.id))
+                record = self._new_call(block.id, block.name, index)
+                record.raw = block.raw_arguments
+                record.parsed = block.arguments
+                if record.stage == "streaming":
+                    record.stage = "requested"
+                record.rev += 1
+            elif block.type == "thinking":
+                item.blocks.append(Block("thinking", block.thinking))
+            else:
+                item.blocks.append(Block("text", block.text))
+        item.streaming = False
+        item.stop_reason = message.stop_reason
+        item.error = message.error_message
+        item.rev += 1
+        self._assistant = None
+        usage = message.usage
+        self.input_tokens += usage.input
+        self.output_tokens += usage.output
+        if self.turns:
+            self.turns[-1].input_tokens += usage.input
+            self.turns[-1].output_tokens += usage.output
+        if message.stop_reason in ("error", "aborted"):
+            self.run_state = message.stop_reason if message.stop_reason == "error" else "aborted"
+            self.error = message.error_message
+        elif message.tool_calls:
+            self.run_state = "running_tools"
+
+    def _new_call(self, call_id: str, name: str, index: int) -> ToolCallRecord:
+        record = self.calls.get(call_id)
+        if record is None:
+            record = ToolCallRecord(call_id, name, self.turn, index)
+            self.calls[call_id] = record
+            if self.turns:
+                self.turns[-1].tool_call_ids.append(call_id)
+        return record
+
+    # -- tool calls ------------------------------------------------------------------
+
+    def _call(self, e: Any) -> ToolCallRecord:
+        record = self.calls.get(e.tool_call_id)
+        if record is None:  # a call the fold never saw requested (e.g. a partial replay)
+            record = self._new_call(e.tool_call_id, e.tool_name, len(self.calls))
+        record.rev += 1
+        return record
+
+    def _on_tool_execution_start(self, e: Any) -> None:
+        record = self._call(e)
+        record.stage = "requested"
+        record.started_at = e.timestamp
+        record.phases.append(("preflight", e.timestamp))
+        record.events.append(CallEvent(e.timestamp, "preflight started"))
+        self.run_state = "running_tools"
+
+    def _on_tool_arguments(self, e: Any) -> None:
+        record = self._call(e)
+        record.raw = e.raw if e.raw is not None else record.raw
+        record.parsed, record.prepared, record.validated = e.parsed, e.prepared, e.validated
+        record.failed_stage, record.arg_error = e.failed_stage, e.error
+        if e.failed_stage is not None:
+            record.stage = "invalid"
+            record.events.append(CallEvent(e.timestamp, f"{e.failed_stage} failed", _first(e.error)))
+        elif e.validated is not None:
+            record.stage = "validated"
+            record.events.append(CallEvent(e.timestamp, "arguments validated"))
+        else:
+            record.events.append(CallEvent(e.timestamp, "not run", _first(e.error)))
+
+    def _on_tool_execution_phase(self, e: Any) -> None:
+        record = self._call(e)
+        record.stage = "running" if e.phase == "executing" else "after_hook"
+        if e.phase == "executing":
+            record.executing_at = e.timestamp
+        record.phases.append((e.phase, e.timestamp))
+        record.events.append(CallEvent(e.timestamp, e.phase.replace("_", " ")))
+
+    def _on_tool_execution_update(self, e: Any) -> None:
+        record = self._call(e)
+        record.output = "".join(getattr(c, "text", "") for c in e.partial_result.content)
+        record.update_count += 1
+
+    def _on_tool_execution_end(self, e: Any) -> None:
+        record = self._call(e)
+        record.result, record.is_error, record.injected = e.result, e.is_error, e.injected
+        record.ended_at = e.timestamp
+        record.phases.append(("end", e.timestamp))
+        text = record.result_text
+        if record.stage == "invalid":
+            pass
+        elif not e.is_error:
+            record.stage = "done"
+        elif record.decision is not None and record.decision.decision == "deny":
+            record.stage = "denied"
+        elif text.startswith("Operation aborted"):
+            record.stage = "aborted"
+        else:
+            record.stage = "error"
+        label = "injected result" if e.injected else ("ended with error" if e.is_error else "ended")
+        record.events.append(CallEvent(e.timestamp, label, _first(text)))
+        if not self.pending_calls and self._running_run:
+            self.run_state = "streaming"
+
+    # -- gate and stepper ----------------------------------------------------------
+
+    def _on_permission_request(self, e: Any) -> None:
+        record = self._call(e)
+        record.request = e
+        record.stage = "awaiting_approval"
+        record.phases.append(("approval", e.timestamp))
+        record.events.append(CallEvent(e.timestamp, "permission requested", e.rule or ""))
+        self.pending_requests[e.request_id] = e.tool_call_id
+        self.run_state = "awaiting_approval"
+
+    def _on_permission_decision(self, e: Any) -> None:
+        record = self._call(e)
+        record.decision = e
+        if e.edited_args is not None:
+            record.edited_args = e.edited_args
+        if e.request_id is not None:
+            self.pending_requests.pop(e.request_id, None)
+            record.phases.append(("preflight", e.timestamp))
+        if record.stage == "awaiting_approval":
+            record.stage = "validated" if e.decision == "allow" else "denied"
+        who = e.decided_by + (f": {e.rule}" if e.rule else "")
+        record.events.append(CallEvent(e.timestamp, f"{e.decision} ({who})", e.reason or ""))
+        if self.run_state == "awaiting_approval" and not self.pending_requests:
+            self.run_state = "running_tools"
+
+    def _on_step_mode(self, e: Any) -> None:
+        self.step_mode = e.enabled
+        self.breakpoints = list(e.breakpoints)
+
+    def _on_step_paused(self, e: Any) -> None:
+        self.pause = e
+        self.run_state = "paused"
+        if e.tool_call_id in self.calls:
+            record = self._call(e)
+            record.pause = e
+            record.stage = "paused"
+            record.phases.append(("paused", e.timestamp))
+            record.events.append(CallEvent(e.timestamp, f"paused ({e.point})", e.breakpoint or ""))
+
+    def _on_step_resumed(self, e: Any) -> None:
+        paused = self.pause
+        self.pause = None
+        self.run_state = "running_tools" if paused is not None and paused.tool_call_id else "streaming"
+        if paused is not None and paused.tool_call_id in self.calls:
+            record = self.calls[paused.tool_call_id]
+            record.pause = None
+            record.rev += 1
+            if e.edited_args is not None:
+                record.edited_args = e.edited_args
+            if record.stage == "paused":
+                record.stage = "validated" if paused.point == "before_tool" else "after_hook"
+            record.phases.append(("preflight" if paused.point == "before_tool" else "after_hook", e.timestamp))
+            record.events.append(CallEvent(e.timestamp, f"resumed: {e.action}"))
+
+    # -- the wire ------------------------------------------------------------------
+
+    def _on_provider_request(self, e: Any) -> None:
+        self.network[e.request_id] = NetworkRecord(e, self.turn)
+        if self.turns:
+            self.turns[-1].request_ids.append(e.request_id)
+
+    def _on_provider_response(self, e: Any) -> None:
+        record = self.network.get(e.request_id)
+        if record is not None:
+            record.response = e
+
+
+def fold(events: Iterable[Any], state: ViewState | None = None) -> ViewState:
+    """Fold `events` into `state` (a fresh one by default) and return it."""
+    state = state or ViewState()
+    for event in events:
+        state.apply(event)
+    return state
+
+
+def _block_at(message: Any, index: int) -> Any:
+    if message is None or index >= len(message.content):
+        return None
+    return message.content[index]
+
+
+def _first(text: str | None) -> str:
+    return (text or "").strip().splitlines()[0] if (text or "").strip() else ""
+
+
+def pretty_json(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)

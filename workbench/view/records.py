@@ -1,0 +1,148 @@
+"""What the screen shows, as plain data: turns, timeline items, one record per tool call.
+
+These records are built only by the fold (`fold.py`); widgets read them. Each
+record carries a `rev` that the fold bumps on every change, so a widget can tell
+what to redraw without diffing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from workbench.agent import AgentToolResult
+from workbench.events import (
+    PermissionDecisionEvent,
+    PermissionRequestEvent,
+    ProviderRequestEvent,
+    ProviderResponseEvent,
+    StepPausedEvent,
+)
+
+Stage = Literal[
+    "streaming",  # the model is still writing the call
+    "requested",  # the runtime has it, arguments not checked yet
+    "invalid",  # parse, lookup, prepare or validate failed; execute never runs
+    "validated",  # arguments valid, waiting for its batch to execute
+    "awaiting_approval",
+    "paused",  # stopped at a step or breakpoint
+    "running",
+    "after_hook",
+    "done",
+    "error",
+    "denied",
+    "aborted",
+]
+FINAL_STAGES = frozenset({"invalid", "done", "error", "denied", "aborted"})
+
+RunState = Literal[
+    "idle", "streaming", "running_tools", "awaiting_approval", "paused", "finished", "aborted", "error"
+]
+
+
+@dataclass
+class CallEvent:
+    """One line of a call's own history, for the inspector."""
+
+    timestamp: float
+    label: str
+    detail: str = ""
+
+
+@dataclass
+class ToolCallRecord:
+    id: str
+    name: str
+    turn: int
+    batch_index: int
+    """Position of the call in its assistant message."""
+    stage: Stage = "streaming"
+    raw: str | None = None
+    parsed: dict[str, Any] | None = None
+    prepared: dict[str, Any] | None = None
+    validated: dict[str, Any] | None = None
+    failed_stage: str | None = None
+    arg_error: str | None = None
+    output: str = ""
+    """The latest `on_update` text (a tool usually sends everything so far)."""
+    update_count: int = 0
+    result: AgentToolResult | None = None
+    is_error: bool = False
+    injected: bool = False
+    request: PermissionRequestEvent | None = None
+    decision: PermissionDecisionEvent | None = None
+    pause: StepPausedEvent | None = None
+    edited_args: dict[str, Any] | None = None
+    started_at: float | None = None
+    """tool_execution_start: the call entered preflight."""
+    executing_at: float | None = None
+    ended_at: float | None = None
+    phases: list[tuple[str, float]] = field(default_factory=list)
+    """(phase, start timestamp) in order: preflight, approval, paused, executing, after_hook."""
+    events: list[CallEvent] = field(default_factory=list)
+    rev: int = 0
+
+    @property
+    def finished(self) -> bool:
+        return self.stage in FINAL_STAGES
+
+    @property
+    def duration_ms(self) -> float | None:
+        if self.started_at is None or self.ended_at is None:
+            return None
+        return self.ended_at - self.started_at
+
+    @property
+    def result_text(self) -> str:
+        if self.result is None:
+            return ""
+        return "".join(getattr(c, "text", "") for c in self.result.content)
+
+
+@dataclass
+class Block:
+    kind: Literal["text", "thinking", "toolCall"]
+    text: str = ""
+    tool_call_id: str | None = None
+
+
+@dataclass
+class TimelineItem:
+    kind: Literal["user", "assistant", "notice"]
+    turn: int
+    blocks: list[Block] = field(default_factory=list)
+    streaming: bool = False
+    stop_reason: str | None = None
+    error: str | None = None
+    level: Literal["info", "warning", "error"] = "info"
+    """For notices."""
+    steering: bool = False
+    """A user message injected while the run was going (steering or follow-up)."""
+    timestamp: float = 0.0
+    rev: int = 0
+
+    @property
+    def text(self) -> str:
+        return "".join(b.text for b in self.blocks if b.kind == "text")
+
+    @property
+    def tool_call_ids(self) -> list[str]:
+        return [b.tool_call_id for b in self.blocks if b.tool_call_id is not None]
+
+
+@dataclass
+class TurnRecord:
+    index: int
+    started_at: float
+    ended_at: float | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    tool_call_ids: list[str] = field(default_factory=list)
+    request_ids: list[str] = field(default_factory=list)
+
+
+@dataclass
+class NetworkRecord:
+    request: ProviderRequestEvent
+    turn: int
+    response: ProviderResponseEvent | None = None
