@@ -110,7 +110,10 @@ class AgentEventStream:
         self._started = True
 
         async def emit(event: Any) -> None:
-            await self._send.send(event)
+            try:
+                await self._send.send(event)
+            except anyio.BrokenResourceError:
+                pass  # the consumer stopped iterating; the run still goes on to its result
 
         async def runner() -> None:
             try:
