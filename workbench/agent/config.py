@@ -110,6 +110,8 @@ class AfterToolCallResult:
     details: Any = None
     is_error: bool | None = None
     terminate: bool | None = None
+    injected: bool | None = None
+    """Workbench addition: the overriding result was written by a person (the stepper)."""
 
 
 @dataclass

@@ -65,8 +65,8 @@ class ToolBatch:
     terminate: bool
 
 
-def error_result(text: str) -> AgentToolResult:
-    return AgentToolResult.text(text, details={})
+def error_result(text: str, details: Any = None) -> AgentToolResult:
+    return AgentToolResult.text(text, details={} if details is None else details)
 
 
 def _describe(exc: BaseException) -> str:
@@ -241,6 +241,7 @@ class BatchRunner:
                 terminate=result.terminate if after.terminate is None else after.terminate,
             )
             is_error = is_error if after.is_error is None else after.is_error
+            return Finalized(p.tool_call, result, is_error, injected=bool(after.injected))
         return Finalized(p.tool_call, result, is_error)
 
     async def _execute(
@@ -269,7 +270,8 @@ class BatchRunner:
                 value = await resolve(p.tool.execute(p.tool_call.id, p.args, signal, pump.push))
                 outcome = (to_tool_result(value), False)
             except Exception as exc:  # noqa: BLE001 - a raising tool is an error result
-                outcome = (error_result(_describe(exc)), True)
+                # An exception may carry `details` (e.g. a command's exit code) for the UI.
+                outcome = (error_result(_describe(exc), getattr(exc, "details", None)), True)
             finally:
                 remove()
                 for own in watchdog:
