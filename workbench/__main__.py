@@ -28,6 +28,11 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError) as exc:
         print(f"workbench: {exc}", file=sys.stderr)
         return 2
+    if not headless:
+        from widgets.app import make_app
+
+        return make_app(runtime).run() or 0
+
     from workbench.cli.headless import run_headless
 
     prompt = args.headless or runtime.prompt

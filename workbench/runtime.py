@@ -43,6 +43,10 @@ class Runtime:
     prompt: str
     """The scenario's own first message ("" for a live model)."""
     model: Model
+    gate: Any = None
+    """The PermissionGate behind before_tool_call (None: every call is allowed)."""
+    stepper: Any = None
+    """The Stepper (None: no pausing)."""
     extras: dict[str, Any] = field(default_factory=dict)
 
 

@@ -1,0 +1,365 @@
+"""WorkbenchApp: the controller. It routes; the widgets render.
+
+Events from the agent's bus go into the view fold at once (cheap, never blocks the
+agent) and a throttled refresh (at most `REFRESH_HZ` a second) brings the widgets
+up to date, so bursts of deltas and tool updates are coalesced. Permission
+requests and pauses open their dialogs from the same refresh.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from textual import on, work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Footer, Header
+
+from widgets.pause_banner import PauseBanner
+from widgets.prompt_bar import PromptBar
+from widgets.status_bar import StatusBar
+from widgets.timeline import Timeline
+from widgets.tool_card import ToolCallCard
+from widgets.tool_inspector import ToolInspector
+from workbench.agent.clock import now_ms
+from workbench.events import PermissionRequestEvent, StepPausedEvent
+from workbench.runtime import Runtime
+from workbench.view.fold import ViewState
+
+REFRESH_HZ = 30
+
+
+class WorkbenchApp(App[int]):
+    """The workbench: timeline, inspector, status, prompt, and the dialogs."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "Agent Workbench"
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+c", "cancel_run", "Cancel run", priority=True),
+        Binding("f1", "help", "Help"),
+        Binding("f6", "toggle_step", "Step mode"),
+        Binding("f10", "step", "Step"),
+        Binding("f5", "continue_run", "Continue"),
+        Binding("ctrl+r", "run_to_end", "Run to end", show=False),
+        Binding("f9", "toggle_breakpoint", "Breakpoint"),
+        Binding("ctrl+b", "breakpoints", "Breakpoints…", show=False),
+        Binding("ctrl+e", "edit_paused", "Edit args", show=False),
+        Binding("ctrl+o", "answer_paused", "Answer call", show=False),
+        Binding("ctrl+x", "cancel_call", "Cancel call", show=False),
+        Binding("ctrl+l", "focus_prompt", "Prompt", show=False),
+    ]
+
+    def __init__(self, runtime: Runtime, *, prefill: str | None = None) -> None:
+        super().__init__()
+        self.runtime = runtime
+        self.agent = runtime.agent
+        self.view_state = ViewState()
+        self.selected_id: str | None = None
+        self.prefill = runtime.prompt if prefill is None else prefill
+        self.labels = {t.name: t.label for t in self.agent.state.tools}
+        self.descriptions = {t.name: t.description for t in self.agent.state.tools}
+        self._refresh_pending = False
+        self._last_refresh = 0.0
+        self._permission_open: str | None = None
+        self._unsubscribe: Callable[[], None] | None = None
+        self.sub_title = f"{runtime.model.provider}:{runtime.model.id} · {runtime.workspace}"
+
+    # -- layout ------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False)
+        yield PauseBanner(id="pause-banner")
+        with Horizontal(id="main"):
+            yield Timeline(self.labels, id="timeline")
+            yield ToolInspector(id="inspector")
+        yield StatusBar(self.runtime.model.id, id="status")
+        yield PromptBar(id="prompt-bar")
+        yield Footer()
+
+    @property
+    def timeline(self) -> Timeline:
+        return self.query_one(Timeline)
+
+    @property
+    def inspector(self) -> ToolInspector:
+        return self.query_one(ToolInspector)
+
+    @property
+    def prompt_bar(self) -> PromptBar:
+        return self.query_one(PromptBar)
+
+    def on_mount(self) -> None:
+        self._unsubscribe = self.agent.subscribe(self._on_bus_event)
+        self.prompt_bar.input.value = self.prefill
+        self.prompt_bar.input.focus()
+        self.set_interval(0.25, self._tick)
+        self._refresh_now()
+
+    def on_unmount(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+
+    def on_resize(self) -> None:
+        self.query_one("#main").set_class(self.size.width < 110, "-narrow")
+
+    # -- events in ---------------------------------------------------------------------
+
+    def _on_bus_event(self, event: Any, _signal: Any = None) -> None:
+        """Runs inside the agent's task: fold and schedule, nothing else."""
+        self.view_state.apply(event)
+        if isinstance(event, (PermissionRequestEvent, StepPausedEvent)):
+            self.call_later(self._refresh_now)
+        else:
+            self._schedule_refresh()
+
+    def _schedule_refresh(self) -> None:
+        if self._refresh_pending:
+            return
+        self._refresh_pending = True
+        delay = max(0.0, self._last_refresh + 1.0 / REFRESH_HZ - now_ms() / 1000.0)
+        self.set_timer(delay, self._refresh_now)
+
+    def _tick(self) -> None:
+        """Keep elapsed times of running calls ticking while nothing else happens."""
+        if self.view_state.pending_calls:
+            self._refresh_now()
+
+    def _refresh_now(self) -> None:
+        self._refresh_pending = False
+        self._last_refresh = now_ms() / 1000.0
+        state = self.view_state
+        now = now_ms()
+        self.timeline.sync(state, now)
+        if self.selected_id is None and state.calls:
+            self._auto_select()
+        record = state.calls.get(self.selected_id or "")
+        self.inspector.show(record, self.descriptions.get(record.name, "") if record else "", now)
+        steering, follow_ups = self.agent.queued
+        self.prompt_bar.show_queue(
+            [m.content if isinstance(m.content, str) else "…" for m in steering],  # type: ignore[union-attr]
+            [m.content if isinstance(m.content, str) else "…" for m in follow_ups],  # type: ignore[union-attr]
+        )
+        self.prompt_bar.running = self.agent.state.is_streaming
+        self.query_one(StatusBar).sync(state, queued=len(steering) + len(follow_ups))
+        self.query_one(PauseBanner).show(state.pause, self.labels)
+        self._open_dialogs()
+
+    def _auto_select(self) -> None:
+        """Follow the newest interesting call until the user picks one."""
+        for record in reversed(list(self.view_state.calls.values())):
+            if record.started_at is not None:
+                self.selected_id = record.id
+                return
+
+    # -- dialogs -----------------------------------------------------------------------
+
+    def _open_dialogs(self) -> None:
+        gate = self.runtime.gate
+        if gate is None:
+            return
+        pending = self.view_state.pending_requests
+        if self._permission_open is not None and self._permission_open not in pending:
+            if isinstance(self.screen, _permission_modal_type()):
+                self.screen.dismiss(None)
+            self._permission_open = None
+        if self._permission_open is None and pending:
+            request_id = next(iter(pending))
+            self._show_permission(request_id)
+
+    def _show_permission(self, request_id: str) -> None:
+        from widgets.permission_modal import PermissionModal
+
+        call_id = self.view_state.pending_requests[request_id]
+        record = self.view_state.calls[call_id]
+        self.selected_id = call_id
+        self._permission_open = request_id
+        tool = next((t for t in self.agent.state.tools if t.name == record.name), None)
+        batch = self.view_state.turns[record.turn - 1].tool_call_ids if record.turn else [call_id]
+        modal = PermissionModal(
+            record,
+            tool=tool,
+            gate=self.runtime.gate,
+            request_id=request_id,
+            position=(batch.index(call_id) + 1 if call_id in batch else 1, len(batch)),
+            pending=len(self.view_state.pending_requests),
+        )
+
+        def closed(_result: object) -> None:
+            if self._permission_open == request_id:
+                self._permission_open = None
+            self._schedule_refresh()
+
+        self.push_screen(modal, closed)
+
+    # -- UI -> agent -------------------------------------------------------------------
+
+    @on(PromptBar.Submitted)
+    def _prompt_submitted(self, event: PromptBar.Submitted) -> None:
+        if self.agent.state.is_streaming:
+            if event.queue_kind == "steer":
+                self.agent.steer(event.text)
+            else:
+                self.agent.follow_up(event.text)
+            self._refresh_now()
+            return
+        self._run_prompt(event.text)
+
+    @work(group="agent", exclusive=False, exit_on_error=False)
+    async def _run_prompt(self, text: str) -> None:
+        self.selected_id = None
+        await self.agent.prompt(text)
+        self._refresh_now()
+
+    @on(ToolCallCard.Selected)
+    def _card_selected(self, event: ToolCallCard.Selected) -> None:
+        self.selected_id = event.tool_call_id
+        for card in self.timeline.cards():
+            card.set_class(card.record.id == event.tool_call_id, "-selected")
+        self._refresh_now()
+
+    def action_cancel_run(self) -> None:
+        if not self.agent.state.is_streaming:
+            self.notify("Nothing is running.", severity="warning", timeout=2)
+            return
+        self.agent.abort("Cancelled by the user (ctrl+c)")
+        self.notify("Run cancelled: the abort signal fired.", severity="warning", timeout=3)
+
+    def action_cancel_call(self) -> None:
+        call_id = self.selected_id
+        if call_id is None or not self.agent.abort_tool_call(call_id, "Cancelled by the user (ctrl+x)"):
+            self.notify("The selected call is not in flight.", severity="warning", timeout=2)
+            return
+        self.notify(f"Cancelled {call_id} only; the rest of the batch goes on.", timeout=3)
+
+    def action_focus_prompt(self) -> None:
+        self.prompt_bar.input.focus()
+
+    def action_help(self) -> None:
+        from widgets.help_screen import HelpScreen
+
+        self.push_screen(HelpScreen())
+
+    # -- stepping ----------------------------------------------------------------------
+
+    def _stepper_or_warn(self) -> Any:
+        stepper = self.runtime.stepper
+        if stepper is None:
+            self.notify("Stepping is not available in this mode.", severity="warning")
+        return stepper
+
+    def action_toggle_step(self) -> None:
+        if (stepper := self._stepper_or_warn()) is not None:
+            self.run_worker(stepper.set_enabled(not stepper.enabled), group="control")
+
+    def _resume(self, action: str, **kwargs: Any) -> None:
+        stepper = self._stepper_or_warn()
+        pause = self.view_state.pause
+        if stepper is None:
+            return
+        if pause is None:
+            self.notify("The run is not paused.", severity="warning", timeout=2)
+            return
+        stepper.resume(pause.pause_id, action, **kwargs)
+
+    def action_step(self) -> None:
+        self._resume("step")
+
+    def action_continue_run(self) -> None:
+        self._resume("continue")
+
+    def action_run_to_end(self) -> None:
+        self._resume("run_to_end")
+
+    def action_toggle_breakpoint(self) -> None:
+        stepper = self._stepper_or_warn()
+        record = self.view_state.calls.get(self.selected_id or "")
+        if stepper is None:
+            return
+        if record is None:
+            self.notify("Select a tool call first.", severity="warning", timeout=2)
+            return
+        added = stepper.toggle_breakpoint(record.name)
+        self.run_worker(stepper.publish_mode(), group="control")
+        self.notify(f"Breakpoint on {record.name} {'set' if added else 'cleared'}.", timeout=2)
+
+    def action_breakpoints(self) -> None:
+        from widgets.breakpoints_modal import BreakpointsModal
+
+        if (stepper := self._stepper_or_warn()) is not None:
+            self.push_screen(BreakpointsModal(stepper))
+
+    def action_edit_paused(self) -> None:
+        from widgets.json_editor import JsonEditModal
+
+        pause = self.view_state.pause
+        if pause is None or pause.tool_call_id is None:
+            self.notify("Pause before a tool call to edit its arguments.", severity="warning", timeout=2)
+            return
+        stepper = self.runtime.stepper
+        self.push_screen(
+            JsonEditModal(
+                f"Edit arguments of {pause.tool_name}",
+                pause.args or {},
+                lambda args: stepper.resume(pause.pause_id, "edit", args=args),
+            )
+        )
+
+    def action_answer_paused(self) -> None:
+        from widgets.inject_modal import InjectResultModal
+
+        pause = self.view_state.pause
+        if pause is None or pause.tool_call_id is None:
+            self.notify("Pause at a tool call to answer it yourself.", severity="warning", timeout=2)
+            return
+        stepper = self.runtime.stepper
+        self.push_screen(
+            InjectResultModal(
+                pause.tool_name or "",
+                lambda text, is_error: stepper.resume(pause.pause_id, "inject", text=text, is_error=is_error),
+            )
+        )
+
+    # -- command palette ---------------------------------------------------------------
+
+    def get_system_commands(self, screen: Screen[Any]):  # type: ignore[no-untyped-def]
+        yield from super().get_system_commands(screen)
+        for binding in self.BINDINGS:
+            assert isinstance(binding, Binding)
+            if binding.action in ("cancel_run",) or binding.description:
+                yield SystemCommand(
+                    f"{binding.description} ({binding.key})",
+                    _command_help(binding.action),
+                    lambda action=binding.action: self.run_action(action),
+                )
+
+
+def _command_help(action: str) -> str:
+    return {
+        "cancel_run": "Fire the run's abort signal (works in dialogs too)",
+        "help": "Keys and what the screen shows",
+        "toggle_step": "Pause before every model request and tool execution",
+        "step": "At a pause: go to the next pause point",
+        "continue_run": "At a pause: leave step mode and run to the next breakpoint",
+        "run_to_end": "At a pause: ignore every pause until this run ends",
+        "toggle_breakpoint": "Break on the selected call's tool",
+        "breakpoints": "Add or remove breakpoints of every kind",
+        "edit_paused": "At a pause before a tool: edit its arguments (re-validated)",
+        "answer_paused": "At a pause before a tool: answer it with your own result",
+        "cancel_call": "Cancel only the selected running call",
+        "focus_prompt": "Put the cursor in the message box",
+    }.get(action, action)
+
+
+def _permission_modal_type() -> type:
+    from widgets.permission_modal import PermissionModal
+
+    return PermissionModal
+
+
+def make_app(runtime: Runtime, *, prefill: str | None = None) -> WorkbenchApp:
+    """The one factory the CLI, the tests and the screenshot script share."""
+    return WorkbenchApp(runtime, prefill=prefill)

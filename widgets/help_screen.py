@@ -1,0 +1,63 @@
+"""HelpScreen: the keys, and how to read the screen."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Markdown
+
+HELP = """\
+# Agent Workbench
+
+The **timeline** (left) shows the conversation; every tool call is a card with its
+stage, its time and the first line of its result. The **inspector** (right) shows
+the selected call: its arguments at every stage of the pipeline (raw → parsed →
+prepared → validated, changes marked `+`/`~`/`-`), the permission decision, live
+output, the result and the call's own events.
+
+| Key | Does |
+| --- | --- |
+| Enter | send the message (during a run: queue it as steering or a follow-up) |
+| ctrl+t | switch queued messages between steering and follow-up |
+| Tab / shift+Tab, ↑/↓ on cards | move between tool calls; the inspector follows |
+| **ctrl+c** | **cancel the run** (fires the abort signal, also inside dialogs) |
+| ctrl+x | cancel only the selected running call |
+| F6 | step mode on/off: pause before every model request and tool execution |
+| F10 | step to the next pause point |
+| F5 | continue (leave step mode, stop only at breakpoints) |
+| ctrl+r | run to the end, ignoring every pause |
+| F9 | breakpoint on the selected call's tool |
+| ctrl+b | breakpoints of every kind |
+| ctrl+e / ctrl+o | at a pause: edit the arguments / answer the call yourself |
+| ctrl+l | back to the message box |
+| ctrl+p | command palette (every action, themes) |
+| ctrl+q | quit |
+
+In a permission dialog: **a** allow once, **A** allow always, **d** deny (type a
+reason first if you like; the model receives it), **e** edit the arguments.
+
+Nothing from the model or a tool is interpreted: markup and terminal escapes are
+shown as they are.
+"""
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,f1,q", "dismiss", "Close"),
+    ]
+
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > VerticalScroll { width: 90; max-width: 95%; height: 80%; border: thick $accent; background: $surface; padding: 0 1; }
+    """
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Markdown(HELP)
+
+    def action_dismiss(self) -> None:  # type: ignore[override]
+        self.dismiss(None)

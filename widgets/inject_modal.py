@@ -1,0 +1,68 @@
+"""InjectResultModal: answer a paused tool call with a result you write, instead of running it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Checkbox, Static, TextArea
+
+from workbench.sanitize import literal
+
+
+class InjectResultModal(ModalScreen[str | None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+s", "apply", "Send result"),
+        Binding("escape", "cancel", "Back"),
+    ]
+
+    DEFAULT_CSS = """
+    InjectResultModal { align: center middle; }
+    InjectResultModal > Vertical { width: 80; max-width: 95%; height: auto; border: thick $warning; background: $surface; padding: 0 1; }
+    InjectResultModal .title { text-style: bold; margin: 0 0 1 0; }
+    InjectResultModal TextArea { height: 10; }
+    InjectResultModal #inject-error { color: $error; height: auto; }
+    InjectResultModal Horizontal { height: auto; align-horizontal: right; }
+    InjectResultModal Button { margin: 0 0 0 1; }
+    """
+
+    def __init__(self, tool_name: str, on_submit: Callable[[str, bool], Any]) -> None:
+        super().__init__()
+        self.tool_name = tool_name
+        self.on_submit = on_submit
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            title = Text("Answer ")
+            title.append(literal(self.tool_name), style="bold")
+            title.append(" yourself: the tool will not run; the model gets this text as its result.")
+            yield Static(title, classes="title")
+            yield TextArea(id="result-text")
+            yield Checkbox("Mark the result as an error (is_error)", id="is-error")
+            yield Static("", id="inject-error")
+            with Horizontal():
+                yield Button("Send result (ctrl+s)", variant="warning", id="apply")
+                yield Button("Back (esc)", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one(TextArea).focus()
+
+    @on(Button.Pressed, "#apply")
+    def action_apply(self) -> None:
+        text = self.query_one(TextArea).text
+        try:
+            self.on_submit(text, self.query_one(Checkbox).value)
+        except ValueError as exc:
+            self.query_one("#inject-error", Static).update(Text(literal(str(exc))))
+            return
+        self.dismiss(text)
+
+    @on(Button.Pressed, "#cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,42 @@
+"""PauseBanner: a bar that cannot be missed while the run is paused, with what to press."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.widgets import Static
+
+from widgets.render import compact_json
+from workbench.sanitize import literal
+
+
+class PauseBanner(Static):
+    DEFAULT_CSS = """
+    PauseBanner { height: auto; display: none; background: $warning; color: $background; padding: 0 1; text-style: bold; }
+    PauseBanner.-shown { display: block; }
+    """
+
+    def show(self, pause: Any, labels: dict[str, str]) -> None:
+        if pause is None:
+            self.set_class(False, "-shown")
+            return
+        text = Text("‖ PAUSED ")
+        where = {
+            "before_model": "before the next model request",
+            "before_tool": "before running",
+            "after_tool": "after running (result not yet sent to the model)",
+        }[pause.point]
+        text.append(where)
+        if pause.tool_name:
+            text.append(f" {labels.get(pause.tool_name, pause.tool_name)}")
+            if pause.args is not None:
+                text.append(" " + compact_json(pause.args, 50))
+        if pause.breakpoint:
+            text.append(f"  [breakpoint {literal(pause.breakpoint)}]")
+        keys = "F10 step · F5 continue · ctrl+r run to end"
+        if pause.point == "before_tool":
+            keys += " · ctrl+e edit args · ctrl+o answer it yourself"
+        text.append("\n" + keys + " · ctrl+c cancel run", style="not bold")
+        self.update(text)
+        self.set_class(True, "-shown")

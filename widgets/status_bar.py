@@ -1,0 +1,63 @@
+"""StatusBar: one line with the model, run state, turn, tokens, pending calls and step mode."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from workbench.view.fold import ViewState
+
+RUN_STATE_STYLE = {
+    "idle": ("idle", "dim"),
+    "streaming": ("streaming", "bold cyan"),
+    "running_tools": ("running tools", "bold cyan"),
+    "awaiting_approval": ("awaiting approval", "bold magenta"),
+    "paused": ("PAUSED", "bold black on yellow"),
+    "finished": ("finished", "green"),
+    "aborted": ("aborted", "bold #ff8700"),
+    "error": ("error", "bold red"),
+}
+
+
+class StatusBar(Static):
+    DEFAULT_CSS = """
+    StatusBar { height: 1; background: $panel; color: $text; padding: 0 1; }
+    """
+
+    def __init__(self, model: str, **kwargs: object) -> None:
+        super().__init__("", **kwargs)  # type: ignore[arg-type]
+        self.model = model
+        self.mode = "live"
+
+    def sync(self, state: ViewState, *, queued: int = 0, extra: str = "") -> None:
+        label, style = RUN_STATE_STYLE[state.run_state]
+        text = Text()
+        if self.mode != "live":
+            text.append(f"{self.mode} ", style="bold reverse")
+            text.append(" ")
+        text.append("● ", style=style)
+        text.append(label, style=style)
+        text.append("  │  ", style="dim")
+        text.append(self.model, style="bold")
+        text.append("  │  ", style="dim")
+        text.append(f"turn {state.turn}")
+        text.append("  │  ", style="dim")
+        text.append(f"tokens {state.input_tokens:,}↑ {state.output_tokens:,}↓")
+        pending = len(state.pending_calls)
+        if pending:
+            text.append("  │  ", style="dim")
+            text.append(f"{pending} pending", style="cyan")
+        if queued:
+            text.append("  │  ", style="dim")
+            text.append(f"{queued} queued", style="yellow")
+        text.append("  │  ", style="dim")
+        if state.step_mode:
+            text.append("step ON", style="bold yellow")
+        else:
+            text.append("step off", style="dim")
+        if state.breakpoints:
+            text.append(f"  {len(state.breakpoints)} bp", style="yellow")
+        if extra:
+            text.append("  │  ", style="dim")
+            text.append(extra)
+        self.update(text)

@@ -1,0 +1,176 @@
+"""Timeline: the conversation in order, assistant text as Markdown, tool calls as cards.
+
+It renders `ViewState.items` and keeps widgets for items it has already mounted,
+redrawing only those whose `rev` changed since the last sync.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.containers import Vertical, VerticalScroll
+from textual.widget import Widget
+from textual.widgets import Collapsible, Markdown, Static
+
+from widgets.tool_card import ToolCallCard
+from workbench.agent.clock import now_ms
+from workbench.sanitize import literal
+from workbench.view.fold import ViewState
+from workbench.view.records import TimelineItem
+
+
+class UserView(Static):
+    DEFAULT_CSS = """
+    UserView { margin: 1 0 0 0; padding: 0 1; background: $primary 12%; border-left: thick $primary; }
+    """
+
+    def __init__(self, item: TimelineItem) -> None:
+        label = Text("you (steering)  " if item.steering else "you  ", style="bold")
+        label.append(literal(item.text))
+        super().__init__(label)
+
+
+class AssistantView(Vertical):
+    """One assistant message: thinking (collapsed), text (Markdown), tool-call cards."""
+
+    DEFAULT_CSS = """
+    AssistantView { height: auto; margin: 1 0 0 0; }
+    AssistantView > .head { color: $success; text-style: bold; padding: 0 1; }
+    AssistantView > Markdown { margin: 0 0 0 1; padding: 0 1; }
+    AssistantView > Collapsible { margin: 0 0 0 1; border: none; padding: 0; background: transparent; }
+    AssistantView > .failure { color: $error; padding: 0 1; }
+    AssistantView > .aborted { color: $warning; padding: 0 1; }
+    """
+
+    def __init__(self, item: TimelineItem, labels: dict[str, str], state: ViewState) -> None:
+        super().__init__()
+        self.item = item
+        self.labels = labels
+        self.state = state
+        self.rendered_rev = -1
+        self._parts: list[Widget] = []
+        self._keys: list[str] = []
+        self._failure: Static | None = None
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield Static(f"assistant · turn {self.item.turn}", classes="head")
+
+    def on_mount(self) -> None:
+        self.sync(self.state, now_ms())
+
+    def sync(self, state: ViewState, now: float) -> None:
+        item = self.item
+        if item.rev != self.rendered_rev:
+            self.rendered_rev = item.rev
+            self._sync_blocks(state, now)
+            self._sync_failure()
+        for part in self._parts:
+            if isinstance(part, ToolCallCard):
+                part.sync(now)
+
+    def _sync_blocks(self, state: ViewState, now: float) -> None:
+        for index, block in enumerate(self.item.blocks):
+            key = f"{block.kind}:{block.tool_call_id or index}"
+            if index < len(self._keys) and self._keys[index] != key:
+                for stale in self._parts[index:]:
+                    stale.remove()
+                del self._parts[index:], self._keys[index:]
+            if index >= len(self._parts):
+                widget = self._make(block.kind, block.tool_call_id, state, now)
+                if widget is None:
+                    continue
+                self._parts.append(widget)
+                self._keys.append(key)
+                self.mount(widget, before=self._failure)
+            part = self._parts[index]
+            if isinstance(part, Markdown):
+                text = literal(block.text)
+                if getattr(part, "_wb_text", None) != text:
+                    part._wb_text = text  # type: ignore[attr-defined]
+                    part.update(text)
+            elif isinstance(part, Collapsible):
+                part.query_one(Static).update(Text(literal(block.text), style="italic dim"))
+                part.title = "thinking…" if self.item.streaming else "thinking"
+
+    def _make(self, kind: str, call_id: str | None, state: ViewState, now: float) -> Widget | None:
+        if kind == "text":
+            return Markdown("")
+        if kind == "thinking":
+            return Collapsible(Static(""), title="thinking", collapsed=True)
+        record = state.calls.get(call_id or "")
+        if record is None:
+            return None
+        return ToolCallCard(record, self.labels.get(record.name, record.name), now)
+
+    def _sync_failure(self) -> None:
+        item = self.item
+        if item.stop_reason not in ("error", "aborted") or self._failure is not None:
+            return
+        if item.stop_reason == "aborted":
+            self._failure = Static(Text("■ aborted: " + literal(item.error or "")), classes="aborted")
+        else:
+            self._failure = Static(Text("✗ model error: " + literal(item.error or "")), classes="failure")
+        self.mount(self._failure)
+
+
+class NoticeView(Static):
+    DEFAULT_CSS = """
+    NoticeView { margin: 1 0 0 0; padding: 0 1; color: $text-muted; text-style: italic; }
+    NoticeView.-error { color: $error; }
+    NoticeView.-warning { color: $warning; }
+    """
+
+    def __init__(self, item: TimelineItem) -> None:
+        super().__init__(Text(literal(item.text)), classes=f"-{item.level}")
+
+
+class Timeline(VerticalScroll, can_focus=False):
+    """All timeline items; `sync(state)` mounts new ones and updates changed ones."""
+
+    DEFAULT_CSS = """
+    Timeline { padding: 0 1 1 0; }
+    Timeline > .empty { color: $text-muted; padding: 1 2; }
+    """
+
+    def __init__(self, labels: dict[str, str], **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.labels = labels
+        self._views: list[Widget] = []
+        self._empty = Static(
+            "Nothing yet. Type a message below and press Enter "
+            "(the demo's prompt is already there).",
+            classes="empty",
+        )
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield self._empty
+
+    def reset(self) -> None:
+        for view in self._views:
+            view.remove()
+        self._views.clear()
+        self._empty.display = True
+
+    def sync(self, state: ViewState, now: float) -> None:
+        follow = self.is_vertical_scroll_end or self.max_scroll_y == 0
+        new: list[Widget] = []
+        for item in state.items[len(self._views) :]:
+            view: Widget
+            if item.kind == "user":
+                view = UserView(item)
+            elif item.kind == "assistant":
+                view = AssistantView(item, self.labels, state)
+            else:
+                view = NoticeView(item)
+            self._views.append(view)
+            new.append(view)
+        if new:
+            self._empty.display = False
+            self.mount_all(new)
+        for view in self._views:
+            if isinstance(view, AssistantView) and view.is_mounted:
+                view.sync(state, now)
+        if follow:
+            self.scroll_end(animate=False, immediate=False)
+
+    def cards(self) -> list[ToolCallCard]:
+        return list(self.query(ToolCallCard))
