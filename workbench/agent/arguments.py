@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import to_jsonable_python
 
 from workbench.agent.events import ToolArgumentsEvent
 from workbench.agent.tool import AgentTool
@@ -83,6 +84,10 @@ def validate_arguments(tool: AgentTool, prepared: dict[str, Any]) -> BaseModel:
         return tool.parameters.model_validate(prepared)
     except ValidationError as exc:
         raise ArgumentsError("validate", format_validation_error(tool.name, exc, prepared)) from None
+    except Exception as exc:  # noqa: BLE001 - a validator may raise anything (TypeError, ...)
+        raise ArgumentsError(
+            "validate", f"Validating arguments for tool {tool.name} failed: {_describe(exc)}"
+        ) from None
 
 
 def format_validation_error(tool_name: str, exc: ValidationError, received: Any) -> str:
@@ -120,7 +125,7 @@ class ArgumentsOutcome:
             raw=self.tool_call.raw_arguments,
             parsed=self.parsed,
             prepared=self.prepared,
-            validated=None if self.validated is None else self.validated.model_dump(mode="json"),
+            validated=None if self.validated is None else _dump_json(self.validated),
             failed_stage=None if self.error is None else self.error.stage,
             error=None if self.error is None else str(self.error),
         )
@@ -137,6 +142,14 @@ def run_argument_pipeline(tool_call: ToolCall, tools: Sequence[AgentTool]) -> Ar
     except ArgumentsError as exc:
         outcome.error = exc
     return outcome
+
+
+def _dump_json(model: BaseModel) -> dict[str, Any]:
+    """The validated parameters as JSON data; values JSON cannot hold are shown by repr."""
+    try:
+        return model.model_dump(mode="json")
+    except Exception:  # noqa: BLE001 - e.g. a validator produced an arbitrary object
+        return to_jsonable_python(model, fallback=repr)
 
 
 def _json_kind(value: Any) -> str:
