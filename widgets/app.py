@@ -59,6 +59,8 @@ class WorkbenchApp(App[int]):
         self.agent = runtime.agent
         self.view_state = ViewState()
         self.selected_id: str | None = None
+        self.follow_latest = True
+        """Select the newest started call on every refresh, until the user picks one."""
         self.prefill = runtime.prompt if prefill is None else prefill
         self.labels = {t.name: t.label for t in self.agent.state.tools}
         self.descriptions = {t.name: t.description for t in self.agent.state.tools}
@@ -120,7 +122,7 @@ class WorkbenchApp(App[int]):
         if self._refresh_pending:
             return
         self._refresh_pending = True
-        delay = max(0.0, self._last_refresh + 1.0 / REFRESH_HZ - now_ms() / 1000.0)
+        delay = max(0.002, self._last_refresh + 1.0 / REFRESH_HZ - now_ms() / 1000.0)
         self.set_timer(delay, self._refresh_now)
 
     def _tick(self) -> None:
@@ -134,8 +136,10 @@ class WorkbenchApp(App[int]):
         state = self.view_state
         now = now_ms()
         self.timeline.sync(state, now)
-        if self.selected_id is None and state.calls:
+        if self.follow_latest:
             self._auto_select()
+        for card in self.timeline.cards():
+            card.set_class(card.record.id == self.selected_id, "-selected")
         record = state.calls.get(self.selected_id or "")
         self.inspector.show(record, self.descriptions.get(record.name, "") if record else "", now)
         steering, follow_ups = self.agent.queued
@@ -210,15 +214,18 @@ class WorkbenchApp(App[int]):
 
     @work(group="agent", exclusive=False, exit_on_error=False)
     async def _run_prompt(self, text: str) -> None:
-        self.selected_id = None
+        self.follow_latest = True
         await self.agent.prompt(text)
         self._refresh_now()
 
     @on(ToolCallCard.Selected)
     def _card_selected(self, event: ToolCallCard.Selected) -> None:
-        self.selected_id = event.tool_call_id
-        for card in self.timeline.cards():
-            card.set_class(card.record.id == event.tool_call_id, "-selected")
+        self.follow_latest = False
+        self.select_call(event.tool_call_id)
+
+    def select_call(self, tool_call_id: str) -> None:
+        """Show `tool_call_id` in the inspector and mark its card."""
+        self.selected_id = tool_call_id
         self._refresh_now()
 
     def action_cancel_run(self) -> None:

@@ -27,7 +27,7 @@ class PromptBar(Vertical):
     ]
 
     DEFAULT_CSS = """
-    PromptBar { height: auto; dock: bottom; }
+    PromptBar { height: auto; }
     PromptBar > #queue { height: auto; max-height: 4; color: $warning; padding: 0 1; display: none; }
     PromptBar > #queue.-shown { display: block; }
     PromptBar > Input { border: tall $panel-lighten-2; }

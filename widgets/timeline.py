@@ -86,16 +86,27 @@ class AssistantView(Vertical):
                 text = literal(block.text)
                 if getattr(part, "_wb_text", None) != text:
                     part._wb_text = text  # type: ignore[attr-defined]
-                    part.update(text)
+                    if part.is_mounted:
+                        part.update(text)
+                    else:
+                        part.call_after_refresh(self._late_update, part)
             elif isinstance(part, Collapsible):
-                part.query_one(Static).update(Text(literal(block.text), style="italic dim"))
+                body: Static = part._wb_body  # type: ignore[attr-defined]
+                body.update(Text(literal(block.text), style="italic dim"))
                 part.title = "thinking…" if self.item.streaming else "thinking"
+
+    @staticmethod
+    def _late_update(part: Markdown) -> None:
+        part.update(part._wb_text)  # type: ignore[attr-defined]
 
     def _make(self, kind: str, call_id: str | None, state: ViewState, now: float) -> Widget | None:
         if kind == "text":
             return Markdown("")
         if kind == "thinking":
-            return Collapsible(Static(""), title="thinking", collapsed=True)
+            body = Static("")
+            collapsible = Collapsible(body, title="thinking", collapsed=True)
+            collapsible._wb_body = body  # type: ignore[attr-defined]
+            return collapsible
         record = state.calls.get(call_id or "")
         if record is None:
             return None
@@ -170,7 +181,7 @@ class Timeline(VerticalScroll, can_focus=False):
             if isinstance(view, AssistantView) and view.is_mounted:
                 view.sync(state, now)
         if follow:
-            self.scroll_end(animate=False, immediate=False)
+            self.call_after_refresh(self.scroll_end, animate=False)
 
     def cards(self) -> list[ToolCallCard]:
         return list(self.query(ToolCallCard))

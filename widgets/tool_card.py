@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from rich.table import Table
 from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.message import Message
@@ -75,31 +76,35 @@ class ToolCallCard(Widget, can_focus=True):
         end = record.ended_at if record.ended_at is not None else self.now_ms
         return max(0.0, end - record.started_at)
 
-    def render(self) -> Text:
+    def render(self) -> Table:
         record = self.record
-        head = Text()
-        head.append(self.label, style="bold")
+        head = Text(no_wrap=True, overflow="ellipsis")
+        head.append(self.label + " ", style="bold")
         if self.label != record.name:
-            head.append(f" {record.name}", style="dim")
-        head.append("  ")
+            head.append(record.name + " ", style="dim")
+        head.append(" ")
         args = record.validated or record.parsed
         if args:
-            head.append(compact_json(args, 60), style="italic")
+            head.append(compact_json(args, 200), style="italic")
         elif record.raw:
-            head.append(one_line(record.raw, 60), style="italic")
-        head.append("  ")
-        head.append_text(stage_badge(record.stage))
+            head.append(one_line(record.raw, 200), style="italic")
+        badge = stage_badge(record.stage)
+        if record.injected:
+            badge.append(" injected", style="bold yellow")
         if record.started_at is not None:
             elapsed = self._elapsed()
             style = "bold yellow" if not record.finished and elapsed > self.slow_after_ms else "dim"
-            head.append(f"  {format_ms(elapsed)}", style=style)
-        if record.injected:
-            head.append("  injected", style="bold yellow")
+            badge.append(f" {format_ms(elapsed):>6}", style=style)
+        grid = Table.grid(expand=True)
+        grid.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
+        grid.add_column(justify="right", no_wrap=True)
+        grid.add_row(head, badge)
         line = self._second_line()
         if line is not None:
-            head.append("\n")
-            head.append_text(line)
-        return head
+            line.no_wrap = True
+            line.overflow = "ellipsis"
+            grid.add_row(line, "")
+        return grid
 
     def _second_line(self) -> Text | None:
         record = self.record
@@ -107,7 +112,12 @@ class ToolCallCard(Widget, can_focus=True):
             return Text("↳ " + one_line(record.arg_error, 100), style="red")
         if record.result is not None:
             style = "red" if record.is_error else "dim"
-            return Text("↳ " + (one_line(record.result_text, 100) or "(no text)"), style=style)
+            text = record.result_text
+            line = Text("↳ " + (one_line(text, 100) or "(no text)"), style=style)
+            lines = text.count("\n") + 1 if text.strip() else 0
+            if lines > 1:
+                line.append(f"  ({lines} lines)", style="dim italic")
+            return line
         if record.output:
             last = record.output.rstrip().splitlines()[-1] if record.output.strip() else ""
             return Text("… " + one_line(last, 100), style="cyan")

@@ -34,7 +34,8 @@ from workbench.agent.types import Usage
 
 Decision = Literal["allow", "deny"]
 DecisionScope = Literal["once", "always_tool", "always_pattern"]
-DecidedBy = Literal["user", "rule", "session", "policy"]
+DecidedBy = Literal["user", "rule", "session", "policy", "abort"]
+""""abort": the run (or the call) was aborted while the request waited."""
 
 
 class PermissionRequestEvent(Event):
@@ -50,6 +51,10 @@ class PermissionRequestEvent(Event):
     """The tool's description, for the dialog."""
     rule: str | None = None
     """The "ask" rule that caused the request, if one did (else the default)."""
+    rule_source: str | None = None
+    """Where that rule came from ("default", ".workbench/rules.toml:3", "--ask", ...)."""
+    suggested_pattern: str | None = None
+    """What "always allow calls like this" would add, e.g. `run_command(command="pytest *")`."""
 
 
 class PermissionDecisionEvent(Event):
@@ -76,7 +81,9 @@ class PermissionDecisionEvent(Event):
 
 # -- stepper -------------------------------------------------------------------------
 
-PausePoint = Literal["before_model", "before_tool", "after_tool"]
+PausePoint = Literal["before_model", "before_tool", "after_tool", "invalid_arguments"]
+""""invalid_arguments": a call failed validation (the `@invalid` breakpoint); its error
+result goes to the model after the pause, so only step / continue / run_to_end apply."""
 StepAction = Literal["step", "continue", "run_to_end", "edit", "inject", "abort"]
 
 
@@ -85,6 +92,8 @@ class StepModeEvent(Event):
     enabled: bool
     breakpoints: list[str] = Field(default_factory=list)
     """Each breakpoint as text: a tool name, `tool(arg="pattern")`, `@invalid`, `@error`."""
+    run_to_end: bool = False
+    """Every pause is skipped until the current run ends (the "run to end" action)."""
 
 
 class StepPausedEvent(Event):
@@ -120,6 +129,11 @@ class ProviderRequestEvent(Event):
     model: str
     url: str | None = None
     body: dict[str, Any]
+    headers: dict[str, str] = Field(default_factory=dict)
+    """Extra headers sent with the request (configured ones; auth-bearing headers removed)."""
+    repairs: list[str] = Field(default_factory=list)
+    """What the provider changed in the transcript to make the request valid, one line each
+    (dropped calls of an aborted reply, synthetic results for unanswered calls, ...)."""
 
 
 class ProviderResponseEvent(Event):
@@ -136,6 +150,8 @@ class ProviderResponseEvent(Event):
     error: str | None = None
     chunks: list[str] | None = None
     """The raw streamed chunks (SSE data lines), when capture is on."""
+    finish_reason: str | None = None
+    """The finish reason exactly as the server sent it (before mapping to a stop reason)."""
 
 
 BusEvent = Annotated[

@@ -1,0 +1,32 @@
+"""Re-validating arguments a person edited (in the permission dialog or at a pause).
+
+Edited arguments go through the same last two stages as the model's own: the
+tool's `prepare_arguments`, then its pydantic model. A failure raises
+`InvalidEdit` with pydantic's per-field messages, formatted exactly as the loop
+formats them for the model, so the dialog can show them and keep the call waiting.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+from workbench.agent import AgentTool
+from workbench.agent.arguments import ArgumentsError, prepare_arguments, validate_arguments
+
+
+class InvalidEdit(ValueError):
+    """Edited arguments failed preparation or validation; `str()` says which fields and why."""
+
+
+def revalidate(tool: AgentTool | None, args: Any) -> BaseModel:
+    """Validate `args` (a dict) for `tool` as the loop would; raise `InvalidEdit` if they fail."""
+    if tool is None:
+        raise InvalidEdit("Cannot check the edited arguments: the tool is unknown")
+    if not isinstance(args, dict):
+        raise InvalidEdit(f"Edited arguments must be a JSON object, got {type(args).__name__}")
+    try:
+        return validate_arguments(tool, prepare_arguments(tool, args))
+    except ArgumentsError as exc:
+        raise InvalidEdit(str(exc)) from None

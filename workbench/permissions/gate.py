@@ -1,0 +1,363 @@
+"""The permission gate: a `before_tool_call` hook that decides from rules or asks.
+
+For each validated call the gate finds the deciding rule (`RuleSet.match`):
+"allow" lets it run, "deny" blocks it with a reason the model sees, and "ask"
+either applies the headless policy or publishes a `PermissionRequestEvent` and
+waits until someone calls `decide(request_id, answer)`. The wait ends at once
+when the call's abort signal fires. Every outcome is published as a
+`PermissionDecisionEvent` saying who decided (the user, which rule and where it
+came from, a session "always", the policy, or an abort) and how long the call
+waited, so the transcript of a session explains every call that ran or didn't.
+
+The gate knows nothing of any UI: the app shows a dialog for each request event
+and calls `decide`; tests call `decide` directly.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+from pydantic import BaseModel
+
+from workbench.agent import AbortSignal, AgentTool, BeforeToolCallContext, BeforeToolCallResult
+from workbench.agent.clock import now_ms
+from workbench.agent.config import resolve
+from workbench.events import (
+    DecidedBy,
+    Decision,
+    DecisionScope,
+    PermissionDecisionEvent,
+    PermissionRequestEvent,
+)
+from workbench.permissions.edits import InvalidEdit, revalidate
+from workbench.permissions.hooks import wait_unless_aborted
+from workbench.permissions.patterns import CallPattern, PatternError, suggest_pattern
+from workbench.permissions.rules import (
+    RULES_FILE,
+    Rule,
+    RuleSet,
+    append_rule,
+    display_path,
+    load_rules,
+)
+
+Policy = Literal["ask", "all", "none", "rules"]
+"""What happens to "ask": ask a person, allow (all), deny (none), deny as rules-only (rules)."""
+AnswerKind = Literal[
+    "allow_once", "allow_always_tool", "allow_always_pattern", "deny", "edit_and_allow"
+]
+Publish = Callable[[Any], Awaitable[None] | None]
+
+_ids = itertools.count(1)
+
+
+class AnswerError(ValueError):
+    """`decide` refused an answer; the request stays pending. `str()` says why."""
+
+
+@dataclass(frozen=True)
+class PermissionAnswer:
+    """A person's answer to a permission request."""
+
+    kind: AnswerKind
+    reason: str | None = None
+    """For "deny": why, told to the model."""
+    args: dict[str, Any] | None = None
+    """For "edit_and_allow": the new arguments (re-validated before the call runs)."""
+    pattern: str | None = None
+    """For "allow_always_pattern": the compact pattern; default: the request's suggestion."""
+    save: bool = False
+    """For "allow_always_*": also append the rule to the workspace rules file."""
+
+    @classmethod
+    def allow_once(cls) -> PermissionAnswer:
+        return cls("allow_once")
+
+    @classmethod
+    def always_tool(cls, *, save: bool = False) -> PermissionAnswer:
+        return cls("allow_always_tool", save=save)
+
+    @classmethod
+    def always_pattern(cls, pattern: str | None = None, *, save: bool = False) -> PermissionAnswer:
+        return cls("allow_always_pattern", pattern=pattern, save=save)
+
+    @classmethod
+    def deny(cls, reason: str | None = None) -> PermissionAnswer:
+        return cls("deny", reason=reason)
+
+    @classmethod
+    def edit(cls, args: dict[str, Any]) -> PermissionAnswer:
+        return cls("edit_and_allow", args=args)
+
+
+@dataclass(eq=False)
+class PendingRequest:
+    """A call waiting for a person's answer."""
+
+    request_id: str
+    tool_call_id: str
+    tool_name: str
+    args: dict[str, Any]
+    """The validated arguments, as JSON."""
+    rule: Rule | None
+    """The rule that said "ask" (None: no rule matched at all)."""
+    suggested_pattern: str
+    """What "always allow calls like this" would add, e.g. `run_command(command="pytest *")`."""
+    tool: AgentTool | None = None
+    started_ms: float = field(default_factory=now_ms)
+    answer: PermissionAnswer | None = None
+    edited: BaseModel | None = None
+    new_rule: Rule | None = None
+    """The "always" rule the answer added (or, for an auto-answer, the rule that settled it)."""
+    decided_by: DecidedBy = "user"
+    answered: anyio.Event = field(default_factory=anyio.Event)
+
+
+class PermissionGate:
+    """A `before_tool_call` hook: rules decide, "ask" asks (or follows the policy).
+
+    Args:
+        rules: the rules (see `workbench.permissions.rules`); None uses the defaults.
+        publish: puts an event on the bus (the app passes `agent.publish`).
+        policy: "ask" (a person answers through `decide`), or a headless policy:
+            "all" allows every "ask", "none" denies it, "rules" denies it as not
+            covered by any allow rule. "deny" rules deny under every policy.
+        rules_file: where "always" answers with `save=True` are appended.
+        rules_file_display: how that file is named in rule sources.
+    """
+
+    def __init__(
+        self,
+        rules: RuleSet | None = None,
+        *,
+        publish: Publish | None = None,
+        policy: Policy = "ask",
+        rules_file: Path | None = None,
+        rules_file_display: str | None = None,
+    ) -> None:
+        self.rules = rules if rules is not None else load_rules()
+        self.publish = publish
+        self.policy: Policy = policy
+        self.rules_file = rules_file
+        self.rules_file_display = rules_file_display
+        self._pending: dict[str, PendingRequest] = {}
+
+    @classmethod
+    def for_workspace(
+        cls,
+        workspace: Path,
+        *,
+        publish: Publish | None = None,
+        policy: Policy = "ask",
+        allow: tuple[str, ...] | list[str] = (),
+        ask: tuple[str, ...] | list[str] = (),
+        deny: tuple[str, ...] | list[str] = (),
+        rules_file: Path | None = None,
+    ) -> PermissionGate:
+        """A gate with the defaults, the workspace's rules file and the flags' rules."""
+        file = rules_file or workspace / RULES_FILE
+        rules = load_rules(workspace, rules_file=file, allow=allow, ask=ask, deny=deny)
+        return cls(
+            rules, publish=publish, policy=policy, rules_file=file,
+            rules_file_display=display_path(file, workspace),
+        )
+
+    @property
+    def pending(self) -> list[PendingRequest]:
+        """Requests waiting for an answer, oldest first."""
+        return list(self._pending.values())
+
+    # -- the hook ----------------------------------------------------------------
+
+    async def __call__(
+        self, ctx: BeforeToolCallContext, signal: AbortSignal | None = None
+    ) -> BeforeToolCallResult | None:
+        name = ctx.tool_call.name
+        args = ctx.args.model_dump(mode="json")
+        rule = self.rules.match(name, args)
+        action = rule.action if rule is not None else "ask"
+        if action == "allow":
+            assert rule is not None
+            await self._decided(ctx, "allow", _by(rule), rule)
+            return None
+        if action == "deny":
+            assert rule is not None
+            reason = f"Permission denied by rule {rule.text} ({rule.source})"
+            await self._decided(ctx, "deny", _by(rule), rule, reason=reason)
+            return BeforeToolCallResult(block=True, reason=reason)
+        if self.policy != "ask":
+            return await self._apply_policy(ctx, rule)
+        return await self._ask(ctx, args, rule, signal)
+
+    async def _apply_policy(
+        self, ctx: BeforeToolCallContext, rule: Rule | None
+    ) -> BeforeToolCallResult | None:
+        source = f"--approve {self.policy}"
+        asked = f"{rule.text} ({rule.source})" if rule is not None else "no rule"
+        if self.policy == "all":
+            await self._decided(ctx, "allow", "policy", rule, source=source)
+            return None
+        if self.policy == "none":
+            reason = (
+                f"Permission denied: {ctx.tool_call.name} needs approval ({asked}) and this "
+                "run approves nothing (--approve none)"
+            )
+        else:
+            reason = (
+                f"Permission denied: {ctx.tool_call.name} needs approval ({asked}) and this "
+                "run follows rules only (--approve rules); no allow rule covers this call"
+            )
+        await self._decided(ctx, "deny", "policy", rule, reason=reason, source=source)
+        return BeforeToolCallResult(block=True, reason=reason)
+
+    async def _ask(
+        self, ctx: BeforeToolCallContext, args: dict[str, Any], rule: Rule | None,
+        signal: AbortSignal | None,
+    ) -> BeforeToolCallResult | None:
+        req = PendingRequest(
+            request_id=f"perm-{next(_ids)}",
+            tool_call_id=ctx.tool_call.id,
+            tool_name=ctx.tool_call.name,
+            args=args,
+            rule=rule,
+            suggested_pattern=str(suggest_pattern(ctx.tool_call.name, args)),
+            tool=ctx.tool,
+        )
+        self._pending[req.request_id] = req
+        try:
+            await self._emit(
+                PermissionRequestEvent(
+                    request_id=req.request_id,
+                    tool_call_id=req.tool_call_id,
+                    tool_name=req.tool_name,
+                    args=args,
+                    description=ctx.tool.description if ctx.tool is not None else "",
+                    rule=rule.text if rule is not None else None,
+                    rule_source=rule.source if rule is not None else None,
+                    suggested_pattern=req.suggested_pattern,
+                )
+            )
+            await wait_unless_aborted(req.answered, signal)
+        finally:
+            self._pending.pop(req.request_id, None)
+        if req.answer is None:  # the abort ended the wait
+            reason = "Operation aborted while waiting for permission"
+            await self._decided(ctx, "deny", "abort", None, reason=reason, req=req)
+            return BeforeToolCallResult(block=True, reason=reason)
+        return await self._settle(ctx, req, req.answer)
+
+    async def _settle(
+        self, ctx: BeforeToolCallContext, req: PendingRequest, answer: PermissionAnswer
+    ) -> BeforeToolCallResult | None:
+        if answer.kind == "deny":
+            why = f": {answer.reason}" if answer.reason else ""
+            reason = f"Permission denied by the user{why}"
+            await self._decided(ctx, "deny", "user", None, reason=reason, req=req)
+            return BeforeToolCallResult(block=True, reason=reason)
+        edited = None
+        if req.edited is not None:
+            ctx.args = req.edited
+            edited = req.edited.model_dump(mode="json")
+        scope: DecisionScope = {
+            "allow_always_tool": "always_tool", "allow_always_pattern": "always_pattern"
+        }.get(answer.kind, "once")  # type: ignore[assignment]
+        await self._decided(
+            ctx, "allow", req.decided_by, req.new_rule, req=req, scope=scope, edited=edited
+        )
+        return None
+
+    # -- answers -----------------------------------------------------------------
+
+    def decide(self, request_id: str, answer: PermissionAnswer) -> None:
+        """Answer a pending request; the waiting call goes on.
+
+        Raises:
+            AnswerError: no such pending request, edited arguments that fail
+                validation (the message lists each field), a pattern that does
+                not parse or does not cover the call, or a rule that cannot be
+                saved. The request stays pending, so the person can try again.
+        """
+        req = self._pending.get(request_id)
+        if req is None or req.answered.is_set():
+            raise AnswerError(f"No pending permission request {request_id!r} (answered or aborted)")
+        if answer.kind == "edit_and_allow":
+            try:
+                req.edited = revalidate(req.tool, answer.args)
+            except InvalidEdit as exc:
+                raise AnswerError(str(exc)) from None
+        elif answer.kind in ("allow_always_tool", "allow_always_pattern"):
+            req.new_rule = self._always_rule(req, answer)
+            self.rules.add(req.new_rule)
+        elif answer.kind not in ("allow_once", "deny"):
+            raise AnswerError(f"Unknown answer kind {answer.kind!r}")
+        req.answer = answer
+        req.answered.set()
+        if req.new_rule is not None:
+            self._settle_covered(req.new_rule)
+
+    def _always_rule(self, req: PendingRequest, answer: PermissionAnswer) -> Rule:
+        if answer.kind == "allow_always_tool":
+            pattern = CallPattern(req.tool_name)
+        else:
+            try:
+                pattern = CallPattern.parse(answer.pattern or req.suggested_pattern)
+            except PatternError as exc:
+                raise AnswerError(str(exc)) from None
+            if not pattern.matches(req.tool_name, req.args):
+                raise AnswerError(f"Pattern {pattern} does not cover this call of {req.tool_name}")
+        if not answer.save:
+            return Rule(pattern, "allow", "session")
+        if self.rules_file is None:
+            raise AnswerError("No rules file to save to; this gate was made without one")
+        try:
+            return append_rule(self.rules_file, pattern, "allow", self.rules_file_display)
+        except OSError as exc:
+            raise AnswerError(f"Could not save the rule to {self.rules_file}: {exc}") from None
+
+    def _settle_covered(self, rule: Rule) -> None:
+        """Let other pending calls that the new "always" rule now allows go on."""
+        for other in self.pending:
+            decider = self.rules.match(other.tool_name, other.args)
+            if not other.answered.is_set() and decider is rule:
+                other.answer = PermissionAnswer.allow_once()
+                other.new_rule = rule
+                other.decided_by = "session"
+                other.answered.set()
+
+    # -- events ------------------------------------------------------------------
+
+    async def _emit(self, event: Any) -> None:
+        if self.publish is not None:
+            await resolve(self.publish(event))
+
+    async def _decided(
+        self, ctx: BeforeToolCallContext, decision: Decision, by: DecidedBy, rule: Rule | None,
+        *, reason: str | None = None, req: PendingRequest | None = None,
+        scope: DecisionScope = "once", edited: dict[str, Any] | None = None,
+        source: str | None = None,
+    ) -> None:
+        await self._emit(
+            PermissionDecisionEvent(
+                request_id=req.request_id if req else None,
+                tool_call_id=ctx.tool_call.id,
+                tool_name=ctx.tool_call.name,
+                decision=decision,
+                scope=scope,
+                decided_by=by,
+                rule=rule.text if rule else None,
+                rule_source=source or (rule.source if rule else None),
+                reason=reason,
+                edited_args=edited,
+                waited_ms=round(now_ms() - req.started_ms, 3) if req else 0.0,
+            )
+        )
+
+
+def _by(rule: Rule) -> DecidedBy:
+    return "session" if rule.source == "session" else "rule"
+

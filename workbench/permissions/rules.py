@@ -1,0 +1,280 @@
+"""Permission rules: allow, ask or deny calls that fit a pattern, and where each rule came from.
+
+Rules come from four places, and every rule remembers its `source` so each
+decision can say who made it:
+
+- the defaults (`source="default"`): read-only built-ins allowed, writing and
+  running tools ask, any other tool asks;
+- the workspace's rules file, `.workbench/rules.toml` (`source` is `file:line`);
+- command-line flags `--allow/--ask/--deny PATTERN` (`source` is the flag);
+- "always" answers given during the session (`source="session"`, or `file:line`
+  when the answer was saved to the rules file).
+
+Precedence (see `RuleSet.match`): the defaults apply only when no other rule
+matches. Among the other matching rules the most specific wins: more argument
+patterns first, then an exact tool name over a tool glob, then more literal
+(non-wildcard) characters in the argument patterns. On a full tie the rule added
+last wins; rules are added file first (top to bottom), then flags (`--allow`,
+then `--ask`, then `--deny`, so on a tie deny beats ask beats allow), then
+session answers in the order given.
+
+The rules file (TOML):
+
+    [[rule]]
+    tool = "run_command"
+    args = { command = "pytest *" }
+    action = "allow"
+
+    [[rule]]
+    match = 'write_file(path="src/**")'   # the compact form, as on the command line
+    action = "allow"
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+from workbench.permissions.patterns import CallPattern, PatternError
+
+Action = Literal["allow", "ask", "deny"]
+ACTIONS: tuple[str, ...] = get_args(Action)
+
+RULES_FILE = Path(".workbench") / "rules.toml"
+"""Where a workspace keeps its rules, relative to the workspace root."""
+
+READ_ONLY = ("read_file", "list_directory", "search_files")
+ASKING = ("write_file", "edit_file", "run_command")
+
+
+class RuleError(PatternError):
+    """A rule (or the rules file) is invalid; the message names file and line."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """What to do with calls that fit `pattern`, and where that instruction came from."""
+
+    pattern: CallPattern
+    action: Action
+    source: str
+    """"default", "--allow" / "--ask" / "--deny", "session", or "path/rules.toml:LINE"."""
+
+    @property
+    def text(self) -> str:
+        """The pattern as written, e.g. `run_command(command="pytest *")`."""
+        return str(self.pattern)
+
+    @property
+    def is_default(self) -> bool:
+        return self.source == "default"
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.text} ({self.source})"
+
+    @classmethod
+    def parse(cls, text: str, action: Action, source: str) -> Rule:
+        """A rule from the compact form (`tool` or `tool(arg="glob")`)."""
+        return cls(CallPattern.parse(text), _check_action(action, source), source)
+
+
+def default_rules() -> list[Rule]:
+    """Read-only built-ins allowed; writing, running and unknown tools ask."""
+    rules = [Rule(CallPattern("*"), "ask", "default")]
+    rules += [Rule(CallPattern(name), "allow", "default") for name in READ_ONLY]
+    rules += [Rule(CallPattern(name), "ask", "default") for name in ASKING]
+    return rules
+
+
+class RuleSet:
+    """An ordered collection of rules that picks the one deciding a call."""
+
+    def __init__(self, rules: Iterable[Rule] = ()) -> None:
+        self.rules: list[Rule] = list(rules)
+
+    def __iter__(self) -> Any:
+        return iter(self.rules)
+
+    def __len__(self) -> int:
+        return len(self.rules)
+
+    def add(self, rule: Rule) -> None:
+        """Add a rule; on a specificity tie it beats every rule added before it."""
+        self.rules.append(rule)
+
+    def match(self, tool_name: str, args: Mapping[str, Any]) -> Rule | None:
+        """The deciding rule for a call (see the module docstring), or None."""
+        best: tuple[tuple[int, int, int], int, Rule] | None = None
+        fallback: Rule | None = None
+        for index, rule in enumerate(self.rules):
+            if not rule.pattern.matches(tool_name, args):
+                continue
+            if rule.is_default:
+                if fallback is None or _beats(rule, fallback):
+                    fallback = rule
+                continue
+            key = (rule.pattern.specificity, index)
+            if best is None or key >= (best[0], best[1]):
+                best = (key[0], index, rule)
+        return best[2] if best is not None else fallback
+
+
+def _beats(rule: Rule, other: Rule) -> bool:
+    return rule.pattern.specificity >= other.pattern.specificity
+
+
+def _check_action(action: Any, where: str) -> Action:
+    if action not in ACTIONS:
+        raise RuleError(f"{where}: action must be one of allow, ask, deny (got {action!r})")
+    return action  # type: ignore[no-any-return]
+
+
+def rules_from_flags(
+    allow: Sequence[str] = (), ask: Sequence[str] = (), deny: Sequence[str] = ()
+) -> list[Rule]:
+    """Rules from `--allow`, `--ask` and `--deny` flags (compact patterns)."""
+    out: list[Rule] = []
+    for action, texts in (("allow", allow), ("ask", ask), ("deny", deny)):
+        for text in texts:
+            try:
+                out.append(Rule.parse(text, action, f"--{action}"))  # type: ignore[arg-type]
+            except PatternError as exc:
+                raise RuleError(f"--{action} {text!r}: {exc}") from None
+    return out
+
+
+# -- the rules file ------------------------------------------------------------------
+
+_HEADER = re.compile(r"^\s*\[\[\s*rule\s*\]\]", re.M)
+_KNOWN_KEYS = {"tool", "args", "match", "action", "comment"}
+
+
+def load_rules_file(path: Path, display: str | None = None) -> list[Rule]:
+    """The rules in a TOML rules file (none if it does not exist).
+
+    Args:
+        path: the file.
+        display: how sources name the file (default: the path as given).
+
+    Raises:
+        RuleError: the file is not valid TOML or a rule is malformed; the message
+            names the file and the rule's line.
+    """
+    name = display or str(path)
+    if not path.exists():
+        return []
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise RuleError(f"{name}: {exc}") from None
+    entries = data.get("rule", [])
+    if not isinstance(entries, list):
+        raise RuleError(f"{name}: 'rule' must be an array of tables ([[rule]])")
+    lines = [text.count("\n", 0, m.start()) + 1 for m in _HEADER.finditer(text)]
+    if len(lines) != len(entries):
+        lines = []  # headers written in an unusual way: fall back to rule numbers
+    rules = []
+    for i, entry in enumerate(entries):
+        where = f"{name}:{lines[i]}" if lines else f"{name} (rule {i + 1})"
+        rules.append(_rule_from_table(entry, where))
+    return rules
+
+
+def _rule_from_table(entry: Any, where: str) -> Rule:
+    if not isinstance(entry, dict):
+        raise RuleError(f"{where}: each [[rule]] must be a table")
+    unknown = set(entry) - _KNOWN_KEYS
+    if unknown:
+        raise RuleError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+    action = _check_action(entry.get("action"), where)
+    try:
+        if "match" in entry:
+            if "tool" in entry or "args" in entry:
+                raise RuleError(f"{where}: give either match or tool/args, not both")
+            pattern = CallPattern.parse(str(entry["match"]))
+        elif "tool" in entry:
+            args = entry.get("args", {})
+            if not isinstance(args, dict):
+                raise RuleError(f"{where}: args must be a table of argument patterns")
+            pattern = CallPattern.of(str(entry["tool"]), args)
+        else:
+            raise RuleError(f"{where}: a rule needs tool (and optional args) or match")
+    except RuleError:
+        raise
+    except PatternError as exc:
+        raise RuleError(f"{where}: {exc}") from None
+    return Rule(pattern, action, where)
+
+
+def _toml_key(key: str) -> str:
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key)
+
+
+def _toml_str(value: str) -> str:
+    return json.dumps(value, ensure_ascii=False)  # a JSON string is a TOML basic string
+
+
+def append_rule(
+    path: Path, pattern: CallPattern, action: Action, display: str | None = None
+) -> Rule:
+    """Append a rule to the rules file (creating it) and return it with its `file:line`.
+
+    The file is appended to, never rewritten, so the user's comments and layout
+    (and the line numbers other rules were loaded with) stay as they are.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    existing = path.read_text(encoding="utf-8") if path.exists() else ""
+    prefix = "" if not existing or existing.endswith("\n") else "\n"
+    stamp = datetime.now().strftime("%Y-%m-%d %H:%M")
+    block = [f"\n# Added from a workbench session ({stamp})", "[[rule]]"]
+    block.append(f"tool = {_toml_str(pattern.tool)}")
+    if pattern.args:
+        inner = ", ".join(f"{_toml_key(k)} = {_toml_str(v)}" for k, v in pattern.args)
+        block.append(f"args = {{ {inner} }}")
+    block.append(f"action = {_toml_str(action)}")
+    header_line = (existing + prefix).count("\n") + 3 if existing else 2
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(prefix + "\n".join(block) + "\n")
+    return Rule(pattern, action, f"{display or path}:{header_line}")
+
+
+def load_rules(
+    workspace: Path | None = None,
+    *,
+    rules_file: Path | None = None,
+    allow: Sequence[str] = (),
+    ask: Sequence[str] = (),
+    deny: Sequence[str] = (),
+    defaults: bool = True,
+) -> RuleSet:
+    """Defaults, then the rules file, then flags, as one `RuleSet`.
+
+    Args:
+        workspace: the workspace root; its `.workbench/rules.toml` is read.
+        rules_file: a rules file to read instead.
+        allow, ask, deny: compact patterns from the command line.
+        defaults: include the default rules.
+    """
+    rules = default_rules() if defaults else []
+    file = rules_file or (workspace / RULES_FILE if workspace is not None else None)
+    if file is not None:
+        rules += load_rules_file(file, display_path(file, workspace))
+    rules += rules_from_flags(allow, ask, deny)
+    return RuleSet(rules)
+
+
+def display_path(file: Path, workspace: Path | None) -> str:
+    """The rules file as sources show it: relative to the workspace when inside it."""
+    if workspace is not None:
+        try:
+            return file.resolve().relative_to(workspace.resolve()).as_posix()
+        except ValueError:
+            pass
+    return str(file)

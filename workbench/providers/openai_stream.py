@@ -1,0 +1,273 @@
+"""From a chat-completions SSE stream to AssistantMessageEvents: no I/O here.
+
+Servers differ in the details, so the reader is lenient where that is safe:
+
+- reasoning arrives as `reasoning_content` (DeepSeek, llama.cpp, older vLLM) or
+  `reasoning` (Ollama, newer vLLM, OpenRouter); the first non-empty one is thinking.
+- tool-call deltas are keyed by `index`; the first delta of a call brings its id
+  and name, later ones bring argument pieces, and calls may interleave. A missing
+  index falls back to the call with the same id, or the last call; a new id on an
+  index already in use starts a new call (some servers reuse index 0). A missing id
+  is generated. Arguments sent as a JSON object instead of a string are serialized.
+- usage is taken from whichever chunk carries it (the last one wins), and a stream
+  without usage is fine.
+- a stream ends well at `[DONE]`, or when the body ends after a finish reason. A body
+  that ends with neither was cut off: that is an error, with the content kept.
+
+Things that cannot be repaired raise `StreamError` with a readable message; the
+provider turns it into the final error event.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbench.agent.types import StopReason, ToolCall, Usage
+from workbench.providers.stream_builder import Events, StreamBuilder
+
+REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
+
+
+class StreamError(Exception):
+    """The stream cannot go on; `str(self)` is the message for the user."""
+
+
+# -- SSE -----------------------------------------------------------------------------
+
+
+@dataclass
+class SSEDecoder:
+    """Assembles server-sent events from lines (`data:` fields joined by newlines)."""
+
+    _data: list[str] = field(default_factory=list)
+    _event: str | None = None
+
+    def feed(self, line: str) -> tuple[str | None, str] | None:
+        """Feed one line (without its line ending); returns (event, data) when one completes."""
+        if line == "":
+            return self.flush()
+        if line.startswith(":"):
+            return None  # a comment (keep-alives, OpenRouter's "PROCESSING")
+        name, _, value = line.partition(":")
+        if value.startswith(" "):
+            value = value[1:]
+        if name == "data":
+            self._data.append(value)
+        elif name == "event":
+            self._event = value
+        return None
+
+    def flush(self) -> tuple[str | None, str] | None:
+        """The pending event, if any (at a blank line or at the end of the body)."""
+        if not self._data:
+            self._event = None
+            return None
+        event, data = self._event, "\n".join(self._data)
+        self._data, self._event = [], None
+        return event, data
+
+
+# -- chunks --------------------------------------------------------------------------
+
+_STOP_REASONS: dict[str, StopReason] = {
+    "stop": "stop",
+    "eos": "stop",
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_calls": "toolUse",
+    "function_call": "toolUse",
+    "tool_use": "toolUse",
+    "length": "length",
+    "max_tokens": "length",
+}
+_FAILED_REASONS = {
+    "content_filter": "The response was stopped by the server's content filter "
+    "(finish_reason=content_filter)",
+}
+
+
+@dataclass
+class _Call:
+    content_index: int
+    tool_call_id: str
+
+
+class ChunkReader:
+    """Feeds decoded chunks into a `StreamBuilder` and remembers what the wire said."""
+
+    def __init__(self, builder: StreamBuilder) -> None:
+        self.builder = builder
+        self.finish_reason: str | None = None
+        """The server's own finish reason (the last one seen)."""
+        self.usage: Usage | None = None
+        self.server_model: str | None = None
+        self.saw_done = False
+        self.chunk_count = 0
+        self.first_content = False
+        """Set by `feed` the first time a chunk carried content (for time to first token)."""
+        self._calls: dict[int, _Call] = {}
+        self._last_index: int | None = None
+
+    # -- input -------------------------------------------------------------------
+
+    def feed_data(self, data: str, event: str | None = None) -> Events:
+        """One SSE event's data: `[DONE]`, a chunk, or an error object."""
+        if data.strip() == "[DONE]":
+            self.saw_done = True
+            return []
+        try:
+            chunk = json.loads(data)
+        except ValueError as exc:
+            raise StreamError(
+                f"Malformed chunk from the server (invalid JSON: {exc}): {_clip(data)}"
+            ) from None
+        if event == "error" or (isinstance(chunk, dict) and chunk.get("error")):
+            raise StreamError(f"The server reported an error mid-stream: {error_text(chunk)}")
+        if not isinstance(chunk, dict):
+            raise StreamError(f"Malformed chunk from the server (not an object): {_clip(data)}")
+        return self.feed(chunk)
+
+    def feed(self, chunk: dict[str, Any]) -> Events:
+        """One decoded `chat.completion.chunk` (or a whole non-streamed `chat.completion`)."""
+        self.chunk_count += 1
+        if isinstance(chunk.get("model"), str) and chunk["model"]:
+            self.server_model = chunk["model"]
+        if isinstance(chunk.get("usage"), dict):
+            self.usage = usage_from(chunk["usage"])
+        events: Events = []
+        choices = chunk.get("choices")
+        if not isinstance(choices, list):
+            return events
+        for choice in choices:
+            if not isinstance(choice, dict) or choice.get("index", 0) not in (0, None):
+                continue  # n > 1: only the first choice is kept
+            delta = choice.get("delta")
+            if not isinstance(delta, dict):
+                delta = choice.get("message")  # a non-streamed reply
+            if isinstance(delta, dict):
+                events += self._delta(delta)
+            if isinstance(choice.get("finish_reason"), str):
+                self.finish_reason = choice["finish_reason"]
+        if events:
+            self.first_content = True
+        return events
+
+    def _delta(self, delta: dict[str, Any]) -> Events:
+        events: Events = []
+        for name in REASONING_FIELDS:
+            value = delta.get(name)
+            if isinstance(value, str) and value:
+                events += self.builder.thinking(value)
+                break
+        for name in ("content", "refusal"):
+            value = delta.get(name)
+            if isinstance(value, str) and value:
+                events += self.builder.text(value)
+        calls = delta.get("tool_calls")
+        if isinstance(calls, list):
+            for position, call in enumerate(calls):
+                if isinstance(call, dict):
+                    events += self._tool_call(call, position)
+        return events
+
+    def _tool_call(self, delta: dict[str, Any], position: int) -> Events:
+        function = delta.get("function") if isinstance(delta.get("function"), dict) else {}
+        call_id = delta.get("id") if isinstance(delta.get("id"), str) else ""
+        name = function.get("name") if isinstance(function.get("name"), str) else ""
+        arguments = function.get("arguments")
+        index = self._index_of(delta.get("index"), call_id, position)
+        events: Events = []
+        call = self._calls.get(index)
+        if call is None or (call_id and call.tool_call_id and call_id != call.tool_call_id):
+            content_index, events = self.builder.begin_tool_call(
+                call_id or f"call_{uuid.uuid4().hex[:12]}", name
+            )
+            call = self._calls[index] = _Call(content_index, call_id)
+        else:
+            current = self.builder.message.content[call.content_index]
+            assert isinstance(current, ToolCall)
+            if call_id and not call.tool_call_id:
+                call.tool_call_id = current.id = call_id  # the id came late
+            if name and name != current.name:
+                self.builder.tool_call_name(call.content_index, name)
+        self._last_index = index
+        if isinstance(arguments, (dict, list)):
+            arguments = json.dumps(arguments, ensure_ascii=False)
+        if isinstance(arguments, str) and arguments:
+            events += self.builder.tool_call_delta(call.content_index, arguments)
+        return events
+
+    def _index_of(self, index: Any, call_id: str, position: int) -> int:
+        """The call a delta belongs to, when the server left out `index`."""
+        if isinstance(index, int):
+            return index
+        if call_id:
+            for known, call in self._calls.items():
+                if call.tool_call_id == call_id:
+                    return known
+            return max(self._calls, default=-1) + 1
+        return self._last_index if self._last_index is not None else position
+
+    # -- the end -----------------------------------------------------------------
+
+    def finish(self) -> Events:
+        """The final events once the body has ended (cleanly, as far as HTTP goes)."""
+        if not self.saw_done and self.finish_reason is None:
+            raise StreamError(
+                f"The stream ended early: no finish reason and no [DONE] after "
+                f"{self.chunk_count} chunk(s) (the connection may have been cut)"
+            )
+        reason = self.finish_reason
+        if reason in _FAILED_REASONS:
+            return self.builder.error(_FAILED_REASONS[reason], usage=self.usage)
+        stop = _STOP_REASONS.get(reason or "")
+        if reason is not None and stop is None and reason in ("abort", "error"):
+            return self.builder.error(
+                f"The server ended the response with finish_reason={reason!r}", usage=self.usage
+            )
+        if stop == "stop" and self.builder.message.tool_calls:
+            stop = "toolUse"  # Ollama and others say "stop" after tool calls
+        return self.builder.done(stop, self.usage)
+
+
+def usage_from(raw: dict[str, Any]) -> Usage:
+    """OpenAI usage to ours: cached prompt tokens count as cache reads, not input."""
+    prompt = _int(raw.get("prompt_tokens"))
+    output = _int(raw.get("completion_tokens"))
+    details = raw.get("prompt_tokens_details")
+    cached = _int(details.get("cached_tokens")) if isinstance(details, dict) else 0
+    cached = cached or _int(raw.get("prompt_cache_hit_tokens"))  # DeepSeek
+    total = _int(raw.get("total_tokens")) or prompt + output
+    return Usage(input=max(prompt - cached, 0), output=output, cache_read=cached, total_tokens=total)
+
+
+def error_text(body: Any) -> str:
+    """The server's own message from an error body, whatever its shape.
+
+    OpenAI and llama.cpp: {"error": {"message": ...}}; Ollama and LM Studio:
+    {"error": "..."}; vLLM: {"object": "error", "message": ...}; FastAPI: {"detail": ...}.
+    """
+    if isinstance(body, dict):
+        for key in ("error", "message", "detail"):
+            value = body.get(key)
+            if isinstance(value, str) and value:
+                return value
+            if isinstance(value, (dict, list)) and value:
+                return error_text(value)
+        return _clip(json.dumps(body, ensure_ascii=False))
+    if isinstance(body, list) and body:
+        return error_text(body[0])
+    if isinstance(body, str):
+        return _clip(body.strip()) or "(empty body)"
+    return _clip(json.dumps(body, ensure_ascii=False, default=str))
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _clip(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"

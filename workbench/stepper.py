@@ -1,0 +1,414 @@
+"""The stepper: pause the run before model requests and tool executions, UI-free.
+
+Pause points and what can pause there:
+
+- before each model request (`wrap_stream_fn`): in step mode;
+- before each tool execution (`before_tool_call`): in step mode, or at a
+  breakpoint on the tool's name or an argument pattern (`write_file(path="src/**")`,
+  the permission rules' syntax);
+- when a call's arguments fail validation (`on_event`, a bus listener, on the
+  `tool_arguments` event): at the `@invalid` breakpoint. The loop awaits bus
+  listeners, so waiting there holds the run;
+- after a tool returns an error, before the result goes to the model
+  (`after_tool_call`): at the `@error` breakpoint.
+
+At a pause, `resume(pause_id, action)` goes on: `step` (pause at the next point;
+from a breakpoint this turns step mode on), `continue` (step mode off,
+breakpoints kept), `run_to_end` (skip every pause until this run ends),
+`edit` (new arguments, re-validated; invalid ones raise and the pause stays) or
+`inject` (answer the call with a written result instead of running it, marked
+`injected` in the events and the transcript). An abort while paused ends the
+wait at once and the loop winds the run down. Everything is published as
+`StepModeEvent`, `StepPausedEvent` and `StepResumedEvent` (with `waited_ms`).
+
+Wiring: `Agent(stream_fn=stepper.wrap_stream_fn(provider),
+before_tool_call=chain_before(gate, stepper.before_tool_call),
+after_tool_call=stepper.after_tool_call)` and `agent.subscribe(stepper.on_event)`.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import anyio
+from pydantic import BaseModel
+
+from workbench.agent import (
+    AbortSignal,
+    AfterToolCallContext,
+    AfterToolCallResult,
+    AgentEndEvent,
+    AgentStartEvent,
+    AgentTool,
+    AgentToolResult,
+    AssistantMessage,
+    AssistantMessageEvent,
+    BeforeToolCallContext,
+    BeforeToolCallResult,
+    LlmContext,
+    Model,
+    StreamFn,
+    StreamOptions,
+    TextContent,
+    ToolArgumentsEvent,
+)
+from workbench.agent.clock import now_ms
+from workbench.agent.config import resolve
+from workbench.events import PausePoint, StepModeEvent, StepPausedEvent, StepResumedEvent
+from workbench.permissions.edits import InvalidEdit, revalidate
+from workbench.permissions.hooks import chain_after, chain_before, wait_unless_aborted
+from workbench.permissions.patterns import CallPattern, PatternError
+
+ResumeKind = Literal["step", "continue", "run_to_end", "edit", "inject"]
+Publish = Callable[[Any], Awaitable[None] | None]
+
+INVALID = "@invalid"
+ERROR = "@error"
+_ALLOWED: dict[str, tuple[str, ...]] = {
+    "before_model": ("step", "continue", "run_to_end"),
+    "before_tool": ("step", "continue", "run_to_end", "edit", "inject"),
+    "after_tool": ("step", "continue", "run_to_end", "inject"),
+    "invalid_arguments": ("step", "continue", "run_to_end"),
+}
+_ids = itertools.count(1)
+
+__all__ = [
+    "ERROR", "INVALID", "Breakpoint", "Pause", "Resume", "Stepper", "StepperError",
+    "chain_after", "chain_before",
+]
+
+
+class StepperError(ValueError):
+    """A breakpoint or a resume action was refused; `str()` says why (a pause stays paused)."""
+
+
+@dataclass(frozen=True)
+class Breakpoint:
+    """Where to pause: a tool name (glob), an argument pattern, `@invalid` or `@error`."""
+
+    text: str
+    pattern: CallPattern | None = None
+    """None for `@invalid` / `@error`."""
+
+    @classmethod
+    def parse(cls, text: str) -> Breakpoint:
+        text = text.strip()
+        if text in (INVALID, ERROR):
+            return cls(text)
+        if text.startswith("@"):
+            raise StepperError(
+                f"Unknown breakpoint {text!r}: use {INVALID}, {ERROR}, a tool name or a pattern"
+            )
+        try:
+            pattern = CallPattern.parse(text)
+        except PatternError as exc:
+            raise StepperError(str(exc)) from None
+        return cls(str(pattern), pattern)
+
+
+@dataclass(frozen=True)
+class Resume:
+    """How to go on from a pause."""
+
+    kind: ResumeKind
+    args: dict[str, Any] | None = None
+    """For "edit": the new arguments."""
+    result: str | None = None
+    """For "inject": the result text the model will see."""
+    is_error: bool = False
+    """For "inject": whether that result is an error."""
+
+    @classmethod
+    def edit(cls, args: dict[str, Any]) -> Resume:
+        return cls("edit", args=args)
+
+    @classmethod
+    def inject(cls, result: str, *, is_error: bool = False) -> Resume:
+        return cls("inject", result=result, is_error=is_error)
+
+
+@dataclass(eq=False)
+class Pause:
+    """The run waiting at one pause point."""
+
+    pause_id: str
+    point: PausePoint
+    tool_call_id: str | None = None
+    tool_name: str | None = None
+    args: dict[str, Any] | None = None
+    breakpoint: str | None = None
+    tool: AgentTool | None = None
+    started_ms: float = field(default_factory=now_ms)
+    resume: Resume | None = None
+    edited: BaseModel | None = None
+    resumed: anyio.Event = field(default_factory=anyio.Event)
+
+    @property
+    def actions(self) -> tuple[str, ...]:
+        """The resume actions possible here."""
+        return _ALLOWED[self.point]
+
+
+class Stepper:
+    """Pause points for the loop, answered through `resume`.
+
+    Args:
+        publish: puts an event on the bus (the app passes `agent.publish`).
+        enabled: start in step mode (pause at every point).
+        breakpoints: breakpoint texts to start with.
+    """
+
+    def __init__(
+        self, *, publish: Publish | None = None, enabled: bool = False,
+        breakpoints: Iterable[str] = (),
+    ) -> None:
+        self.publish = publish
+        self._enabled = enabled
+        self._breakpoints: dict[str, Breakpoint] = {}
+        for text in breakpoints:
+            bp = Breakpoint.parse(text)
+            self._breakpoints[bp.text] = bp
+        self._run_to_end = False
+        self._pauses: dict[str, Pause] = {}
+        self._mode_dirty = False
+
+    # -- state -------------------------------------------------------------------
+
+    @property
+    def enabled(self) -> bool:
+        """Step mode: pause at every point."""
+        return self._enabled
+
+    @property
+    def breakpoints(self) -> list[Breakpoint]:
+        return list(self._breakpoints.values())
+
+    @property
+    def run_to_end(self) -> bool:
+        """Every pause is skipped until the current run ends."""
+        return self._run_to_end
+
+    @property
+    def paused(self) -> Pause | None:
+        """The (oldest) pause waiting for `resume`, or None."""
+        return next(iter(self._pauses.values()), None)
+
+    @property
+    def pauses(self) -> list[Pause]:
+        return list(self._pauses.values())
+
+    async def set_enabled(self, enabled: bool) -> None:
+        self._enabled = enabled
+        await self._publish_mode()
+
+    async def add_breakpoint(self, text: str) -> Breakpoint:
+        """Add a breakpoint (raises `StepperError` if it does not parse)."""
+        bp = Breakpoint.parse(text)
+        self._breakpoints[bp.text] = bp
+        await self._publish_mode()
+        return bp
+
+    async def remove_breakpoint(self, text: str) -> bool:
+        """Remove a breakpoint by its text; False if there was none."""
+        key = text.strip() if text.strip() in (INVALID, ERROR) else _canonical(text)
+        removed = self._breakpoints.pop(key, None) is not None
+        if removed:
+            await self._publish_mode()
+        return removed
+
+    def end_run(self) -> None:
+        """Forget "run to end" (done automatically on agent_start / agent_end via `on_event`)."""
+        self._run_to_end = False
+
+    # -- resuming ----------------------------------------------------------------
+
+    def resume(self, pause_id: str, action: Resume | ResumeKind) -> None:
+        """Go on from a pause.
+
+        Raises:
+            StepperError: no such pause, an action that does not apply at this
+                point, or edited arguments that fail validation (the message
+                lists each field); the run stays paused.
+        """
+        act = action if isinstance(action, Resume) else Resume(action)
+        pause = self._pauses.get(pause_id)
+        if pause is None or pause.resumed.is_set():
+            raise StepperError(f"No pause {pause_id!r} is waiting (resumed or aborted)")
+        if act.kind not in pause.actions:
+            raise StepperError(
+                f"{act.kind!r} is not possible at a {pause.point} pause "
+                f"(possible: {', '.join(pause.actions)})"
+            )
+        if act.kind == "edit":
+            try:
+                pause.edited = revalidate(pause.tool, act.args)
+            except InvalidEdit as exc:
+                raise StepperError(str(exc)) from None
+        elif act.kind == "inject" and act.result is None:
+            raise StepperError("inject needs the result text")
+        if act.kind == "step" and not self._enabled:
+            self._enabled, self._mode_dirty = True, True
+        elif act.kind == "continue" and self._enabled:
+            self._enabled, self._mode_dirty = False, True
+        elif act.kind == "run_to_end":
+            self._run_to_end, self._mode_dirty = True, True
+        pause.resume = act
+        pause.resumed.set()
+
+    # -- pause points ------------------------------------------------------------
+
+    def wrap_stream_fn(self, stream_fn: StreamFn) -> StreamFn:
+        """`stream_fn` with a pause before each model request (in step mode)."""
+
+        async def stepped(
+            model: Model, context: LlmContext, options: StreamOptions
+        ) -> AsyncIterator[AssistantMessageEvent]:
+            if self._enabled and not self._run_to_end:
+                pause = await self._pause(Pause(_next_id(), "before_model"), options.signal)
+                if pause is None:
+                    message = AssistantMessage(
+                        stop_reason="aborted", error_message="Request was aborted",
+                        model=model.id, provider=model.provider,
+                    )
+                    yield AssistantMessageEvent(type="error", message=message)
+                    return
+            async for event in stream_fn(model, context, options):
+                yield event
+
+        return stepped
+
+    async def before_tool_call(
+        self, ctx: BeforeToolCallContext, signal: AbortSignal | None = None
+    ) -> BeforeToolCallResult | None:
+        """Pause before a validated call runs (step mode or a matching breakpoint)."""
+        if self._run_to_end:
+            return None
+        args = ctx.args.model_dump(mode="json")
+        hit = next(
+            (bp for bp in self._breakpoints.values()
+             if bp.pattern is not None and bp.pattern.matches(ctx.tool_call.name, args)),
+            None,
+        )
+        if not self._enabled and hit is None:
+            return None
+        pause = await self._pause(
+            Pause(
+                _next_id(), "before_tool", ctx.tool_call.id, ctx.tool_call.name, args,
+                hit.text if hit else None, ctx.tool,
+            ),
+            signal,
+        )
+        if pause is None:
+            return BeforeToolCallResult(block=True, reason="Operation aborted while paused")
+        assert pause.resume is not None
+        if pause.edited is not None:
+            ctx.args = pause.edited
+        if pause.resume.kind == "inject":
+            result = AgentToolResult.text(pause.resume.result or "")
+            return BeforeToolCallResult(result=result, is_error=pause.resume.is_error)
+        return None
+
+    async def after_tool_call(
+        self, ctx: AfterToolCallContext, signal: AbortSignal | None = None
+    ) -> AfterToolCallResult | None:
+        """At the `@error` breakpoint, pause after a failed call, before the model sees it."""
+        if self._run_to_end or not ctx.is_error or ERROR not in self._breakpoints:
+            return None
+        pause = await self._pause(
+            Pause(
+                _next_id(), "after_tool", ctx.tool_call.id, ctx.tool_call.name,
+                ctx.args.model_dump(mode="json"), ERROR, ctx.tool,
+            ),
+            signal,
+        )
+        if pause is None or pause.resume is None or pause.resume.kind != "inject":
+            return None
+        return AfterToolCallResult(
+            content=[TextContent(text=pause.resume.result or "")],
+            is_error=pause.resume.is_error,
+            injected=True,
+        )
+
+    async def on_event(self, event: Any, signal: AbortSignal | None = None) -> None:
+        """Bus listener: the `@invalid` pause, and the end of "run to end"."""
+        if isinstance(event, (AgentStartEvent, AgentEndEvent)):
+            if self._run_to_end:
+                self._run_to_end = False
+                await self._publish_mode()
+            return
+        if not (isinstance(event, ToolArgumentsEvent) and event.failed_stage == "validate"):
+            return
+        if self._run_to_end or INVALID not in self._breakpoints:
+            return
+        args = event.prepared if event.prepared is not None else event.parsed
+        pause = Pause(
+            _next_id(), "invalid_arguments", event.tool_call_id, event.tool_name,
+            args, INVALID,
+        )
+        await self._pause(pause, signal)
+
+    # -- internals ---------------------------------------------------------------
+
+    async def _pause(self, pause: Pause, signal: AbortSignal | None) -> Pause | None:
+        """Publish the pause, wait for `resume` or an abort; None when aborted."""
+        self._pauses[pause.pause_id] = pause
+        try:
+            await self._emit(
+                StepPausedEvent(
+                    pause_id=pause.pause_id, point=pause.point, tool_call_id=pause.tool_call_id,
+                    tool_name=pause.tool_name, args=pause.args, breakpoint=pause.breakpoint,
+                )
+            )
+            await wait_unless_aborted(pause.resumed, signal)
+        finally:
+            self._pauses.pop(pause.pause_id, None)
+        waited = round(now_ms() - pause.started_ms, 3)
+        act = pause.resume
+        if act is None:
+            await self._emit(
+                StepResumedEvent(pause_id=pause.pause_id, action="abort", waited_ms=waited)
+            )
+            return None
+        injected = act.kind == "inject"
+        await self._emit(
+            StepResumedEvent(
+                pause_id=pause.pause_id,
+                action=act.kind,
+                waited_ms=waited,
+                edited_args=pause.edited.model_dump(mode="json") if pause.edited else None,
+                injected_result=AgentToolResult.text(act.result or "") if injected else None,
+                injected_is_error=act.is_error if injected else False,
+            )
+        )
+        if self._mode_dirty:
+            await self._publish_mode()
+        return pause
+
+    async def _publish_mode(self) -> None:
+        self._mode_dirty = False
+        await self._emit(
+            StepModeEvent(
+                enabled=self._enabled,
+                breakpoints=list(self._breakpoints),
+                run_to_end=self._run_to_end,
+            )
+        )
+
+    async def _emit(self, event: Any) -> None:
+        if self.publish is not None:
+            await resolve(self.publish(event))
+
+
+def _next_id() -> str:
+    return f"pause-{next(_ids)}"
+
+
+def _canonical(text: str) -> str:
+    try:
+        return str(CallPattern.parse(text))
+    except PatternError:
+        return text.strip()
+
