@@ -1,0 +1,1 @@
+"""Test support shared across test tiers (the scriptable chat-completions server)."""
