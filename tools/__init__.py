@@ -1,0 +1,38 @@
+"""The built-in tools: files (read, list, search, write, edit) and shell commands.
+
+`builtin_tools(workspace)` returns all six bound to one workspace root. Every file
+tool is confined to that root (see `tools.workspace`); `run_command` runs in it.
+Nothing here imports Textual or Rich.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tools.edit_file import make_edit_file
+from tools.list_directory import make_list_directory
+from tools.read_file import make_read_file
+from tools.run_command import make_run_command
+from tools.search_files import make_search_files
+from tools.workspace import Workspace, WorkspaceError
+from tools.write_file import make_write_file
+from workbench.agent import AgentTool
+
+READ_ONLY_TOOLS = ("read_file", "list_directory", "search_files")
+"""Built-ins that never change anything (the permission gate allows them by default)."""
+
+
+def builtin_tools(workspace: Path | str) -> list[AgentTool]:
+    """The six built-in tools, bound to the workspace root `workspace`."""
+    ws = Workspace(workspace)
+    return [
+        make_read_file(ws),
+        make_list_directory(ws),
+        make_search_files(ws),
+        make_write_file(ws),
+        make_edit_file(ws),
+        make_run_command(ws),
+    ]
+
+
+__all__ = ["READ_ONLY_TOOLS", "Workspace", "WorkspaceError", "builtin_tools"]

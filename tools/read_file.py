@@ -1,0 +1,140 @@
+"""`read_file`: a text file's lines, in ranges, under a size cap.
+
+A model that reads a whole large file floods its context, so a read stops at
+`MAX_LINES` lines or `MAX_BYTES` bytes and says so in a notice that names the
+`offset` to continue from. Binary files are refused rather than dumped as
+mojibake. A missing file raises, so the loop reports an error result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from tools.workspace import Workspace, is_binary, read_sample
+from workbench.agent import AbortSignal, AgentTool, AgentToolResult
+
+MAX_LINES = 2000
+"""Most lines one read returns."""
+MAX_BYTES = 50 * 1024
+"""Most bytes (UTF-8) one read returns."""
+
+
+class ReadFileParams(BaseModel):
+    path: str = Field(description="Path of the file, relative to the workspace root")
+    offset: int | None = Field(
+        default=None, ge=1, description="Line number to start reading from (1-based)"
+    )
+    limit: int | None = Field(default=None, ge=1, description="Maximum number of lines to read")
+
+
+@dataclass
+class _Window:
+    """The lines one read returns, and why it stopped."""
+
+    lines: list[str]
+    total: int
+    cut_by: str | None = None
+    """"lines" (MAX_LINES), "bytes" (MAX_BYTES), "line" (one over-long line) or None."""
+
+
+def _read_window(path: Path, start: int, want: int) -> _Window:
+    """Lines `start`.. (1-based) up to `want` of them, within the byte cap; counts all lines."""
+    window = _Window([], 0)
+    size = 0
+    with path.open(encoding="utf-8", errors="replace", newline="") as handle:
+        for number, line in enumerate(handle, 1):
+            window.total = number
+            if number < start or window.cut_by is not None or len(window.lines) >= want:
+                continue
+            encoded = len(line.encode("utf-8"))
+            if size + encoded > MAX_BYTES:
+                if not window.lines:
+                    window.lines.append(line.encode("utf-8")[:MAX_BYTES].decode("utf-8", "ignore"))
+                    window.cut_by = "line"
+                else:
+                    window.cut_by = "bytes"
+                continue
+            window.lines.append(line)
+            size += encoded
+    if window.cut_by is None and len(window.lines) >= MAX_LINES and want == MAX_LINES:
+        if window.total > start + len(window.lines) - 1:
+            window.cut_by = "lines"
+    return window
+
+
+def _notice(w: _Window, start: int, end: int) -> str | None:
+    if w.cut_by == "line":
+        return (
+            f"[Line {start} is longer than the {MAX_BYTES // 1024}KB limit; showing its start "
+            f"only. Use run_command (e.g. cut or head -c) to see the rest.]"
+        )
+    if end >= w.total:
+        return None
+    if w.cut_by in ("bytes", "lines"):
+        limit = f"{MAX_BYTES // 1024}KB" if w.cut_by == "bytes" else f"{MAX_LINES} lines"
+        return (
+            f"[Showing lines {start}-{end} of {w.total} ({limit} limit). "
+            f"Use offset={end + 1} to continue.]"
+        )
+    return f"[{w.total - end} more lines in file. Use offset={end + 1} to continue.]"
+
+
+def make_read_file(workspace: Workspace) -> AgentTool:
+    """Build `read_file` bound to `workspace`."""
+
+    async def execute(
+        tool_call_id: str, params: ReadFileParams, signal: AbortSignal, on_update: Any
+    ) -> AgentToolResult:
+        path = workspace.resolve(params.path)
+        shown = workspace.display(path)
+        if not path.exists():
+            raise FileNotFoundError(f"File not found: {params.path}")
+        if path.is_dir():
+            raise IsADirectoryError(
+                f"{shown} is a directory; use list_directory to see what it contains"
+            )
+        if is_binary(read_sample(path)):
+            raise ValueError(
+                f"{shown} is a binary file ({path.stat().st_size} bytes); read_file only reads text"
+            )
+        start = params.offset or 1
+        want = min(params.limit or MAX_LINES, MAX_LINES)
+        window = _read_window(path, start, want)
+        if window.total == 0:
+            details = {"path": shown, "total_lines": 0, "truncated": False}
+            return AgentToolResult.text("[The file is empty]", details=details)
+        if start > window.total:
+            raise ValueError(
+                f"offset {start} is past the end of {shown} ({window.total} lines)"
+            )
+        end = start + len(window.lines) - 1
+        text = "".join(window.lines)
+        notice = _notice(window, start, end)
+        if notice:
+            text = (text if text.endswith("\n") else text + "\n") + "\n" + notice
+        details = {
+            "path": shown,
+            "start_line": start,
+            "end_line": end,
+            "total_lines": window.total,
+            "truncated": notice is not None,
+            "truncated_by": window.cut_by,
+        }
+        return AgentToolResult.text(text, details=details)
+
+    return AgentTool(
+        name="read_file",
+        label="Read file",
+        description=(
+            "Read a text file in the workspace. Returns at most "
+            f"{MAX_LINES} lines or {MAX_BYTES // 1024}KB; use offset and limit to read "
+            "other parts of long files. Binary files are refused."
+        ),
+        parameters=ReadFileParams,
+        execute=execute,
+        source="builtin",
+    )
