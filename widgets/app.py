@@ -27,6 +27,7 @@ from widgets.tool_inspector import ToolInspector
 from workbench.agent.clock import now_ms
 from workbench.events import PermissionRequestEvent, StepPausedEvent
 from workbench.runtime import Runtime
+from workbench.stepper import Resume, StepperError
 from workbench.view.fold import ViewState
 
 REFRESH_HZ = 30
@@ -240,7 +241,7 @@ class WorkbenchApp(App[int]):
         if call_id is None or not self.agent.abort_tool_call(call_id, "Cancelled by the user (ctrl+x)"):
             self.notify("The selected call is not in flight.", severity="warning", timeout=2)
             return
-        self.notify(f"Cancelled {call_id} only; the rest of the batch goes on.", timeout=3)
+        self.notify(f"Cancelled {call_id} only; the rest of the batch goes on.", timeout=3, markup=False)
 
     def action_focus_prompt(self) -> None:
         self.prompt_bar.input.focus()
@@ -260,17 +261,24 @@ class WorkbenchApp(App[int]):
 
     def action_toggle_step(self) -> None:
         if (stepper := self._stepper_or_warn()) is not None:
-            self.run_worker(stepper.set_enabled(not stepper.enabled), group="control")
+            enabled = not stepper.enabled
+            self.run_worker(stepper.set_enabled(enabled), group="control")
+            self.notify(f"Step mode {'on: pausing at every point' if enabled else 'off'}.", timeout=2)
 
-    def _resume(self, action: str, **kwargs: Any) -> None:
+    def _resume(self, action: Resume | str) -> bool:
         stepper = self._stepper_or_warn()
         pause = self.view_state.pause
         if stepper is None:
-            return
+            return False
         if pause is None:
             self.notify("The run is not paused.", severity="warning", timeout=2)
-            return
-        stepper.resume(pause.pause_id, action, **kwargs)
+            return False
+        try:
+            stepper.resume(pause.pause_id, action)
+        except StepperError as exc:
+            self.notify(str(exc), severity="error", markup=False)
+            return False
+        return True
 
     def action_step(self) -> None:
         self._resume("step")
@@ -289,9 +297,17 @@ class WorkbenchApp(App[int]):
         if record is None:
             self.notify("Select a tool call first.", severity="warning", timeout=2)
             return
-        added = stepper.toggle_breakpoint(record.name)
-        self.run_worker(stepper.publish_mode(), group="control")
-        self.notify(f"Breakpoint on {record.name} {'set' if added else 'cleared'}.", timeout=2)
+        name = record.name
+        exists = any(bp.text == name for bp in stepper.breakpoints)
+
+        async def toggle() -> None:
+            if exists:
+                await stepper.remove_breakpoint(name)
+            else:
+                await stepper.add_breakpoint(name)
+
+        self.run_worker(toggle(), group="control")
+        self.notify(f"Breakpoint on {name} {'cleared' if exists else 'set'}.", timeout=2, markup=False)
 
     def action_breakpoints(self) -> None:
         from widgets.breakpoints_modal import BreakpointsModal
@@ -299,36 +315,35 @@ class WorkbenchApp(App[int]):
         if (stepper := self._stepper_or_warn()) is not None:
             self.push_screen(BreakpointsModal(stepper))
 
+    def _paused_tool(self, what: str) -> Any:
+        pause = self.view_state.pause
+        if pause is None or pause.point != "before_tool" or self.runtime.stepper is None:
+            self.notify(f"Pause before a tool call to {what}.", severity="warning", timeout=2)
+            return None
+        return pause
+
     def action_edit_paused(self) -> None:
         from widgets.json_editor import JsonEditModal
 
-        pause = self.view_state.pause
-        if pause is None or pause.tool_call_id is None:
-            self.notify("Pause before a tool call to edit its arguments.", severity="warning", timeout=2)
+        if (pause := self._paused_tool("edit its arguments")) is None:
             return
         stepper = self.runtime.stepper
+        title = f"Edit the arguments of {pause.tool_name} (re-validated)"
         self.push_screen(
-            JsonEditModal(
-                f"Edit arguments of {pause.tool_name}",
-                pause.args or {},
-                lambda args: stepper.resume(pause.pause_id, "edit", args=args),
-            )
+            JsonEditModal(title, pause.args or {}, lambda args: stepper.resume(pause.pause_id, Resume.edit(args)))
         )
 
     def action_answer_paused(self) -> None:
         from widgets.inject_modal import InjectResultModal
 
-        pause = self.view_state.pause
-        if pause is None or pause.tool_call_id is None:
-            self.notify("Pause at a tool call to answer it yourself.", severity="warning", timeout=2)
+        if (pause := self._paused_tool("answer it yourself")) is None:
             return
         stepper = self.runtime.stepper
-        self.push_screen(
-            InjectResultModal(
-                pause.tool_name or "",
-                lambda text, is_error: stepper.resume(pause.pause_id, "inject", text=text, is_error=is_error),
-            )
-        )
+
+        def submit(text: str, is_error: bool) -> None:
+            stepper.resume(pause.pause_id, Resume.inject(text, is_error=is_error))
+
+        self.push_screen(InjectResultModal(pause.tool_name or "", submit))
 
     # -- command palette ---------------------------------------------------------------
 

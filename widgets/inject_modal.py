@@ -47,8 +47,8 @@ class InjectResultModal(ModalScreen[str | None]):
             yield Checkbox("Mark the result as an error (is_error)", id="is-error")
             yield Static("", id="inject-error")
             with Horizontal():
-                yield Button("Send result (ctrl+s)", variant="warning", id="apply")
-                yield Button("Back (esc)", id="cancel")
+                yield Button("Send result (ctrl+s)", variant="warning", id="apply", compact=True)
+                yield Button("Back (esc)", id="cancel", compact=True)
 
     def on_mount(self) -> None:
         self.query_one(TextArea).focus()

@@ -55,8 +55,8 @@ class JsonEditModal(ModalScreen[dict[str, Any] | None]):
             yield TextArea.code_editor(self.initial, language="json", id="json")
             yield Static("", id="json-error")
             with Horizontal():
-                yield Button("Apply (ctrl+s)", variant="primary", id="apply")
-                yield Button("Back (esc)", id="cancel")
+                yield Button("Apply (ctrl+s)", variant="primary", id="apply", compact=True)
+                yield Button("Back (esc)", id="cancel", compact=True)
 
     def on_mount(self) -> None:
         self.query_one(TextArea).focus()

@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from workbench.agent import Agent, AgentTool, Model, StreamFn
+from workbench.permissions import PermissionGate, chain_before
 from workbench.providers.scripted import Scenario, ScriptedProvider
+from workbench.stepper import Stepper
 from workbench.workspace import scratch_workspace
 
 ApprovePolicy = Literal["ask", "all", "none", "rules"]
@@ -33,6 +35,16 @@ class RunOptions:
     tools: list[AgentTool] | None = None
     """Tools to offer; None means the built-in tools bound to the workspace."""
     tool_abort_grace: float = 2.0
+    approve: ApprovePolicy = "ask"
+    """How "ask" rules are answered: a person ("ask"), or a headless policy."""
+    rules_file: Path | None = None
+    """The rules file (default: <workspace>/.workbench/rules.toml)."""
+    allow: list[str] = field(default_factory=list)
+    ask: list[str] = field(default_factory=list)
+    deny: list[str] = field(default_factory=list)
+    step: bool = False
+    """Start in step mode."""
+    breakpoints: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -57,9 +69,14 @@ def builtin_tool_list(workspace: Path) -> list[AgentTool]:
 
 
 def build_runtime(options: RunOptions) -> Runtime:
-    """Build the agent described by `options` (nothing runs yet)."""
+    """Build the agent described by `options` (nothing runs yet).
+
+    The gate answers `before_tool_call` first, then the stepper may pause; the
+    stepper also pauses before model requests and after failed calls.
+    """
     scenario: Scenario | None = None
     stream_fn: StreamFn
+    openai_provider: Any = None
     if options.provider_settings is None:
         scenario = Scenario.load(options.scenario)
         provider = ScriptedProvider(scenario, chars_per_second=options.pace)
@@ -78,6 +95,21 @@ def build_runtime(options: RunOptions) -> Runtime:
         tools=tools,
         tool_abort_grace=options.tool_abort_grace,
     )
-    if options.provider_settings is not None:
+    gate = PermissionGate.for_workspace(
+        workspace,
+        publish=agent.publish,
+        policy=options.approve,
+        allow=options.allow,
+        ask=options.ask,
+        deny=options.deny,
+        rules_file=options.rules_file,
+    )
+    stepper = Stepper(publish=agent.publish, enabled=options.step, breakpoints=options.breakpoints)
+    agent.before_tool_call = chain_before(gate, stepper.before_tool_call)
+    agent.after_tool_call = stepper.after_tool_call
+    agent.stream_fn = stepper.wrap_stream_fn(stream_fn)
+    agent.subscribe(stepper.on_event)
+    if openai_provider is not None:
         openai_provider.publish = agent.publish
-    return Runtime(agent, workspace, scenario, scenario.prompt if scenario else "", model)
+    prompt = scenario.prompt if scenario else ""
+    return Runtime(agent, workspace, scenario, prompt, model, gate=gate, stepper=stepper)

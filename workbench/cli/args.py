@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 
 from workbench import __version__
+from workbench.providers.settings import add_provider_arguments
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,6 +49,33 @@ def build_parser() -> argparse.ArgumentParser:
         help="scripted streaming speed in characters per second, 0 for instant "
         "(default: 400 in the app, instant headless)",
     )
+    perms = parser.add_argument_group(
+        "permissions",
+        'Rules allow, ask or deny by tool and argument pattern, e.g. run_command(command="pytest *") '
+        'or write_file(path="src/**"). Defaults: reading tools allowed; writing and running ask.',
+    )
+    perms.add_argument("--rules", type=Path, metavar="FILE", help="rules file (default: WORKSPACE/.workbench/rules.toml)")
+    perms.add_argument("--allow", action="append", default=[], metavar="RULE", help="allow calls matching RULE (repeatable)")
+    perms.add_argument("--ask", action="append", default=[], metavar="RULE", help="ask before calls matching RULE (repeatable)")
+    perms.add_argument("--deny", action="append", default=[], metavar="RULE", help="deny calls matching RULE (repeatable)")
+    perms.add_argument(
+        "--approve",
+        choices=["ask", "all", "none", "rules"],
+        default=None,
+        help='how "ask" is answered: ask a person (the app\'s default), all (allow), none (deny), '
+        "or rules (only allow rules allow: the headless default)",
+    )
+    step = parser.add_argument_group("stepping")
+    step.add_argument("--step", action="store_true", help="start in step mode (pause at every point)")
+    step.add_argument(
+        "--break",
+        dest="breakpoints",
+        action="append",
+        default=[],
+        metavar="BP",
+        help="breakpoint: a tool name, an argument pattern, @invalid or @error (repeatable)",
+    )
+    add_provider_arguments(parser)
     return parser
 
 
