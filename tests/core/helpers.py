@@ -96,7 +96,8 @@ class FakeStream:
     callable `(llm_context, index) -> reply` (sync or async). Past the end of the
     list, `default` (a plain "done" text reply) is played. Each reply streams as
     `start`, a text delta per text block, then `done` (or `error` for a message whose
-    stop reason is "error"/"aborted").
+    stop reason is "error"/"aborted"). A request made with an aborted signal is
+    answered at once with an aborted message, as real providers do.
     """
 
     def __init__(self, *replies: Reply, default: AssistantMessage | None = None) -> None:
@@ -112,9 +113,18 @@ class FakeStream:
         index = len(self.requests)
         snapshot = LlmContext(context.system_prompt, list(context.messages), list(context.tools))
         self.requests.append(Request(model, snapshot, options.signal))
-        return self._play(index, model, context)
+        return self._play(index, model, context, options.signal)
 
-    async def _play(self, index: int, model: Model, context: LlmContext) -> AsyncIterator[AssistantMessageEvent]:
+    async def _play(
+        self, index: int, model: Model, context: LlmContext, signal: AbortSignal | None
+    ) -> AsyncIterator[AssistantMessageEvent]:
+        if signal is not None and signal.aborted:  # as real providers do
+            aborted = AssistantMessage(
+                model=model.id, provider=model.provider, stop_reason="aborted", error_message="Request was aborted"
+            )
+            yield AssistantMessageEvent(type="start", partial=AssistantMessage(model=model.id, provider=model.provider))
+            yield AssistantMessageEvent(type="error", message=aborted)
+            return
         reply: Any = self.replies[index] if index < len(self.replies) else self.default
         if callable(reply) and not isinstance(reply, (BaseException, AssistantMessage)):
             reply = reply(context, index)

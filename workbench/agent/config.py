@@ -195,6 +195,7 @@ class AgentLoopConfig:
     get_steering_messages: MessagesHook | None = None
     get_follow_up_messages: MessagesHook | None = None
     tool_abort_grace: float = 2.0
-    """Seconds an aborted tool may take to stop on its own before it is cancelled."""
+    """Seconds an aborted tool may take to stop on its own before it is cancelled (the
+    same grace bounds a provider stream that does not end when the signal fires)."""
     tool_call_aborts: ToolCallAborts | None = None
     """Where per-call abort controllers are registered (the Agent passes its own)."""

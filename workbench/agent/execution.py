@@ -106,6 +106,10 @@ class BatchRunner:
         self.signal = signal
         self.emit = emit
         self.aborts = config.tool_call_aborts or ToolCallAborts()
+        # What has been reported so far, so a batch the loop broke off can be salvaged.
+        self.started: set[str] = set()
+        self.finalized: dict[str, Finalized] = {}
+        self.emitted: list[ToolResultMessage] = []
 
     # -- the two schedules -------------------------------------------------------
 
@@ -168,8 +172,36 @@ class BatchRunner:
 
     # -- one call ----------------------------------------------------------------
 
+    async def answer_all(self, text: str) -> ToolBatch:
+        """Answer every call of the message with an error result without running any."""
+        messages = []
+        for call in self.message.tool_calls:
+            message = result_message(await self.answer_unrun(call, text))
+            messages.append(message)
+            await self._emit_result_message(message)
+        return ToolBatch(messages, terminate=False)
+
+    async def salvage(self, text: str) -> list[ToolResultMessage]:
+        """After the loop broke off this batch: end the calls left open and answer every
+        call that has no result message yet (with its result if it finished, else an
+        error result saying `text`). Returns all of the batch's result messages, in order."""
+        answered = {m.tool_call_id for m in self.emitted}
+        for call in self.message.tool_calls:
+            if call.id in answered:
+                continue
+            done = self.finalized.get(call.id)
+            if done is None:
+                if call.id in self.started:
+                    done = Finalized(call, error_result(text), True)
+                    await self._end(done)
+                else:
+                    done = await self.answer_unrun(call, text)
+            await self._emit_result_message(result_message(done))
+        return list(self.emitted)
+
     async def answer_unrun(self, call: ToolCall, text: str) -> Finalized:
         """Start, describe and end a call that will not run; returns its error result."""
+        self.started.add(call.id)
         await self.emit(
             ToolExecutionStartEvent(tool_call_id=call.id, tool_name=call.name, args=call.arguments)
         )
@@ -187,14 +219,19 @@ class BatchRunner:
         return done
 
     async def _preflight(self, call: ToolCall) -> Finalized | Prepared:
+        # The call's own controller exists before its start is reported, so a listener
+        # may abort the call as soon as it sees it.
+        signal = self.aborts.open(call.id, self.signal).signal
+        self.started.add(call.id)
         await self.emit(
             ToolExecutionStartEvent(tool_call_id=call.id, tool_name=call.name, args=call.arguments)
         )
-        signal = self.aborts.open(call.id, self.signal).signal
         outcome = run_argument_pipeline(call, self.context.tools)
         await self.emit(outcome.event())
         if outcome.error is not None:
             return Finalized(call, error_result(str(outcome.error)), True)
+        if signal.aborted:  # e.g. aborted from its start event: not worth asking the hook
+            return Finalized(call, error_result(_aborted_text(signal)), True)
         assert outcome.tool is not None and outcome.validated is not None
         args = outcome.validated
         hook = self.config.before_tool_call
@@ -290,6 +327,7 @@ class BatchRunner:
 
     async def _end(self, f: Finalized) -> None:
         self.aborts.close(f.tool_call.id)
+        self.finalized[f.tool_call.id] = f
         await self.emit(
             ToolExecutionEndEvent(
                 tool_call_id=f.tool_call.id,
@@ -301,6 +339,7 @@ class BatchRunner:
         )
 
     async def _emit_result_message(self, message: ToolResultMessage) -> None:
+        self.emitted.append(message)
         await self.emit(MessageStartEvent(message=message))
         await self.emit(MessageEndEvent(message=message))
 

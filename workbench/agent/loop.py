@@ -38,7 +38,7 @@ from workbench.agent.events import (
     TurnEndEvent,
     TurnStartEvent,
 )
-from workbench.agent.execution import BatchRunner, ToolBatch, result_message
+from workbench.agent.execution import BatchRunner
 from workbench.agent.types import AssistantMessage, Message, ToolResultMessage
 
 
@@ -179,13 +179,29 @@ async def _guarded(
     emit: Emit,
     stream_fn: StreamFn,
 ) -> None:
-    """Run the loop; a failing loop-level hook ends the run with an error message."""
+    """Run the loop; a failing loop-level hook ends the run with an error message.
+
+    If the loop broke off inside a tool batch, the batch is salvaged first: every
+    call of that assistant message still gets exactly one result, in order.
+    """
+    state = _LoopState(context)
     try:
-        await _run_loop(context, new_messages, config, signal, emit, stream_fn)
+        await _run_loop(state, new_messages, config, signal, emit, stream_fn)
     except Exception as exc:  # noqa: BLE001 - nothing escapes the loop
+        exc = _root_cause(exc)
+        reason = f"{type(exc).__name__}: {exc}"
+        context = state.context
+        runner = state.runner
+        if runner is not None:
+            results = await runner.salvage(f"Tool call was not executed: the agent loop failed ({reason})")
+            _append(context, new_messages, results)
+            await emit(TurnEndEvent(message=runner.message, tool_results=results))
+            state.turn_open = False
+        if not state.turn_open:
+            await emit(TurnStartEvent())
         failed = AssistantMessage(
             stop_reason="aborted" if signal is not None and signal.aborted else "error",
-            error_message=f"Agent loop failed: {type(exc).__name__}: {exc}",
+            error_message=f"Agent loop failed: {reason}",
             model=config.model.id,
             provider=config.model.provider,
         )
@@ -197,14 +213,35 @@ async def _guarded(
         await emit(AgentEndEvent(messages=new_messages))
 
 
+class _LoopState:
+    """Where the loop is, for `_guarded` to clean up after a failure."""
+
+    __slots__ = ("context", "runner", "turn_open")
+
+    def __init__(self, context: AgentContext) -> None:
+        self.context = context
+        self.runner: BatchRunner | None = None
+        """The tool batch in progress, if any."""
+        self.turn_open = True
+        """Whether a turn_start has been emitted without its turn_end."""
+
+
+def _root_cause(exc: BaseException) -> BaseException:
+    """The exception inside task-group wrappers (an ExceptionGroup of one)."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
+
+
 async def _run_loop(
-    context: AgentContext,
+    state: _LoopState,
     new_messages: list[Message],
     config: AgentLoopConfig,
     signal: AbortSignal | None,
     emit: Emit,
     stream_fn: StreamFn,
 ) -> None:
+    context = state.context
     last_turn: TurnContext | None = None
     pending = await _poll(config.get_steering_messages)
     while True:
@@ -214,10 +251,11 @@ async def _run_loop(
                 if config.prepare_next_turn is not None:
                     nxt = await resolve(config.prepare_next_turn(last_turn))
                     if nxt is not None:
-                        context = nxt.context or context
+                        context = state.context = nxt.context or context
                         config = dataclasses.replace(config, model=nxt.model or config.model)
                 if not pending:
                     pending = await _poll(config.get_steering_messages)
+                state.turn_open = True
                 await emit(TurnStartEvent())
 
             for queued in pending:
@@ -232,8 +270,11 @@ async def _run_loop(
             tool_calls = message.tool_calls
 
             if message.stop_reason in ("error", "aborted"):
-                results = await _answer_all(context, message, config, signal, emit, _unrun_text(message))
+                runner = state.runner = BatchRunner(context, message, config, signal, emit)
+                results = await runner.answer_all(_unrun_text(message))
                 _append(context, new_messages, results.messages)
+                state.runner = None
+                state.turn_open = False
                 await emit(TurnEndEvent(message=message, tool_results=results.messages))
                 await emit(AgentEndEvent(messages=new_messages))
                 return
@@ -241,20 +282,22 @@ async def _run_loop(
             tool_results: list[ToolResultMessage] = []
             has_more_tool_calls = False
             if tool_calls:
+                runner = state.runner = BatchRunner(context, message, config, signal, emit)
                 if message.stop_reason == "length":
                     text = (
                         "Tool call was not executed: the response hit the output token limit, "
                         "so its arguments may be truncated. Re-issue the tool call with "
                         "complete arguments."
                     )
-                    batch = await _answer_all(context, message, config, signal, emit, text)
+                    batch = await runner.answer_all(text)
                 else:
-                    runner = BatchRunner(context, message, config, signal, emit)
                     batch = await runner.run(tool_calls)
                 tool_results = batch.messages
                 has_more_tool_calls = not batch.terminate
                 _append(context, new_messages, tool_results)
+                state.runner = None
 
+            state.turn_open = False
             await emit(TurnEndEvent(message=message, tool_results=tool_results))
             last_turn = TurnContext(message, tool_results, context, new_messages)
             if config.should_stop_after_turn is not None and await resolve(
@@ -288,22 +331,36 @@ async def stream_assistant_response(
 
     partial: AssistantMessage | None = None
     final: AssistantMessage | None = None
-    try:
-        async for event in stream_fn(config.model, llm_context, StreamOptions(signal=signal)):
-            kind = event.type
-            if kind == "start":
-                partial = event.partial
-                context.messages.append(partial)
-                await emit(MessageStartEvent(message=partial))
-            elif kind in ("done", "error"):
-                final = event.message
-                break
-            elif partial is not None:
-                partial = event.partial or partial
-                context.messages[-1] = partial
-                await emit(MessageUpdateEvent(message=partial, assistant_message_event=event))
-    except Exception as exc:  # noqa: BLE001 - a provider that raises still ends the turn
-        final = _failed_from(partial, config, signal, f"Provider error: {type(exc).__name__}: {exc}")
+    stream: Any = None
+    with anyio.CancelScope() as scope:
+        # A provider should end with an "aborted" message when the signal fires; one
+        # that does not is cut off after the abort grace.
+        guard = None if signal is None else _AbortGuard(scope, signal, config.tool_abort_grace)
+        try:
+            stream = stream_fn(config.model, llm_context, StreamOptions(signal=signal))
+            async for event in stream:
+                if guard is not None:
+                    guard.pause()
+                kind = event.type
+                if kind == "start":
+                    partial = event.partial
+                    context.messages.append(partial)
+                    await emit(MessageStartEvent(message=partial))
+                elif kind in ("done", "error"):
+                    final = event.message
+                    break
+                elif partial is not None:
+                    partial = event.partial or partial
+                    context.messages[-1] = partial
+                    await emit(MessageUpdateEvent(message=partial, assistant_message_event=event))
+                if guard is not None:
+                    guard.resume()
+        except Exception as exc:  # noqa: BLE001 - a provider that raises still ends the turn
+            final = _failed_from(partial, config, signal, f"Provider error: {type(exc).__name__}: {exc}")
+        finally:
+            if guard is not None:
+                guard.disarm()
+            await _close(stream)
     if final is None:
         final = _failed_from(partial, config, signal, "Provider stream ended without a final message")
 
@@ -319,23 +376,50 @@ async def stream_assistant_response(
 # -- helpers -------------------------------------------------------------------------
 
 
-async def _answer_all(
-    context: AgentContext,
-    message: AssistantMessage,
-    config: AgentLoopConfig,
-    signal: AbortSignal | None,
-    emit: Emit,
-    text: str,
-) -> ToolBatch:
-    """Answer every call in `message` with an error result without running any."""
-    runner = BatchRunner(context, message, config, signal, emit)
-    results = []
-    for call in message.tool_calls:
-        done = await runner.answer_unrun(call, text)
-        results.append(result_message(done))
-        await emit(MessageStartEvent(message=results[-1]))
-        await emit(MessageEndEvent(message=results[-1]))
-    return ToolBatch(results, terminate=False)
+class _AbortGuard:
+    """Cuts off a provider stream that has not ended `grace` seconds after the abort.
+
+    Only time spent waiting on the provider counts: while the loop is busy with an
+    event (listeners included) the deadline is lifted.
+    """
+
+    __slots__ = ("scope", "grace", "expire_at", "waiting", "remove")
+
+    def __init__(self, scope: anyio.CancelScope, signal: AbortSignal, grace: float) -> None:
+        self.scope = scope
+        self.grace = grace
+        self.expire_at: float | None = None
+        self.waiting = True
+        self.remove = signal.add_listener(self._on_abort)
+
+    def _on_abort(self, _reason: Any) -> None:
+        self.expire_at = anyio.current_time() + self.grace
+        if self.waiting:
+            self.scope.deadline = self.expire_at
+
+    def pause(self) -> None:
+        self.waiting = False
+        if self.expire_at is not None:
+            self.scope.deadline = math.inf
+
+    def resume(self) -> None:
+        self.waiting = True
+        if self.expire_at is not None:
+            self.scope.deadline = self.expire_at
+
+    def disarm(self) -> None:
+        self.remove()
+
+
+async def _close(stream: Any) -> None:
+    """Close a provider's stream now (an async generator left at `done` would otherwise
+    only be finalized by the garbage collector)."""
+    aclose = getattr(stream, "aclose", None)
+    if aclose is not None:
+        try:
+            await aclose()
+        except Exception:  # noqa: BLE001, S110 - the reply is complete; cleanup is best effort
+            pass
 
 
 def _unrun_text(message: AssistantMessage) -> str:
