@@ -56,7 +56,12 @@ def text(result: AgentToolResult) -> str:
 def test_builtin_tools_are_the_six_bound_builtins(ws: Path) -> None:
     tools = builtin_tools(ws)
     assert [t.name for t in tools] == [
-        "read_file", "list_directory", "search_files", "write_file", "edit_file", "run_command",
+        "read_file",
+        "list_directory",
+        "search_files",
+        "write_file",
+        "edit_file",
+        "run_command",
     ]
     assert all(t.source == "builtin" for t in tools)
     assert READ_ONLY_TOOLS == ("read_file", "list_directory", "search_files")
@@ -167,7 +172,9 @@ async def test_write_file_escapes_write_nothing(linked: Path, outside: Path, how
 async def test_edit_file_escapes_change_nothing(linked: Path, outside: Path, how: str) -> None:
     with pytest.raises(WorkspaceError):
         await run(
-            linked, "edit_file", path=ESCAPES[how](outside),
+            linked,
+            "edit_file",
+            path=ESCAPES[how](outside),
             edits=[{"old_text": "TOP SECRET", "new_text": "public"}],
         )
     assert (outside / "secret.txt").read_text() == "TOP SECRET apiBaseUrl\n"
@@ -175,9 +182,7 @@ async def test_edit_file_escapes_change_nothing(linked: Path, outside: Path, how
 
 @pytest.mark.parametrize("name", ["list_directory", "search_files"])
 @pytest.mark.parametrize("path", ["..", "../outside", "linkdir", "/"])
-async def test_listing_and_searching_outside_is_refused(
-    linked: Path, name: str, path: str
-) -> None:
+async def test_listing_and_searching_outside_is_refused(linked: Path, name: str, path: str) -> None:
     args = {"path": path} if name == "list_directory" else {"path": path, "pattern": "SECRET"}
     with pytest.raises(WorkspaceError):
         await run(linked, name, **args)
@@ -208,7 +213,11 @@ async def test_list_directory_depth_and_ignores(ws: Path) -> None:
     assert sorted(one.details["skipped"]) == [".git", "node_modules"]
     deep = await run(ws, "list_directory", path=".", depth=3)
     assert text(deep).splitlines() == [
-        "README.md", "src/", "src/app.py", "src/pkg/", "src/pkg/mod.py",
+        "README.md",
+        "src/",
+        "src/app.py",
+        "src/pkg/",
+        "src/pkg/mod.py",
     ]
     sub = await run(ws, "list_directory", path="src", depth=2, ignore=["*.py"])
     assert text(sub).splitlines() == ["pkg/"]
@@ -277,7 +286,9 @@ async def test_write_file_creates_parents_and_overwrites(ws: Path) -> None:
 async def test_edit_file_applies_all_edits_against_the_original(ws: Path) -> None:
     target = ws / "src" / "app.py"
     result = await run(
-        ws, "edit_file", path="src/app.py",
+        ws,
+        "edit_file",
+        path="src/app.py",
         edits=[
             {"old_text": "API = 'x'", "new_text": "API = 'y'\nDEBUG = True"},
             {"old_text": "import pkg", "new_text": "import pkg  # local"},
@@ -292,10 +303,17 @@ async def test_edit_file_applies_all_edits_against_the_original(ws: Path) -> Non
     ("edits", "message"),
     [
         ([{"old_text": "nope", "new_text": "x"}], r"edits\[0\].old_text was not found"),
-        ([{"old_text": "return 1", "new_text": "x"}, {"old_text": "e", "new_text": "E"}],
-         r"edits\[1\].old_text occurs 2 times"),
-        ([{"old_text": "def f():", "new_text": "a"}, {"old_text": "f():\n    ret", "new_text": "b"}],
-         r"edits\[0\] and edits\[1\] overlap"),
+        (
+            [{"old_text": "return 1", "new_text": "x"}, {"old_text": "e", "new_text": "E"}],
+            r"edits\[1\].old_text occurs 2 times",
+        ),
+        (
+            [
+                {"old_text": "def f():", "new_text": "a"},
+                {"old_text": "f():\n    ret", "new_text": "b"},
+            ],
+            r"edits\[0\] and edits\[1\] overlap",
+        ),
         ([{"old_text": "return 1", "new_text": "return 1"}], "No changes made"),
     ],
 )
@@ -325,9 +343,15 @@ def test_prepare_arguments_folds_the_flat_form() -> None:
     assert flat == {"path": "a.py", "old_text": "x", "new_text": "y"}  # pure
     camel = {"path": "a.py", "oldText": "x", "newText": "y"}
     assert fold_flat_edit(camel)["edits"] == [{"old_text": "x", "new_text": "y"}]
-    both = {"path": "a", "edits": [{"oldText": "1", "newText": "2"}], "old_text": "x", "new_text": "y"}
+    both = {
+        "path": "a",
+        "edits": [{"oldText": "1", "newText": "2"}],
+        "old_text": "x",
+        "new_text": "y",
+    }
     assert fold_flat_edit(both)["edits"] == [
-        {"old_text": "1", "new_text": "2"}, {"old_text": "x", "new_text": "y"},
+        {"old_text": "1", "new_text": "2"},
+        {"old_text": "x", "new_text": "y"},
     ]
     odd = {"path": "a", "edits": "add apiBaseUrl after model"}
     assert fold_flat_edit(odd) == odd
@@ -340,7 +364,9 @@ def test_edit_file_argument_pipeline(ws: Path) -> None:
     outcome = run_argument_pipeline(bad, tools)
     assert outcome.error is not None and outcome.error.stage == "validate"
     assert "edits: Input should be a valid list" in str(outcome.error)
-    flat = ToolCall(id="c2", name="edit_file", arguments={"path": "a", "old_text": "x", "new_text": "y"})
+    flat = ToolCall(
+        id="c2", name="edit_file", arguments={"path": "a", "old_text": "x", "new_text": "y"}
+    )
     good = run_argument_pipeline(flat, tools)
     assert good.error is None and good.validated is not None
     assert good.prepared == {"path": "a", "edits": [{"old_text": "x", "new_text": "y"}]}

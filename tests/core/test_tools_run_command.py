@@ -24,7 +24,11 @@ def command_tool(root: Path) -> AgentTool:
 
 
 async def run(
-    root: Path, command: str, *, timeout: float | None = None, signal: AbortSignal | None = None,
+    root: Path,
+    command: str,
+    *,
+    timeout: float | None = None,
+    signal: AbortSignal | None = None,
     updates: list[AgentToolResult] | None = None,
 ) -> AgentToolResult:
     tool = command_tool(root)
@@ -64,7 +68,10 @@ async def test_streams_stdout_and_stderr_in_arrival_order(tmp_path: Path) -> Non
     assert seen == [("stdout", "one"), ("stderr", "two"), ("stdout", "three"), ("stderr", "four")]
     # each update carries the accumulated output so far
     assert [u.content[0].text for u in updates] == [
-        "one", "one\ntwo", "one\ntwo\nthree", "one\ntwo\nthree\nfour",
+        "one",
+        "one\ntwo",
+        "one\ntwo\nthree",
+        "one\ntwo\nthree\nfour",
     ]
     assert result.content[0].text == "one\ntwo\nthree\nfour"
     assert result.details["exit_code"] == 0
@@ -126,8 +133,12 @@ async def test_abort_kills_the_whole_process_group(tmp_path: Path) -> None:
 
     async def runner() -> None:
         try:
-            await run(tmp_path, "sleep 30 & echo $! > child.pid; echo up; wait",
-                      signal=controller.signal, updates=updates)
+            await run(
+                tmp_path,
+                "sleep 30 & echo $! > child.pid; echo up; wait",
+                signal=controller.signal,
+                updates=updates,
+            )
         except CommandFailed as exc:
             outcome.append(exc)
 
@@ -150,8 +161,11 @@ async def test_a_process_ignoring_sigterm_is_killed(tmp_path: Path) -> None:
 
             async def runner() -> None:
                 with pytest.raises(CommandFailed):
-                    await run(tmp_path, "trap '' TERM; echo $$ > sh.pid; sleep 30; sleep 30",
-                              signal=controller.signal)
+                    await run(
+                        tmp_path,
+                        "trap '' TERM; echo $$ > sh.pid; sleep 30; sleep 30",
+                        signal=controller.signal,
+                    )
 
             tg.start_soon(runner)
             while not (tmp_path / "sh.pid").exists():
@@ -171,9 +185,11 @@ async def test_background_process_holding_the_pipes_is_ended(tmp_path: Path) -> 
 SCENARIO: dict[str, Any] = {
     "name": "commands",
     "turns": [
-        {"tool_calls": [
-            {"name": "run_command", "arguments": {"command": "echo a; echo b >&2; exit 2"}},
-        ]},
+        {
+            "tool_calls": [
+                {"name": "run_command", "arguments": {"command": "echo a; echo b >&2; exit 2"}},
+            ]
+        },
         {"text": "done"},
     ],
 }

@@ -151,7 +151,7 @@ def rules_from_flags(
 
 # -- the rules file ------------------------------------------------------------------
 
-_HEADER = re.compile(r"^\s*\[\[\s*rule\s*\]\]", re.M)
+_HEADER = re.compile(r"^[ \t]*\[\[[ \t]*rule[ \t]*\]\]", re.M)
 _KNOWN_KEYS = {"tool", "args", "match", "action", "comment"}
 
 
@@ -233,7 +233,8 @@ def append_rule(
     existing = path.read_text(encoding="utf-8") if path.exists() else ""
     prefix = "" if not existing or existing.endswith("\n") else "\n"
     stamp = datetime.now().strftime("%Y-%m-%d %H:%M")
-    block = [f"\n# Added from a workbench session ({stamp})", "[[rule]]"]
+    blank = "\n" if existing else ""
+    block = [f"{blank}# Added from a workbench session ({stamp})", "[[rule]]"]
     block.append(f"tool = {_toml_str(pattern.tool)}")
     if pattern.args:
         inner = ", ".join(f"{_toml_key(k)} = {_toml_str(v)}" for k, v in pattern.args)
