@@ -129,6 +129,7 @@ class Agent:
         self._controller: AbortController | None = None
         self._idle: anyio.Event | None = None
         self._call_aborts = ToolCallAborts()
+        self._skip_steering_poll = False
 
     # -- the event bus -----------------------------------------------------------
 
@@ -163,11 +164,15 @@ class Agent:
         self._refuse_if_running("continue_")
         messages = self.state.messages
         if messages and isinstance(messages[-1], AssistantMessage):
-            queued = self._take(self._steering, self.steering_mode) or self._take(
-                self._follow_ups, self.follow_up_mode
-            )
-            if queued:
-                return await self._run(queued)
+            steering = self._take(self._steering, self.steering_mode)
+            if steering:
+                # The run's first steering poll would take the next queued message at
+                # once; skip it so one-at-a-time still means one message per turn.
+                self._skip_steering_poll = True
+                return await self._run(steering)
+            follow_ups = self._take(self._follow_ups, self.follow_up_mode)
+            if follow_ups:
+                return await self._run(follow_ups)
         check_can_continue(messages)
         return await self._run(None)
 
@@ -236,6 +241,9 @@ class Agent:
         )
 
     async def _steering_hook(self) -> list[Message]:
+        if self._skip_steering_poll:
+            self._skip_steering_poll = False
+            return []
         extra = await resolve(self.get_steering_messages()) if self.get_steering_messages else None
         return self._take(self._steering, self.steering_mode) + list(extra or [])
 
@@ -268,6 +276,7 @@ class Agent:
                 prompts, context, self._config(), self._on_event, signal, self.stream_fn
             )
         finally:
+            self._skip_steering_poll = False
             self.state.is_streaming = False
             self.state.streaming_message = None
             self.state.pending_tool_calls = set()

@@ -56,13 +56,15 @@ async def run_agent_loop(
     """
     stream_fn = _require(stream_fn)
     sink = as_async_emit(emit)
+    # Built first, so a prompt that is not a message fails before the run starts.
+    prompt_events = [(MessageStartEvent(message=p), MessageEndEvent(message=p)) for p in prompts]
     new_messages: list[Message] = list(prompts)
     current = dataclasses.replace(context, messages=[*context.messages, *prompts])
     await sink(AgentStartEvent())
     await sink(TurnStartEvent())
-    for prompt in prompts:
-        await sink(MessageStartEvent(message=prompt))
-        await sink(MessageEndEvent(message=prompt))
+    for start, end in prompt_events:
+        await sink(start)
+        await sink(end)
     await _guarded(current, new_messages, config, signal, sink, stream_fn)
     return new_messages
 
