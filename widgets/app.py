@@ -54,7 +54,9 @@ class WorkbenchApp(App[int]):
         Binding("ctrl+l", "focus_prompt", "Prompt", show=False),
     ]
 
-    def __init__(self, runtime: Runtime, *, prefill: str | None = None) -> None:
+    def __init__(
+        self, runtime: Runtime, *, prefill: str | None = None, subtitle: str | None = None
+    ) -> None:
         super().__init__()
         self.runtime = runtime
         self.agent = runtime.agent
@@ -69,7 +71,7 @@ class WorkbenchApp(App[int]):
         self._last_refresh = 0.0
         self._permission_open: str | None = None
         self._unsubscribe: Callable[[], None] | None = None
-        self.sub_title = f"{runtime.model.provider}:{runtime.model.id} · {runtime.workspace}"
+        self.sub_title = f"{runtime.model.provider}:{runtime.model.id} · {subtitle or runtime.workspace}"
 
     # -- layout ------------------------------------------------------------------------
 
@@ -382,6 +384,8 @@ def _permission_modal_type() -> type:
     return PermissionModal
 
 
-def make_app(runtime: Runtime, *, prefill: str | None = None) -> WorkbenchApp:
+def make_app(
+    runtime: Runtime, *, prefill: str | None = None, subtitle: str | None = None
+) -> WorkbenchApp:
     """The one factory the CLI, the tests and the screenshot script share."""
-    return WorkbenchApp(runtime, prefill=prefill)
+    return WorkbenchApp(runtime, prefill=prefill, subtitle=subtitle)

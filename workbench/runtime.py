@@ -24,8 +24,8 @@ ApprovePolicy = Literal["ask", "all", "none", "rules"]
 class RunOptions:
     """Everything a run can be configured with (the CLI's flags, as data)."""
 
-    scenario: str | Path = "demo"
-    """A built-in scenario name or a scenario JSON file (for the scripted model)."""
+    scenario: str | Path | Scenario = "demo"
+    """A built-in scenario name, a scenario JSON file, or a Scenario (for the scripted model)."""
     workspace: Path | None = None
     """Where tools run; None makes a scratch workspace seeded with the scenario's files."""
     pace: float = math.inf
@@ -78,7 +78,11 @@ def build_runtime(options: RunOptions) -> Runtime:
     stream_fn: StreamFn
     openai_provider: Any = None
     if options.provider_settings is None:
-        scenario = Scenario.load(options.scenario)
+        scenario = (
+            options.scenario
+            if isinstance(options.scenario, Scenario)
+            else Scenario.load(options.scenario)
+        )
         provider = ScriptedProvider(scenario, chars_per_second=options.pace)
         stream_fn, model = provider, provider.model
     else:

@@ -259,10 +259,10 @@ class ViewState:
             pass
         elif not e.is_error:
             record.stage = "done"
-        elif record.decision is not None and record.decision.decision == "deny":
-            record.stage = "denied"
         elif text.startswith("Operation aborted"):
             record.stage = "aborted"
+        elif record.decision is not None and record.decision.decision == "deny":
+            record.stage = "denied"
         else:
             record.stage = "error"
         label = "injected result" if e.injected else ("ended with error" if e.is_error else "ended")

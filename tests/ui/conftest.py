@@ -1,0 +1,32 @@
+"""UI test harness: build the real app on the real runtime, offline, in a temp workspace."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from widgets.app import WorkbenchApp, make_app
+from workbench.providers.scripted import Scenario
+from workbench.runtime import RunOptions, build_runtime
+from workbench.workspace import seed
+
+
+@pytest.fixture
+def make_test_app(tmp_path: Path) -> Callable[..., WorkbenchApp]:
+    """`make_test_app(scenario="demo", pace=inf, **run_options)` -> a WorkbenchApp."""
+
+    def factory(
+        scenario: str | Scenario = "demo", *, pace: float = math.inf, **options: Any
+    ) -> WorkbenchApp:
+        loaded = scenario if isinstance(scenario, Scenario) else Scenario.load(scenario)
+        seed(tmp_path, loaded.workspace_files)
+        runtime = build_runtime(
+            RunOptions(scenario=loaded, workspace=tmp_path, pace=pace, tool_abort_grace=0.2, **options)
+        )
+        return make_app(runtime, subtitle="test workspace")
+
+    return factory

@@ -1,0 +1,22 @@
+"""Helpers for the app's Pilot tests (a unique module name, so no clash with other folders)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+
+from workbench.providers.scripted import Scenario
+
+
+def scenario_of(turns: list[dict[str, Any]], **extra: Any) -> Scenario:
+    return Scenario.model_validate({"name": "test", "turns": turns, **extra})
+
+
+async def wait_for(pilot: Any, condition: Callable[[], Any], timeout: float = 10.0) -> None:
+    """Let the app run until `condition()` is true (fails the test after `timeout`)."""
+    with anyio.fail_after(timeout):
+        while not condition():
+            await pilot.pause(0.02)
+    await pilot.pause()
