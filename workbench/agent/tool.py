@@ -14,9 +14,10 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Literal, get_type_hints, overload
+from typing import Annotated, Any, Literal, get_args, get_origin, get_type_hints, overload
 
 from pydantic import BaseModel, Field, create_model
+from pydantic.fields import FieldInfo
 
 from workbench.agent.abort import AbortSignal
 from workbench.agent.types import ImageContent, TextContent, ToolResultContent
@@ -156,7 +157,7 @@ def to_tool_result(value: Any) -> AgentToolResult:
 def _parameters_model(
     func: Callable[..., Any], arg_docs: dict[str, str]
 ) -> tuple[type[BaseModel], str | None]:
-    hints = get_type_hints(func)
+    hints = get_type_hints(func, include_extras=True)  # keep Annotated[..., Field(...)]
     fields: dict[str, Any] = {}
     params = [
         p for p in inspect.signature(func).parameters.values() if p.name not in _SPECIAL
@@ -170,9 +171,20 @@ def _parameters_model(
             raise TypeError(f"@tool does not support *args/**kwargs ({func.__name__})")
         annotation = hints.get(p.name, Any)
         default = ... if p.default is p.empty else p.default
-        fields[p.name] = (annotation, Field(default, description=arg_docs.get(p.name)))
+        doc = arg_docs.get(p.name)
+        if doc is None or _described(annotation):  # an explicit Field(description=...) wins
+            fields[p.name] = (annotation, Field(default))
+        else:
+            fields[p.name] = (annotation, Field(default, description=doc))
     model_name = "".join(part.title() for part in func.__name__.split("_")) + "Params"
     return create_model(model_name, **fields), None
+
+
+def _described(annotation: Any) -> bool:
+    """Whether `Annotated[..., Field(description=...)]` already describes the field."""
+    return get_origin(annotation) is Annotated and any(
+        isinstance(meta, FieldInfo) and meta.description for meta in get_args(annotation)[1:]
+    )
 
 
 _ARGS_HEADER = re.compile(r"^\s*(Args|Arguments|Parameters):\s*$")
