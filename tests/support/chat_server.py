@@ -147,7 +147,9 @@ class ChatServer:
         httpd.daemon_threads = True
         httpd.block_on_close = False
         self._httpd = httpd
-        self._thread = threading.Thread(target=httpd.serve_forever, name="chat-server", daemon=True)
+        self._thread = threading.Thread(
+            target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, name="chat-server", daemon=True
+        )
         self._thread.start()
         return self
 

@@ -1,11 +1,15 @@
 """Pytest fixtures and helpers around `ChatServer`; import the ones a module needs.
 
-    from tests.support.fixtures import chat_server, make_provider  # noqa: F401
+    from tests.support.fixtures import chat_server, openai_provider  # noqa: F401
+
+    async def test_x(chat_server, openai_provider):
+        chat_server.script(stream_reply(text_chunks("hi") + [finish()]))
+        provider = openai_provider(temperature=0)   # closed after the test
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import pytest
@@ -22,6 +26,20 @@ from workbench.providers.settings import OpenAISettings
 def chat_server() -> Iterator[ChatServer]:
     with ChatServer() as server:
         yield server
+
+
+@pytest.fixture
+async def openai_provider(chat_server: ChatServer) -> AsyncIterator[Callable[..., OpenAIProvider]]:
+    """A factory of providers pointed at `chat_server`; each is closed after the test."""
+    made: list[OpenAIProvider] = []
+
+    def make(**kwargs: Any) -> OpenAIProvider:
+        made.append(make_provider(chat_server, **kwargs))
+        return made[-1]
+
+    yield make
+    for provider in made:
+        await provider.aclose()
 
 
 class Recorder:

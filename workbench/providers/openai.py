@@ -155,20 +155,20 @@ class _Exchange:
         self.ttft_ms: float | None = None
 
     async def run(self) -> AsyncIterator[AssistantMessageEvent]:
-        for event in self.builder.start():
-            yield event
         if self.signal is not None and self.signal.aborted:
-            for event in self.builder.error(ABORTED_MESSAGE, aborted=True):
+            for event in self.builder.start() + self.builder.error(ABORTED_MESSAGE, aborted=True):
                 yield event
             return
         try:
             body, repairs = build_request_body(self.model_id, self.context, self.settings)
         except ValueError as exc:
-            for event in self.builder.error(f"Invalid request: {exc}"):
+            for event in self.builder.start() + self.builder.error(f"Invalid request: {exc}"):
                 yield event
             return
         await self._publish_request(body, repairs)
         self.started = time.monotonic()
+        for event in self.builder.start():
+            yield event
         final: Events
         try:
             async with contextlib.AsyncExitStack() as stack:

@@ -208,6 +208,9 @@ class ChunkReader:
             for known, call in self._calls.items():
                 if call.tool_call_id == call_id:
                     return known
+            last = self._calls.get(self._last_index) if self._last_index is not None else None
+            if last is not None and not last.tool_call_id:
+                return self._last_index  # type: ignore[return-value] - the id came late
             return max(self._calls, default=-1) + 1
         return self._last_index if self._last_index is not None else position
 
@@ -251,7 +254,7 @@ def error_text(body: Any) -> str:
     {"error": "..."}; vLLM: {"object": "error", "message": ...}; FastAPI: {"detail": ...}.
     """
     if isinstance(body, dict):
-        for key in ("error", "message", "detail"):
+        for key in ("error", "message", "detail", "msg"):
             value = body.get(key)
             if isinstance(value, str) and value:
                 return value
