@@ -259,6 +259,8 @@ class BatchRunner:
         if signal.aborted:
             return Finalized(p.tool_call, error_result(_aborted_text(signal)), True)
         await self._phase(p.tool_call, "executing")
+        if signal.aborted:  # aborted by a listener of the phase event
+            return Finalized(p.tool_call, error_result(_aborted_text(signal)), True)
         result, is_error = await self._execute(p, signal, tg)
         hook = self.config.after_tool_call
         if hook is None:
