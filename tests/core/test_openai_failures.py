@@ -260,3 +260,41 @@ async def test_an_impossible_request_fails_before_sending(
     assert [e.type for e in events] == ["start", "error"]
     assert message.error_message == "Invalid request: tool choice 'write_file' needs tools, and none are offered"
     assert chat_server.requests == [] and recorder.events == []
+
+
+async def test_a_key_echoed_by_the_server_is_redacted(
+    chat_server: ChatServer, openai_provider: MakeProvider
+) -> None:
+    chat_server.script(Reply.error(401, {"error": {"message": "Invalid key sk-echoed-secret-123"}}))
+    recorder = Recorder()
+    message = final_of(await collect(openai_provider(recorder=recorder, api_key="sk-echoed-secret-123")))
+    assert message.error_message is not None and "Invalid key ***" in message.error_message
+    assert "sk-echoed-secret-123" not in str([e.model_dump() for e in recorder.events])
+
+
+async def test_abort_while_blocked_on_the_next_chunk(
+    chat_server: ChatServer, openai_provider: MakeProvider
+) -> None:
+    """The abort comes from elsewhere (a key press) while the provider awaits the socket."""
+    chat_server.script(stream_reply(text_chunks("slow start", 2), done=False, then=[Pause(5.0)]))
+    provider = openai_provider()
+    controller = AbortController()
+    context = LlmContext("", [UserMessage(content="hi")], [])
+    events: list[AssistantMessageEvent] = []
+
+    async def consume() -> None:
+        async for event in provider(provider.model, context, StreamOptions(controller.signal)):
+            events.append(event)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(consume)
+        with anyio.fail_after(2):
+            while sum(e.type == "text_delta" for e in events) < 2:
+                await anyio.sleep(0.005)
+        await anyio.sleep(0.05)  # the provider is now parked on the socket read
+        aborted_at = time.monotonic()
+        controller.abort()
+    assert time.monotonic() - aborted_at < 0.3
+    message = final_of(events)
+    assert (message.stop_reason, message.text) == ("aborted", "slow start")
+    assert await anyio.to_thread.run_sync(chat_server.requests[0].wait_disconnected, 2.0)

@@ -158,3 +158,9 @@ def test_settings_validate_directly() -> None:
         OpenAISettings(model="")
     assert OpenAISettings(model="m").resolved_max_tokens_param() == "max_completion_tokens"
     assert OpenAISettings(model="m", base_url="http://localhost:8000/v1").resolved_max_tokens_param() == "max_tokens"
+
+
+def test_api_key_flag_satisfies_a_profile_whose_env_var_is_unset(config: Path) -> None:
+    args = parse("--config", str(config), "--profile", "openai", "--api-key", "sk-flag")
+    s = settings_from_args(args, environ={})
+    assert s is not None and s.api_key is not None and s.api_key.get_secret_value() == "sk-flag"

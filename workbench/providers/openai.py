@@ -47,7 +47,7 @@ try:  # openai>=3 is built on httpx2; earlier versions on httpx
 except ImportError:  # pragma: no cover
     import httpx  # type: ignore[no-redef]
 
-__all__ = ["OpenAIProvider", "Publish", "describe_error"]
+__all__ = ["OpenAIProvider", "Publish", "describe_error", "redact"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -183,7 +183,7 @@ class _Exchange:
         except Exception as exc:  # noqa: BLE001 - a provider never raises
             message, status = describe_error(exc, self.settings, self.reader.chunk_count)
             self.status = status or self.status
-            final = self.builder.error(message, usage=self.reader.usage)
+            final = self.builder.error(redact(message, self.settings), usage=self.reader.usage)
         await self._publish_response()
         for event in final:
             yield event
@@ -370,6 +370,22 @@ def describe_error(
     if isinstance(exc, openai.OpenAIError):
         return f"OpenAI client error: {_exception_text(exc)}", None
     return f"Unexpected error talking to {url}: {_exception_text(exc)}", None
+
+
+def redact(text: str, settings: OpenAISettings) -> str:
+    """`text` with the API key and any auth-bearing header value replaced by `***`.
+
+    Some servers echo the key they rejected; error messages end up in events and
+    session files, so the key is cut out before they leave the provider.
+    """
+    secrets = [v for k, v in settings.extra_headers.items() if k.lower() in SENSITIVE_HEADERS]
+    if settings.api_key is not None:
+        secrets.append(settings.api_key.get_secret_value())
+    for secret in sorted(secrets, key=len, reverse=True):
+        for candidate in (secret, secret.removeprefix("Bearer ")):
+            if len(candidate) >= 4:
+                text = text.replace(candidate, "***")
+    return text
 
 
 def _sdk_retries(response: Any) -> bool:

@@ -231,7 +231,7 @@ def settings_from_args(
     if environ.get("OPENAI_API_KEY"):
         values["api_key"] = environ["OPENAI_API_KEY"]
     values.update(profile.model_dump(exclude_none=True, exclude={"api_key", "api_key_env"}))
-    if profile.api_key_env:
+    if profile.api_key_env and flag("api_key") is None:
         key = environ.get(profile.api_key_env)
         if not key:
             raise ValueError(
