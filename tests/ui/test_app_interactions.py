@@ -1,0 +1,131 @@
+"""Pilot tests: stepping, selecting calls, steering while running, literal text."""
+
+from __future__ import annotations
+
+import anyio
+from textual.widgets import Static
+from ui_helpers import scenario_of, wait_for
+
+from widgets.inject_modal import InjectResultModal
+from widgets.pause_banner import PauseBanner
+from widgets.tool_card import ToolCallCard
+from workbench.agent import ToolResultMessage, UserMessage, tool
+
+TWO_READS = [
+    {"text": "reading", "tool_calls": [
+        {"name": "read_file", "arguments": {"path": "a.txt"}},
+        {"name": "list_directory", "arguments": {"path": "."}},
+    ]},
+    {"text": "done"},
+]
+
+
+async def test_step_mode_pauses_and_step_then_continue_finishes(make_test_app) -> None:
+    app = make_test_app(scenario_of(TWO_READS, workspace_files={"a.txt": "hello"}))
+    async with app.run_test(size=(140, 44)) as pilot:
+        await pilot.press("f6")
+        await wait_for(pilot, lambda: app.view_state.step_mode)
+        app.prompt_bar.input.value = "go"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.view_state.pause is not None)
+        assert app.view_state.pause.point == "before_model"
+        assert app.view_state.run_state == "paused"
+        assert app.query_one(PauseBanner).has_class("-shown")
+        await pilot.press("f10")
+        await wait_for(pilot, lambda: app.view_state.pause is not None and app.view_state.pause.point == "before_tool")
+        assert app.view_state.pause.tool_name == "read_file"
+        assert app.view_state.calls[app.view_state.pause.tool_call_id].stage == "paused"
+        await pilot.press("f5")
+        await wait_for(pilot, lambda: app.view_state.run_state == "finished")
+        assert not app.query_one(PauseBanner).has_class("-shown")
+        assert not app.view_state.step_mode
+    assert [c.stage for c in app.view_state.calls.values()] == ["done", "done"]
+
+
+async def test_answering_a_paused_call_injects_the_result(make_test_app) -> None:
+    app = make_test_app(scenario_of(TWO_READS, workspace_files={"a.txt": "hello"}), breakpoints=["read_file"])
+    async with app.run_test(size=(140, 44)) as pilot:
+        app.prompt_bar.input.value = "go"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.view_state.pause is not None)
+        assert app.view_state.pause.breakpoint == "read_file"
+        await pilot.press("ctrl+o")
+        await wait_for(pilot, lambda: isinstance(app.screen, InjectResultModal))
+        app.screen.query_one("#result-text").text = "pretend contents"
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: app.view_state.run_state == "finished")
+    record = next(c for c in app.view_state.calls.values() if c.name == "read_file")
+    assert record.injected and record.result_text == "pretend contents"
+    message = next(m for m in app.agent.state.messages if isinstance(m, ToolResultMessage) and m.tool_name == "read_file")
+    assert message.injected and message.text == "pretend contents"
+
+
+async def test_selecting_a_card_shows_it_in_the_inspector(make_test_app) -> None:
+    app = make_test_app(scenario_of(TWO_READS, workspace_files={"a.txt": "hello"}))
+    async with app.run_test(size=(140, 44)) as pilot:
+        app.prompt_bar.input.value = "go"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.view_state.run_state == "finished")
+        cards = app.timeline.cards()
+        assert [c.record.name for c in cards] == ["read_file", "list_directory"]
+        assert app.inspector.record.name == "list_directory"  # follows the newest call
+        await pilot.click(cards[0])
+        await pilot.pause()
+        assert app.inspector.record.name == "read_file"
+        assert cards[0].has_class("-selected") and not cards[1].has_class("-selected")
+        await pilot.press("down")
+        await pilot.pause()
+        assert app.inspector.record.name == "list_directory"
+        result = str(app.inspector.query_one("#sec-result .body", Static).render())
+        assert "a.txt" in result
+
+
+async def test_steering_while_running_is_queued_then_delivered(make_test_app) -> None:
+    release = anyio.Event()
+
+    @tool
+    async def wait_for_release() -> str:
+        """Block until the test releases it."""
+        await release.wait()
+        return "released"
+
+    turns = [
+        {"tool_calls": [{"name": "wait_for_release", "arguments": {}}]},
+        {"text": "after steering"},
+        {"text": "final"},
+    ]
+    app = make_test_app(scenario_of(turns), tools=[wait_for_release], allow=["wait_for_release"])
+    async with app.run_test(size=(140, 44)) as pilot:
+        app.prompt_bar.input.value = "start"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: any(c.stage == "running" for c in app.view_state.calls.values()))
+        app.prompt_bar.input.value = "also check the README"
+        await pilot.press("enter")
+        assert app.agent.queued[0][0].content == "also check the README"
+        assert app.query_one("#queue").has_class("-shown")
+        release.set()
+        await wait_for(pilot, lambda: app.view_state.run_state == "finished")
+        assert not app.query_one("#queue").has_class("-shown")
+    users = [m for m in app.agent.state.messages if isinstance(m, UserMessage)]
+    assert [u.content for u in users] == ["start", "also check the README"]
+    steering = [i for i in app.view_state.items if i.kind == "user" and i.steering]
+    assert [i.text for i in steering] == ["also check the README"]
+    assert app.agent.state.messages[-1].text == "after steering"
+
+
+async def test_untrusted_text_is_shown_literally(make_test_app) -> None:
+    nasty = "[bold red]not markup[/] \x1b[31mnot an escape\x1b[0m"
+    scenario = scenario_of([{"text": nasty, "tool_calls": [{"name": "web_search", "arguments": {"q": nasty}}]}, {"text": "ok"}])
+    app = make_test_app(scenario)
+    async with app.run_test(size=(160, 44)) as pilot:
+        app.prompt_bar.input.value = nasty
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.view_state.run_state == "finished")
+        card = app.query_one(ToolCallCard)
+        rendered = "".join(segment.text for segment in card.render_lines(card.region.reset_offset)[0])
+        assert "[bold red]not markup[/]" in rendered
+        assert "\x1b" not in rendered
+        user = str(app.timeline.query("UserView").first().render())
+        assert "[bold red]not markup[/]" in user and "␛[31m" in user and "\x1b" not in user
+        text = app.timeline.query("AssistantView Markdown").first()._wb_text
+        assert "␛[31m" in text and "\x1b" not in text
