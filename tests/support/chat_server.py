@@ -29,6 +29,7 @@ import itertools
 import json
 import select
 import socket
+import sys
 import threading
 import time
 from collections import deque
@@ -143,7 +144,7 @@ class ChatServer:
 
     def start(self) -> ChatServer:
         handler = type("Handler", (_Handler,), {"chat_server": self})
-        httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        httpd = _QuietServer(("127.0.0.1", 0), handler)
         httpd.daemon_threads = True
         httpd.block_on_close = False
         self._httpd = httpd
@@ -200,6 +201,13 @@ class ChatServer:
         if source is None:
             return Reply.error(500, {"error": {"message": "ChatServer: no scripted reply left"}})
         return source(request) if callable(source) else source
+
+
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Clients hanging up (aborts, SDK closing error responses unread) are expected."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):
