@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
+from itertools import islice
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -124,6 +125,7 @@ class ScriptedProvider:
         self.scenario = scenario
         self.chars_per_second = chars_per_second
         self.chunk_size = max(1, chunk_size)
+        self._tally: _Tally | None = None
 
     @property
     def model(self) -> Model:
@@ -131,11 +133,7 @@ class ScriptedProvider:
 
     def pick_turn(self, context: LlmContext) -> ScriptedTurn:
         """The turn to play: one per assistant reply so far (aborted ones are retried)."""
-        played = sum(
-            1
-            for m in context.messages
-            if isinstance(m, AssistantMessage) and m.stop_reason != "aborted"
-        )
+        played = self._count(context.messages).played
         if played >= len(self.scenario.turns):
             return ScriptedTurn(text="(The scripted scenario has no more turns.)")
         turn = self.scenario.turns[played]
@@ -162,7 +160,7 @@ class ScriptedProvider:
             pieces += [("thinking", c) for c in self._chunks(turn.thinking)]
         if turn.text:
             pieces += [("text", c) for c in self._chunks(turn.text)]
-        call_number = sum(1 for m in context.messages if isinstance(m, AssistantMessage))
+        call_number = self._count(context.messages).replies
         for i, call in enumerate(turn.tool_calls):
             call_id = call.id or f"call_{call_number + 1}_{i + 1}"
             pieces.append(("call", (call_id, call.name)))
@@ -183,13 +181,58 @@ class ScriptedProvider:
                 for event in b.error("Request was aborted", aborted=True):
                     yield event
                 return
-        usage = turn.usage or _estimate_usage(context, b.message)
+        events = b.close_all()  # first, so the tool calls' argument strings are counted
+        usage = turn.usage or self._estimate_usage(context, b.message)
         if turn.error:
-            events = b.error(turn.error, usage=usage)
+            events += b.error(turn.error, usage=usage)
         else:
-            events = b.done(turn.stop_reason, usage)
+            events += b.done(turn.stop_reason, usage)
         for event in events:
             yield event
+
+    def _count(self, messages: Sequence[Any]) -> _Tally:
+        """Totals over `messages`, extending the last count when they only grew since.
+
+        Each request's context is the previous one plus a few messages, so counting
+        only the new ones keeps a long run linear instead of quadratic. The earlier
+        messages are checked by identity, so any other context is counted afresh.
+        """
+        tally = self._tally
+        if tally is not None and tally.source is messages and len(tally.messages) == len(messages):
+            return tally  # the same request asking again
+        if (
+            tally is not None
+            and len(tally.messages) <= len(messages)
+            and tally.messages == messages[: len(tally.messages)]  # by identity, or equal
+        ):
+            played, replies, chars = tally.played, tally.replies, tally.chars
+            new = islice(messages, len(tally.messages), None)
+        else:
+            played = replies = chars = 0
+            new = iter(messages)
+        for m in new:
+            if isinstance(m, AssistantMessage):
+                replies += 1
+                played += m.stop_reason != "aborted"
+                chars += len(m.text)
+            else:
+                chars += len(text_of(m.content))
+        self._tally = tally = _Tally(messages, list(messages), played, replies, chars)
+        return tally
+
+    def _estimate_usage(self, context: LlmContext, reply: AssistantMessage) -> Usage:
+        """A rough token count (4 characters a token) so the demo shows plausible figures."""
+        prompt_chars = len(context.system_prompt) + self._count(context.messages).chars
+        reply_chars = sum(
+            len(
+                getattr(c, "text", "")
+                or getattr(c, "thinking", "")
+                or (getattr(c, "raw_arguments", "") or "")
+            )
+            for c in reply.content
+        )
+        prompt, output = prompt_chars // 4 + 1, reply_chars // 4 + 1
+        return Usage(input=prompt, output=output, total_tokens=prompt + output)
 
     def _chunks(self, text: str) -> list[str]:
         n = self.chunk_size
@@ -221,15 +264,20 @@ def _last_tool_results(context: LlmContext) -> list[ToolResultMessage]:
     return results[::-1]
 
 
-def _estimate_usage(context: LlmContext, reply: AssistantMessage) -> Usage:
-    """A rough token count (4 characters a token) so the demo shows plausible figures."""
-    prompt_chars = len(context.system_prompt) + sum(
-        len(text_of(m.content)) if not isinstance(m, AssistantMessage) else len(m.text)
-        for m in context.messages
-    )
-    reply_chars = sum(
-        len(getattr(c, "text", "") or getattr(c, "thinking", "") or (getattr(c, "raw_arguments", "") or ""))
-        for c in reply.content
-    )
-    prompt, output = prompt_chars // 4 + 1, reply_chars // 4 + 1
-    return Usage(input=prompt, output=output, total_tokens=prompt + output)
+class _Tally:
+    """What the provider needs to know about a context's messages."""
+
+    __slots__ = ("source", "messages", "played", "replies", "chars")
+
+    def __init__(
+        self, source: Sequence[Any], messages: list[Any], played: int, replies: int, chars: int
+    ) -> None:
+        self.source = source
+        self.messages = messages
+        """A copy of the counted messages (the source list may grow later)."""
+        self.played = played
+        """Assistant replies that were not aborted: the index of the turn to play."""
+        self.replies = replies
+        """All assistant replies: numbers the tool call ids."""
+        self.chars = chars
+        """Characters of text in the messages, for the usage estimate."""

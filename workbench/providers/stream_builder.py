@@ -30,7 +30,10 @@ class StreamBuilder:
 
     def __init__(self, model: Model) -> None:
         self.message = AssistantMessage(model=model.id, provider=model.provider)
-        self._open: list[int] = []
+        self._open: dict[int, None] = {}
+        """Content indexes of the open blocks, in opening order."""
+        self._prose: int | None = None
+        """The open text or thinking block (at most one is open at a time)."""
         self._raw: dict[int, list[str]] = {}
         self.finished = False
 
@@ -52,11 +55,12 @@ class StreamBuilder:
         events: Events = []
         content = self.message.content
         last = len(content) - 1
-        if last < 0 or not isinstance(content[last], cls) or last not in self._open:
+        if last < 0 or last != self._prose or not isinstance(content[last], cls):
             events += self._close_prose()
             content.append(cls(**{kind: ""}))
             last = len(content) - 1
-            self._open.append(last)
+            self._open[last] = None
+            self._prose = last
             events.append(self._event(f"{kind}_start", content_index=last))  # type: ignore[arg-type]
         block = content[last]
         setattr(block, kind, getattr(block, kind) + delta)
@@ -64,11 +68,9 @@ class StreamBuilder:
         return events
 
     def _close_prose(self) -> Events:
-        events: Events = []
-        for index in list(self._open):
-            if not isinstance(self.message.content[index], ToolCall):
-                events += self.end_block(index)
-        return events
+        if self._prose is None:
+            return []
+        return self.end_block(self._prose)
 
     # -- tool calls --------------------------------------------------------------
 
@@ -77,7 +79,7 @@ class StreamBuilder:
         events = self._close_prose()
         self.message.content.append(ToolCall(id=tool_call_id, name=name, raw_arguments=""))
         index = len(self.message.content) - 1
-        self._open.append(index)
+        self._open[index] = None
         self._raw[index] = []
         events.append(self._event("toolcall_start", content_index=index))
         return index, events
@@ -95,7 +97,9 @@ class StreamBuilder:
     def end_block(self, index: int) -> Events:
         if index not in self._open:
             return []
-        self._open.remove(index)
+        del self._open[index]
+        if index == self._prose:
+            self._prose = None
         block = self.message.content[index]
         if isinstance(block, ToolCall):
             raw = "".join(self._raw.pop(index, []))
