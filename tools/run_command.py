@@ -122,11 +122,46 @@ async def _exited(proc: asyncio.subprocess.Process) -> None:
         await anyio.sleep(0.02)
 
 
-async def _end_group(proc: asyncio.subprocess.Process) -> None:
-    """SIGTERM the process group, then SIGKILL whatever is left after TERM_GRACE."""
+def _group_alive(pgid: int) -> bool:
+    """Whether a live (non-zombie) process is left in the group.
+
+    Zombies count as gone: an orphan's zombie lingers until init reaps it, and
+    waiting for that would stretch every abort to the full grace period.
+    """
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    if not os.path.isdir("/proc"):
+        return True
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as handle:
+                state, _ppid, pgrp = handle.read().rsplit(")", 1)[1].split()[:3]
+        except (OSError, ValueError):
+            continue
+        if int(pgrp) == pgid and state != "Z":
+            return True
+    return False
+
+
+async def _end_group(proc: asyncio.subprocess.Process, pipes_closed: anyio.Event) -> None:
+    """SIGTERM the process group, then SIGKILL whatever is left after TERM_GRACE.
+
+    Children get the whole grace period to clean up, not just the shell: the
+    SIGKILL waits until the shell has exited, the pipes are closed and no process
+    of the group is left, or until the grace period is over.
+    """
     _signal_group(proc.pid, signals.SIGTERM)
     with anyio.move_on_after(TERM_GRACE):
         await _exited(proc)
+        await pipes_closed.wait()
+        while _group_alive(proc.pid):
+            await anyio.sleep(0.02)
     _signal_group(proc.pid, signals.SIGKILL)
     await _exited(proc)
 
@@ -209,7 +244,7 @@ class _Run:
                 tg.start_soon(self.pump, proc.stderr, "stderr")
                 ending = await _wait_for_end(proc, signal, timeout)
                 if ending != "exited":
-                    await _end_group(proc)
+                    await _end_group(proc, self.pipes_closed)
                 with anyio.move_on_after(EOF_GRACE):
                     await self.pipes_closed.wait()
                 if not self.pipes_closed.is_set():

@@ -154,6 +154,27 @@ async def test_abort_kills_the_whole_process_group(tmp_path: Path) -> None:
     assert await wait_dead(int((tmp_path / "child.pid").read_text()))
 
 
+async def test_abort_sends_sigterm_to_every_process_first(tmp_path: Path) -> None:
+    """Children get SIGTERM (a chance to clean up), not just the shell."""
+    controller = AbortController()
+    child = (
+        'sh -c \'trap "echo cleaned > child_term.txt; exit 0" TERM; '
+        "echo ready > ready.txt; while true; do sleep 0.05; done' & wait"
+    )
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+
+            async def runner() -> None:
+                with pytest.raises(CommandFailed):
+                    await run(tmp_path, child, signal=controller.signal)
+
+            tg.start_soon(runner)
+            while not (tmp_path / "ready.txt").exists():
+                await anyio.sleep(0.01)
+            controller.abort()
+    assert (tmp_path / "child_term.txt").read_text() == "cleaned\n"
+
+
 async def test_a_process_ignoring_sigterm_is_killed(tmp_path: Path) -> None:
     controller = AbortController()
     with anyio.fail_after(5):
