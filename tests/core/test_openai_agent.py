@@ -23,11 +23,12 @@ from tests.support.chat_server import (
     tool_call_chunks,
     usage_chunk,
 )
-from tests.support.fixtures import chat_server, openai_provider  # noqa: F401
 from workbench.agent import Agent, AssistantMessage, ToolResultMessage, tool
 from workbench.providers.openai import OpenAIProvider
 
 MakeProvider = Callable[..., OpenAIProvider]
+
+pytest_plugins = ["tests.support.fixtures"]
 
 
 @tool
@@ -41,8 +42,9 @@ async def read_file(path: str) -> str:
 
 
 def make_agent(provider: OpenAIProvider) -> tuple[Agent, list[Any]]:
-    agent = Agent(stream_fn=provider, model=provider.model, system_prompt="You are terse.",
-                  tools=[read_file])
+    agent = Agent(
+        stream_fn=provider, model=provider.model, system_prompt="You are terse.", tools=[read_file]
+    )
     provider.publish = agent.publish
     seen: list[Any] = []
     agent.subscribe(lambda event, _signal: seen.append(event))
@@ -57,9 +59,13 @@ async def test_full_tool_round_trip(chat_server: ChatServer, openai_provider: Ma
     raw = '{ "path" : "notes/ü.txt" }'  # odd spacing must survive byte for byte
     chat_server.script(
         stream_reply(
-            [role_chunk(), *text_chunks("Reading it.", 2),
-             *tool_call_chunks(0, "call_abc", "read_file", raw, [1, 9, 17]),
-             finish("tool_calls"), usage_chunk(50, 20)],
+            [
+                role_chunk(),
+                *text_chunks("Reading it.", 2),
+                *tool_call_chunks(0, "call_abc", "read_file", raw, [1, 9, 17]),
+                finish("tool_calls"),
+                usage_chunk(50, 20),
+            ],
             cuts=11,
         ),
         stream_reply([*text_chunks("It says hi.", 3), finish("stop"), usage_chunk(80, 5)]),
@@ -72,26 +78,54 @@ async def test_full_tool_round_trip(chat_server: ChatServer, openai_provider: Ma
     assert isinstance(first, AssistantMessage) and isinstance(result, ToolResultMessage)
     assert isinstance(last, AssistantMessage)
     assert first.stop_reason == "toolUse" and first.tool_calls[0].raw_arguments == raw
-    assert (result.tool_call_id, result.text, result.is_error) == ("call_abc", "contents of notes/ü.txt", False)
+    assert (result.tool_call_id, result.text, result.is_error) == (
+        "call_abc",
+        "contents of notes/ü.txt",
+        False,
+    )
     assert (last.text, last.stop_reason, last.usage.input) == ("It says hi.", "stop", 80)
 
     second = chat_server.requests[1].json
     assert second["messages"][1:] == [
         {"role": "user", "content": "What is in notes/ü.txt?"},
-        {"role": "assistant", "content": "Reading it.", "tool_calls": [
-            {"id": "call_abc", "type": "function", "function": {"name": "read_file", "arguments": raw}}]},
+        {
+            "role": "assistant",
+            "content": "Reading it.",
+            "tool_calls": [
+                {
+                    "id": "call_abc",
+                    "type": "function",
+                    "function": {"name": "read_file", "arguments": raw},
+                }
+            ],
+        },
         {"role": "tool", "tool_call_id": "call_abc", "content": "contents of notes/ü.txt"},
     ]
     assert second["tools"][0]["function"]["name"] == "read_file"
 
     # the bus: each model call is bracketed by its wire events, in order
-    wire = types(seen, "provider_request", "provider_response", "message_start", "message_end",
-                 "tool_execution_end")
+    wire = types(
+        seen,
+        "provider_request",
+        "provider_response",
+        "message_start",
+        "message_end",
+        "tool_execution_end",
+    )
     assert wire == [
-        "message_start", "message_end",  # the prompt
-        "provider_request", "message_start", "provider_response", "message_end",
-        "tool_execution_end", "message_start", "message_end",  # the tool result
-        "provider_request", "message_start", "provider_response", "message_end",
+        "message_start",
+        "message_end",  # the prompt
+        "provider_request",
+        "message_start",
+        "provider_response",
+        "message_end",
+        "tool_execution_end",
+        "message_start",
+        "message_end",  # the tool result
+        "provider_request",
+        "message_start",
+        "provider_response",
+        "message_end",
     ]
     arguments = [e for e in seen if e.type == "tool_arguments"][0]
     assert arguments.raw == raw and arguments.validated == {"path": "notes/ü.txt"}
@@ -109,8 +143,11 @@ async def test_continue_after_aborting_a_text_reply(
     agent, seen = make_agent(openai_provider())
 
     def abort_on_third_delta(event: Any, _signal: Any) -> None:
-        deltas = [e for e in seen if e.type == "message_update"
-                  and e.assistant_message_event.type == "text_delta"]
+        deltas = [
+            e
+            for e in seen
+            if e.type == "message_update" and e.assistant_message_event.type == "text_delta"
+        ]
         if len(deltas) == 3:
             agent.abort()
 
@@ -137,14 +174,20 @@ async def test_continue_after_aborting_mid_tool_call(
     chat_server: ChatServer, openai_provider: MakeProvider
 ) -> None:
     chat_server.script(
-        stream_reply(tool_call_chunks(0, "call_cut", "read_file", '{"path": "a', 2), done=False,
-                     then=[Pause(5.0)]),
+        stream_reply(
+            tool_call_chunks(0, "call_cut", "read_file", '{"path": "a', 2),
+            done=False,
+            then=[Pause(5.0)],
+        ),
         stream_reply([*text_chunks("Okay.", 1), finish()]),
     )
     agent, seen = make_agent(openai_provider())
 
     def abort_on_arguments(event: Any, _signal: Any) -> None:
-        if event.type == "message_update" and event.assistant_message_event.type == "toolcall_delta":
+        if (
+            event.type == "message_update"
+            and event.assistant_message_event.type == "toolcall_delta"
+        ):
             agent.abort()
 
     unsubscribe = agent.subscribe(abort_on_arguments)
@@ -153,17 +196,23 @@ async def test_continue_after_aborting_mid_tool_call(
     unsubscribe()
     cut, unrun = agent.state.messages[-2], agent.state.messages[-1]
     assert isinstance(cut, AssistantMessage) and cut.stop_reason == "aborted"
-    assert isinstance(unrun, ToolResultMessage) and unrun.is_error and unrun.tool_call_id == "call_cut"
+    assert (
+        isinstance(unrun, ToolResultMessage) and unrun.is_error and unrun.tool_call_id == "call_cut"
+    )
 
     await agent.continue_()  # the transcript ends with a tool result: continue is allowed
     messages = chat_server.requests[1].json["messages"]
-    assert messages[1:] == [{"role": "user", "content": "Read a."}]  # the cut call and its result: gone
+    assert messages[1:] == [
+        {"role": "user", "content": "Read a."}
+    ]  # the cut call and its result: gone
     request = [e for e in seen if e.type == "provider_request"][1]
     assert any("call_cut" in note and "aborted" in note for note in request.repairs)
     assert agent.state.messages[-1].text == "Okay."  # type: ignore[union-attr]
 
 
-async def test_error_then_prompt_again(chat_server: ChatServer, openai_provider: MakeProvider) -> None:
+async def test_error_then_prompt_again(
+    chat_server: ChatServer, openai_provider: MakeProvider
+) -> None:
     chat_server.script(
         Reply.error(500, {"error": {"message": "model is loading"}}),
         stream_reply([*text_chunks("Ready now.", 1), finish()]),
@@ -171,20 +220,28 @@ async def test_error_then_prompt_again(chat_server: ChatServer, openai_provider:
     agent, _ = make_agent(openai_provider())
     await agent.prompt("hello")
     assert agent.state.error_message is not None
-    assert "HTTP 500" in agent.state.error_message and "model is loading" in agent.state.error_message
+    assert (
+        "HTTP 500" in agent.state.error_message and "model is loading" in agent.state.error_message
+    )
     await agent.prompt("hello again")
     roles = [(m["role"], m.get("content")) for m in chat_server.requests[1].json["messages"]]
     assert roles == [("system", "You are terse."), ("user", "hello"), ("user", "hello again")]
     assert agent.state.messages[-1].text == "Ready now."  # type: ignore[union-attr]
 
 
-async def test_malformed_arguments_round_trip(chat_server: ChatServer, openai_provider: MakeProvider) -> None:
+async def test_malformed_arguments_round_trip(
+    chat_server: ChatServer, openai_provider: MakeProvider
+) -> None:
     def second_turn(request: ReceivedRequest) -> Reply:
         return stream_reply([*text_chunks("Let me fix that.", 1), finish()])
 
     chat_server.script(
-        stream_reply([*tool_call_chunks(0, "call_bad", "read_file", '{"path": "x.txt",}', 3),
-                      finish("tool_calls")]),
+        stream_reply(
+            [
+                *tool_call_chunks(0, "call_bad", "read_file", '{"path": "x.txt",}', 3),
+                finish("tool_calls"),
+            ]
+        ),
         second_turn,
     )
     agent, _ = make_agent(openai_provider())
@@ -202,7 +259,9 @@ async def test_malformed_arguments_verbatim_policy(
     chat_server: ChatServer, openai_provider: MakeProvider
 ) -> None:
     chat_server.script(
-        stream_reply([*tool_call_chunks(0, "call_bad", "read_file", '{"path": ', 1), finish("tool_calls")]),
+        stream_reply(
+            [*tool_call_chunks(0, "call_bad", "read_file", '{"path": ', 1), finish("tool_calls")]
+        ),
         stream_reply([*text_chunks("ok", 1), finish()]),
     )
     agent, _ = make_agent(openai_provider(malformed_arguments="verbatim"))
@@ -215,7 +274,9 @@ async def test_length_cut_tool_call_is_not_run_and_the_next_request_is_valid(
     chat_server: ChatServer, openai_provider: MakeProvider
 ) -> None:
     chat_server.script(
-        stream_reply([*tool_call_chunks(0, "call_long", "read_file", '{"path": "ab', 2), finish("length")]),
+        stream_reply(
+            [*tool_call_chunks(0, "call_long", "read_file", '{"path": "ab', 2), finish("length")]
+        ),
         stream_reply([*text_chunks("Shorter now.", 1), finish()]),
     )
     agent, seen = make_agent(openai_provider())

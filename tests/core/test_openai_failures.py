@@ -22,13 +22,15 @@ from tests.support.chat_server import (
     text_chunks,
     tool_call_chunks,
 )
-from tests.support.fixtures import Recorder, chat_server, collect, openai_provider  # noqa: F401
+from tests.support.fixtures import Recorder, collect
 from workbench.agent import AbortController, AssistantMessage, AssistantMessageEvent, UserMessage
 from workbench.agent.config import LlmContext, StreamOptions
 from workbench.providers.openai import OpenAIProvider
 from workbench.providers.settings import OpenAISettings
 
 MakeProvider = Callable[..., OpenAIProvider]
+
+pytest_plugins = ["tests.support.fixtures"]
 
 
 def final_of(events: list[AssistantMessageEvent]) -> AssistantMessage:
@@ -45,12 +47,28 @@ def final_of(events: list[AssistantMessageEvent]) -> AssistantMessage:
 @pytest.mark.parametrize(
     ("status", "body", "expected"),
     [
-        (400, {"error": {"message": "This model's maximum context length is 8192 tokens",
-                         "type": "invalid_request_error"}},
-         "Bad request (HTTP 400) from {url}/chat/completions: This model's maximum context length"),
+        (
+            400,
+            {
+                "error": {
+                    "message": "This model's maximum context length is 8192 tokens",
+                    "type": "invalid_request_error",
+                }
+            },
+            "Bad request (HTTP 400) from {url}/chat/completions: "
+            "This model's maximum context length",
+        ),
         (401, {"error": "invalid api key"}, "Authentication failed (HTTP 401)"),
-        (404, {"object": "error", "message": "The model `nope` does not exist."}, "Check --base-url"),
-        (500, "upstream exploded", "Server error (HTTP 500) from {url}/chat/completions: upstream exploded"),
+        (
+            404,
+            {"object": "error", "message": "The model `nope` does not exist."},
+            "Check --base-url",
+        ),
+        (
+            500,
+            "upstream exploded",
+            "Server error (HTTP 500) from {url}/chat/completions: upstream exploded",
+        ),
     ],
 )
 async def test_http_errors_carry_the_status_and_the_servers_own_message(
@@ -69,8 +87,11 @@ async def test_http_errors_carry_the_status_and_the_servers_own_message(
 async def test_rate_limit_is_retried_by_the_sdk_then_reported(
     chat_server: ChatServer, openai_provider: MakeProvider
 ) -> None:
-    limited = Reply.error(429, {"error": {"message": "Rate limit reached for requests", "type": "requests"}},
-                          headers={"retry-after-ms": "10"})
+    limited = Reply.error(
+        429,
+        {"error": {"message": "Rate limit reached for requests", "type": "requests"}},
+        headers={"retry-after-ms": "10"},
+    )
     chat_server.script(limited, limited, limited)
     message = final_of(await collect(openai_provider(max_retries=2)))
     assert len(chat_server.requests) == 3
@@ -81,7 +102,9 @@ async def test_rate_limit_is_retried_by_the_sdk_then_reported(
     )
 
 
-async def test_rate_limit_then_success(chat_server: ChatServer, openai_provider: MakeProvider) -> None:
+async def test_rate_limit_then_success(
+    chat_server: ChatServer, openai_provider: MakeProvider
+) -> None:
     chat_server.script(
         Reply.error(429, {"error": {"message": "slow down"}}, headers={"retry-after-ms": "10"}),
         stream_reply([*text_chunks("made it", 2), finish()]),
@@ -116,7 +139,9 @@ async def test_connection_refused() -> None:
     assert recorder.of_type("provider_response")[0].status is None
 
 
-async def test_no_response_within_the_timeout(chat_server: ChatServer, openai_provider: MakeProvider) -> None:
+async def test_no_response_within_the_timeout(
+    chat_server: ChatServer, openai_provider: MakeProvider
+) -> None:
     chat_server.script(Reply(delay=2.0, pieces=[]))
     started = time.monotonic()
     message = final_of(await collect(openai_provider(timeout=0.2)))
@@ -132,13 +157,19 @@ async def test_stall_mid_stream_times_out_keeping_partial_text(
     chat_server.script(stream_reply(text_chunks("half an ans", 2), done=False, then=[Pause(2.0)]))
     message = final_of(await collect(openai_provider(timeout=0.2)))
     assert (message.stop_reason, message.text) == ("error", "half an ans")
-    assert message.error_message is not None and message.error_message.startswith("Timed out mid-stream")
+    assert message.error_message is not None and message.error_message.startswith(
+        "Timed out mid-stream"
+    )
 
 
 async def test_dropped_connection_keeps_partial_content(
     chat_server: ChatServer, openai_provider: MakeProvider
 ) -> None:
-    chunks = [role_chunk(), *text_chunks("Partial ", 2), *tool_call_chunks(0, "call_1", "f", '{"a": "b', 2)]
+    chunks = [
+        role_chunk(),
+        *text_chunks("Partial ", 2),
+        *tool_call_chunks(0, "call_1", "f", '{"a": "b', 2),
+    ]
     chat_server.script(stream_reply(chunks, done=False, then=[Drop()]))
     events = await collect(openai_provider())
     message = final_of(events)
@@ -146,7 +177,9 @@ async def test_dropped_connection_keeps_partial_content(
     assert message.text == "Partial "
     assert message.tool_calls[0].raw_arguments == '{"a": "b'
     assert message.error_message is not None
-    assert message.error_message.startswith("Connection lost mid-stream after 6 chunk(s): RemoteProtocolError")
+    assert message.error_message.startswith(
+        "Connection lost mid-stream after 6 chunk(s): RemoteProtocolError"
+    )
     assert [e.type for e in events].count("toolcall_end") == 1  # open blocks are closed
 
 
@@ -160,14 +193,20 @@ async def test_body_ending_without_finish_or_done_is_an_error(
 
 
 async def test_malformed_json_chunk(chat_server: ChatServer, openai_provider: MakeProvider) -> None:
-    chat_server.script(stream_reply([*text_chunks("before", 1), "{\"choices\": [{\"delta\": {\"content\": ", finish()]))
+    chat_server.script(
+        stream_reply([*text_chunks("before", 1), '{"choices": [{"delta": {"content": ', finish()])
+    )
     message = final_of(await collect(openai_provider()))
     assert (message.stop_reason, message.text) == ("error", "before")
     assert (message.error_message or "").startswith("Malformed chunk from the server (invalid JSON")
 
 
-async def test_error_object_mid_stream(chat_server: ChatServer, openai_provider: MakeProvider) -> None:
-    chat_server.script(stream_reply([*text_chunks("so far", 1), {"error": {"message": "CUDA out of memory"}}]))
+async def test_error_object_mid_stream(
+    chat_server: ChatServer, openai_provider: MakeProvider
+) -> None:
+    chat_server.script(
+        stream_reply([*text_chunks("so far", 1), {"error": {"message": "CUDA out of memory"}}])
+    )
     message = final_of(await collect(openai_provider()))
     assert (message.stop_reason, message.text) == ("error", "so far")
     assert message.error_message == "The server reported an error mid-stream: CUDA out of memory"
@@ -192,8 +231,13 @@ async def test_a_failing_publish_does_not_break_the_stream(
 async def test_abort_mid_stream_closes_the_response_promptly(
     chat_server: ChatServer, openai_provider: MakeProvider
 ) -> None:
-    chat_server.script(stream_reply([role_chunk(), *text_chunks("Once upon a", [4, 9])], done=False,
-                                    then=[Pause(5.0), sse(chunk({"content": " never"}))]))
+    chat_server.script(
+        stream_reply(
+            [role_chunk(), *text_chunks("Once upon a", [4, 9])],
+            done=False,
+            then=[Pause(5.0), sse(chunk({"content": " never"}))],
+        )
+    )
     recorder = Recorder()
     provider = openai_provider(recorder=recorder)
     controller = AbortController()
@@ -208,7 +252,9 @@ async def test_abort_mid_stream_closes_the_response_promptly(
     finished_at = time.monotonic()
     message = final_of(events)
     assert (message.stop_reason, message.error_message, message.text) == (
-        "aborted", "Request was aborted", "Once upon a",
+        "aborted",
+        "Request was aborted",
+        "Once upon a",
     )
     assert finished_at - aborted_at < 0.3
     request = chat_server.requests[0]
@@ -242,7 +288,9 @@ async def test_abort_while_waiting_for_the_first_byte(
     assert await anyio.to_thread.run_sync(chat_server.requests[0].wait_disconnected, 2.0)
 
 
-async def test_already_aborted_sends_nothing(chat_server: ChatServer, openai_provider: MakeProvider) -> None:
+async def test_already_aborted_sends_nothing(
+    chat_server: ChatServer, openai_provider: MakeProvider
+) -> None:
     controller = AbortController()
     controller.abort()
     recorder = Recorder()
@@ -258,7 +306,10 @@ async def test_an_impossible_request_fails_before_sending(
     events = await collect(openai_provider(recorder=recorder, tool_choice="write_file"))
     message = final_of(events)
     assert [e.type for e in events] == ["start", "error"]
-    assert message.error_message == "Invalid request: tool choice 'write_file' needs tools, and none are offered"
+    assert (
+        message.error_message
+        == "Invalid request: tool choice 'write_file' needs tools, and none are offered"
+    )
     assert chat_server.requests == [] and recorder.events == []
 
 
@@ -267,7 +318,9 @@ async def test_a_key_echoed_by_the_server_is_redacted(
 ) -> None:
     chat_server.script(Reply.error(401, {"error": {"message": "Invalid key sk-echoed-secret-123"}}))
     recorder = Recorder()
-    message = final_of(await collect(openai_provider(recorder=recorder, api_key="sk-echoed-secret-123")))
+    message = final_of(
+        await collect(openai_provider(recorder=recorder, api_key="sk-echoed-secret-123"))
+    )
     assert message.error_message is not None and "Invalid key ***" in message.error_message
     assert "sk-echoed-secret-123" not in str([e.model_dump() for e in recorder.events])
 

@@ -47,7 +47,9 @@ def call(id_: str, raw: str | None = '{"path": "a"}', name: str = "read_file") -
 
 
 def result(id_: str, text: str = "ok", name: str = "read_file", **kw: object) -> ToolResultMessage:
-    return ToolResultMessage(tool_call_id=id_, tool_name=name, content=[TextContent(text=text)], **kw)
+    return ToolResultMessage(
+        tool_call_id=id_, tool_name=name, content=[TextContent(text=text)], **kw
+    )
 
 
 def assistant(*content: object, stop: str = "toolUse") -> AssistantMessage:
@@ -75,8 +77,11 @@ def test_full_round_trip_conversion() -> None:
             "role": "assistant",
             "content": "Reading.",
             "tool_calls": [
-                {"id": "c1", "type": "function",
-                 "function": {"name": "read_file", "arguments": '{"path": "a"}'}}
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "read_file", "arguments": '{"path": "a"}'},
+                }
             ],
         },
         {"role": "tool", "tool_call_id": "c1", "content": "contents of a"},
@@ -109,7 +114,10 @@ def test_assistant_without_text_sends_empty_string_content() -> None:
 
 def test_user_images_become_data_url_parts() -> None:
     message = UserMessage(
-        content=[TextContent(text="what is this?"), ImageContent(data="QUJD", mime_type="image/png")]
+        content=[
+            TextContent(text="what is this?"),
+            ImageContent(data="QUJD", mime_type="image/png"),
+        ]
     )
     assert wire([message]) == [
         {
@@ -123,7 +131,9 @@ def test_user_images_become_data_url_parts() -> None:
 
 
 def test_single_text_block_becomes_a_string() -> None:
-    assert wire([UserMessage(content=[TextContent(text="hi")])]) == [{"role": "user", "content": "hi"}]
+    assert wire([UserMessage(content=[TextContent(text="hi")])]) == [
+        {"role": "user", "content": "hi"}
+    ]
 
 
 def test_tool_result_images_follow_all_tool_messages_as_one_user_message() -> None:
@@ -150,7 +160,10 @@ def test_tool_result_images_follow_all_tool_messages_as_one_user_message() -> No
 
 def test_aborted_reply_keeps_text_and_drops_calls_with_their_results() -> None:
     aborted = assistant(
-        ThinkingContent(thinking="t"), TextContent(text="Let me lo"), call("c1", '{"pa'), stop="aborted"
+        ThinkingContent(thinking="t"),
+        TextContent(text="Let me lo"),
+        call("c1", '{"pa'),
+        stop="aborted",
     )
     messages = [
         UserMessage(content="go"),
@@ -185,7 +198,12 @@ def test_missing_results_are_synthesized_after_real_ones() -> None:
     ]
     out = wire(messages)
     assert [(m["role"], m.get("tool_call_id")) for m in out] == [
-        ("user", None), ("assistant", None), ("tool", "c2"), ("tool", "c1"), ("tool", "c3"), ("user", None),
+        ("user", None),
+        ("assistant", None),
+        ("tool", "c2"),
+        ("tool", "c1"),
+        ("tool", "c3"),
+        ("user", None),
     ]
     assert out[3]["content"] == NO_RESULT_TEXT
 
@@ -207,13 +225,20 @@ def test_orphan_and_duplicate_results_are_dropped() -> None:
     repaired = repair_transcript(messages)
     out = convert_messages("", repaired.messages)
     assert [(m["role"], m.get("content")) for m in out] == [
-        ("user", "go"), ("assistant", ""), ("tool", "first"),
+        ("user", "go"),
+        ("assistant", ""),
+        ("tool", "first"),
     ]
     assert len(repaired.notes) == 3
 
 
 def test_repair_is_idempotent_and_valid_transcripts_are_untouched() -> None:
-    messages = [UserMessage(content="go"), assistant(call("c1")), result("c1"), assistant(TextContent(text="done"), stop="stop")]
+    messages = [
+        UserMessage(content="go"),
+        assistant(call("c1")),
+        result("c1"),
+        assistant(TextContent(text="done"), stop="stop"),
+    ]
     repaired = repair_transcript(messages)
     assert repaired.notes == []
     assert repaired.messages == messages
@@ -221,7 +246,11 @@ def test_repair_is_idempotent_and_valid_transcripts_are_untouched() -> None:
 
 
 def test_length_reply_keeps_its_truncated_call_repaired() -> None:
-    messages = [UserMessage(content="go"), assistant(call("c1", '{"path": "a'), stop="length"), result("c1", is_error=True)]
+    messages = [
+        UserMessage(content="go"),
+        assistant(call("c1", '{"path": "a'), stop="length"),
+        result("c1", is_error=True),
+    ]
     out = wire(messages)
     assert out[1]["tool_calls"][0]["function"]["arguments"] == "{}"  # type: ignore[index]
     assert out[2]["role"] == "tool"
@@ -236,9 +265,13 @@ def context(*messages: object, tools: list[AgentTool] | None = None) -> LlmConte
 
 def test_body_with_tools_and_options() -> None:
     settings = OpenAISettings(
-        model="m", base_url="http://localhost:11434/v1", temperature=0.2, max_tokens=100,
+        model="m",
+        base_url="http://localhost:11434/v1",
+        temperature=0.2,
+        max_tokens=100,
         tool_choice="read_file",
-        parallel_tool_calls=False, extra_body={"keep_alive": "5m", "temperature": 0.7},
+        parallel_tool_calls=False,
+        extra_body={"keep_alive": "5m", "temperature": 0.7},
     )
     body, notes = build_request_body("m2", context(tools=[READ]), settings)
     assert notes == []
@@ -262,8 +295,13 @@ def test_openai_gets_max_completion_tokens() -> None:
 
 
 def test_no_tools_means_no_tool_fields() -> None:
-    settings = OpenAISettings(model="m", base_url="http://x/v1", tool_choice="auto",
-                              parallel_tool_calls=True, include_usage=False)
+    settings = OpenAISettings(
+        model="m",
+        base_url="http://x/v1",
+        tool_choice="auto",
+        parallel_tool_calls=True,
+        include_usage=False,
+    )
     body, _ = build_request_body("m", context(), settings)
     assert set(body) == {"model", "messages", "stream"}
 

@@ -21,13 +21,14 @@ from tests.support.chat_server import (
     tool_call_chunks,
     usage_chunk,
 )
-from tests.support.fixtures import Recorder, chat_server, collect, openai_provider  # noqa: F401
+from tests.support.fixtures import Recorder, collect
 from workbench.agent import AgentTool, AgentToolResult, UserMessage
 from workbench.events import ProviderRequestEvent, ProviderResponseEvent, parse_event
 from workbench.providers.openai import OpenAIProvider
 
-
 MakeProvider = Callable[..., OpenAIProvider]
+
+pytest_plugins = ["tests.support.fixtures"]
 
 
 async def test_text_stream_events_request_and_wire_telemetry(
@@ -43,12 +44,21 @@ async def test_text_stream_events_request_and_wire_telemetry(
     events = await collect(provider, [UserMessage(content="hi")], system_prompt="Be brief.")
 
     assert [e.type for e in events] == [
-        "start", "text_start", "text_delta", "text_delta", "text_delta", "text_end", "done",
+        "start",
+        "text_start",
+        "text_delta",
+        "text_delta",
+        "text_delta",
+        "text_end",
+        "done",
     ]
     final = events[-1].message
     assert final is not None
     assert (final.text, final.stop_reason, final.provider, final.model) == (
-        "Hello there", "stop", "openai", "test-model",
+        "Hello there",
+        "stop",
+        "openai",
+        "test-model",
     )
     assert (final.usage.input, final.usage.output, final.usage.total_tokens) == (12, 3, 15)
 
@@ -64,7 +74,11 @@ async def test_text_stream_events_request_and_wire_telemetry(
     assert request.body == received.json  # the published body is exactly what went out
     assert request.url == f"{chat_server.url}/chat/completions"
     assert response.request_id == request.request_id
-    assert (response.status, response.server_model, response.finish_reason) == (200, "test-model", "stop")
+    assert (response.status, response.server_model, response.finish_reason) == (
+        200,
+        "test-model",
+        "stop",
+    )
     assert response.usage is not None and response.usage.total_tokens == 15
     assert response.ttft_ms is not None and 0 < response.ttft_ms <= response.total_ms
     assert response.error is None and response.chunks is None
@@ -77,10 +91,15 @@ async def test_bytes_cut_anywhere_even_inside_utf8_characters(
 ) -> None:
     text = "Grüße, 世界! 😀 ok"
     args = '{"path": "données/ファイル😀.txt", "n": 1}'
-    chunks = [*text_chunks(text, [2, 5, 9]), *tool_call_chunks(0, "call_1", "read_file", args, [3, 11, 20, 21]),
-              finish("tool_calls")]
+    chunks = [
+        *text_chunks(text, [2, 5, 9]),
+        *tool_call_chunks(0, "call_1", "read_file", args, [3, 11, 20, 21]),
+        finish("tool_calls"),
+    ]
     reply = stream_reply(chunks, cuts=cuts, gap=0.0005 if cuts > 2 else 0.0)
-    assert any(not _decodes(p) for p in reply.pieces if isinstance(p, bytes))  # really cut mid-character
+    assert any(
+        not _decodes(p) for p in reply.pieces if isinstance(p, bytes)
+    )  # really cut mid-character
     chat_server.script(reply)
     events = await collect(openai_provider())
     final = events[-1].message
@@ -118,7 +137,9 @@ async def test_reasoning_ollama_style_then_text(
     chat_server: ChatServer, openai_provider: MakeProvider
 ) -> None:
     chat_server.script(
-        stream_reply([*reasoning_chunks("Let me think.", 2, "reasoning"), *text_chunks("42", 1), finish()])
+        stream_reply(
+            [*reasoning_chunks("Let me think.", 2, "reasoning"), *text_chunks("42", 1), finish()]
+        )
     )
     events = await collect(openai_provider())
     final = events[-1].message
@@ -153,8 +174,12 @@ async def test_options_tools_and_extra_body_reach_the_server(
     chat_server.script(stream_reply([*text_chunks("ok", 1), finish()]))
     recorder = Recorder()
     provider = openai_provider(
-        recorder=recorder, temperature=0.1, max_tokens=256, tool_choice="read_file",
-        parallel_tool_calls=False, extra_body={"keep_alive": "5m", "options": {"num_ctx": 8192}},
+        recorder=recorder,
+        temperature=0.1,
+        max_tokens=256,
+        tool_choice="read_file",
+        parallel_tool_calls=False,
+        extra_body={"keep_alive": "5m", "options": {"num_ctx": 8192}},
     )
     await collect(provider, tools=[tool])
     body = chat_server.requests[0].json
@@ -172,7 +197,8 @@ async def test_keys_and_auth_headers_never_reach_events(
     chat_server.script(stream_reply([*text_chunks("ok", 1), finish()]))
     recorder = Recorder()
     provider = openai_provider(
-        recorder=recorder, api_key="sk-very-secret",
+        recorder=recorder,
+        api_key="sk-very-secret",
         extra_headers={"X-Title": "workbench", "api-key": "gateway-secret"},
     )
     events = await collect(provider)
@@ -210,7 +236,9 @@ async def test_server_that_ignores_stream_true(
     chat_server: ChatServer, openai_provider: MakeProvider
 ) -> None:
     call = {"id": "call_9", "type": "function", "function": {"name": "f", "arguments": '{"a": 1}'}}
-    chat_server.script(Reply.json(completion("Done.", tool_calls=[call], finish_reason="tool_calls")))
+    chat_server.script(
+        Reply.json(completion("Done.", tool_calls=[call], finish_reason="tool_calls"))
+    )
     events = await collect(openai_provider())
     final = events[-1].message
     assert final is not None and final.stop_reason == "toolUse"
@@ -233,7 +261,11 @@ async def test_request_model_follows_the_loop_model(
     from workbench.agent import Model
     from workbench.agent.config import LlmContext, StreamOptions
 
-    chat_server.script(stream_reply([*text_chunks("ok", 1), finish()], ))
+    chat_server.script(
+        stream_reply(
+            [*text_chunks("ok", 1), finish()],
+        )
+    )
     provider = openai_provider()
     context = LlmContext("", [UserMessage(content="hi")], [])
     async for _ in provider(Model(id="other-model", provider="openai"), context, StreamOptions()):

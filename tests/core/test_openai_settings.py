@@ -59,20 +59,39 @@ def test_nothing_asked_for_means_scripted_demo(config: Path) -> None:
 
 
 def test_flags_only(tmp_path: Path) -> None:
-    args = parse("--base-url", "http://localhost:8080/v1/", "--model", "llama", "--api-key", "sk-1",
-                 "--tool-choice", "none", "--temperature", "0.5", "--max-tokens", "64")
+    args = parse(
+        "--base-url",
+        "http://localhost:8080/v1/",
+        "--model",
+        "llama",
+        "--api-key",
+        "sk-1",
+        "--tool-choice",
+        "none",
+        "--temperature",
+        "0.5",
+        "--max-tokens",
+        "64",
+    )
     s = settings_from_args(args, environ={"WORKBENCH_CONFIG": str(tmp_path / "missing.toml")})
     assert s is not None
     assert (s.base_url, s.model, s.tool_choice, s.temperature, s.max_tokens) == (
-        "http://localhost:8080/v1", "llama", "none", 0.5, 64
+        "http://localhost:8080/v1",
+        "llama",
+        "none",
+        0.5,
+        64,
     )
     assert s.api_key is not None and s.api_key.get_secret_value() == "sk-1"
     assert s.profile is None
 
 
 def test_environment_alone_selects_the_endpoint(tmp_path: Path) -> None:
-    env = {"OPENAI_BASE_URL": "http://localhost:1234/v1", "OPENAI_API_KEY": "lm",
-           "WORKBENCH_CONFIG": str(tmp_path / "none.toml")}
+    env = {
+        "OPENAI_BASE_URL": "http://localhost:1234/v1",
+        "OPENAI_API_KEY": "lm",
+        "WORKBENCH_CONFIG": str(tmp_path / "none.toml"),
+    }
     s = settings_from_args(parse("--model", "local"), environ=env)
     assert s is not None and s.base_url == "http://localhost:1234/v1"
     assert s.api_key is not None and s.api_key.get_secret_value() == "lm"
@@ -93,7 +112,16 @@ def test_profile_with_key_from_named_env_var(config: Path) -> None:
 def test_precedence_flags_over_profile_over_env(config: Path) -> None:
     env = {"OPENAI_BASE_URL": "http://env/v1", "OPENAI_API_KEY": "env-key", "MY_OPENAI_KEY": "p"}
     s = settings_from_args(
-        parse("--config", str(config), "--profile", "openai", "--model", "o4-mini", "--temperature", "1"),
+        parse(
+            "--config",
+            str(config),
+            "--profile",
+            "openai",
+            "--model",
+            "o4-mini",
+            "--temperature",
+            "1",
+        ),
         environ=env,
     )
     assert s is not None
@@ -115,12 +143,16 @@ def test_default_profile_applies_without_base_url(config: Path) -> None:
 
 
 def test_clear_errors(config: Path) -> None:
-    with pytest.raises(ValueError, match=r"Unknown profile 'nope' .*profiles: ollama, openai, vllm"):
+    with pytest.raises(
+        ValueError, match=r"Unknown profile 'nope' .*profiles: ollama, openai, vllm"
+    ):
         settings_from_args(parse("--config", str(config), "--profile", "nope"), environ={})
     with pytest.raises(ValueError, match=r"MY_OPENAI_KEY, which is not set"):
         settings_from_args(parse("--config", str(config), "--profile", "openai"), environ={})
     with pytest.raises(ValueError, match="Bad tool choice"):
-        settings_from_args(parse("--model", "m", "--base-url", "http://h/v1", "--tool-choice", "a b"), environ={})
+        settings_from_args(
+            parse("--model", "m", "--base-url", "http://h/v1", "--tool-choice", "a b"), environ={}
+        )
     with pytest.raises(ValueError, match="set model in profile 'vllm'"):
         settings_from_args(parse("--config", str(config), "--profile", "vllm"), environ={})
     with pytest.raises(ValueError, match="Config file not found"):
@@ -140,7 +172,9 @@ def test_bad_profile_file_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_api_key_never_serializes(config: Path) -> None:
-    s = settings_from_args(parse("--config", str(config), "--profile", "vllm", "--model", "m"), environ={})
+    s = settings_from_args(
+        parse("--config", str(config), "--profile", "vllm", "--model", "m"), environ={}
+    )
     assert s is not None and s.api_key is not None
     assert s.api_key.get_secret_value() == "inline-secret"
     for text in (repr(s), str(s), s.model_dump_json(), str(s.model_dump(mode="json"))):
@@ -149,7 +183,10 @@ def test_api_key_never_serializes(config: Path) -> None:
 
 def test_default_config_path(tmp_path: Path) -> None:
     assert default_config_path({"WORKBENCH_CONFIG": "/x/c.toml"}) == Path("/x/c.toml")
-    assert default_config_path({"XDG_CONFIG_HOME": str(tmp_path)}) == tmp_path / "agent-workbench/config.toml"
+    assert (
+        default_config_path({"XDG_CONFIG_HOME": str(tmp_path)})
+        == tmp_path / "agent-workbench/config.toml"
+    )
     assert default_config_path({}).parts[-3:] == (".config", "agent-workbench", "config.toml")
 
 
@@ -157,7 +194,10 @@ def test_settings_validate_directly() -> None:
     with pytest.raises(ValueError):
         OpenAISettings(model="")
     assert OpenAISettings(model="m").resolved_max_tokens_param() == "max_completion_tokens"
-    assert OpenAISettings(model="m", base_url="http://localhost:8000/v1").resolved_max_tokens_param() == "max_tokens"
+    assert (
+        OpenAISettings(model="m", base_url="http://localhost:8000/v1").resolved_max_tokens_param()
+        == "max_tokens"
+    )
 
 
 def test_api_key_flag_satisfies_a_profile_whose_env_var_is_unset(config: Path) -> None:

@@ -40,7 +40,7 @@ def read(chunks: list[dict[str, Any]], *, done: bool = True) -> tuple[ChunkReade
 
 def test_sse_decoder_handles_comments_multiline_data_and_event_names() -> None:
     d = SSEDecoder()
-    lines = [": keep-alive", "event: error", "data: {\"a\":", "data:1}", "", "", "data: [DONE]"]
+    lines = [": keep-alive", "event: error", 'data: {"a":', "data:1}", "", "", "data: [DONE]"]
     out = [r for line in lines if (r := d.feed(line)) is not None]
     assert out == [("error", '{"a":\n1}')]
     assert d.flush() == (None, "[DONE]")
@@ -49,7 +49,9 @@ def test_sse_decoder_handles_comments_multiline_data_and_event_names() -> None:
 
 @pytest.mark.parametrize("field", ["reasoning_content", "reasoning"])
 def test_reasoning_fields_become_thinking(field: str) -> None:
-    reader, events = read(reasoning_chunks("think hard", 3, field) + text_chunks("answer", 2) + [finish()])
+    reader, events = read(
+        reasoning_chunks("think hard", 3, field) + text_chunks("answer", 2) + [finish()]
+    )
     message = reader.builder.message
     assert [c.type for c in message.content] == ["thinking", "text"]
     assert message.content[0].thinking == "think hard"  # type: ignore[union-attr]
@@ -86,8 +88,12 @@ def test_calls_without_index_and_with_late_id() -> None:
 
 def test_new_id_on_a_reused_index_starts_a_new_call_and_generated_ids() -> None:
     chunks = [
-        chunk({"tool_calls": [{"index": 0, "id": "x", "function": {"name": "a", "arguments": "{}"}}]}),
-        chunk({"tool_calls": [{"index": 0, "id": "y", "function": {"name": "b", "arguments": "{}"}}]}),
+        chunk(
+            {"tool_calls": [{"index": 0, "id": "x", "function": {"name": "a", "arguments": "{}"}}]}
+        ),
+        chunk(
+            {"tool_calls": [{"index": 0, "id": "y", "function": {"name": "b", "arguments": "{}"}}]}
+        ),
         chunk({"tool_calls": [{"index": 1, "function": {"name": "c", "arguments": {"k": 1}}}]}),
     ]
     reader, _ = read(chunks + [finish("tool_calls")])
@@ -136,11 +142,18 @@ def test_usage_last_chunk_wins_and_missing_usage_is_fine() -> None:
     reader, _ = read(text_chunks("hi", 1) + [finish(), usage_chunk(100, 7, cached=40)])
     assert reader.usage is not None
     assert reader.builder.message.usage.model_dump() == {
-        "input": 60, "output": 7, "cache_read": 40, "cache_write": 0, "total_tokens": 107,
+        "input": 60,
+        "output": 7,
+        "cache_read": 40,
+        "cache_write": 0,
+        "total_tokens": 107,
     }
     reader, _ = read(text_chunks("hi", 1) + [finish()])
     assert reader.usage is None and reader.builder.message.usage.total_tokens == 0
-    assert usage_from({"prompt_tokens": 9, "completion_tokens": 1, "prompt_cache_hit_tokens": 4}).input == 5
+    assert (
+        usage_from({"prompt_tokens": 9, "completion_tokens": 1, "prompt_cache_hit_tokens": 4}).input
+        == 5
+    )
 
 
 def test_a_stream_without_finish_reason_or_done_was_cut() -> None:

@@ -74,14 +74,18 @@ class Reply:
     """Seconds to wait before the status line (a slow server)."""
 
     @classmethod
-    def error(
-        cls, status: int, body: Any, *, headers: dict[str, str] | None = None
-    ) -> Reply:
+    def error(cls, status: int, body: Any, *, headers: dict[str, str] | None = None) -> Reply:
         """An error response; a dict body is sent as JSON, a str as text/plain."""
         if isinstance(body, (dict, list)):
-            return cls(status, body=json.dumps(body).encode(), content_type="application/json",
-                       headers=headers or {})
-        return cls(status, body=str(body).encode(), content_type="text/plain", headers=headers or {})
+            return cls(
+                status,
+                body=json.dumps(body).encode(),
+                content_type="application/json",
+                headers=headers or {},
+            )
+        return cls(
+            status, body=str(body).encode(), content_type="text/plain", headers=headers or {}
+        )
 
     @classmethod
     def json(cls, obj: Any, status: int = 200) -> Reply:
@@ -149,7 +153,10 @@ class ChatServer:
         httpd.block_on_close = False
         self._httpd = httpd
         self._thread = threading.Thread(
-            target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, name="chat-server", daemon=True
+            target=httpd.serve_forever,
+            kwargs={"poll_interval": 0.02},
+            name="chat-server",
+            daemon=True,
         )
         self._thread.start()
         return self
@@ -346,7 +353,7 @@ def text_chunks(text: str, pieces: int | Sequence[int] = 3) -> list[dict[str, An
 def reasoning_chunks(
     text: str, pieces: int | Sequence[int] = 2, field_name: str = "reasoning_content"
 ) -> list[dict[str, Any]]:
-    """Thinking deltas the way DeepSeek/llama.cpp (`reasoning_content`) or Ollama (`reasoning`) send them."""
+    """Thinking deltas: DeepSeek/llama.cpp send `reasoning_content`, Ollama `reasoning`."""
     return [chunk({field_name: p}) for p in pieces_of(text, pieces)]
 
 
@@ -358,8 +365,12 @@ def tool_call_chunks(
     pieces: int | Sequence[int] = 3,
 ) -> list[dict[str, Any]]:
     """A call as OpenAI streams it: id and name with empty arguments, then argument pieces."""
-    first = {"index": index, "id": call_id, "type": "function",
-             "function": {"name": name, "arguments": ""}}
+    first = {
+        "index": index,
+        "id": call_id,
+        "type": "function",
+        "function": {"name": name, "arguments": ""},
+    }
     out = [chunk({"tool_calls": [first]})]
     for piece in pieces_of(arguments, pieces):
         out.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}))

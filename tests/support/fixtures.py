@@ -1,10 +1,10 @@
 """Pytest fixtures and helpers around `ChatServer`; import the ones a module needs.
 
-    from tests.support.fixtures import chat_server, openai_provider  # noqa: F401
+from tests.support.fixtures import chat_server, openai_provider  # noqa: F401
 
-    async def test_x(chat_server, openai_provider):
-        chat_server.script(stream_reply(text_chunks("hi") + [finish()]))
-        provider = openai_provider(temperature=0)   # closed after the test
+async def test_x(chat_server, openai_provider):
+    chat_server.script(stream_reply(text_chunks("hi") + [finish()]))
+    provider = openai_provider(temperature=0)   # closed after the test
 """
 
 from __future__ import annotations
@@ -56,7 +56,11 @@ class Recorder:
 
 
 def make_provider(
-    server: ChatServer, *, recorder: Recorder | None = None, capture_chunks: bool = False, **settings: Any
+    server: ChatServer,
+    *,
+    recorder: Recorder | None = None,
+    capture_chunks: bool = False,
+    **settings: Any,
 ) -> OpenAIProvider:
     """A provider pointed at `server`, without retries unless asked for."""
     settings.setdefault("max_retries", 0)
@@ -80,7 +84,9 @@ async def collect(
     context = LlmContext(system_prompt, messages or [UserMessage(content="hi")], tools or [])
     signal = controller.signal if controller else None
     events: list[AssistantMessageEvent] = []
-    stream: AsyncIterator[AssistantMessageEvent] = provider(provider.model, context, StreamOptions(signal))
+    stream: AsyncIterator[AssistantMessageEvent] = provider(
+        provider.model, context, StreamOptions(signal)
+    )
     async for event in stream:
         events.append(event)
     return events

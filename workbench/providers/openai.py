@@ -26,7 +26,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
 import anyio
@@ -45,7 +45,7 @@ from workbench.providers.stream_builder import Events, StreamBuilder
 try:  # openai>=3 is built on httpx2; earlier versions on httpx
     import httpx2 as httpx
 except ImportError:  # pragma: no cover
-    import httpx  # type: ignore[no-redef]
+    import httpx  # type: ignore[no-redef,import-not-found,unused-ignore]
 
 __all__ = ["OpenAIProvider", "Publish", "describe_error", "redact"]
 
@@ -105,8 +105,10 @@ class OpenAIProvider:
     def client(self) -> openai.AsyncOpenAI:
         """The SDK client, made once per event loop and per settings object."""
         key = (asyncio.get_running_loop(), self.settings)
-        if self._client is None or self._client_key is None or any(
-            a is not b for a, b in zip(self._client_key, key, strict=True)
+        if (
+            self._client is None
+            or self._client_key is None
+            or any(a is not b for a, b in zip(self._client_key, key, strict=True))
         ):
             s = self.settings
             self._client = openai.AsyncOpenAI(
@@ -138,7 +140,11 @@ class _Exchange:
     """One request and its streamed reply."""
 
     def __init__(
-        self, provider: OpenAIProvider, model: Model, context: LlmContext, signal: AbortSignal | None
+        self,
+        provider: OpenAIProvider,
+        model: Model,
+        context: LlmContext,
+        signal: AbortSignal | None,
     ) -> None:
         self.provider = provider
         self.settings = provider.settings
@@ -193,7 +199,9 @@ class _Exchange:
     async def _open(self, stack: contextlib.AsyncExitStack, body: JsonDict) -> Any:
         typed = {k: v for k, v in body.items() if k in _SDK_PARAMS}
         extra = {
-            k: v for k, v in body.items() if k not in _SDK_PARAMS and k not in ("model", "messages", "stream")
+            k: v
+            for k, v in body.items()
+            if k not in _SDK_PARAMS and k not in ("model", "messages", "stream")
         }
         manager = self.provider.client().chat.completions.with_streaming_response.create(
             model=body["model"],
@@ -205,7 +213,7 @@ class _Exchange:
         )
         return await stack.enter_async_context(manager)
 
-    async def _read(self, response: Any) -> AsyncIterator[AssistantMessageEvent]:
+    async def _read(self, response: Any) -> AsyncGenerator[AssistantMessageEvent, None]:
         """The body's events, line by line, until `[DONE]` or the end of the body."""
         content_type = response.headers.get("content-type", "")
         if "json" in content_type and "event-stream" not in content_type:
@@ -248,7 +256,9 @@ class _Exchange:
         try:
             data = json.loads(text)
         except ValueError:
-            raise StreamError(f"The server sent a JSON content type but invalid JSON: {text[:300]}") from None
+            raise StreamError(
+                f"The server sent a JSON content type but invalid JSON: {text[:300]}"
+            ) from None
         if not isinstance(data, dict) or data.get("error"):
             raise StreamError(f"The server reported an error: {error_text(data)}")
         events = self.reader.feed(data)
@@ -279,7 +289,9 @@ class _Exchange:
 
     async def _publish_request(self, body: JsonDict, repairs: list[str]) -> None:
         headers = {
-            k: v for k, v in self.settings.extra_headers.items() if k.lower() not in SENSITIVE_HEADERS
+            k: v
+            for k, v in self.settings.extra_headers.items()
+            if k.lower() not in SENSITIVE_HEADERS
         }
         await self._publish(
             ProviderRequestEvent(

@@ -78,13 +78,18 @@ def repair_transcript(messages: Sequence[Message]) -> Repaired:
         for call in pending:
             if call.id not in answered:
                 out.append(_missing_result(call))
-                notes.append(f"added a '{NO_RESULT_TEXT}' error result for call {call.id} ({call.name})")
+                notes.append(
+                    f"added a '{NO_RESULT_TEXT}' error result for call {call.id} ({call.name})"
+                )
         pending.clear()
         answered.clear()
 
     for message in messages:
         if isinstance(message, ToolResultMessage):
-            if any(c.id == message.tool_call_id for c in pending) and message.tool_call_id not in answered:
+            if (
+                any(c.id == message.tool_call_id for c in pending)
+                and message.tool_call_id not in answered
+            ):
                 answered.add(message.tool_call_id)
                 out.append(message)
             elif message.tool_call_id not in dropped_calls:
@@ -96,12 +101,12 @@ def repair_transcript(messages: Sequence[Message]) -> Repaired:
         close_pending()
         if isinstance(message, AssistantMessage):
             dropped_calls.update(c.id for c in message.tool_calls)
-            message = _repair_assistant(message, notes)
-            if message is not None:
-                dropped_calls.difference_update(c.id for c in message.tool_calls)
-            if message is None:
+            kept = _repair_assistant(message, notes)
+            if kept is None:
                 continue
-            pending.extend(message.tool_calls)
+            dropped_calls.difference_update(c.id for c in kept.tool_calls)
+            pending.extend(kept.tool_calls)
+            message = kept
         out.append(message)
     close_pending()
     return Repaired(out, notes)
@@ -227,7 +232,10 @@ def _tool_images_message(images: list[ImageContent]) -> JsonDict:
 def _part(block: TextContent | ImageContent) -> JsonDict:
     if isinstance(block, TextContent):
         return {"type": "text", "text": block.text}
-    return {"type": "image_url", "image_url": {"url": f"data:{block.mime_type};base64,{block.data}"}}
+    return {
+        "type": "image_url",
+        "image_url": {"url": f"data:{block.mime_type};base64,{block.data}"},
+    }
 
 
 # -- tools and the body --------------------------------------------------------------
@@ -264,7 +272,9 @@ def tool_choice_param(choice: str, tools: Sequence[AgentTool]) -> str | JsonDict
     return {"type": "function", "function": {"name": choice}}
 
 
-def build_request_body(model: str, context: LlmContext, settings: OpenAISettings) -> tuple[JsonDict, list[str]]:
+def build_request_body(
+    model: str, context: LlmContext, settings: OpenAISettings
+) -> tuple[JsonDict, list[str]]:
     """The complete JSON body of one streamed request, and the repair notes.
 
     `settings.extra_body` is merged last, so it can override any field (as the SDK does).

@@ -174,9 +174,11 @@ class ChunkReader:
         return events
 
     def _tool_call(self, delta: dict[str, Any], position: int) -> Events:
-        function = delta.get("function") if isinstance(delta.get("function"), dict) else {}
-        call_id = delta.get("id") if isinstance(delta.get("id"), str) else ""
-        name = function.get("name") if isinstance(function.get("name"), str) else ""
+        function = delta.get("function")
+        if not isinstance(function, dict):
+            function = {}
+        call_id = _str(delta.get("id"))
+        name = _str(function.get("name"))
         arguments = function.get("arguments")
         index = self._index_of(delta.get("index"), call_id, position)
         events: Events = []
@@ -208,9 +210,9 @@ class ChunkReader:
             for known, call in self._calls.items():
                 if call.tool_call_id == call_id:
                     return known
-            last = self._calls.get(self._last_index) if self._last_index is not None else None
-            if last is not None and not last.tool_call_id:
-                return self._last_index  # type: ignore[return-value] - the id came late
+            last = self._last_index
+            if last is not None and not self._calls[last].tool_call_id:
+                return last  # the id came late
             return max(self._calls, default=-1) + 1
         return self._last_index if self._last_index is not None else position
 
@@ -244,7 +246,9 @@ def usage_from(raw: dict[str, Any]) -> Usage:
     cached = _int(details.get("cached_tokens")) if isinstance(details, dict) else 0
     cached = cached or _int(raw.get("prompt_cache_hit_tokens"))  # DeepSeek
     total = _int(raw.get("total_tokens")) or prompt + output
-    return Usage(input=max(prompt - cached, 0), output=output, cache_read=cached, total_tokens=total)
+    return Usage(
+        input=max(prompt - cached, 0), output=output, cache_read=cached, total_tokens=total
+    )
 
 
 def error_text(body: Any) -> str:
@@ -266,6 +270,10 @@ def error_text(body: Any) -> str:
     if isinstance(body, str):
         return _clip(body.strip()) or "(empty body)"
     return _clip(json.dumps(body, ensure_ascii=False, default=str))
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
 
 
 def _int(value: Any) -> int:

@@ -135,7 +135,7 @@ class ProviderConfig(BaseModel):
 
 
 def default_config_path(environ: Mapping[str, str] = os.environ) -> Path:
-    """`$WORKBENCH_CONFIG`, else `$XDG_CONFIG_HOME` or `~/.config`, `agent-workbench/config.toml`."""
+    """`$WORKBENCH_CONFIG`, else `agent-workbench/config.toml` under the XDG config home."""
     if environ.get("WORKBENCH_CONFIG"):
         return Path(environ["WORKBENCH_CONFIG"]).expanduser()
     base = environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
@@ -180,10 +180,14 @@ def add_provider_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="KEY",
         help="API key (prefer OPENAI_API_KEY or a profile's api_key_env: flags show in `ps`)",
     )
-    group.add_argument("--profile", metavar="NAME", help="a [profiles.NAME] table of the config file")
     group.add_argument(
-        "--config", type=Path, metavar="FILE", help="config file (default: $WORKBENCH_CONFIG or "
-        "~/.config/agent-workbench/config.toml)"
+        "--profile", metavar="NAME", help="a [profiles.NAME] table of the config file"
+    )
+    group.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="config file (default: $WORKBENCH_CONFIG or ~/.config/agent-workbench/config.toml)",
     )
     group.add_argument(
         "--tool-choice", metavar="auto|required|none|TOOL", help="what the model may call"
@@ -205,7 +209,10 @@ def settings_from_args(
     Raises:
         ValueError: unknown profile, bad tool choice, missing model, unreadable config.
     """
-    flag = lambda name: getattr(args, name, None)  # noqa: E731 - tolerate partial parsers
+
+    def flag(name: str) -> Any:
+        return getattr(args, name, None)  # tolerate parsers without some of the flags
+
     if not (flag("base_url") or flag("model") or flag("profile") or environ.get("OPENAI_BASE_URL")):
         return None
 
