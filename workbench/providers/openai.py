@@ -103,7 +103,10 @@ class OpenAIProvider:
         return Model(id=self.settings.model, provider="openai", base_url=self.settings.base_url)
 
     def client(self) -> openai.AsyncOpenAI:
-        """The SDK client, made once per event loop and per settings object."""
+        """The SDK client, made once per event loop and per settings object.
+
+        To switch endpoints, assign a new `settings` object (do not mutate it in place).
+        """
         key = (asyncio.get_running_loop(), self.settings)
         if (
             self._client is None
