@@ -122,6 +122,8 @@ def make_edit_file(workspace: Workspace) -> AgentTool:
             raise FileNotFoundError(f"File not found: {params.path}")
         if path.is_dir():
             raise IsADirectoryError(f"{shown} is a directory, not a file")
+        if not path.is_file():
+            raise ValueError(f"{shown} is not a regular file (a device, socket or pipe)")
         if is_binary(read_sample(path)):
             raise ValueError(f"{shown} is a binary file; edit_file only edits text")
         raw = path.read_bytes().decode("utf-8")

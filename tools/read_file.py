@@ -97,6 +97,8 @@ def make_read_file(workspace: Workspace) -> AgentTool:
             raise IsADirectoryError(
                 f"{shown} is a directory; use list_directory to see what it contains"
             )
+        if not path.is_file():
+            raise ValueError(f"{shown} is not a regular file (a device, socket or pipe)")
         if is_binary(read_sample(path)):
             raise ValueError(
                 f"{shown} is a binary file ({path.stat().st_size} bytes); read_file only reads text"

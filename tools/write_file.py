@@ -30,6 +30,8 @@ def make_write_file(workspace: Workspace) -> AgentTool:
         shown = workspace.display(path)
         if path.is_dir():
             raise IsADirectoryError(f"{shown} is a directory; give the path of a file")
+        if path.exists() and not path.is_file():
+            raise ValueError(f"{shown} is not a regular file (a device, socket or pipe)")
         signal.throw_if_aborted()
         created = not path.exists()
         path.parent.mkdir(parents=True, exist_ok=True)

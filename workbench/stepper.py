@@ -226,7 +226,7 @@ class Stepper:
     # -- resuming ----------------------------------------------------------------
 
     def resume(self, pause_id: str, action: Resume | ResumeKind) -> None:
-        """Go on from a pause.
+        """Go on from a pause (call it from the event loop the agent runs on).
 
         Raises:
             StepperError: no such pause, an action that does not apply at this

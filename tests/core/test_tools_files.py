@@ -134,6 +134,18 @@ async def test_read_file_directory_and_offset_errors(ws: Path) -> None:
     assert text(await run(ws, "read_file", path="empty.txt")) == "[The file is empty]"
 
 
+async def test_special_files_are_refused_without_blocking(ws: Path) -> None:
+    os.mkfifo(ws / "pipe")
+    for name, args in [
+        ("read_file", {}),
+        ("write_file", {"content": "x"}),
+        ("edit_file", {"edits": [{"old_text": "a", "new_text": "b"}]}),
+    ]:
+        with pytest.raises(ValueError, match="pipe is not a regular file"):
+            await run(ws, name, path="pipe", **args)
+    assert "pipe" not in text(await run(ws, "search_files", pattern="x"))
+
+
 # -- workspace confinement -----------------------------------------------------------
 
 ESCAPES = {

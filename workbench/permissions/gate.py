@@ -276,6 +276,8 @@ class PermissionGate:
     def decide(self, request_id: str, answer: PermissionAnswer) -> None:
         """Answer a pending request; the waiting call goes on.
 
+        Call it from the event loop the agent runs on (the Textual app does).
+
         Raises:
             AnswerError: no such pending request, edited arguments that fail
                 validation (the message lists each field), a pattern that does
