@@ -9,6 +9,7 @@ call's controller leaves the run alone.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import anyio
@@ -25,13 +26,16 @@ class AbortError(Exception):
 class AbortSignal:
     """The read side of an `AbortController`."""
 
-    __slots__ = ("_aborted", "_reason", "_waiters", "_callbacks")
+    __slots__ = ("_aborted", "_reason", "_waiters", "_callbacks", "_next_key")
 
     def __init__(self) -> None:
         self._aborted = False
         self._reason: Any = None
         self._waiters: list[anyio.Event] = []
-        self._callbacks: list[Callable[[Any], None]] = []
+        # Keyed so a remover is O(1): a run's signal may have thousands of per-call
+        # controllers linked to it at once.
+        self._callbacks: dict[int, Callable[[Any], None]] = {}
+        self._next_key = 0
 
     @property
     def aborted(self) -> bool:
@@ -61,14 +65,11 @@ class AbortSignal:
         """Call `callback(reason)` on abort (at once if already aborted). Returns a remover."""
         if self._aborted:
             callback(self._reason)
-            return lambda: None
-        self._callbacks.append(callback)
-
-        def remove() -> None:
-            if callback in self._callbacks:
-                self._callbacks.remove(callback)
-
-        return remove
+            return _nothing
+        key = self._next_key
+        self._next_key = key + 1
+        self._callbacks[key] = callback
+        return partial(self._callbacks.pop, key, None)
 
     def _fire(self, reason: Any) -> None:
         if self._aborted:
@@ -76,11 +77,15 @@ class AbortSignal:
         self._aborted = True
         self._reason = reason
         waiters, self._waiters = self._waiters, []
-        callbacks, self._callbacks = self._callbacks, []
+        callbacks, self._callbacks = self._callbacks, {}
         for event in waiters:
             event.set()
-        for callback in callbacks:
+        for callback in list(callbacks.values()):  # a callback may unlink others
             callback(reason)
+
+
+def _nothing() -> None:
+    return None
 
 
 class AbortController:

@@ -141,9 +141,18 @@ AfterToolCall = Callable[
 MessagesHook = Callable[[], MaybeAwaitable[list[Message] | None]]
 
 
+_LLM_TYPES = (UserMessage, AssistantMessage, ToolResultMessage)
+_LLM_TYPE_SET = frozenset(_LLM_TYPES)
+
+
 def default_convert_to_llm(messages: list[Message]) -> list[Message]:
     """Keep the messages a model understands: user, assistant and tool results."""
-    return [m for m in messages if isinstance(m, (UserMessage, AssistantMessage, ToolResultMessage))]
+    # Runs before every request over the whole transcript: when every message is
+    # exactly one of the three types (the usual case), skip the per-message
+    # isinstance (slow on pydantic models) and copy the list in C.
+    if _LLM_TYPE_SET.issuperset(map(type, messages)):
+        return list(messages)
+    return [m for m in messages if isinstance(m, _LLM_TYPES)]
 
 
 class ToolCallAborts:

@@ -99,12 +99,16 @@ class BatchRunner:
         config: AgentLoopConfig,
         signal: AbortSignal | None,
         emit: Emit,
+        tg: TaskGroup | None = None,
     ) -> None:
         self.context = context
         self.message = message
         self.config = config
         self.signal = signal
         self.emit = emit
+        self.tg = tg
+        """Where helper tasks (parallel calls, update delivery) run; the loop passes
+        its run-wide task group so a batch does not pay for one of its own."""
         self.aborts = config.tool_call_aborts or ToolCallAborts()
         # What has been reported so far, so a batch the loop broke off can be salvaged.
         self.started: set[str] = set()
@@ -119,17 +123,22 @@ class BatchRunner:
             (t := tools.get(c.name)) is not None and t.execution_mode == "sequential"
             for c in tool_calls
         )
-        async with anyio.create_task_group() as tg:
-            if sequential:
-                finalized = await self._sequential(tool_calls, tg)
-            else:
-                finalized = await self._parallel(tool_calls, tg)
+        if self.tg is None:
+            async with anyio.create_task_group() as tg:
+                finalized = await self._schedule(tool_calls, sequential, tg)
+        else:
+            finalized = await self._schedule(tool_calls, sequential, self.tg)
         messages = [result_message(f) for f in finalized]
         if not sequential:
             for m in messages:
                 await self._emit_result_message(m)
         terminate = bool(finalized) and all(f.result.terminate for f in finalized)
         return ToolBatch(messages, terminate)
+
+    async def _schedule(self, calls: list[ToolCall], sequential: bool, tg: TaskGroup) -> list[Finalized]:
+        if sequential:
+            return await self._sequential(calls, tg)
+        return await self._parallel(calls, tg)
 
     async def _sequential(self, calls: list[ToolCall], tg: TaskGroup) -> list[Finalized]:
         out: list[Finalized] = []
@@ -165,9 +174,22 @@ class BatchRunner:
             await self._end(done)
             slots[i] = done
 
-        async with anyio.create_task_group() as inner:
+        if len(prepared) == 1:  # nothing to overlap with: no task needed
+            await run_one(*prepared[0])
+        elif prepared:
+            remaining = len(prepared)
+            all_done = anyio.Event()
+
+            async def run_counted(i: int, p: Prepared) -> None:
+                nonlocal remaining
+                await run_one(i, p)  # if this raises, the task group cancels the batch
+                remaining -= 1
+                if not remaining:
+                    all_done.set()
+
             for i, p in prepared:
-                inner.start_soon(run_one, i, p)
+                tg.start_soon(run_counted, i, p)
+            await all_done.wait()
         return [s for s in slots if s is not None]
 
     # -- one call ----------------------------------------------------------------
@@ -288,35 +310,26 @@ class BatchRunner:
     ) -> tuple[AgentToolResult, bool]:
         pump = _UpdatePump(self.emit, p.tool_call, tg)
         grace = self.config.tool_abort_grace
-        killed = False
+        killed = True  # unless execute comes back by itself before the grace runs out
         with anyio.CancelScope() as scope:
-            watchdog: list[anyio.CancelScope] = []
-
-            async def kill_after_grace(own: anyio.CancelScope) -> None:
-                nonlocal killed
-                with own:
-                    await anyio.sleep(grace)
-                    killed = True
-                    scope.cancel()
 
             def on_abort(_reason: Any) -> None:
-                own = anyio.CancelScope()
-                watchdog.append(own)
-                tg.start_soon(kill_after_grace, own)
+                # The tool has `grace` seconds to stop on its own, then it is cancelled.
+                scope.deadline = anyio.current_time() + grace
 
             remove = signal.add_listener(on_abort)
             try:
                 value = await resolve(p.tool.execute(p.tool_call.id, p.args, signal, pump.push))
+                killed = scope.cancel_called  # it swallowed the cancellation
                 outcome = (to_tool_result(value), False)
             except Exception as exc:  # noqa: BLE001 - a raising tool is an error result
+                killed = scope.cancel_called
                 # An exception may carry `details` (e.g. a command's exit code) for the UI.
                 outcome = (error_result(_describe(exc), getattr(exc, "details", None)), True)
             finally:
                 remove()
-                for own in watchdog:
-                    own.cancel()
         await pump.close()
-        if killed or scope.cancelled_caught:
+        if killed:
             text = (
                 f"{_aborted_text(signal)}: tool {p.tool_call.name} did not stop within "
                 f"{grace:g}s of the abort signal and was cancelled"

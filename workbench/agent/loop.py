@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 import anyio
+from anyio.abc import TaskGroup
 
 from workbench.agent.abort import AbortSignal
 from workbench.agent.config import (
@@ -188,7 +189,9 @@ async def _guarded(
     """
     state = _LoopState(context)
     try:
-        await _run_loop(state, new_messages, config, signal, emit, stream_fn)
+        async with anyio.create_task_group() as tg:  # one for the run, not one per batch
+            state.tg = tg
+            await _run_loop(state, new_messages, config, signal, emit, stream_fn)
     except Exception as exc:  # noqa: BLE001 - nothing escapes the loop
         exc = _root_cause(exc)
         reason = f"{type(exc).__name__}: {exc}"
@@ -218,10 +221,11 @@ async def _guarded(
 class _LoopState:
     """Where the loop is, for `_guarded` to clean up after a failure."""
 
-    __slots__ = ("context", "runner", "turn_open")
+    __slots__ = ("context", "runner", "turn_open", "tg")
 
     def __init__(self, context: AgentContext) -> None:
         self.context = context
+        self.tg: TaskGroup | None = None
         self.runner: BatchRunner | None = None
         """The tool batch in progress, if any."""
         self.turn_open = True
@@ -272,7 +276,7 @@ async def _run_loop(
             tool_calls = message.tool_calls
 
             if message.stop_reason in ("error", "aborted"):
-                runner = state.runner = BatchRunner(context, message, config, signal, emit)
+                runner = state.runner = BatchRunner(context, message, config, signal, emit, state.tg)
                 results = await runner.answer_all(_unrun_text(message))
                 _append(context, new_messages, results.messages)
                 state.runner = None
@@ -284,7 +288,7 @@ async def _run_loop(
             tool_results: list[ToolResultMessage] = []
             has_more_tool_calls = False
             if tool_calls:
-                runner = state.runner = BatchRunner(context, message, config, signal, emit)
+                runner = state.runner = BatchRunner(context, message, config, signal, emit, state.tg)
                 if message.stop_reason == "length":
                     text = (
                         "Tool call was not executed: the response hit the output token limit, "
