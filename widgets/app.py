@@ -87,15 +87,20 @@ class WorkbenchApp(App[int]):
 
     @property
     def timeline(self) -> Timeline:
-        return self.query_one(Timeline)
+        return self._main.query_one(Timeline)
 
     @property
     def inspector(self) -> ToolInspector:
-        return self.query_one(ToolInspector)
+        return self._main.query_one(ToolInspector)
 
     @property
     def prompt_bar(self) -> PromptBar:
-        return self.query_one(PromptBar)
+        return self._main.query_one(PromptBar)
+
+    @property
+    def _main(self) -> Screen[Any]:
+        """The main screen (queries must not hit a dialog on top of it)."""
+        return self.screen_stack[0]
 
     def on_mount(self) -> None:
         self._unsubscribe = self.agent.subscribe(self._on_bus_event)
@@ -109,7 +114,9 @@ class WorkbenchApp(App[int]):
             self._unsubscribe()
 
     def on_resize(self) -> None:
-        self.query_one("#main").set_class(self.size.width < 110, "-narrow")
+        narrow = self.size.width < 110
+        self._main.set_class(narrow, "-narrow")
+        self._main.query_one(Footer).compact = narrow
 
     # -- events in ---------------------------------------------------------------------
 
@@ -135,6 +142,10 @@ class WorkbenchApp(App[int]):
 
     def _refresh_now(self) -> None:
         self._refresh_pending = False
+        if self._closing or self._closed or not self.screen_stack:
+            return
+        if not self._main.query(Timeline):
+            return
         self._last_refresh = now_ms() / 1000.0
         state = self.view_state
         now = now_ms()
@@ -151,8 +162,8 @@ class WorkbenchApp(App[int]):
             [m.content if isinstance(m.content, str) else "…" for m in follow_ups],  # type: ignore[union-attr]
         )
         self.prompt_bar.running = self.agent.state.is_streaming
-        self.query_one(StatusBar).sync(state, queued=len(steering) + len(follow_ups))
-        self.query_one(PauseBanner).show(state.pause, self.labels)
+        self._main.query_one(StatusBar).sync(state, queued=len(steering) + len(follow_ups))
+        self._main.query_one(PauseBanner).show(state.pause, self.labels)
         self._open_dialogs()
 
     def _auto_select(self) -> None:
@@ -218,6 +229,7 @@ class WorkbenchApp(App[int]):
     @work(group="agent", exclusive=False, exit_on_error=False)
     async def _run_prompt(self, text: str) -> None:
         self.follow_latest = True
+        self.timeline.anchor()
         await self.agent.prompt(text)
         self._refresh_now()
 
@@ -227,9 +239,14 @@ class WorkbenchApp(App[int]):
         self.select_call(event.tool_call_id)
 
     def select_call(self, tool_call_id: str) -> None:
-        """Show `tool_call_id` in the inspector and mark its card."""
+        """Show `tool_call_id` in the inspector and mark its card (stops following)."""
+        self.follow_latest = False
         self.selected_id = tool_call_id
         self._refresh_now()
+        for card in self.timeline.cards():
+            if card.record.id == tool_call_id:
+                self.timeline.release_anchor()
+                card.scroll_visible(animate=False)
 
     def action_cancel_run(self) -> None:
         if not self.agent.state.is_streaming:

@@ -13,7 +13,7 @@ from workbench.sanitize import literal
 
 class PauseBanner(Static):
     DEFAULT_CSS = """
-    PauseBanner { height: auto; display: none; background: $warning; color: $background; padding: 0 1; text-style: bold; }
+    PauseBanner { height: auto; display: none; background: $warning; color: $background; padding: 0 1; text-style: bold; text-wrap: nowrap; text-overflow: ellipsis; }
     PauseBanner.-shown { display: block; }
     """
 
@@ -29,14 +29,17 @@ class PauseBanner(Static):
         }[pause.point]
         text.append(where)
         if pause.tool_name:
-            text.append(f" {labels.get(pause.tool_name, pause.tool_name)}")
-            if pause.args is not None:
-                text.append(" " + compact_json(pause.args, 50))
+            text.append(f" {literal(labels.get(pause.tool_name, pause.tool_name))}")
         if pause.breakpoint:
-            text.append(f"  [breakpoint {literal(pause.breakpoint)}]")
-        keys = "F10 step · F5 continue · ctrl+r run to end"
+            text.append(f"  (breakpoint {literal(pause.breakpoint)})")
+        if pause.tool_name and pause.args is not None:
+            text.append("  " + compact_json(pause.args, 200), style="not bold")
+        text.no_wrap, text.overflow = True, "ellipsis"
+        keys = Text("F10 step · F5 continue · ^r run to end", no_wrap=True, overflow="ellipsis")
         if pause.point == "before_tool":
-            keys += " · ctrl+e edit args · ctrl+o answer it yourself"
-        text.append("\n" + keys + " · ctrl+c cancel run", style="not bold")
+            keys.append(" · ^e edit args · ^o answer it yourself")
+        keys.append(" · ^c cancel run")
+        text.append("\n")
+        text.append_text(keys)
         self.update(text)
         self.set_class(True, "-shown")

@@ -42,15 +42,16 @@ class PermissionModal(ModalScreen[str | None]):
     PermissionModal { align: center middle; }
     PermissionModal > Vertical { width: 100; max-width: 96%; height: auto; max-height: 94%; border: thick $warning; background: $surface; padding: 0 1; }
     PermissionModal #perm-title { text-style: bold; }
-    PermissionModal #perm-counter { color: $text-muted; }
-    PermissionModal #perm-desc { color: $text-muted; text-style: italic; }
-    PermissionModal #perm-args { height: auto; max-height: 20; border: round $panel-lighten-2; padding: 0 1; }
-    PermissionModal #perm-error { color: $error; height: auto; }
-    PermissionModal Input { margin: 1 0 0 0; }
+    PermissionModal #perm-counter, PermissionModal #perm-desc { color: $text-muted; text-wrap: nowrap; text-overflow: ellipsis; }
+    PermissionModal #perm-desc { text-style: italic; }
+    PermissionModal #perm-args { height: auto; max-height: 45vh; min-height: 4; border: round $panel-lighten-2; padding: 0 1; }
+    PermissionModal #perm-error { color: $error; height: auto; display: none; }
+    PermissionModal #perm-error.-shown { display: block; }
+    PermissionModal Input { margin: 1 0 0 0; background: $boost; }
     PermissionModal .buttons { height: auto; margin: 1 0 0 0; }
+    PermissionModal .buttons.second { margin: 0; }
     PermissionModal Button { margin: 0 2 0 0; }
-    PermissionModal Checkbox { margin: 0 0 0 1; }
-    PermissionModal .hint { color: $text-muted; margin: 1 0 0 0; }
+    PermissionModal Checkbox { margin: 0; }
     """
 
     def __init__(
@@ -81,6 +82,7 @@ class PermissionModal(ModalScreen[str | None]):
             title = Text("Allow ")
             title.append(literal(label), style="bold")
             title.append(f" ({literal(record.name)})?", style="")
+            title.append("   ctrl+c cancels the run", style="dim not bold")
             yield Static(title, id="perm-title")
             index, size = self.position
             counter = (
@@ -102,14 +104,13 @@ class PermissionModal(ModalScreen[str | None]):
                 yield Button(Text("Allow once (a)"), variant="success", id="once", compact=True)
                 yield Button(Text("Deny (d)"), variant="error", id="deny", compact=True)
                 yield Button(Text("Edit args (e)"), variant="primary", id="edit", compact=True)
-            with Horizontal(classes="buttons"):
+            with Horizontal(classes="buttons second"):
                 yield Button(Text(f"Always {literal(record.name)} (A)"), id="tool", compact=True)
                 pattern = literal(self.suggested_pattern)
                 if len(pattern) > 48:
                     pattern = pattern[:47] + "…"
                 yield Button(Text(f"Always {pattern} (p)"), id="pattern", compact=True)
-                yield Checkbox("save to rules file", id="save", compact=True)
-            yield Static("ctrl+c cancels the whole run", classes="hint")
+            yield Checkbox("also save “always” answers to the rules file", id="save", compact=True)
 
     def _args_text(self) -> Text:
         record = self.record
@@ -134,7 +135,9 @@ class PermissionModal(ModalScreen[str | None]):
         try:
             self.gate.decide(self.request_id, answer)
         except AnswerError as exc:
-            self.query_one("#perm-error", Static).update(Text(literal(str(exc))))
+            error = self.query_one("#perm-error", Static)
+            error.update(Text(literal(str(exc))))
+            error.add_class("-shown")
             return False
         self.dismiss(answer.kind)
         return True

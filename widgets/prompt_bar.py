@@ -30,8 +30,9 @@ class PromptBar(Vertical):
     PromptBar { height: auto; }
     PromptBar > #queue { height: auto; max-height: 4; color: $warning; padding: 0 1; display: none; }
     PromptBar > #queue.-shown { display: block; }
-    PromptBar > Input { border: tall $panel-lighten-2; }
-    PromptBar > Input:focus { border: tall $accent; }
+    PromptBar { border-top: hkey $panel-lighten-2; }
+    PromptBar:focus-within { border-top: hkey $accent; }
+    PromptBar > Input { padding: 0 1; }
     """
 
     queue_kind: reactive[QueueKind] = reactive("steer")
@@ -46,7 +47,7 @@ class PromptBar(Vertical):
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield Static("", id="queue")
-        yield Input(placeholder=self._placeholder(), id="prompt")
+        yield Input(placeholder=self._placeholder(), id="prompt", compact=True)
 
     def _placeholder(self) -> str:
         if not self.running:

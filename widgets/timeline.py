@@ -155,6 +155,9 @@ class Timeline(VerticalScroll, can_focus=False):
     def compose(self):  # type: ignore[no-untyped-def]
         yield self._empty
 
+    def on_mount(self) -> None:
+        self.anchor()  # stay at the newest item as content grows, until the user scrolls up
+
     def reset(self) -> None:
         for view in self._views:
             view.remove()
@@ -162,7 +165,6 @@ class Timeline(VerticalScroll, can_focus=False):
         self._empty.display = True
 
     def sync(self, state: ViewState, now: float) -> None:
-        follow = self.is_vertical_scroll_end or self.max_scroll_y == 0
         new: list[Widget] = []
         for item in state.items[len(self._views) :]:
             view: Widget
@@ -180,8 +182,7 @@ class Timeline(VerticalScroll, can_focus=False):
         for view in self._views:
             if isinstance(view, AssistantView) and view.is_mounted:
                 view.sync(state, now)
-        if follow:
-            self.call_after_refresh(self.scroll_end, animate=False)
+
 
     def cards(self) -> list[ToolCallCard]:
         return list(self.query(ToolCallCard))

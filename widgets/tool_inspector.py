@@ -71,7 +71,7 @@ class ToolInspector(VerticalScroll):
 
     DEFAULT_CSS = """
     ToolInspector { padding: 0 1; }
-    ToolInspector > #inspector-head { margin: 0 0 1 0; }
+    ToolInspector > #inspector-desc { margin: 0 0 1 0; }
     ToolInspector > .placeholder { color: $text-muted; padding: 1; }
     ToolInspector #stages { grid-size: 2; grid-gutter: 0 1; height: auto; margin: 0 0 1 0; }
     ToolInspector.-wide #stages { grid-size: 4; }
@@ -86,6 +86,7 @@ class ToolInspector(VerticalScroll):
     def compose(self):  # type: ignore[no-untyped-def]
         yield Static("Select a tool call (click a card, or ↑/↓ in the timeline).", classes="placeholder")
         yield Static("", id="inspector-head")
+        yield Static("", id="inspector-desc")
         with Grid(id="stages"):
             for stage in ("raw", "parsed", "prepared", "validated"):
                 yield StagePane(stage)
@@ -138,9 +139,10 @@ class ToolInspector(VerticalScroll):
             head.append(f"  {format_ms(max(0.0, end - record.started_at))}", style="dim")
         if record.injected:
             head.append("  result injected by you", style="bold yellow")
-        if self.description:
-            head.append("\n" + literal(self.description.splitlines()[0]), style="italic dim")
         self.query_one("#inspector-head", Static).update(head)
+        self.query_one("#inspector-desc", Static).update(
+            Text(literal(self.description.splitlines()[0]) if self.description else "", style="italic dim")
+        )
 
     def _stages(self, record: ToolCallRecord) -> None:
         errors = field_errors(record.arg_error) if record.failed_stage == "validate" else {}
@@ -181,12 +183,13 @@ class ToolInspector(VerticalScroll):
             style = "green" if decision.decision == "allow" else "bold red"
             text.append(f"{decision.decision}", style=style)
             text.append(f" ({decision.scope.replace('_', ' ')})", style="dim")
-            text.append(f" by {decision.decided_by}")
+            text.append(f" · by {decision.decided_by}")
             if decision.rule:
-                text.append(f"  rule {literal(decision.rule)}", style="italic")
+                text.append(" ")
+                text.append(literal(decision.rule), style="italic")
             if decision.rule_source:
-                text.append(f" from {literal(decision.rule_source)}", style="dim")
-            text.append(f"\nwaited {format_ms(decision.waited_ms)}", style="dim")
+                text.append(f" ({literal(decision.rule_source)})", style="dim")
+            text.append(f" · waited {format_ms(decision.waited_ms)}", style="dim")
             if decision.reason:
                 text.append("\nreason: " + literal(decision.reason))
         section.show(text)

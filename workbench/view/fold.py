@@ -259,7 +259,7 @@ class ViewState:
             pass
         elif not e.is_error:
             record.stage = "done"
-        elif text.startswith("Operation aborted"):
+        elif text.startswith("Operation aborted") or _says_aborted(e.result.details):
             record.stage = "aborted"
         elif record.decision is not None and record.decision.decision == "deny":
             record.stage = "denied"
@@ -344,6 +344,11 @@ def fold(events: Iterable[Any], state: ViewState | None = None) -> ViewState:
     for event in events:
         state.apply(event)
     return state
+
+
+def _says_aborted(details: Any) -> bool:
+    """Tools report their own aborts with `details={"aborted": True, ...}`."""
+    return isinstance(details, dict) and details.get("aborted") is True
 
 
 def _block_at(message: Any, index: int) -> Any:

@@ -1,0 +1,37 @@
+"""How the app looks at its key moments, at 80x24 and 200x60 (pytest-textual-snapshot).
+
+The moments are the ones the README's screenshots show (screenshots/moments.py).
+The clock is frozen so durations on screen do not vary between runs; review any
+`--snapshot-update` diff by eye before accepting it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.widgets import Input
+
+from screenshots.moments import MOMENTS, SIZES, Moment, build_app
+from workbench.agent import clock
+
+
+@pytest.fixture(autouse=True)
+def frozen_clock():  # type: ignore[no-untyped-def]
+    clock.set_clock(lambda: 1_790_000_000_000.0)
+    yield
+    clock.set_clock(None)
+
+
+@pytest.mark.parametrize("size_name", list(SIZES))
+@pytest.mark.parametrize("moment", MOMENTS, ids=[m.name for m in MOMENTS])
+def test_moment(moment: Moment, size_name: str, snap_compare: Any, tmp_path: Path) -> None:
+    app = build_app(moment, tmp_path)
+
+    async def run_before(pilot: Any) -> None:
+        for box in pilot.app.query(Input):
+            box.cursor_blink = False
+        await moment.drive(pilot)
+
+    assert snap_compare(app, terminal_size=SIZES[size_name], run_before=run_before)
