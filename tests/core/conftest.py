@@ -12,7 +12,9 @@ import sys
 from pathlib import Path
 
 if "core_helpers" not in sys.modules:
-    _spec = importlib.util.spec_from_file_location("core_helpers", Path(__file__).with_name("helpers.py"))
+    _spec = importlib.util.spec_from_file_location(
+        "core_helpers", Path(__file__).with_name("helpers.py")
+    )
     assert _spec is not None and _spec.loader is not None
     _module = importlib.util.module_from_spec(_spec)
     sys.modules["core_helpers"] = _module

@@ -41,7 +41,9 @@ def user(text: str) -> UserMessage:
     return UserMessage(content=text)
 
 
-def call(call_id: str, name: str = "echo", args: dict[str, Any] | None = None, *, raw: str | None = None) -> ToolCall:
+def call(
+    call_id: str, name: str = "echo", args: dict[str, Any] | None = None, *, raw: str | None = None
+) -> ToolCall:
     """A tool call. With `raw`, the arguments are what a lenient provider would parse."""
     if raw is not None and args is None:
         try:
@@ -52,7 +54,9 @@ def call(call_id: str, name: str = "echo", args: dict[str, Any] | None = None, *
     return ToolCall(id=call_id, name=name, arguments=args or {}, raw_arguments=raw)
 
 
-def assistant(*content: str | ToolCall, stop_reason: str | None = None, error: str | None = None) -> AssistantMessage:
+def assistant(
+    *content: str | ToolCall, stop_reason: str | None = None, error: str | None = None
+) -> AssistantMessage:
     blocks = [TextContent(text=c) if isinstance(c, str) else c for c in content]
     if stop_reason is None:
         stop_reason = "toolUse" if any(isinstance(b, ToolCall) for b in blocks) else "stop"
@@ -109,7 +113,9 @@ class FakeStream:
     def count(self) -> int:
         return len(self.requests)
 
-    def __call__(self, model: Model, context: LlmContext, options: StreamOptions) -> AsyncIterator[AssistantMessageEvent]:
+    def __call__(
+        self, model: Model, context: LlmContext, options: StreamOptions
+    ) -> AsyncIterator[AssistantMessageEvent]:
         index = len(self.requests)
         snapshot = LlmContext(context.system_prompt, list(context.messages), list(context.tools))
         self.requests.append(Request(model, snapshot, options.signal))
@@ -120,9 +126,14 @@ class FakeStream:
     ) -> AsyncIterator[AssistantMessageEvent]:
         if signal is not None and signal.aborted:  # as real providers do
             aborted = AssistantMessage(
-                model=model.id, provider=model.provider, stop_reason="aborted", error_message="Request was aborted"
+                model=model.id,
+                provider=model.provider,
+                stop_reason="aborted",
+                error_message="Request was aborted",
             )
-            yield AssistantMessageEvent(type="start", partial=AssistantMessage(model=model.id, provider=model.provider))
+            yield AssistantMessageEvent(
+                type="start", partial=AssistantMessage(model=model.id, provider=model.provider)
+            )
             yield AssistantMessageEvent(type="error", message=aborted)
             return
         reply: Any = self.replies[index] if index < len(self.replies) else self.default
@@ -138,7 +149,9 @@ class FakeStream:
         for i, block in enumerate(final.content):
             if isinstance(block, TextContent):
                 partial = partial.model_copy(update={"content": [*partial.content, block]})
-                yield AssistantMessageEvent(type="text_delta", partial=partial, content_index=i, delta=block.text)
+                yield AssistantMessageEvent(
+                    type="text_delta", partial=partial, content_index=i, delta=block.text
+                )
         kind = "error" if final.stop_reason in ("error", "aborted") else "done"
         yield AssistantMessageEvent(type=kind, message=final)
 
@@ -165,7 +178,9 @@ class Recorder:
         self.signals.append(signal)
         await self(event)
 
-    def types(self, *, skip: Sequence[str] = ("message_update", "tool_execution_phase")) -> list[str]:
+    def types(
+        self, *, skip: Sequence[str] = ("message_update", "tool_execution_phase")
+    ) -> list[str]:
         return [e.type for e in self.events if e.type not in skip]
 
     def of(self, kind: str) -> list[Any]:
@@ -207,7 +222,9 @@ def make_tool(
 ) -> AgentTool:
     """A tool; by default it echoes `value` and appends it to `log`."""
 
-    async def echo(tool_call_id: str, p: Any, signal: AbortSignal, on_update: Any) -> AgentToolResult:
+    async def echo(
+        tool_call_id: str, p: Any, signal: AbortSignal, on_update: Any
+    ) -> AgentToolResult:
         value = getattr(p, "value", None)
         if log is not None:
             log.append(value)
@@ -285,7 +302,11 @@ def assert_transcript_valid(messages: Sequence[Any]) -> None:
         i += 1
         if isinstance(m, AssistantMessage):
             expected = [c.id for c in m.tool_calls]
-            got = [r.tool_call_id for r in messages[i : i + len(expected)] if isinstance(r, ToolResultMessage)]
+            got = [
+                r.tool_call_id
+                for r in messages[i : i + len(expected)]
+                if isinstance(r, ToolResultMessage)
+            ]
             assert got == expected, f"results {got} do not answer {expected} (message {i - 1})"
             i += len(expected)
 
@@ -306,7 +327,9 @@ def assert_events_valid(events: Sequence[Any]) -> None:
             state[e.tool_call_id] = "started"
             args_seen[e.tool_call_id] = 0
         elif e.type == "tool_arguments":
-            assert state.get(e.tool_call_id) == "started", f"tool_arguments outside {e.tool_call_id}"
+            assert state.get(e.tool_call_id) == "started", (
+                f"tool_arguments outside {e.tool_call_id}"
+            )
             args_seen[e.tool_call_id] += 1
         elif e.type in ("tool_execution_update", "tool_execution_phase"):
             assert state.get(e.tool_call_id) == "started", f"{e.type} outside {e.tool_call_id}"

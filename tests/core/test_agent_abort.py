@@ -35,12 +35,17 @@ from workbench.agent import (
 from workbench.providers.scripted import Scenario, ScriptedProvider, ScriptedToolCall, ScriptedTurn
 
 
-async def until_aborted(model: Model, context: LlmContext, options: StreamOptions) -> AsyncIterator[AssistantMessageEvent]:
+async def until_aborted(
+    model: Model, context: LlmContext, options: StreamOptions
+) -> AsyncIterator[AssistantMessageEvent]:
     yield AssistantMessageEvent(type="start", partial=AssistantMessage(model=model.id))
     assert options.signal is not None
     await options.signal.wait()
     yield AssistantMessageEvent(
-        type="error", message=AssistantMessage(model=model.id, stop_reason="aborted", error_message="Request was aborted")
+        type="error",
+        message=AssistantMessage(
+            model=model.id, stop_reason="aborted", error_message="Request was aborted"
+        ),
     )
 
 
@@ -85,7 +90,9 @@ async def test_abort_during_streaming_records_an_aborted_message() -> None:
 async def test_abort_settles_even_when_the_stream_ignores_the_signal() -> None:
     started = Gate()
 
-    async def deaf(model: Model, context: LlmContext, options: StreamOptions) -> AsyncIterator[AssistantMessageEvent]:
+    async def deaf(
+        model: Model, context: LlmContext, options: StreamOptions
+    ) -> AsyncIterator[AssistantMessageEvent]:
         yield AssistantMessageEvent(type="start", partial=AssistantMessage(model=model.id))
         started.open()
         await anyio.sleep(60)
@@ -111,7 +118,13 @@ async def test_abort_settles_even_when_a_tool_ignores_the_signal() -> None:
         return AgentToolResult.text("never")
 
     stream = FakeStream(default=assistant(call("hang-1", "hang", {"value": "v"})))
-    agent = Agent(stream_fn=stream, model=MODEL, tools=[make_tool("hang", hang)], tool_execution="sequential", tool_abort_grace=0.05)
+    agent = Agent(
+        stream_fn=stream,
+        model=MODEL,
+        tools=[make_tool("hang", hang)],
+        tool_execution="sequential",
+        tool_abort_grace=0.05,
+    )
     rec = Recorder()
     agent.subscribe(rec.listener)
     with anyio.fail_after(3):
@@ -133,7 +146,9 @@ async def test_abort_tool_call_ends_one_call_and_the_run_goes_on() -> None:
     both_running = Gate()
     running: set[str] = set()
 
-    async def execute(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> AgentToolResult:
+    async def execute(
+        tool_call_id: str, params: Any, signal: Any, on_update: Any
+    ) -> AgentToolResult:
         running.add(tool_call_id)
         if len(running) == 2:
             both_running.open()
@@ -144,7 +159,10 @@ async def test_abort_tool_call_ends_one_call_and_the_run_goes_on() -> None:
         await anyio.sleep(0.02)
         return AgentToolResult.text("short finished")
 
-    stream = FakeStream(assistant(call("long", args={"value": "1"}), call("short", args={"value": "2"})), assistant("next turn"))
+    stream = FakeStream(
+        assistant(call("long", args={"value": "1"}), call("short", args={"value": "2"})),
+        assistant("next turn"),
+    )
     agent = Agent(stream_fn=stream, model=MODEL, tools=[make_tool(execute=execute)])
     rec = Recorder()
     agent.subscribe(rec.listener)
@@ -153,7 +171,9 @@ async def test_abort_tool_call_ends_one_call_and_the_run_goes_on() -> None:
         await both_running.wait()
         assert agent.abort_tool_call("long") is True
         assert agent.abort_tool_call("no-such-call") is False
-    long_result, short_result = [m for m in agent.state.messages if isinstance(m, ToolResultMessage)]
+    long_result, short_result = [
+        m for m in agent.state.messages if isinstance(m, ToolResultMessage)
+    ]
     assert long_result.is_error and "Tool call aborted by user" in text_of(long_result)
     assert not short_result.is_error and text_of(short_result) == "short finished"
     assert agent.state.messages[-1].text == "next turn" and stream.count == 2
@@ -164,13 +184,19 @@ async def test_abort_tool_call_ends_one_call_and_the_run_goes_on() -> None:
 async def test_abort_tool_call_with_a_reason() -> None:
     started = Gate()
 
-    async def execute(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> AgentToolResult:
+    async def execute(
+        tool_call_id: str, params: Any, signal: Any, on_update: Any
+    ) -> AgentToolResult:
         started.open()
         await signal.wait()
         signal.throw_if_aborted()
         return AgentToolResult.text("unreachable")
 
-    agent = Agent(stream_fn=FakeStream(assistant(call("t", args={"value": "v"}))), model=MODEL, tools=[make_tool(execute=execute)])
+    agent = Agent(
+        stream_fn=FakeStream(assistant(call("t", args={"value": "v"}))),
+        model=MODEL,
+        tools=[make_tool(execute=execute)],
+    )
     async with anyio.create_task_group() as tg:
         tg.start_soon(agent.prompt, "go")
         await started.wait()
@@ -182,15 +208,23 @@ async def test_abort_tool_call_with_a_reason() -> None:
 async def test_abort_while_streaming_tool_calls_with_the_scripted_provider_then_continue() -> None:
     """Aborted mid-reply: the partial calls are answered, and continue_() retries the turn."""
     turns = [
-        ScriptedTurn(text="Reading both.", tool_calls=[ScriptedToolCall(name="echo", arguments={"value": "a" * 60})]),
+        ScriptedTurn(
+            text="Reading both.",
+            tool_calls=[ScriptedToolCall(name="echo", arguments={"value": "a" * 60})],
+        ),
         ScriptedTurn(text="All done."),
     ]
-    provider = ScriptedProvider(Scenario(name="s", turns=turns), chars_per_second=3000, chunk_size=3)
+    provider = ScriptedProvider(
+        Scenario(name="s", turns=turns), chars_per_second=3000, chunk_size=3
+    )
     log: list[str] = []
     agent = Agent(stream_fn=provider, model=provider.model, tools=[make_tool(log=log)])
 
     def listener(event: Any, signal: Any) -> None:
-        if event.type == "message_update" and event.assistant_message_event.type == "toolcall_delta":
+        if (
+            event.type == "message_update"
+            and event.assistant_message_event.type == "toolcall_delta"
+        ):
             agent.abort()
 
     unsubscribe = agent.subscribe(listener)
@@ -212,13 +246,19 @@ async def test_run_abort_reason_reaches_the_tool_signal() -> None:
     reasons: list[Any] = []
     started = Gate()
 
-    async def execute(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> AgentToolResult:
+    async def execute(
+        tool_call_id: str, params: Any, signal: Any, on_update: Any
+    ) -> AgentToolResult:
         started.open()
         await signal.wait()
         reasons.append(signal.reason)
         return AgentToolResult.text("stopped")
 
-    agent = Agent(stream_fn=FakeStream(assistant(call("t", args={"value": "v"}))), model=MODEL, tools=[make_tool(execute=execute)])
+    agent = Agent(
+        stream_fn=FakeStream(assistant(call("t", args={"value": "v"}))),
+        model=MODEL,
+        tools=[make_tool(execute=execute)],
+    )
     async with anyio.create_task_group() as tg:
         tg.start_soon(agent.prompt, "go")
         await started.wait()

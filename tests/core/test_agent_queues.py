@@ -48,7 +48,9 @@ def test_queued_returns_copies() -> None:
 
 
 def steer_during_first_tool(agent: Agent, *texts: str) -> Any:
-    async def execute(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> AgentToolResult:
+    async def execute(
+        tool_call_id: str, params: Any, signal: Any, on_update: Any
+    ) -> AgentToolResult:
         if tool_call_id == "t1":
             for text in texts:
                 agent.steer(text)
@@ -57,7 +59,10 @@ def steer_during_first_tool(agent: Agent, *texts: str) -> Any:
     return execute
 
 
-@pytest.mark.parametrize(("mode", "requests", "grouped"), [("one-at-a-time", 4, [["s1"], ["s2"], ["s3"]]), ("all", 2, [["s1", "s2", "s3"]])])
+@pytest.mark.parametrize(
+    ("mode", "requests", "grouped"),
+    [("one-at-a-time", 4, [["s1"], ["s2"], ["s3"]]), ("all", 2, [["s1", "s2", "s3"]])],
+)
 async def test_steering_modes(mode: str, requests: int, grouped: list[list[str]]) -> None:
     stream = FakeStream(assistant(call("t1", args={"value": "v"})))
     agent = make_agent(stream, steering_mode=mode)
@@ -92,10 +97,16 @@ async def test_follow_up_modes(mode: str, requests: int) -> None:
 
 
 async def test_follow_ups_wait_until_the_agent_would_stop() -> None:
-    stream = FakeStream(assistant(call("t1", args={"value": "v"})), assistant(call("t2", args={"value": "v"})), assistant("stop"))
+    stream = FakeStream(
+        assistant(call("t1", args={"value": "v"})),
+        assistant(call("t2", args={"value": "v"})),
+        assistant("stop"),
+    )
     agent = make_agent(stream)
 
-    async def execute(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> AgentToolResult:
+    async def execute(
+        tool_call_id: str, params: Any, signal: Any, on_update: Any
+    ) -> AgentToolResult:
         if tool_call_id == "t1":
             agent.follow_up("later")
         return AgentToolResult.text("ok")
@@ -125,7 +136,12 @@ async def test_agent_hooks_add_to_the_queues() -> None:
     agent = make_agent(get_steering_messages=steering, get_follow_up_messages=follow_ups)
     agent.steer("queued steer")
     await agent.prompt("go")
-    assert user_texts(agent) == ["go", "queued steer", "from the steering hook", "from the follow-up hook"]
+    assert user_texts(agent) == [
+        "go",
+        "queued steer",
+        "from the steering hook",
+        "from the follow-up hook",
+    ]
 
 
 async def test_should_stop_after_turn_leaves_queued_follow_ups_queued() -> None:
@@ -166,7 +182,11 @@ async def test_continue_from_a_user_message_or_tool_result() -> None:
     agent.state.messages = [user("q"), assistant(call("x", args={"value": "v"})), result]
     added = await agent.continue_()
     assert [text_of(m) for m in added] == ["after tool"]
-    assert [m.role for m in stream.requests[1].context.messages] == ["user", "assistant", "toolResult"]
+    assert [m.role for m in stream.requests[1].context.messages] == [
+        "user",
+        "assistant",
+        "toolResult",
+    ]
 
 
 async def test_continue_after_an_assistant_turn_delivers_a_queued_follow_up() -> None:
@@ -185,7 +205,12 @@ async def test_continue_after_an_assistant_turn_keeps_one_at_a_time_steering() -
     agent.steer("Steering 2")
     await agent.continue_()
     assert [m.role for m in agent.state.messages[-4:]] == ["user", "assistant", "user", "assistant"]
-    assert [text_of(m) for m in agent.state.messages[-4:]] == ["Steering 1", "Processed 1", "Steering 2", "Processed 2"]
+    assert [text_of(m) for m in agent.state.messages[-4:]] == [
+        "Steering 1",
+        "Processed 1",
+        "Steering 2",
+        "Processed 2",
+    ]
     assert stream.count == 2
 
 

@@ -8,7 +8,17 @@ from typing import Any
 
 import anyio
 import pytest
-from core_helpers import MODEL, FakeStream, Gate, Recorder, assistant, call, make_tool, text_of, user
+from core_helpers import (
+    MODEL,
+    FakeStream,
+    Gate,
+    Recorder,
+    assistant,
+    call,
+    make_tool,
+    text_of,
+    user,
+)
 
 from workbench.agent import (
     AbortSignal,
@@ -29,14 +39,18 @@ def make_agent(stream: Any = None, **kwargs: Any) -> Agent:
     return Agent(stream_fn=stream or FakeStream(), model=MODEL, **kwargs)
 
 
-async def until_aborted(model: Model, context: LlmContext, options: StreamOptions) -> AsyncIterator[AssistantMessageEvent]:
+async def until_aborted(
+    model: Model, context: LlmContext, options: StreamOptions
+) -> AsyncIterator[AssistantMessageEvent]:
     """A provider that streams nothing until the run is aborted, then ends "aborted"."""
     yield AssistantMessageEvent(type="start", partial=AssistantMessage(model=model.id))
     assert options.signal is not None
     await options.signal.wait()
     yield AssistantMessageEvent(
         type="error",
-        message=AssistantMessage(model=model.id, stop_reason="aborted", error_message="Request was aborted"),
+        message=AssistantMessage(
+            model=model.id, stop_reason="aborted", error_message="Request was aborted"
+        ),
     )
 
 
@@ -117,16 +131,27 @@ async def test_state_while_running_and_after() -> None:
     release = Gate()
     snapshots: list[tuple[str, bool, set[str], bool]] = []
 
-    async def execute(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> AgentToolResult:
+    async def execute(
+        tool_call_id: str, params: Any, signal: Any, on_update: Any
+    ) -> AgentToolResult:
         await release.wait()
         return AgentToolResult.text("ok")
 
-    stream = FakeStream(assistant("thinking out loud", call("t1", args={"value": "v"})), assistant("done"))
+    stream = FakeStream(
+        assistant("thinking out loud", call("t1", args={"value": "v"})), assistant("done")
+    )
     agent = make_agent(stream, tools=[make_tool(execute=execute)])
 
     def listener(event: Any, signal: Any) -> None:
         state = agent.state
-        snapshots.append((event.type, state.is_streaming, set(state.pending_tool_calls), state.streaming_message is not None))
+        snapshots.append(
+            (
+                event.type,
+                state.is_streaming,
+                set(state.pending_tool_calls),
+                state.streaming_message is not None,
+            )
+        )
         if event.type == "tool_execution_start":
             release.open()
 
@@ -320,20 +345,35 @@ async def test_agent_forwards_its_loop_options() -> None:
         tool_execution="sequential",
     )
     await agent.prompt("go")
-    assert calls == ["transform", "convert", "before", "after", "stop?", "prepare", "transform", "convert", "stop?"]
+    assert calls == [
+        "transform",
+        "convert",
+        "before",
+        "after",
+        "stop?",
+        "prepare",
+        "transform",
+        "convert",
+        "stop?",
+    ]
 
 
 async def test_tool_results_reach_the_transcript_in_assistant_order() -> None:
     release = Gate()
 
-    async def execute(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> AgentToolResult:
+    async def execute(
+        tool_call_id: str, params: Any, signal: Any, on_update: Any
+    ) -> AgentToolResult:
         if params.value == "slow":
             await release.wait()
         else:
             release.open()
         return AgentToolResult.text(params.value)
 
-    stream = FakeStream(assistant(call("a", args={"value": "slow"}), call("b", args={"value": "fast"})), assistant("done"))
+    stream = FakeStream(
+        assistant(call("a", args={"value": "slow"}), call("b", args={"value": "fast"})),
+        assistant("done"),
+    )
     agent = make_agent(stream, tools=[make_tool(execute=execute)])
     await agent.prompt("go")
     results = [m for m in agent.state.messages if isinstance(m, ToolResultMessage)]

@@ -45,7 +45,11 @@ def test_valid_raw_arguments_go_through_every_stage() -> None:
     event = outcome.event()
     assert isinstance(event, ToolArgumentsEvent)
     assert (event.raw, event.failed_stage, event.error) == (raw, None, None)
-    assert event.validated == {"path": "a.txt", "edits": [{"old_text": "x", "new_text": "y"}], "count": 1}
+    assert event.validated == {
+        "path": "a.txt",
+        "edits": [{"old_text": "x", "new_text": "y"}],
+        "count": 1,
+    }
 
 
 def test_without_raw_string_the_parsed_arguments_are_used() -> None:
@@ -67,7 +71,9 @@ def test_empty_raw_string_means_no_arguments() -> None:
         ('{\n  "value": "x",\n}', "line 3 column 1 (char 18)"),
     ],
 )
-def test_malformed_json_error_names_the_position_and_shows_the_raw_string(raw: str, where: str) -> None:
+def test_malformed_json_error_names_the_position_and_shows_the_raw_string(
+    raw: str, where: str
+) -> None:
     outcome = run_argument_pipeline(call("c", "echo", raw=raw), [ECHO])
     assert outcome.error is not None and outcome.error.stage == "parse"
     message = str(outcome.error)
@@ -79,7 +85,16 @@ def test_malformed_json_error_names_the_position_and_shows_the_raw_string(raw: s
     assert event.failed_stage == "parse" and event.raw == raw and event.parsed is None
 
 
-@pytest.mark.parametrize(("raw", "kind"), [("[1, 2]", "an array"), ('"s"', "a string"), ("3", "a number"), ("null", "null"), ("true", "a boolean")])
+@pytest.mark.parametrize(
+    ("raw", "kind"),
+    [
+        ("[1, 2]", "an array"),
+        ('"s"', "a string"),
+        ("3", "a number"),
+        ("null", "null"),
+        ("true", "a boolean"),
+    ],
+)
 def test_json_that_is_not_an_object_fails_parsing(raw: str, kind: str) -> None:
     outcome = run_argument_pipeline(call("c", "echo", raw=raw), [ECHO])
     assert outcome.error is not None and outcome.error.stage == "parse"
@@ -145,7 +160,9 @@ def test_validation_error_of_the_root_is_called_root() -> None:
     class Listy(BaseModel):
         items: list[int]
 
-    outcome = run_argument_pipeline(call("c", "l", {"items": [1, "x"]}), [make_tool("l", params=Listy)])
+    outcome = run_argument_pipeline(
+        call("c", "l", {"items": [1, "x"]}), [make_tool("l", params=Listy)]
+    )
     assert "  - items[1]: " in str(outcome.error)
 
 
@@ -158,7 +175,9 @@ def test_validator_raising_an_unexpected_exception_fails_validation() -> None:
         def explode(cls, v: str) -> str:
             raise TypeError("unexpected failure inside a validator")
 
-    outcome = run_argument_pipeline(call("c", "picky", {"value": "v"}), [make_tool("picky", params=Picky)])
+    outcome = run_argument_pipeline(
+        call("c", "picky", {"value": "v"}), [make_tool("picky", params=Picky)]
+    )
     assert outcome.error is not None and outcome.error.stage == "validate"
     assert "unexpected failure inside a validator" in str(outcome.error)
 
@@ -192,7 +211,13 @@ async def test_each_failing_stage_is_an_error_result_and_execute_never_runs() ->
 
     assert log == ["fine"]
     results = {m.tool_call_id: m for m in run.messages if m.role == "toolResult"}
-    assert [results[i].is_error for i in ["p", "l", "r", "v", "ok"]] == [True, True, True, True, False]
+    assert [results[i].is_error for i in ["p", "l", "r", "v", "ok"]] == [
+        True,
+        True,
+        True,
+        True,
+        False,
+    ]
     assert "Invalid JSON" in text_of(results["p"]) and "column" in text_of(results["p"])
     assert text_of(results["l"]) == "Tool ghost not found"
     assert "prepare exploded" in text_of(results["r"])
@@ -222,7 +247,12 @@ async def test_tool_arguments_event_comes_after_start_and_before_the_before_hook
         before_tool_call=before,
         rec=Recorder(on_event),
     )
-    assert order == ["tool_execution_start", "tool_arguments", "before_tool_call", "tool_execution_end"]
+    assert order == [
+        "tool_execution_start",
+        "tool_arguments",
+        "before_tool_call",
+        "tool_execution_end",
+    ]
 
 
 async def test_before_tool_call_is_not_called_for_calls_that_failed_the_pipeline() -> None:
@@ -245,8 +275,12 @@ async def test_raw_arguments_take_precedence_over_provider_parsed_arguments() ->
 
     from workbench.agent import ToolCall
 
-    odd = ToolCall(id="t", name="echo", arguments={"value": "stale"}, raw_arguments='{"value": "exact"}')
-    run = await run_loop(FakeStream(assistant(odd), assistant("done")), [make_tool(execute=execute)])
+    odd = ToolCall(
+        id="t", name="echo", arguments={"value": "stale"}, raw_arguments='{"value": "exact"}'
+    )
+    run = await run_loop(
+        FakeStream(assistant(odd), assistant("done")), [make_tool(execute=execute)]
+    )
     assert seen == ["exact"]
     (event,) = run.rec.of("tool_arguments")
     assert event.raw == '{"value": "exact"}' and event.parsed == {"value": "exact"}
@@ -278,7 +312,9 @@ async def test_validated_values_that_json_cannot_hold_are_shown_by_repr() -> Non
         return "ok"
 
     tool = make_tool("h", execute, params=Params)
-    run = await run_loop(FakeStream(assistant(call("t", "h", {"value": "x"})), assistant("done")), [tool])
+    run = await run_loop(
+        FakeStream(assistant(call("t", "h", {"value": "x"})), assistant("done")), [tool]
+    )
     assert seen == ["x"]
     (event,) = run.rec.of("tool_arguments")
     assert event.validated == {"value": "Handle('x')"} and event.failed_stage is None

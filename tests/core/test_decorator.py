@@ -15,8 +15,8 @@ from workbench.agent import (
     AgentToolResult,
     ImageContent,
     TextContent,
-    tool,
     to_tool_result,
+    tool,
 )
 
 
@@ -43,9 +43,13 @@ class SearchQuery(BaseModel):
 
 
 @tool(name="search", label="Search files", execution_mode="sequential")
-async def search_tool(query: SearchQuery, tool_call_id: str, signal: AbortSignal) -> AgentToolResult:
+async def search_tool(
+    query: SearchQuery, tool_call_id: str, signal: AbortSignal
+) -> AgentToolResult:
     """Search files for a pattern."""
-    return AgentToolResult.text(f"{tool_call_id}:{query.pattern}:{query.paths}:{signal.aborted}", details={"n": 0})
+    return AgentToolResult.text(
+        f"{tool_call_id}:{query.pattern}:{query.paths}:{signal.aborted}", details={"n": 0}
+    )
 
 
 def test_decorated_function_becomes_an_agent_tool() -> None:
@@ -63,7 +67,12 @@ def test_schema_comes_from_the_signature_and_the_docstring() -> None:
     assert set(props) == {"path", "limit", "mode"}
     assert props["path"]["type"] == "string"
     assert props["path"]["description"] == "Path of the file, relative to the workspace root."
-    assert props["limit"] == {"default": 100, "description": "Maximum number of lines.", "title": "Limit", "type": "integer"}
+    assert props["limit"] == {
+        "default": 100,
+        "description": "Maximum number of lines.",
+        "title": "Limit",
+        "type": "integer",
+    }
     assert props["mode"]["enum"] == ["text", "bytes"] and "description" not in props["mode"]
 
 
@@ -82,7 +91,9 @@ def test_annotated_field_constraints_and_descriptions_are_kept() -> None:
         return f"{number}/{size}"
 
     props = page.json_schema["properties"]
-    assert props["number"]["minimum"] == 1 and props["number"]["description"] == "1-based page number."
+    assert (
+        props["number"]["minimum"] == 1 and props["number"]["description"] == "1-based page number."
+    )
     assert props["size"]["maximum"] == 50 and props["size"]["description"] == "Items per page."
     with pytest.raises(Exception):  # noqa: B017 - pydantic ValidationError
         page.parameters.model_validate({"number": 0})
@@ -147,7 +158,9 @@ async def test_execute_passes_fields_as_keyword_arguments() -> None:
 
 async def test_execute_injects_call_id_signal_and_the_model_instance() -> None:
     signal = AbortSignal()
-    result = await search_tool.execute("call-9", SearchQuery(pattern="x+", paths=["src"]), signal, lambda r: None)
+    result = await search_tool.execute(
+        "call-9", SearchQuery(pattern="x+", paths=["src"]), signal, lambda r: None
+    )
     assert text_of(result) == "call-9:x+:['src']:False" and result.details == {"n": 0}
 
 
@@ -161,13 +174,20 @@ async def test_on_update_is_injected_and_delivers_updates_in_the_loop() -> None:
 
     stream = FakeStream(assistant(call("c", "count", {"to": 3})), assistant("done"))
     run = await run_loop(stream, [count])
-    assert [text_of(u.partial_result) for u in run.rec.of("tool_execution_update")] == ["1/3", "2/3", "3/3"]
+    assert [text_of(u.partial_result) for u in run.rec.of("tool_execution_update")] == [
+        "1/3",
+        "2/3",
+        "3/3",
+    ]
     assert text_of(run.messages[2]) == "counted"
 
 
 async def test_decorated_tools_validate_arguments_in_the_loop() -> None:
     stream = FakeStream(
-        assistant(call("ok", "read_file", {"path": "README.md"}), call("bad", "read_file", {"limit": "many"})),
+        assistant(
+            call("ok", "read_file", {"path": "README.md"}),
+            call("bad", "read_file", {"limit": "many"}),
+        ),
         assistant("done"),
     )
     run = await run_loop(stream, [read_file])
@@ -183,7 +203,9 @@ async def test_a_raising_decorated_tool_is_an_error_result() -> None:
         """Fail."""
         raise RuntimeError(reason)
 
-    run = await run_loop(FakeStream(assistant(call("f", "fail", {"reason": "no disk"})), assistant("done")), [fail])
+    run = await run_loop(
+        FakeStream(assistant(call("f", "fail", {"reason": "no disk"})), assistant("done")), [fail]
+    )
     assert run.messages[2].is_error and "no disk" in text_of(run.messages[2])
 
 
@@ -232,8 +254,12 @@ def test_the_dataclass_form_works_without_the_decorator() -> None:
     class P(BaseModel):
         n: int
 
-    async def run(tool_call_id: str, params: P, signal: AbortSignal, on_update: Any) -> AgentToolResult:
+    async def run(
+        tool_call_id: str, params: P, signal: AbortSignal, on_update: Any
+    ) -> AgentToolResult:
         return AgentToolResult.text(str(params.n * 2))
 
-    manual = AgentTool(name="double", label="Double", description="Doubles n.", parameters=P, execute=run)
+    manual = AgentTool(
+        name="double", label="Double", description="Doubles n.", parameters=P, execute=run
+    )
     assert manual.json_schema["required"] == ["n"] and manual.execution_mode is None

@@ -76,9 +76,13 @@ def kind_of(call: ToolCall) -> str:
 
 
 def tool_call(call_id: str, spec: CallSpec) -> ToolCall:
-    name = {"unknown": "ghost", "sequential": "seq", "raises": "boom", "slow": "slow", "stubborn": "slow"}.get(
-        spec.kind, "work"
-    )
+    name = {
+        "unknown": "ghost",
+        "sequential": "seq",
+        "raises": "boom",
+        "slow": "slow",
+        "stubborn": "slow",
+    }.get(spec.kind, "work")
     args: dict[str, Any] = {"value": f"{spec.kind}:{spec.delay}"}
     if spec.kind == "invalid":
         args = {"value": 12345}
@@ -96,7 +100,9 @@ class World:
         self.executed_aborted: list[str] = []
         self.finished: set[str] = set()
 
-    async def execute(self, tool_call_id: str, params: Any, signal: AbortSignal, on_update: Any) -> AgentToolResult:
+    async def execute(
+        self, tool_call_id: str, params: Any, signal: AbortSignal, on_update: Any
+    ) -> AgentToolResult:
         self.executed.append(tool_call_id)
         if signal.aborted:
             self.executed_aborted.append(tool_call_id)
@@ -118,7 +124,14 @@ class World:
 
     def tools(self) -> list[AgentTool]:
         def make(name: str, mode: str | None = None) -> AgentTool:
-            return AgentTool(name=name, label=name, description=name, parameters=Value, execute=self.execute, execution_mode=mode)  # type: ignore[arg-type]
+            return AgentTool(
+                name=name,
+                label=name,
+                description=name,
+                parameters=Value,
+                execute=self.execute,
+                execution_mode=mode,
+            )  # type: ignore[arg-type]
 
         return [make("work"), make("boom"), make("slow"), make("seq", "sequential")]
 
@@ -168,7 +181,9 @@ async def play(
     )
     context = AgentContext(messages=[], tools=world.tools())
     with anyio.fail_after(10):
-        messages = await run_agent_loop([UserMessage(content="go")], context, config, rec, controller.signal, stream)
+        messages = await run_agent_loop(
+            [UserMessage(content="go")], context, config, rec, controller.signal, stream
+        )
     return messages, rec, world, all_calls, controller.signal.aborted
 
 
@@ -201,7 +216,9 @@ PROFILE = settings(max_examples=60, deadline=None, suppress_health_check=[Health
 
 @PROFILE
 @given(plan=batches, mode=st.sampled_from(["parallel", "sequential"]))
-def test_without_abort_every_eligible_call_runs_and_every_call_is_answered(plan: list[list[CallSpec]], mode: str) -> None:
+def test_without_abort_every_eligible_call_runs_and_every_call_is_answered(
+    plan: list[list[CallSpec]], mode: str
+) -> None:
     messages, rec, world, calls, _ = asyncio.run(play(plan, mode))
     check(messages, rec, world, calls)
     eligible = {c.id for c in calls if kind_of(c) in RUNS}
@@ -210,14 +227,22 @@ def test_without_abort_every_eligible_call_runs_and_every_call_is_answered(plan:
     results = {m.tool_call_id: m for m in messages if isinstance(m, ToolResultMessage)}
     for c in calls:
         kind = kind_of(c)
-        assert results[c.id].is_error == (kind not in {"valid", "updates", "slow", "stubborn", "sequential"}), (c, kind)
+        assert results[c.id].is_error == (
+            kind not in {"valid", "updates", "slow", "stubborn", "sequential"}
+        ), (c, kind)
     # scheduling: a batch with a sequential tool (or the sequential config) never overlaps
     for turn in range(len(plan)):
         ids = [f"t{turn}_{i}" for i in range(len(plan[turn]))]
         sequential = mode == "sequential" or any(s.kind == "sequential" for s in plan[turn])
-        positions = [(e.type, e.tool_call_id) for e in rec.events if getattr(e, "tool_call_id", None) in ids]
+        positions = [
+            (e.type, e.tool_call_id) for e in rec.events if getattr(e, "tool_call_id", None) in ids
+        ]
         if sequential:
-            order = [cid for kind, cid in positions if kind in ("tool_execution_start", "tool_execution_end")]
+            order = [
+                cid
+                for kind, cid in positions
+                if kind in ("tool_execution_start", "tool_execution_end")
+            ]
             assert order == [cid for cid in ids for _ in range(2)]
 
 
@@ -227,7 +252,9 @@ def test_without_abort_every_eligible_call_runs_and_every_call_is_answered(plan:
     mode=st.sampled_from(["parallel", "sequential"]),
     abort_at=st.integers(min_value=1, max_value=80),
 )
-def test_abort_at_any_moment_leaves_a_valid_transcript(plan: list[list[CallSpec]], mode: str, abort_at: int) -> None:
+def test_abort_at_any_moment_leaves_a_valid_transcript(
+    plan: list[list[CallSpec]], mode: str, abort_at: int
+) -> None:
     messages, rec, world, calls, aborted = asyncio.run(play(plan, mode, abort_at=abort_at))
     check(messages, rec, world, calls)
     last = [m for m in messages if isinstance(m, AssistantMessage)][-1]
@@ -245,13 +272,19 @@ def test_abort_at_any_moment_leaves_a_valid_transcript(plan: list[list[CallSpec]
     mode=st.sampled_from(["parallel", "sequential"]),
     call_aborts=st.frozensets(st.integers(min_value=0, max_value=12), max_size=4),
 )
-def test_aborting_single_calls_never_breaks_the_run(plan: list[list[CallSpec]], mode: str, call_aborts: frozenset[int]) -> None:
+def test_aborting_single_calls_never_breaks_the_run(
+    plan: list[list[CallSpec]], mode: str, call_aborts: frozenset[int]
+) -> None:
     messages, rec, world, calls, aborted = asyncio.run(play(plan, mode, call_aborts=call_aborts))
     assert not aborted
     check(messages, rec, world, calls)
     # the run itself goes on to the final reply
     assert messages[-1].text == "finished"
-    aborted_ids = {rec.ids("tool_execution_start")[i] for i in call_aborts if i < len(rec.ids("tool_execution_start"))}
+    aborted_ids = {
+        rec.ids("tool_execution_start")[i]
+        for i in call_aborts
+        if i < len(rec.ids("tool_execution_start"))
+    }
     assert not (aborted_ids & set(world.executed))  # aborted at their start: never executed
     results = {m.tool_call_id: m for m in messages if isinstance(m, ToolResultMessage)}
     assert all(results[i].is_error for i in aborted_ids)

@@ -116,10 +116,19 @@ async def test_transform_context_runs_before_convert_to_llm() -> None:
         assert messages is transformed
         return list(messages)
 
-    history = [user("old 1"), assistant("old response 1"), user("old 2"), assistant("old response 2")]
+    history = [
+        user("old 1"),
+        assistant("old response 1"),
+        user("old 2"),
+        assistant("old response 2"),
+    ]
     stream = FakeStream(assistant("Response"))
     run = await run_loop(
-        stream, prompt="new message", history=history, transform_context=transform, convert_to_llm=convert
+        stream,
+        prompt="new message",
+        history=history,
+        transform_context=transform,
+        convert_to_llm=convert,
     )
 
     assert order == ["transform", "convert"]
@@ -140,9 +149,13 @@ async def test_continue_refuses_empty_context_and_trailing_assistant() -> None:
     with pytest.raises(ValueError, match="no messages"):
         agent_loop_continue(AgentContext(messages=[]), config, stream_fn=never)
     with pytest.raises(ValueError, match="assistant"):
-        agent_loop_continue(AgentContext(messages=[user("a"), assistant("b")]), config, stream_fn=never)
+        agent_loop_continue(
+            AgentContext(messages=[user("a"), assistant("b")]), config, stream_fn=never
+        )
     with pytest.raises(ValueError, match="no messages"):
-        await run_agent_loop_continue(AgentContext(messages=[]), config, Recorder(), stream_fn=never)
+        await run_agent_loop_continue(
+            AgentContext(messages=[]), config, Recorder(), stream_fn=never
+        )
     with pytest.raises(ValueError, match="assistant"):
         await run_agent_loop_continue(
             AgentContext(messages=[user("a"), assistant("b")]), config, Recorder(), stream_fn=never
@@ -171,11 +184,16 @@ async def test_continue_accepts_a_custom_last_message_that_convert_turns_into_us
         text = "Hook content"
 
     def convert(messages: list[Any]) -> list[Any]:
-        return [UserMessage(content=m.text) if getattr(m, "role", "") == "custom" else m for m in messages]
+        return [
+            UserMessage(content=m.text) if getattr(m, "role", "") == "custom" else m
+            for m in messages
+        ]
 
     stream = FakeStream(assistant("Response to custom message"))
     context = AgentContext(messages=[Custom()])  # type: ignore[list-item]
-    events = agent_loop_continue(context, AgentLoopConfig(model=MODEL, convert_to_llm=convert), stream_fn=stream)
+    events = agent_loop_continue(
+        context, AgentLoopConfig(model=MODEL, convert_to_llm=convert), stream_fn=stream
+    )
     messages = await events.result()
 
     assert [m.role for m in messages] == ["assistant"]
@@ -184,7 +202,9 @@ async def test_continue_accepts_a_custom_last_message_that_convert_turns_into_us
 
 async def test_agent_loop_iterator_yields_events_then_result() -> None:
     stream = FakeStream(assistant("Hi"))
-    events = agent_loop([user("Hello")], AgentContext(), AgentLoopConfig(model=MODEL), stream_fn=stream)
+    events = agent_loop(
+        [user("Hello")], AgentContext(), AgentLoopConfig(model=MODEL), stream_fn=stream
+    )
     types = [e.type async for e in events]
     messages = await events.result()
     assert types[0] == "agent_start" and types[-1] == "agent_end"
@@ -192,7 +212,9 @@ async def test_agent_loop_iterator_yields_events_then_result() -> None:
 
 
 async def test_agent_loop_result_without_iterating() -> None:
-    events = agent_loop([user("Hello")], AgentContext(), AgentLoopConfig(model=MODEL), stream_fn=FakeStream())
+    events = agent_loop(
+        [user("Hello")], AgentContext(), AgentLoopConfig(model=MODEL), stream_fn=FakeStream()
+    )
     messages = await events.result()
     assert [m.role for m in messages] == ["user", "assistant"]
 
@@ -202,7 +224,12 @@ async def test_agent_loop_consumer_may_stop_iterating_early() -> None:
     from core_helpers import make_tool
 
     stream = FakeStream(assistant(call("t1", args={"value": "x"})), assistant("done"))
-    events = agent_loop([user("go")], AgentContext(tools=[make_tool()]), AgentLoopConfig(model=MODEL), stream_fn=stream)
+    events = agent_loop(
+        [user("go")],
+        AgentContext(tools=[make_tool()]),
+        AgentLoopConfig(model=MODEL),
+        stream_fn=stream,
+    )
     async for event in events:
         if event.type == "turn_start":
             break
@@ -222,7 +249,11 @@ async def test_sync_emit_sink_is_supported() -> None:
     from workbench.agent import run_agent_loop
 
     await run_agent_loop(
-        [user("x")], AgentContext(), AgentLoopConfig(model=MODEL), lambda e: seen.append(e.type), stream_fn=FakeStream()
+        [user("x")],
+        AgentContext(),
+        AgentLoopConfig(model=MODEL),
+        lambda e: seen.append(e.type),
+        stream_fn=FakeStream(),
     )
     assert seen[0] == "agent_start" and seen[-1] == "agent_end"
 
@@ -238,7 +269,9 @@ def _round_trip(message: Any) -> Any:
 def test_messages_round_trip_through_json() -> None:
     messages = [
         UserMessage(content="plain"),
-        UserMessage(content=[TextContent(text="look"), ImageContent(data="aGk=", mime_type="image/png")]),
+        UserMessage(
+            content=[TextContent(text="look"), ImageContent(data="aGk=", mime_type="image/png")]
+        ),
         AssistantMessage(
             content=[
                 ThinkingContent(thinking="hmm"),
@@ -252,7 +285,11 @@ def test_messages_round_trip_through_json() -> None:
             error_message=None,
         ),
         ToolResultMessage(
-            tool_call_id="c1", tool_name="edit", content=[TextContent(text="ok")], details={"diff": "+x"}, is_error=True
+            tool_call_id="c1",
+            tool_name="edit",
+            content=[TextContent(text="ok")],
+            details={"diff": "+x"},
+            is_error=True,
         ),
     ]
     for message in messages:
@@ -265,7 +302,9 @@ def test_messages_round_trip_through_json() -> None:
     adapter = TypeAdapter(list[Message])
     dumped = adapter.dump_python(messages, mode="json")
     assert adapter.validate_python(dumped) == messages
-    assert [type(m) for m in adapter.validate_json(adapter.dump_json(messages))] == [type(m) for m in messages]
+    assert [type(m) for m in adapter.validate_json(adapter.dump_json(messages))] == [
+        type(m) for m in messages
+    ]
 
 
 async def test_every_event_of_a_run_round_trips_through_json() -> None:
@@ -273,18 +312,31 @@ async def test_every_event_of_a_run_round_trips_through_json() -> None:
 
     from workbench.agent import AgentToolResult
 
-    async def progress(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> AgentToolResult:
+    async def progress(
+        tool_call_id: str, params: Any, signal: Any, on_update: Any
+    ) -> AgentToolResult:
         on_update(AgentToolResult.text("half way", details={"pct": 50}))
         return AgentToolResult.text("done", details={"pct": 100})
 
     tools = [make_tool("work", progress)]
     stream = FakeStream(
-        assistant("thinking aloud", call("a", "work", {"value": "1"}), call("b", "missing", {}), call("c", "work", raw="{bad")),
+        assistant(
+            "thinking aloud",
+            call("a", "work", {"value": "1"}),
+            call("b", "missing", {}),
+            call("c", "work", raw="{bad"),
+        ),
         assistant("done"),
     )
     run = await run_loop(stream, tools)
     kinds = {e.type for e in run.rec.events}
-    assert {"tool_execution_update", "tool_arguments", "message_update", "turn_end", "agent_end"} <= kinds
+    assert {
+        "tool_execution_update",
+        "tool_arguments",
+        "message_update",
+        "turn_end",
+        "agent_end",
+    } <= kinds
     for event in run.rec.events:
         data = event.model_dump(mode="json")
         back = parse_event(data)

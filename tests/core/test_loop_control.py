@@ -55,9 +55,13 @@ async def test_steering_is_injected_after_the_whole_batch() -> None:
             return [user("interrupt")]
         return []
 
-    two = assistant(call("tool-1", args={"value": "first"}), call("tool-2", args={"value": "second"}))
+    two = assistant(
+        call("tool-1", args={"value": "first"}), call("tool-2", args={"value": "second"})
+    )
     stream = FakeStream(two, assistant("done"))
-    run = await run_loop(stream, [make_tool(log=log)], tool_execution="sequential", get_steering_messages=steering)
+    run = await run_loop(
+        stream, [make_tool(log=log)], tool_execution="sequential", get_steering_messages=steering
+    )
 
     assert log == ["first", "second"]
     assert [e.is_error for e in run.rec.of("tool_execution_end")] == [False, False]
@@ -67,8 +71,17 @@ async def test_steering_is_injected_after_the_whole_batch() -> None:
         if e.message.role in ("toolResult", "user")
     ]
     assert sequence == ["go", "tool:tool-1", "tool:tool-2", "interrupt"]
-    assert "interrupt" in [text_of(m) for m in stream.requests[1].context.messages if m.role == "user"]
-    assert [m.role for m in run.messages] == ["user", "assistant", "toolResult", "toolResult", "user", "assistant"]
+    assert "interrupt" in [
+        text_of(m) for m in stream.requests[1].context.messages if m.role == "user"
+    ]
+    assert [m.role for m in run.messages] == [
+        "user",
+        "assistant",
+        "toolResult",
+        "toolResult",
+        "user",
+        "assistant",
+    ]
 
 
 async def test_steering_queued_before_the_run_is_delivered_with_the_first_request() -> None:
@@ -95,7 +108,12 @@ async def test_steering_after_a_text_reply_starts_another_turn() -> None:
     stream = FakeStream(assistant("first answer"), assistant("second answer"))
     run = await run_loop(stream, get_steering_messages=steering)
     assert stream.count == 2
-    assert [text_of(m) for m in run.messages] == ["go", "first answer", "one more thing", "second answer"]
+    assert [text_of(m) for m in run.messages] == [
+        "go",
+        "first answer",
+        "one more thing",
+        "second answer",
+    ]
     assert run.rec.types().count("turn_start") == 2
 
 
@@ -178,11 +196,17 @@ async def test_should_stop_after_turn_ends_the_run_without_polling_queues() -> N
 
     async def should_stop(turn: TurnContext) -> bool:
         seen.append(
-            ([r.tool_call_id for r in turn.tool_results], [m.role for m in turn.context.messages], turn.message.role)
+            (
+                [r.tool_call_id for r in turn.tool_results],
+                [m.role for m in turn.context.messages],
+                turn.message.role,
+            )
         )
         return True
 
-    stream = FakeStream(assistant(call("tool-1", args={"value": "hello"})), default=assistant("should not run"))
+    stream = FakeStream(
+        assistant(call("tool-1", args={"value": "hello"})), default=assistant("should not run")
+    )
     run = await run_loop(
         stream,
         [make_tool(log=log)],
@@ -205,7 +229,9 @@ async def test_should_stop_after_turn_ends_the_run_without_polling_queues() -> N
 async def test_should_stop_after_turn_false_keeps_going() -> None:
     calls: list[int] = []
     stream = FakeStream(assistant(call("t", args={"value": "v"})), assistant("done"))
-    await run_loop(stream, [make_tool()], should_stop_after_turn=lambda turn: calls.append(1) and False)
+    await run_loop(
+        stream, [make_tool()], should_stop_after_turn=lambda turn: calls.append(1) and False
+    )
     assert stream.count == 2 and len(calls) == 2
 
 
@@ -233,7 +259,9 @@ async def test_prepare_next_turn_replaces_the_context_before_the_next_request() 
 async def test_prepare_next_turn_can_swap_the_model() -> None:
     bigger = Model(id="bigger", provider="test")
     stream = FakeStream(
-        assistant(call("a", args={"value": "1"})), assistant(call("b", args={"value": "2"})), assistant("done")
+        assistant(call("a", args={"value": "1"})),
+        assistant(call("b", args={"value": "2"})),
+        assistant("done"),
     )
     await run_loop(stream, [make_tool()], prepare_next_turn=lambda turn: NextTurn(model=bigger))
     assert [r.model.id for r in stream.requests] == ["mock", "bigger", "bigger"]
@@ -243,7 +271,13 @@ async def test_prepare_next_turn_sees_the_finished_turn() -> None:
     seen: list[Any] = []
 
     def prepare(turn: TurnContext) -> None:
-        seen.append((turn.message.tool_calls[0].id, [r.tool_call_id for r in turn.tool_results], len(turn.new_messages)))
+        seen.append(
+            (
+                turn.message.tool_calls[0].id,
+                [r.tool_call_id for r in turn.tool_results],
+                len(turn.new_messages),
+            )
+        )
 
     stream = FakeStream(assistant(call("a", args={"value": "1"})), assistant("done"))
     await run_loop(stream, [make_tool()], prepare_next_turn=prepare)
@@ -267,7 +301,9 @@ async def test_provider_raising_before_any_event_ends_the_run_with_an_error_mess
 
 
 async def test_stream_fn_raising_synchronously_is_a_provider_error() -> None:
-    def broken(model: Model, context: LlmContext, options: StreamOptions) -> AsyncIterator[AssistantMessageEvent]:
+    def broken(
+        model: Model, context: LlmContext, options: StreamOptions
+    ) -> AsyncIterator[AssistantMessageEvent]:
         raise ConnectionError("no route to host")
 
     run = await run_loop(broken)  # type: ignore[arg-type]
@@ -277,11 +313,15 @@ async def test_stream_fn_raising_synchronously_is_a_provider_error() -> None:
 
 
 async def test_provider_raising_mid_stream_keeps_the_partial_content() -> None:
-    async def stream(model: Model, context: LlmContext, options: StreamOptions) -> AsyncIterator[AssistantMessageEvent]:
+    async def stream(
+        model: Model, context: LlmContext, options: StreamOptions
+    ) -> AsyncIterator[AssistantMessageEvent]:
         partial = AssistantMessage(model=model.id, provider=model.provider)
         yield AssistantMessageEvent(type="start", partial=partial)
         grown = AssistantMessage(content=[{"type": "text", "text": "half an ans"}], model=model.id)  # type: ignore[list-item]
-        yield AssistantMessageEvent(type="text_delta", partial=grown, content_index=0, delta="half an ans")
+        yield AssistantMessageEvent(
+            type="text_delta", partial=grown, content_index=0, delta="half an ans"
+        )
         raise OSError("connection reset")
 
     run = await run_loop(stream)  # type: ignore[arg-type]
@@ -289,13 +329,17 @@ async def test_provider_raising_mid_stream_keeps_the_partial_content() -> None:
     assert final.stop_reason == "error" and "connection reset" in final.error_message
     assert final.text == "half an ans"
     assert [e.type for e in run.rec.events if e.type.startswith("message_")][-3:] == [
-        "message_start", "message_update", "message_end"
+        "message_start",
+        "message_update",
+        "message_end",
     ]
     assert run.rec.of("message_end")[-1].message is final
 
 
 async def test_provider_stream_ending_without_done_is_an_error() -> None:
-    async def stream(model: Model, context: LlmContext, options: StreamOptions) -> AsyncIterator[AssistantMessageEvent]:
+    async def stream(
+        model: Model, context: LlmContext, options: StreamOptions
+    ) -> AsyncIterator[AssistantMessageEvent]:
         yield AssistantMessageEvent(type="start", partial=AssistantMessage(model=model.id))
 
     run = await run_loop(stream)  # type: ignore[arg-type]
@@ -306,7 +350,9 @@ async def test_provider_stream_ending_without_done_is_an_error() -> None:
 
 
 async def test_provider_done_without_start_still_gets_message_start() -> None:
-    async def stream(model: Model, context: LlmContext, options: StreamOptions) -> AsyncIterator[AssistantMessageEvent]:
+    async def stream(
+        model: Model, context: LlmContext, options: StreamOptions
+    ) -> AsyncIterator[AssistantMessageEvent]:
         yield AssistantMessageEvent(type="done", message=assistant("straight to done"))
 
     run = await run_loop(stream)  # type: ignore[arg-type]
@@ -317,7 +363,9 @@ async def test_provider_done_without_start_still_gets_message_start() -> None:
 async def test_provider_stream_is_closed_after_the_final_event() -> None:
     closed: list[bool] = []
 
-    async def stream(model: Model, context: LlmContext, options: StreamOptions) -> AsyncIterator[AssistantMessageEvent]:
+    async def stream(
+        model: Model, context: LlmContext, options: StreamOptions
+    ) -> AsyncIterator[AssistantMessageEvent]:
         try:
             yield AssistantMessageEvent(type="done", message=assistant("done"))
             yield AssistantMessageEvent(type="text_delta", partial=assistant("never read"))
@@ -329,10 +377,15 @@ async def test_provider_stream_is_closed_after_the_final_event() -> None:
 
 
 @pytest.mark.parametrize("stop_reason", ["error", "aborted"])
-async def test_failed_reply_with_tool_calls_answers_every_call_without_running_it(stop_reason: str) -> None:
+async def test_failed_reply_with_tool_calls_answers_every_call_without_running_it(
+    stop_reason: str,
+) -> None:
     log: list[str] = []
     failed = assistant(
-        call("a", args={"value": "1"}), call("b", args={"value": "2"}), stop_reason=stop_reason, error="boom"
+        call("a", args={"value": "1"}),
+        call("b", args={"value": "2"}),
+        stop_reason=stop_reason,
+        error="boom",
     )
     stream = FakeStream(failed, default=assistant("never"))
     run = await run_loop(stream, [make_tool(log=log)])
@@ -358,7 +411,11 @@ async def test_failing_loop_hooks_end_the_run_with_an_error_message() -> None:
     def should_stop(turn: TurnContext) -> bool:
         raise RuntimeError("policy check failed")
 
-    run = await run_loop(FakeStream(assistant(call("t", args={"value": "v"}))), [make_tool()], should_stop_after_turn=should_stop)
+    run = await run_loop(
+        FakeStream(assistant(call("t", args={"value": "v"}))),
+        [make_tool()],
+        should_stop_after_turn=should_stop,
+    )
     assert "policy check failed" in run.messages[-1].error_message
     assert_transcript_valid(run.messages)
     assert_events_valid(run.rec.events)
@@ -374,7 +431,9 @@ async def test_failing_emit_mid_batch_still_leaves_every_call_answered() -> None
     rec = Recorder(on_event)
     stream = FakeStream(assistant(call("a", args={"value": "1"}), call("b", args={"value": "2"})))
     run = await run_loop(stream, [make_tool()], tool_execution="sequential", rec=rec)
-    assert run.messages[-1].stop_reason == "error" and "sink broke" in run.messages[-1].error_message
+    assert (
+        run.messages[-1].stop_reason == "error" and "sink broke" in run.messages[-1].error_message
+    )
     assert_transcript_valid(run.messages)
     assert rec.events[-1].type == "agent_end"
 
@@ -383,7 +442,9 @@ async def test_failing_emit_mid_batch_still_leaves_every_call_answered() -> None
 
 
 def slow_scenario(text: str = "x" * 200) -> ScriptedProvider:
-    return ScriptedProvider(Scenario(name="slow", turns=[ScriptedTurn(text=text)]), chars_per_second=1000, chunk_size=5)
+    return ScriptedProvider(
+        Scenario(name="slow", turns=[ScriptedTurn(text=text)]), chars_per_second=1000, chunk_size=5
+    )
 
 
 async def test_abort_during_streaming_ends_with_an_aborted_message() -> None:
@@ -403,15 +464,24 @@ async def test_abort_during_streaming_ends_with_an_aborted_message() -> None:
 
 async def test_abort_during_streaming_a_tool_call_answers_the_partial_call() -> None:
     controller = AbortController()
-    turn = ScriptedTurn(tool_calls=[ScriptedToolCall(name="echo", raw='{"value": "' + "y" * 100 + '"}')])
-    provider = ScriptedProvider(Scenario(name="s", turns=[turn]), chars_per_second=2000, chunk_size=4)
+    turn = ScriptedTurn(
+        tool_calls=[ScriptedToolCall(name="echo", raw='{"value": "' + "y" * 100 + '"}')]
+    )
+    provider = ScriptedProvider(
+        Scenario(name="s", turns=[turn]), chars_per_second=2000, chunk_size=4
+    )
 
     async def on_event(event: Any) -> None:
-        if event.type == "message_update" and event.assistant_message_event.type == "toolcall_delta":
+        if (
+            event.type == "message_update"
+            and event.assistant_message_event.type == "toolcall_delta"
+        ):
             controller.abort()
 
     log: list[str] = []
-    run = await run_loop(provider, [make_tool(log=log)], signal=controller.signal, rec=Recorder(on_event))  # type: ignore[arg-type]
+    run = await run_loop(
+        provider, [make_tool(log=log)], signal=controller.signal, rec=Recorder(on_event)
+    )  # type: ignore[arg-type]
     assert log == []
     assert [m.role for m in run.messages] == ["user", "assistant", "toolResult"]
     assert run.messages[1].stop_reason == "aborted"
@@ -423,7 +493,9 @@ async def test_abort_during_streaming_a_tool_call_answers_the_partial_call() -> 
 async def test_abort_of_a_provider_that_ignores_the_signal_still_ends_the_run() -> None:
     controller = AbortController()
 
-    async def deaf(model: Model, context: LlmContext, options: StreamOptions) -> AsyncIterator[AssistantMessageEvent]:
+    async def deaf(
+        model: Model, context: LlmContext, options: StreamOptions
+    ) -> AsyncIterator[AssistantMessageEvent]:
         yield AssistantMessageEvent(type="start", partial=AssistantMessage(model=model.id))
         await anyio.sleep(60)  # never looks at options.signal
         yield AssistantMessageEvent(type="done", message=assistant("too late"))
@@ -433,7 +505,9 @@ async def test_abort_of_a_provider_that_ignores_the_signal_still_ends_the_run() 
             controller.abort()
 
     started = time.monotonic()
-    run = await run_loop(deaf, signal=controller.signal, rec=Recorder(on_event), tool_abort_grace=0.05)  # type: ignore[arg-type]
+    run = await run_loop(
+        deaf, signal=controller.signal, rec=Recorder(on_event), tool_abort_grace=0.05
+    )  # type: ignore[arg-type]
     assert time.monotonic() - started < 2
     assert run.messages[-1].stop_reason == "aborted"
     assert run.rec.events[-1].type == "agent_end"
@@ -470,7 +544,9 @@ async def test_tool_ignoring_the_abort_is_cancelled_after_the_grace_period() -> 
     started = Gate()
     cancelled: list[bool] = []
 
-    async def stubborn(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> AgentToolResult:
+    async def stubborn(
+        tool_call_id: str, params: Any, signal: Any, on_update: Any
+    ) -> AgentToolResult:
         started.open()
         try:
             await anyio.sleep(30)
@@ -502,7 +578,9 @@ async def test_tool_that_stops_within_the_grace_keeps_its_own_result() -> None:
     controller = AbortController()
     started = Gate()
 
-    async def polite(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> AgentToolResult:
+    async def polite(
+        tool_call_id: str, params: Any, signal: Any, on_update: Any
+    ) -> AgentToolResult:
         started.open()
         await signal.wait()
         await anyio.sleep(0.01)  # cleaning up, well inside the grace
@@ -525,13 +603,24 @@ async def test_run_abort_in_a_sequential_batch_skips_the_calls_never_started() -
     controller = AbortController()
     log: list[str] = []
 
-    async def execute(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> AgentToolResult:
+    async def execute(
+        tool_call_id: str, params: Any, signal: Any, on_update: Any
+    ) -> AgentToolResult:
         log.append(params.value)
         controller.abort()
         return AgentToolResult.text("first is done")
 
-    reply = assistant(call("a", args={"value": "1"}), call("b", args={"value": "2"}), call("c", args={"value": "3"}))
-    run = await run_loop(FakeStream(reply), [make_tool(execute=execute)], tool_execution="sequential", signal=controller.signal)
+    reply = assistant(
+        call("a", args={"value": "1"}),
+        call("b", args={"value": "2"}),
+        call("c", args={"value": "3"}),
+    )
+    run = await run_loop(
+        FakeStream(reply),
+        [make_tool(execute=execute)],
+        tool_execution="sequential",
+        signal=controller.signal,
+    )
     assert log == ["1"]
     results = [m for m in run.messages if isinstance(m, ToolResultMessage)]
     assert [r.tool_call_id for r in results] == ["a", "b", "c"]
@@ -549,8 +638,14 @@ async def test_run_abort_during_parallel_preflight_skips_the_rest() -> None:
         if ctx.tool_call.id == "b":
             controller.abort()
 
-    reply = assistant(call("a", args={"value": "1"}), call("b", args={"value": "2"}), call("c", args={"value": "3"}))
-    run = await run_loop(FakeStream(reply), [make_tool(log=log)], before_tool_call=before, signal=controller.signal)
+    reply = assistant(
+        call("a", args={"value": "1"}),
+        call("b", args={"value": "2"}),
+        call("c", args={"value": "3"}),
+    )
+    run = await run_loop(
+        FakeStream(reply), [make_tool(log=log)], before_tool_call=before, signal=controller.signal
+    )
     assert log == []
     results = [m for m in run.messages if isinstance(m, ToolResultMessage)]
     assert [r.tool_call_id for r in results] == ["a", "b", "c"]
@@ -568,7 +663,10 @@ async def test_aborted_before_tool_call_hook_wins_over_its_result() -> None:
 
     log: list[str] = []
     run = await run_loop(
-        FakeStream(assistant(call("a", args={"value": "1"}))), [make_tool(log=log)], before_tool_call=before, signal=controller.signal
+        FakeStream(assistant(call("a", args={"value": "1"}))),
+        [make_tool(log=log)],
+        before_tool_call=before,
+        signal=controller.signal,
     )
     assert log == [] and run.messages[2].is_error and "aborted" in text_of(run.messages[2])
 
@@ -580,7 +678,9 @@ async def test_aborting_one_call_leaves_the_rest_of_the_batch_and_the_turn() -> 
     aborts = ToolCallAborts()
     release = Gate()
 
-    async def execute(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> AgentToolResult:
+    async def execute(
+        tool_call_id: str, params: Any, signal: Any, on_update: Any
+    ) -> AgentToolResult:
         if tool_call_id == "slow":
             await signal.wait()
             raise AbortError(signal.reason)
@@ -595,7 +695,9 @@ async def test_aborting_one_call_leaves_the_rest_of_the_batch_and_the_turn() -> 
 
     reply = assistant(call("slow", args={"value": "1"}), call("fast", args={"value": "2"}))
     stream = FakeStream(reply, assistant("carry on"))
-    run = await run_loop(stream, [make_tool(execute=execute)], tool_call_aborts=aborts, rec=Recorder(on_event))
+    run = await run_loop(
+        stream, [make_tool(execute=execute)], tool_call_aborts=aborts, rec=Recorder(on_event)
+    )
     slow, fast = run.messages[2], run.messages[3]
     assert slow.tool_call_id == "slow" and slow.is_error and "aborted by user" in text_of(slow)
     assert fast.tool_call_id == "fast" and not fast.is_error
@@ -608,7 +710,9 @@ async def test_aborting_one_stubborn_call_cancels_it_after_the_grace() -> None:
     aborts = ToolCallAborts()
     started = Gate()
 
-    async def stubborn(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> AgentToolResult:
+    async def stubborn(
+        tool_call_id: str, params: Any, signal: Any, on_update: Any
+    ) -> AgentToolResult:
         started.open()
         await anyio.sleep(30)
         return AgentToolResult.text("never")
@@ -637,7 +741,10 @@ async def test_a_call_can_be_aborted_from_its_start_event() -> None:
 
     reply = assistant(call("a", args={"value": "1"}), call("b", args={"value": "2"}))
     run = await run_loop(
-        FakeStream(reply, assistant("ok")), [make_tool(log=log)], tool_call_aborts=aborts, rec=Recorder(on_event)
+        FakeStream(reply, assistant("ok")),
+        [make_tool(log=log)],
+        tool_call_aborts=aborts,
+        rec=Recorder(on_event),
     )
     assert log == ["1"]
     assert run.messages[3].tool_call_id == "b" and run.messages[3].is_error

@@ -70,7 +70,14 @@ def test_builder_interleaves_blocks_and_closes_them_in_opening_order() -> None:
 def test_builder_consecutive_text_deltas_extend_one_block() -> None:
     b = StreamBuilder(Model(id="m"))
     events = b.start() + b.text("Hel") + b.text("lo") + b.done()
-    assert [e.type for e in events] == ["start", "text_start", "text_delta", "text_delta", "text_end", "done"]
+    assert [e.type for e in events] == [
+        "start",
+        "text_start",
+        "text_delta",
+        "text_delta",
+        "text_end",
+        "done",
+    ]
     assert [e.delta for e in events if e.type == "text_delta"] == ["Hel", "lo"]
     assert b.message.content == [TextContent(text="Hello")] and b.message.stop_reason == "stop"
 
@@ -83,7 +90,9 @@ def test_builder_end_block_is_idempotent_and_names_can_grow() -> None:
     b.tool_call_delta(index, '{"path": "a"}')
     assert [e.type for e in b.end_block(index)] == ["toolcall_end"]
     assert b.end_block(index) == []
-    assert b.message.content[0] == ToolCall(id="c", name="read_file", arguments={"path": "a"}, raw_arguments='{"path": "a"}')
+    assert b.message.content[0] == ToolCall(
+        id="c", name="read_file", arguments={"path": "a"}, raw_arguments='{"path": "a"}'
+    )
 
 
 def test_builder_error_keeps_content_and_closes_blocks() -> None:
@@ -93,7 +102,10 @@ def test_builder_error_keeps_content_and_closes_blocks() -> None:
     index, _ = b.begin_tool_call("c", "x")
     b.tool_call_delta(index, '{"trunc')
     events = b.error("connection reset", usage=Usage(input=3))
-    assert [e.type for e in events] == ["toolcall_end", "error"]  # the text closed when the call began
+    assert [e.type for e in events] == [
+        "toolcall_end",
+        "error",
+    ]  # the text closed when the call began
     final = events[-1].message
     assert final.stop_reason == "error" and final.error_message == "connection reset"
     assert final.usage.input == 3
@@ -102,7 +114,9 @@ def test_builder_error_keeps_content_and_closes_blocks() -> None:
     assert aborted.error("Request was aborted", aborted=True)[-1].message.stop_reason == "aborted"
 
 
-@pytest.mark.parametrize(("raw", "parsed"), [("", {}), ("  ", {}), ('{"a": 1}', {"a": 1}), ("[1]", {}), ("{bad", {})])
+@pytest.mark.parametrize(
+    ("raw", "parsed"), [("", {}), ("  ", {}), ('{"a": 1}', {"a": 1}), ("[1]", {}), ("{bad", {})]
+)
 def test_lenient_argument_parsing(raw: str, parsed: dict[str, Any]) -> None:
     assert parse_arguments_leniently(raw) == parsed
 
@@ -130,7 +144,10 @@ async def test_scripted_turn_streams_thinking_text_and_calls_in_chunks() -> None
     turn = ScriptedTurn(
         thinking="hmm",
         text="Hello there",
-        tool_calls=[ScriptedToolCall(name="a", arguments={"v": 1}), ScriptedToolCall(name="b", raw='{"v": ', id="given")],
+        tool_calls=[
+            ScriptedToolCall(name="a", arguments={"v": 1}),
+            ScriptedToolCall(name="b", raw='{"v": ', id="given"),
+        ],
     )
     provider = ScriptedProvider(Scenario(name="s", turns=[turn]), chunk_size=4)
     events = await play(provider, [user("hi")])
@@ -147,15 +164,23 @@ async def test_scripted_turn_streams_thinking_text_and_calls_in_chunks() -> None
     final = events[-1].message
     assert [c.id for c in final.tool_calls] == ["call_1_1", "given"]
     assert final.tool_calls[1].raw_arguments == '{"v": ' and final.tool_calls[1].arguments == {}
-    assert final.stop_reason == "toolUse" and final.model == "scripted" and final.provider == "scripted"
+    assert (
+        final.stop_reason == "toolUse"
+        and final.model == "scripted"
+        and final.provider == "scripted"
+    )
     # 4 characters a token: "sys" + "hi" -> 2; "hmm" + "Hello there" + both argument strings -> 8
     assert final.usage == Usage(input=2, output=8, total_tokens=10)
 
 
 async def test_scripted_usage_estimate_counts_the_whole_context() -> None:
-    provider = ScriptedProvider(Scenario(name="s", turns=[ScriptedTurn(text="a"), ScriptedTurn(text="b" * 8)]))
+    provider = ScriptedProvider(
+        Scenario(name="s", turns=[ScriptedTurn(text="a"), ScriptedTurn(text="b" * 8)])
+    )
     history: list[Any] = [user("x" * 40), assistant("y" * 20)]
-    result = ToolResultMessage(tool_call_id="t", tool_name="n", content=[TextContent(text="z" * 16)])
+    result = ToolResultMessage(
+        tool_call_id="t", tool_name="n", content=[TextContent(text="z" * 16)]
+    )
     events = await play(provider, [*history, result, user("w" * 4)])
     # sys 3 + 40 + 20 + 16 + 4 = 83 chars -> 21 tokens; reply 8 chars -> 3
     assert events[-1].message.usage == Usage(input=21, output=3, total_tokens=24)
@@ -178,18 +203,25 @@ async def test_scripted_turns_follow_the_replies_so_far_and_retry_aborted_ones()
     # the same provider answers unrelated contexts independently
     assert (await play(provider, [user("fresh")]))[-1].message.text == "first"
     # call ids count every assistant reply, aborted ones too
-    calls = ScriptedProvider(Scenario(name="c", turns=[ScriptedTurn(tool_calls=[ScriptedToolCall(name="t")])]))
+    calls = ScriptedProvider(
+        Scenario(name="c", turns=[ScriptedTurn(tool_calls=[ScriptedToolCall(name="t")])])
+    )
     final = (await play(calls, [user("a"), aborted, user("b")]))[-1].message
     assert final.tool_calls[0].id == "call_2_1"
 
 
 async def test_scripted_branches_pick_a_turn_from_the_last_results() -> None:
     denied = ScriptedTurn(text="it was denied")
-    turn = ScriptedTurn(text="it worked", branches=[Branch(when=ResultMatch(tool="edit", is_error=True), turn=denied)])
+    turn = ScriptedTurn(
+        text="it worked",
+        branches=[Branch(when=ResultMatch(tool="edit", is_error=True), turn=denied)],
+    )
     provider = ScriptedProvider(Scenario(name="s", turns=[ScriptedTurn(text="x"), turn]))
     base = [user("a"), assistant(call("e", "edit"))]
     ok = ToolResultMessage(tool_call_id="e", tool_name="edit", content=[TextContent(text="fine")])
-    bad = ToolResultMessage(tool_call_id="e", tool_name="edit", content=[TextContent(text="no")], is_error=True)
+    bad = ToolResultMessage(
+        tool_call_id="e", tool_name="edit", content=[TextContent(text="no")], is_error=True
+    )
     assert (await play(provider, [*base, ok]))[-1].message.text == "it worked"
     assert (await play(provider, [*base, bad]))[-1].message.text == "it was denied"
     contains = ResultMatch(contains="fin")
@@ -197,14 +229,18 @@ async def test_scripted_branches_pick_a_turn_from_the_last_results() -> None:
 
 
 async def test_scripted_error_turn_fails_like_a_provider() -> None:
-    provider = ScriptedProvider(Scenario(name="s", turns=[ScriptedTurn(text="partial", error="rate limited")]))
+    provider = ScriptedProvider(
+        Scenario(name="s", turns=[ScriptedTurn(text="partial", error="rate limited")])
+    )
     final = (await play(provider, [user("a")]))[-1]
     assert final.type == "error" and final.message.stop_reason == "error"
     assert final.message.error_message == "rate limited" and final.message.text == "partial"
 
 
 async def test_scripted_stop_reason_override() -> None:
-    turn = ScriptedTurn(tool_calls=[ScriptedToolCall(name="t", raw='{"a": "cut')], stop_reason="length")
+    turn = ScriptedTurn(
+        tool_calls=[ScriptedToolCall(name="t", raw='{"a": "cut')], stop_reason="length"
+    )
     provider = ScriptedProvider(Scenario(name="s", turns=[turn]))
     assert (await play(provider, [user("a")]))[-1].message.stop_reason == "length"
 
@@ -212,7 +248,9 @@ async def test_scripted_stop_reason_override() -> None:
 async def test_scripted_provider_honours_an_abort_before_and_while_streaming() -> None:
     controller = AbortController()
     controller.abort()
-    provider = ScriptedProvider(Scenario(name="s", turns=[ScriptedTurn(text="x" * 50)]), chars_per_second=100)
+    provider = ScriptedProvider(
+        Scenario(name="s", turns=[ScriptedTurn(text="x" * 50)]), chars_per_second=100
+    )
     events = await play(provider, [user("a")], controller.signal)
     assert [e.type for e in events] == ["start", "error"]
     assert events[-1].message.stop_reason == "aborted"
@@ -220,7 +258,9 @@ async def test_scripted_provider_honours_an_abort_before_and_while_streaming() -
 
 async def test_scripted_provider_in_the_loop_runs_a_tool_scenario() -> None:
     turns = [
-        ScriptedTurn(text="Checking.", tool_calls=[ScriptedToolCall(name="echo", arguments={"value": "x"})]),
+        ScriptedTurn(
+            text="Checking.", tool_calls=[ScriptedToolCall(name="echo", arguments={"value": "x"})]
+        ),
         ScriptedTurn(text="Done."),
     ]
     provider = ScriptedProvider(Scenario(name="s", turns=turns))

@@ -8,6 +8,7 @@ publish onto the same bus through `publish`.
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -28,14 +29,6 @@ from workbench.agent.config import (
     TurnContext,
     default_convert_to_llm,
     resolve,
-)
-from workbench.agent.events import (
-    MessageEndEvent,
-    MessageStartEvent,
-    MessageUpdateEvent,
-    ToolExecutionEndEvent,
-    ToolExecutionStartEvent,
-    TurnEndEvent,
 )
 from workbench.agent.loop import check_can_continue, run_agent_loop, run_agent_loop_continue
 from workbench.agent.tool import AgentTool
@@ -66,7 +59,9 @@ class EventBus:
     async def publish(self, event: Any, signal: AbortSignal | None = None) -> None:
         for listener in tuple(self._listeners):
             try:
-                await resolve(listener(event, signal))
+                result = listener(event, signal)
+                if result is not None and inspect.isawaitable(result):
+                    await result
             except Exception as exc:  # noqa: BLE001 - a broken view must not break the run
                 self.listener_errors.append(exc)
                 log.exception("event listener failed on %s", getattr(event, "type", event))
@@ -284,21 +279,24 @@ class Agent:
             self._idle.set()
 
     async def _on_event(self, event: Any) -> None:
+        # Dispatch on the event's `type` (isinstance on pydantic classes is slow, and
+        # this runs for every event of every run).
         state = self.state
-        if isinstance(event, MessageStartEvent):
-            if isinstance(event.message, AssistantMessage):
-                state.streaming_message = event.message
-        elif isinstance(event, MessageUpdateEvent):
+        kind = event.type
+        if kind == "message_update":
             state.streaming_message = event.message
-        elif isinstance(event, MessageEndEvent):
+        elif kind == "message_start":
+            if event.message.role == "assistant":
+                state.streaming_message = event.message
+        elif kind == "message_end":
             state.streaming_message = None
             state.messages.append(event.message)
-        elif isinstance(event, ToolExecutionStartEvent):
+        elif kind == "tool_execution_start":
             state.pending_tool_calls.add(event.tool_call_id)
-        elif isinstance(event, ToolExecutionEndEvent):
+        elif kind == "tool_execution_end":
             state.pending_tool_calls.discard(event.tool_call_id)
-        elif isinstance(event, TurnEndEvent):
-            if isinstance(event.message, AssistantMessage) and event.message.error_message:
+        elif kind == "turn_end":
+            if event.message.role == "assistant" and event.message.error_message:
                 state.error_message = event.message.error_message
         await self.bus.publish(event, self.signal)
 

@@ -135,7 +135,9 @@ class BatchRunner:
         terminate = bool(finalized) and all(f.result.terminate for f in finalized)
         return ToolBatch(messages, terminate)
 
-    async def _schedule(self, calls: list[ToolCall], sequential: bool, tg: TaskGroup) -> list[Finalized]:
+    async def _schedule(
+        self, calls: list[ToolCall], sequential: bool, tg: TaskGroup
+    ) -> list[Finalized]:
         if sequential:
             return await self._sequential(calls, tg)
         return await self._parallel(calls, tg)

@@ -10,6 +10,7 @@ failures become error results, and `agent_end` is always the last event.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import math
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -198,7 +199,9 @@ async def _guarded(
         context = state.context
         runner = state.runner
         if runner is not None:
-            results = await runner.salvage(f"Tool call was not executed: the agent loop failed ({reason})")
+            results = await runner.salvage(
+                f"Tool call was not executed: the agent loop failed ({reason})"
+            )
             _append(context, new_messages, results)
             await emit(TurnEndEvent(message=runner.message, tool_results=results))
             state.turn_open = False
@@ -276,7 +279,8 @@ async def _run_loop(
             tool_calls = message.tool_calls
 
             if message.stop_reason in ("error", "aborted"):
-                runner = state.runner = BatchRunner(context, message, config, signal, emit, state.tg)
+                runner = BatchRunner(context, message, config, signal, emit, state.tg)
+                state.runner = runner
                 results = await runner.answer_all(_unrun_text(message))
                 _append(context, new_messages, results.messages)
                 state.runner = None
@@ -288,7 +292,8 @@ async def _run_loop(
             tool_results: list[ToolResultMessage] = []
             has_more_tool_calls = False
             if tool_calls:
-                runner = state.runner = BatchRunner(context, message, config, signal, emit, state.tg)
+                runner = BatchRunner(context, message, config, signal, emit, state.tg)
+                state.runner = runner
                 if message.stop_reason == "length":
                     text = (
                         "Tool call was not executed: the response hit the output token limit, "
@@ -338,9 +343,9 @@ async def stream_assistant_response(
     partial: AssistantMessage | None = None
     final: AssistantMessage | None = None
     stream: Any = None
-    with anyio.CancelScope() as scope:
-        # A provider should end with an "aborted" message when the signal fires; one
-        # that does not is cut off after the abort grace.
+    # A provider should end with an "aborted" message when the signal fires; one that
+    # does not is cut off after the abort grace (without a signal, nothing to guard).
+    with anyio.CancelScope() if signal is not None else _UNGUARDED as scope:
         guard = None if signal is None else _AbortGuard(scope, signal, config.tool_abort_grace)
         try:
             stream = stream_fn(config.model, llm_context, StreamOptions(signal=signal))
@@ -362,7 +367,8 @@ async def stream_assistant_response(
                 if guard is not None:
                     guard.resume()
         except Exception as exc:  # noqa: BLE001 - a provider that raises still ends the turn
-            final = _failed_from(partial, config, signal, f"Provider error: {type(exc).__name__}: {exc}")
+            error = f"Provider error: {type(exc).__name__}: {exc}"
+            final = _failed_from(partial, config, signal, error)
         finally:
             if guard is not None:
                 guard.disarm()
@@ -380,6 +386,9 @@ async def stream_assistant_response(
 
 
 # -- helpers -------------------------------------------------------------------------
+
+
+_UNGUARDED = contextlib.nullcontext()
 
 
 class _AbortGuard:

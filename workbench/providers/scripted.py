@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import AsyncIterator, Sequence
-from itertools import islice
 from importlib import resources
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -166,6 +166,7 @@ class ScriptedProvider:
             pieces.append(("call", (call_id, call.name)))
             pieces += [("args", c) for c in self._chunks(call.raw_string())]
         index = -1
+        paced = math.isfinite(self.chars_per_second)
         for kind, value in pieces:
             if kind == "call":
                 index, events = b.begin_tool_call(*value)
@@ -177,7 +178,12 @@ class ScriptedProvider:
                 events = b.thinking(value)
             for event in events:
                 yield event
-            if await self._pause(len(value) if isinstance(value, str) else 0, signal, chars=True):
+            if paced:
+                size = len(value) if isinstance(value, str) else 0
+                stop = await self._pause(size, signal, chars=True)
+            else:  # full speed: only look at the signal
+                stop = signal is not None and signal.aborted
+            if stop:
                 for event in b.error("Request was aborted", aborted=True):
                     yield event
                 return
