@@ -26,7 +26,8 @@ class PauseBanner(Static):
             "before_model": "before the next model request",
             "before_tool": "before running",
             "after_tool": "after running (result not yet sent to the model)",
-        }[pause.point]
+            "invalid_arguments": "at arguments that failed validation:",
+        }.get(pause.point, pause.point)
         text.append(where)
         if pause.tool_name:
             text.append(f" {literal(labels.get(pause.tool_name, pause.tool_name))}")

@@ -306,6 +306,7 @@ class ViewState:
         if e.tool_call_id in self.calls:
             record = self._call(e)
             record.pause = e
+            record.stage_before_pause = record.stage
             record.stage = "paused"
             record.phases.append(("paused", e.timestamp))
             record.events.append(CallEvent(e.timestamp, f"paused ({e.point})", e.breakpoint or ""))
@@ -321,8 +322,10 @@ class ViewState:
             if e.edited_args is not None:
                 record.edited_args = e.edited_args
             if record.stage == "paused":
-                record.stage = "validated" if paused.point == "before_tool" else "after_hook"
-            record.phases.append(("preflight" if paused.point == "before_tool" else "after_hook", e.timestamp))
+                record.stage = record.stage_before_pause or "validated"
+            resumed_phase = {"before_tool": "preflight", "after_tool": "after_hook"}.get(paused.point)
+            if resumed_phase is not None:
+                record.phases.append((resumed_phase, e.timestamp))
             record.events.append(CallEvent(e.timestamp, f"resumed: {e.action}"))
 
     # -- the wire ------------------------------------------------------------------

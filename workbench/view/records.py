@@ -72,6 +72,7 @@ class ToolCallRecord:
     request: PermissionRequestEvent | None = None
     decision: PermissionDecisionEvent | None = None
     pause: StepPausedEvent | None = None
+    stage_before_pause: Stage | None = None
     edited_args: dict[str, Any] | None = None
     started_at: float | None = None
     """tool_execution_start: the call entered preflight."""
