@@ -126,3 +126,16 @@ def test_tool_call_aborts_registry() -> None:
     aborts.close("b")
     c = aborts.open("c", None)
     assert aborts.abort("c", "reason given") and c.signal.reason == "reason given"
+
+
+def test_closing_one_of_two_calls_with_the_same_id_keeps_the_other_linked() -> None:
+    run = AbortController()
+    aborts = ToolCallAborts()
+    first = aborts.open("dup", run.signal)
+    second = aborts.open("dup", run.signal)
+    aborts.close("dup", first)
+    assert "dup" in aborts  # still the second call's
+    run.abort("stop")
+    assert second.signal.reason == "stop" and not first.signal.aborted
+    aborts.close("dup", second)
+    assert "dup" not in aborts

@@ -770,3 +770,36 @@ async def test_agent_end_is_always_the_last_event() -> None:
 
 def test_model_field_defaults() -> None:
     assert MODEL.provider == "test"
+
+
+async def test_duplicate_call_ids_each_get_a_result_and_follow_the_run_abort() -> None:
+    """Some servers repeat tool call ids; each call must still be answered and abortable."""
+    controller = AbortController()
+    both_running = Gate()
+    running = 0
+    signals: list[Any] = []
+
+    async def execute(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> AgentToolResult:
+        nonlocal running
+        signals.append(signal)
+        running += 1
+        if running == 2:
+            both_running.open()
+        if params.value == "quick":
+            return AgentToolResult.text("quick done")
+        await signal.wait()
+        raise AbortError(signal.reason)
+
+    async def abort_when_both_run() -> None:
+        await both_running.wait()
+        await anyio.sleep(0.01)  # the quick one has finished by now
+        controller.abort("stop all")
+
+    reply = assistant(call("dup", args={"value": "quick"}), call("dup", args={"value": "slow"}))
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(abort_when_both_run)
+        run = await run_loop(FakeStream(reply), [make_tool(execute=execute)], signal=controller.signal)
+    results = [m for m in run.messages if isinstance(m, ToolResultMessage)]
+    assert [(r.tool_call_id, r.is_error) for r in results] == [("dup", False), ("dup", True)]
+    assert "stop all" in text_of(results[1])
+    assert signals[0] is not signals[1]

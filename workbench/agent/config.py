@@ -170,10 +170,17 @@ class ToolCallAborts:
         self._controllers[tool_call_id] = controller
         return controller
 
-    def close(self, tool_call_id: str) -> None:
-        controller = self._controllers.pop(tool_call_id, None)
-        if controller is not None:
-            controller.unlink()
+    def close(self, tool_call_id: str, controller: AbortController | None = None) -> None:
+        """The call is over: unlink its controller (by default the one registered for
+        the id; pass the call's own when ids may repeat, so a later call with the same
+        id keeps its registration)."""
+        registered = self._controllers.get(tool_call_id)
+        controller = controller or registered
+        if controller is None:
+            return
+        if registered is controller:
+            del self._controllers[tool_call_id]
+        controller.unlink()
 
     def abort(self, tool_call_id: str, reason: Any = None) -> bool:
         """Abort one call. Returns False if no such call is in flight."""

@@ -18,7 +18,7 @@ import anyio
 from anyio.abc import TaskGroup
 from pydantic import BaseModel
 
-from workbench.agent.abort import AbortSignal
+from workbench.agent.abort import AbortController, AbortSignal
 from workbench.agent.arguments import run_argument_pipeline
 from workbench.agent.config import (
     AfterToolCallContext,
@@ -111,9 +111,11 @@ class BatchRunner:
         its run-wide task group so a batch does not pay for one of its own."""
         self.aborts = config.tool_call_aborts or ToolCallAborts()
         # What has been reported so far, so a batch the loop broke off can be salvaged.
-        self.started: set[str] = set()
-        self.finalized: dict[str, Finalized] = {}
+        # Keyed by the ToolCall object: models sometimes repeat a call id in a message.
+        self.started: set[int] = set()
+        self.finalized: dict[int, Finalized] = {}
         self.emitted: list[ToolResultMessage] = []
+        self.controllers: dict[int, AbortController] = {}
 
     # -- the two schedules -------------------------------------------------------
 
@@ -209,13 +211,12 @@ class BatchRunner:
         """After the loop broke off this batch: end the calls left open and answer every
         call that has no result message yet (with its result if it finished, else an
         error result saying `text`). Returns all of the batch's result messages, in order."""
-        answered = {m.tool_call_id for m in self.emitted}
-        for call in self.message.tool_calls:
-            if call.id in answered:
-                continue
-            done = self.finalized.get(call.id)
+        # Result messages always go out in the calls' order, so the answered calls
+        # are the first len(emitted) ones.
+        for call in self.message.tool_calls[len(self.emitted) :]:
+            done = self.finalized.get(id(call))
             if done is None:
-                if call.id in self.started:
+                if id(call) in self.started:
                     done = Finalized(call, error_result(text), True)
                     await self._end(done)
                 else:
@@ -225,7 +226,7 @@ class BatchRunner:
 
     async def answer_unrun(self, call: ToolCall, text: str) -> Finalized:
         """Start, describe and end a call that will not run; returns its error result."""
-        self.started.add(call.id)
+        self.started.add(id(call))
         await self.emit(
             ToolExecutionStartEvent(tool_call_id=call.id, tool_name=call.name, args=call.arguments)
         )
@@ -245,8 +246,9 @@ class BatchRunner:
     async def _preflight(self, call: ToolCall) -> Finalized | Prepared:
         # The call's own controller exists before its start is reported, so a listener
         # may abort the call as soon as it sees it.
-        signal = self.aborts.open(call.id, self.signal).signal
-        self.started.add(call.id)
+        controller = self.controllers[id(call)] = self.aborts.open(call.id, self.signal)
+        signal = controller.signal
+        self.started.add(id(call))
         await self.emit(
             ToolExecutionStartEvent(tool_call_id=call.id, tool_name=call.name, args=call.arguments)
         )
@@ -343,8 +345,10 @@ class BatchRunner:
         await self.emit(ToolExecutionPhaseEvent(tool_call_id=call.id, tool_name=call.name, phase=phase))
 
     async def _end(self, f: Finalized) -> None:
-        self.aborts.close(f.tool_call.id)
-        self.finalized[f.tool_call.id] = f
+        controller = self.controllers.pop(id(f.tool_call), None)
+        if controller is not None:
+            self.aborts.close(f.tool_call.id, controller)
+        self.finalized[id(f.tool_call)] = f
         await self.emit(
             ToolExecutionEndEvent(
                 tool_call_id=f.tool_call.id,
