@@ -8,7 +8,9 @@ requests and pauses open their dialogs from the same refresh.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from textual import on, work
@@ -25,12 +27,30 @@ from widgets.timeline import Timeline
 from widgets.tool_card import ToolCallCard
 from widgets.tool_inspector import ToolInspector
 from workbench.agent.clock import now_ms
+from workbench.agent.types import text_of
 from workbench.events import PermissionRequestEvent, StepPausedEvent
 from workbench.runtime import Runtime
 from workbench.stepper import Resume, StepperError
 from workbench.view.fold import ViewState
 
 REFRESH_HZ = 30
+REFRESH_BUDGET = 6
+"""A refresh costing c seconds is followed by at least c * REFRESH_BUDGET of agent time."""
+
+
+@dataclass
+class _Widgets:
+    """The main screen's widgets, looked up once."""
+
+    timeline: Timeline
+    inspector: ToolInspector
+    prompt_bar: PromptBar
+    status: StatusBar
+    pause_banner: PauseBanner
+
+
+def _text(message: Any) -> str:
+    return message.content if isinstance(message.content, str) else text_of(message.content)
 
 
 class WorkbenchApp(App[int]):
@@ -69,6 +89,10 @@ class WorkbenchApp(App[int]):
         self.descriptions = {t.name: t.description for t in self.agent.state.tools}
         self._refresh_pending = False
         self._last_refresh = 0.0
+        self.synced_event_count = 0
+        """How many bus events the widgets have been brought up to date with."""
+        self._refresh_cost = 0.0
+        self._widgets: _Widgets | None = None
         self._permission_open: str | None = None
         self._unsubscribe: Callable[[], None] | None = None
         self.sub_title = f"{runtime.model.provider}:{runtime.model.id} · {subtitle or runtime.workspace}"
@@ -103,6 +127,14 @@ class WorkbenchApp(App[int]):
         return self.screen_stack[0]
 
     def on_mount(self) -> None:
+        main = self._main
+        self._widgets = _Widgets(
+            main.query_one(Timeline),
+            main.query_one(ToolInspector),
+            main.query_one(PromptBar),
+            main.query_one(StatusBar),
+            main.query_one(PauseBanner),
+        )
         self._unsubscribe = self.agent.subscribe(self._on_bus_event)
         self.prompt_bar.input.value = self.prefill
         self.prompt_bar.input.focus()
@@ -110,6 +142,7 @@ class WorkbenchApp(App[int]):
         self._refresh_now()
 
     def on_unmount(self) -> None:
+        self._widgets = None
         if self._unsubscribe is not None:
             self._unsubscribe()
 
@@ -132,7 +165,10 @@ class WorkbenchApp(App[int]):
         if self._refresh_pending:
             return
         self._refresh_pending = True
-        delay = max(0.002, self._last_refresh + 1.0 / REFRESH_HZ - now_ms() / 1000.0)
+        # The screen may take at most 1/REFRESH_BUDGET of the time: when a refresh gets
+        # expensive (a huge timeline), refresh less often rather than slow the agent.
+        interval = max(1.0 / REFRESH_HZ, self._refresh_cost * REFRESH_BUDGET)
+        delay = max(0.002, self._last_refresh + interval - time.perf_counter())
         self.set_timer(delay, self._refresh_now)
 
     def _tick(self) -> None:
@@ -141,37 +177,30 @@ class WorkbenchApp(App[int]):
             self._refresh_now()
 
     def _refresh_now(self) -> None:
+        """Bring every widget up to date with the fold (and open any dialog it needs)."""
         self._refresh_pending = False
-        if self._closing or self._closed or not self.screen_stack:
+        if self._widgets is None or self._closing or self._closed:
             return
-        if not self._main.query(Timeline):
-            return
-        self._last_refresh = now_ms() / 1000.0
+        started = time.perf_counter()
+        self._last_refresh = started
+        w = self._widgets
         state = self.view_state
         now = now_ms()
-        self.timeline.sync(state, now)
-        if self.follow_latest:
-            self._auto_select()
-        for card in self.timeline.cards():
-            card.set_class(card.record.id == self.selected_id, "-selected")
+        self.synced_event_count = state.event_count
+        w.timeline.sync(state, now)
+        if self.follow_latest and state.latest_call_id is not None:
+            self.selected_id = state.latest_call_id
+        w.timeline.mark_selected(self.selected_id)
         record = state.calls.get(self.selected_id or "")
-        self.inspector.show(record, self.descriptions.get(record.name, "") if record else "", now)
+        w.inspector.show(record, self.descriptions.get(record.name, "") if record else "", now)
         steering, follow_ups = self.agent.queued
-        self.prompt_bar.show_queue(
-            [m.content if isinstance(m.content, str) else "…" for m in steering],  # type: ignore[union-attr]
-            [m.content if isinstance(m.content, str) else "…" for m in follow_ups],  # type: ignore[union-attr]
-        )
-        self.prompt_bar.running = self.agent.state.is_streaming
-        self._main.query_one(StatusBar).sync(state, queued=len(steering) + len(follow_ups))
-        self._main.query_one(PauseBanner).show(state.pause, self.labels)
+        w.prompt_bar.show_queue([_text(m) for m in steering], [_text(m) for m in follow_ups])
+        w.prompt_bar.running = self.agent.state.is_streaming
+        w.status.sync(state, queued=len(steering) + len(follow_ups))
+        w.pause_banner.show(state.pause, self.labels)
         self._open_dialogs()
-
-    def _auto_select(self) -> None:
-        """Follow the newest interesting call until the user picks one."""
-        for record in reversed(list(self.view_state.calls.values())):
-            if record.started_at is not None:
-                self.selected_id = record.id
-                return
+        cost = time.perf_counter() - started
+        self._refresh_cost = 0.7 * self._refresh_cost + 0.3 * cost
 
     # -- dialogs -----------------------------------------------------------------------
 
@@ -243,10 +272,10 @@ class WorkbenchApp(App[int]):
         self.follow_latest = False
         self.selected_id = tool_call_id
         self._refresh_now()
-        for card in self.timeline.cards():
-            if card.record.id == tool_call_id:
-                self.timeline.release_anchor()
-                card.scroll_visible(animate=False)
+        card = self.timeline.card(tool_call_id)
+        if card is not None:
+            self.timeline.release_anchor()
+            card.scroll_visible(animate=False)
 
     def action_cancel_run(self) -> None:
         if not self.agent.state.is_streaming:

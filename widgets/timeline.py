@@ -41,8 +41,11 @@ class AssistantView(Vertical):
     AssistantView > .aborted { color: $warning; padding: 0 1; }
     """
 
-    def __init__(self, item: TimelineItem, labels: dict[str, str], state: ViewState) -> None:
+    def __init__(
+        self, item: TimelineItem, labels: dict[str, str], state: ViewState, timeline: Timeline
+    ) -> None:
         super().__init__()
+        self.timeline = timeline
         self.item = item
         self.labels = labels
         self.state = state
@@ -110,7 +113,9 @@ class AssistantView(Vertical):
         record = state.calls.get(call_id or "")
         if record is None:
             return None
-        return ToolCallCard(record, self.labels.get(record.name, record.name), now)
+        card = ToolCallCard(record, self.labels.get(record.name, record.name), now)
+        self.timeline.register(card)
+        return card
 
     def _sync_failure(self) -> None:
         item = self.item
@@ -146,6 +151,8 @@ class Timeline(VerticalScroll, can_focus=False):
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.labels = labels
         self._views: list[Widget] = []
+        self._cards: dict[str, ToolCallCard] = {}
+        self._selected: str | None = None
         self._empty = Static(
             "Nothing yet. Type a message below and press Enter "
             "(the demo's prompt is already there).",
@@ -162,6 +169,7 @@ class Timeline(VerticalScroll, can_focus=False):
         for view in self._views:
             view.remove()
         self._views.clear()
+        self._cards.clear()
         self._empty.display = True
 
     def sync(self, state: ViewState, now: float) -> None:
@@ -171,7 +179,7 @@ class Timeline(VerticalScroll, can_focus=False):
             if item.kind == "user":
                 view = UserView(item)
             elif item.kind == "assistant":
-                view = AssistantView(item, self.labels, state)
+                view = AssistantView(item, self.labels, state, self)
             else:
                 view = NoticeView(item)
             self._views.append(view)
@@ -185,4 +193,22 @@ class Timeline(VerticalScroll, can_focus=False):
 
 
     def cards(self) -> list[ToolCallCard]:
+        """Every card, in timeline order."""
         return list(self.query(ToolCallCard))
+
+    def card(self, tool_call_id: str) -> ToolCallCard | None:
+        return self._cards.get(tool_call_id)
+
+    def register(self, card: ToolCallCard) -> None:
+        self._cards[card.record.id] = card
+        card.set_class(card.record.id == self._selected, "-selected")
+
+    def mark_selected(self, tool_call_id: str | None) -> None:
+        """Highlight the selected call's card (and only that one)."""
+        if tool_call_id == self._selected:
+            return
+        for old_or_new in (self._selected, tool_call_id):
+            card = self._cards.get(old_or_new or "")
+            if card is not None:
+                card.set_class(old_or_new == tool_call_id, "-selected")
+        self._selected = tool_call_id

@@ -27,7 +27,7 @@ class ToolCallCard(Widget, can_focus=True):
 
     DEFAULT_CSS = """
     ToolCallCard {
-        height: auto;
+        height: 2;
         margin: 0 0 0 2;
         padding: 0 1;
         border-left: thick $panel-lighten-2;
@@ -67,7 +67,7 @@ class ToolCallCard(Widget, can_focus=True):
         self.set_class(record.stage in ("running", "after_hook"), "-running")
         self.set_class(record.stage in ("awaiting_approval", "paused"), "-waiting")
         self.set_class(ticking and self._elapsed() > self.slow_after_ms, "-slow")
-        self.refresh(layout=True)
+        self.refresh()
 
     def _elapsed(self) -> float:
         record = self.record
@@ -99,11 +99,10 @@ class ToolCallCard(Widget, can_focus=True):
         grid.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
         grid.add_column(justify="right", no_wrap=True)
         grid.add_row(head, badge)
-        line = self._second_line()
-        if line is not None:
-            line.no_wrap = True
-            line.overflow = "ellipsis"
-            grid.add_row(line, "")
+        line = self._second_line() or Text("")
+        line.no_wrap = True
+        line.overflow = "ellipsis"
+        grid.add_row(line, "")
         return grid
 
     def _second_line(self) -> Text | None:

@@ -49,6 +49,8 @@ class ViewState:
     last_timestamp: float = 0.0
     rev: int = 0
     _assistant: TimelineItem | None = None
+    latest_call_id: str | None = None
+    """The call that most recently started its preflight."""
     _running_run: bool = False
     _replied_this_run: bool = False
 
@@ -59,9 +61,9 @@ class ViewState:
         self.event_count += 1
         self.last_timestamp = event.timestamp
         self.rev += 1
-        handler = getattr(self, f"_on_{event.type}", None)
+        handler = _HANDLERS.get(event.type)
         if handler is not None:
-            handler(event)
+            handler(self, event)
 
     @property
     def turn(self) -> int:
@@ -218,6 +220,7 @@ class ViewState:
         record = self._call(e)
         record.stage = "requested"
         record.started_at = e.timestamp
+        self.latest_call_id = e.tool_call_id
         record.phases.append(("preflight", e.timestamp))
         record.events.append(CallEvent(e.timestamp, "preflight started"))
         self.run_state = "running_tools"
@@ -339,6 +342,13 @@ class ViewState:
         record = self.network.get(e.request_id)
         if record is not None:
             record.response = e
+
+
+_HANDLERS = {
+    name[len("_on_"):]: method
+    for name, method in vars(ViewState).items()
+    if name.startswith("_on_") and callable(method)
+}
 
 
 def fold(events: Iterable[Any], state: ViewState | None = None) -> ViewState:
