@@ -723,10 +723,10 @@ async def test_aborting_one_stubborn_call_cancels_it_after_the_grace() -> None:
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(abort_it)
+        stream = FakeStream(assistant(call("t", args={"value": "v"})), assistant("next turn"))
         run = await run_loop(
-            FakeStream(assistant(call("t", args={"value": "v"})), assistant("next turn")), [make_tool(execute=stubborn)],
-            tool_call_aborts=aborts, tool_abort_grace=0.05,
-        )  # fmt: skip
+            stream, [make_tool(execute=stubborn)], tool_call_aborts=aborts, tool_abort_grace=0.05
+        )
     assert run.messages[2].is_error and "not needed any more" in text_of(run.messages[2])
     assert run.messages[-1].text == "next turn"
 
@@ -779,7 +779,9 @@ async def test_duplicate_call_ids_each_get_a_result_and_follow_the_run_abort() -
     running = 0
     signals: list[Any] = []
 
-    async def execute(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> AgentToolResult:
+    async def execute(
+        tool_call_id: str, params: Any, signal: Any, on_update: Any
+    ) -> AgentToolResult:
         nonlocal running
         signals.append(signal)
         running += 1
@@ -798,7 +800,9 @@ async def test_duplicate_call_ids_each_get_a_result_and_follow_the_run_abort() -
     reply = assistant(call("dup", args={"value": "quick"}), call("dup", args={"value": "slow"}))
     async with anyio.create_task_group() as tg:
         tg.start_soon(abort_when_both_run)
-        run = await run_loop(FakeStream(reply), [make_tool(execute=execute)], signal=controller.signal)
+        run = await run_loop(
+            FakeStream(reply), [make_tool(execute=execute)], signal=controller.signal
+        )
     results = [m for m in run.messages if isinstance(m, ToolResultMessage)]
     assert [(r.tool_call_id, r.is_error) for r in results] == [("dup", False), ("dup", True)]
     assert "stop all" in text_of(results[1])
