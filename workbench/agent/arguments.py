@@ -3,20 +3,27 @@
 Each stage is a small function that raises `ArgumentsError` naming its stage, so a
 failure becomes an error result for the model (execute never runs) and the
 inspector can show exactly where the arguments went wrong.
+
+Tools whose `parameters` is a JSON Schema (a dict) are validated with `jsonschema`
+(imported only when such a tool is first validated), and their errors are worded
+and laid out as pydantic's are, one `  - path: problem` line per failing field.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import re
+import warnings
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
+from weakref import WeakKeyDictionary
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
 from workbench.agent.events import ToolArgumentsEvent
-from workbench.agent.tool import AgentTool
+from workbench.agent.tool import AgentTool, JsonArguments
 from workbench.agent.types import ToolCall
 
 Stage = Literal["parse", "lookup", "prepare", "validate"]
@@ -80,8 +87,12 @@ def prepare_arguments(tool: AgentTool, parsed: dict[str, Any]) -> dict[str, Any]
 
 
 def validate_arguments(tool: AgentTool, prepared: dict[str, Any]) -> BaseModel:
+    """The arguments as the tool's parameters instance (`JsonArguments` for a JSON Schema)."""
+    parameters = tool.parameters
+    if isinstance(parameters, dict):
+        return _validate_json_schema(tool, parameters, prepared)
     try:
-        return tool.parameters.model_validate(prepared)
+        return parameters.model_validate(prepared)
     except ValidationError as exc:
         raise ArgumentsError("validate", format_validation_error(tool.name, exc, prepared)) from None
     except Exception as exc:  # noqa: BLE001 - a validator may raise anything (TypeError, ...)
@@ -105,6 +116,227 @@ def field_path(loc: Sequence[int | str]) -> str:
     for part in loc:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
     return out or "root"
+
+
+# -- JSON Schema parameters ---------------------------------------------------------
+
+_validators: WeakKeyDictionary[AgentTool, tuple[dict[str, Any], Any]] = WeakKeyDictionary()
+"""Each JSON-Schema tool's compiled validator, with the schema it was built from."""
+
+
+def _validate_json_schema(
+    tool: AgentTool, schema: dict[str, Any], prepared: dict[str, Any]
+) -> JsonArguments:
+    validator = _schema_validator(tool, schema)
+    try:
+        problems = list(_schema_problems(validator, prepared))
+    except Exception as exc:  # noqa: BLE001 - e.g. a $ref that does not resolve
+        raise ArgumentsError(
+            "validate", f"Validating arguments for tool {tool.name} failed: {_describe(exc)}"
+        ) from None
+    if problems:
+        problems.sort(key=lambda problem: _path_key(schema, problem[0]))
+        lines = [f'Validation failed for tool "{tool.name}":']
+        lines += [f"  - {field_path(path)}: {message}" for path, message in problems]
+        received = json.dumps(prepared, indent=2, ensure_ascii=False, default=str)
+        raise ArgumentsError("validate", "\n".join(lines) + f"\n\nReceived arguments:\n{received}")
+    return JsonArguments.model_validate(prepared)
+
+
+def _schema_validator(tool: AgentTool, schema: dict[str, Any]) -> Any:
+    """The tool's validator: the draft its `$schema` names (default 2020-12), checked once."""
+    cached = _validators.get(tool)
+    if cached is not None and cached[0] is schema:
+        return cached[1]
+    from jsonschema import Draft202012Validator, SchemaError, validators
+
+    with warnings.catch_warnings():  # an unknown $schema falls back to the default draft
+        warnings.simplefilter("ignore", DeprecationWarning)
+        cls = validators.validator_for(schema, default=Draft202012Validator)
+    try:
+        cls.check_schema(schema)
+    except SchemaError as exc:
+        raise ArgumentsError(
+            "validate",
+            f"Tool {tool.name} has an invalid JSON Schema for its parameters: {exc.message}",
+        ) from None
+    validator = cls(schema)
+    _validators[tool] = (schema, validator)
+    return validator
+
+
+Problem = tuple[tuple[int | str, ...], str]
+
+
+def _schema_problems(validator: Any, instance: Any) -> Iterator[Problem]:
+    """(path, pydantic-worded message) for every error, without duplicates."""
+    seen: set[Problem] = set()
+    for error in validator.iter_errors(instance):
+        for problem in _translate(error):
+            if problem not in seen:
+                seen.add(problem)
+                yield problem
+
+
+def _path_key(schema: Any, path: tuple[int | str, ...]) -> tuple[tuple[int, str], ...]:
+    """Sort key for an error path: array indexes in order, properties in the schema's
+    order (as pydantic lists fields), unknown properties after them by name."""
+    key: list[tuple[int, str]] = []
+    node = schema
+    for part in path:
+        node = _resolve(schema, node)
+        if isinstance(part, int):
+            key.append((part, ""))
+            node = node.get("items") if isinstance(node, dict) else None
+            continue
+        props = node.get("properties") if isinstance(node, dict) else None
+        if isinstance(props, dict) and part in props:
+            key.append((list(props).index(part), ""))
+            node = props[part]
+        else:
+            key.append((1 << 30, part))
+            node = None
+    return tuple(key)
+
+
+def _resolve(root: Any, node: Any) -> Any:
+    """Follow a local `$ref` (`#/$defs/X`) and step into the first object-like branch of
+    an `anyOf` / `oneOf` / `allOf`; anything else is returned as it is."""
+    for _ in range(8):  # bounded: a self-referencing $ref cannot loop forever
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/"):
+            target: Any = root
+            for name in ref[2:].split("/"):
+                name = name.replace("~1", "/").replace("~0", "~")
+                target = target.get(name, {}) if isinstance(target, dict) else {}
+            node = target
+            continue
+        branches = node.get("anyOf") or node.get("oneOf") or node.get("allOf")
+        if "properties" not in node and "items" not in node and isinstance(branches, list):
+            node = next(
+                (b for b in branches if isinstance(b, dict) and b.get("type") != "null"), None
+            )
+            continue
+        return node
+    return node
+
+
+_TYPE_WORDS = {
+    "integer": "a valid integer", "number": "a valid number", "string": "a valid string",
+    "boolean": "a valid boolean", "array": "a valid list", "object": "a valid dictionary",
+    "null": "None",
+}
+
+
+def _translate(error: Any) -> list[Problem]:
+    """One jsonschema error as pydantic would word it (its message as a fallback).
+
+    A missing property or an unexpected one is reported at its own path (as pydantic
+    does), so the inspector can pin the message to that field.
+    """
+    path = tuple(error.absolute_path)
+    kind, value, instance = error.validator, error.validator_value, error.instance
+    if kind == "required" and isinstance(instance, dict):
+        return [((*path, name), "Field required") for name in value if name not in instance]
+    if kind == "additionalProperties" and value is False and isinstance(instance, dict):
+        known = error.schema.get("properties", {})
+        patterns = list(error.schema.get("patternProperties", {}))
+        return [
+            ((*path, key), "Extra inputs are not permitted")
+            for key in instance
+            if key not in known and not any(re.search(p, key) for p in patterns)
+        ]
+    if kind in ("anyOf", "oneOf") and error.context:
+        return _alternatives(error, path)
+    return [(path, _message(error) or _short(error.message))]
+
+
+def _alternatives(error: Any, path: tuple[int | str, ...]) -> list[Problem]:
+    """No alternative of an anyOf / oneOf fit: name the expected types when they differ
+    only in type (a nullable field, `integer | string`), else report the alternative of
+    the right type that came closest (what the model most likely meant)."""
+    context = list(error.context)
+    if all(e.validator in ("type", "const", "enum") and not e.relative_path for e in context):
+        phrases = list(
+            dict.fromkeys(p for e in context for p in _expected(e.validator, e.validator_value, e))
+        )
+        if len(phrases) > 1 and "None" in phrases:  # a nullable field: as pydantic says it
+            phrases.remove("None")
+        return [(path, "Input should be " + _or(phrases))]
+    branches: dict[Any, list[Any]] = {}
+    for e in context:
+        branches.setdefault(e.relative_schema_path[0], []).append(e)
+    right_type = [
+        errors for errors in branches.values()
+        if not any(e.validator == "type" and not e.relative_path for e in errors)
+    ]
+    if right_type:
+        return [p for e in min(right_type, key=len) for p in _translate(e)]
+    from jsonschema.exceptions import best_match
+
+    return _translate(best_match(context))
+
+
+def _expected(kind: str, value: Any, error: Any = None) -> list[str]:
+    if kind == "type":
+        types = value if isinstance(value, list) else [value]
+        schema = error.schema if error is not None else {}
+        if "object" in types and "properties" in schema and isinstance(schema.get("title"), str):
+            # a pydantic model's schema: worded as pydantic words a model field
+            return [
+                f"a valid dictionary or instance of {schema['title']}" if t == "object"
+                else _TYPE_WORDS.get(t, f"of type {t}") for t in types
+            ]
+        return [_TYPE_WORDS.get(t, f"of type {t}") for t in types]
+    if kind == "const":
+        return [repr(value)]
+    return [repr(v) for v in value]  # enum
+
+
+def _message(error: Any) -> str | None:
+    kind, value, instance = error.validator, error.validator_value, error.instance
+    if kind == "type":
+        types = value if isinstance(value, list) else [value]
+        if len(types) > 1 and "null" in types:  # pydantic names the non-null type only
+            types = [t for t in types if t != "null"]
+        return "Input should be " + _or(_expected("type", types, error))
+    if kind in ("enum", "const"):
+        return "Input should be " + _or(_expected(kind, value))
+    if kind in ("minimum", "maximum") and error.schema.get(f"exclusive{kind.title()}") is True:
+        kind = f"exclusive{kind.title()}"  # draft 4: a boolean beside minimum / maximum
+    size = len(instance) if isinstance(instance, (str, list, dict)) else 0
+    return {
+        "minLength": f"String should have at least {_n(value, 'character')}",
+        "maxLength": f"String should have at most {_n(value, 'character')}",
+        "pattern": f"String should match pattern '{value}'",
+        "minimum": f"Input should be greater than or equal to {value}",
+        "maximum": f"Input should be less than or equal to {value}",
+        "exclusiveMinimum": f"Input should be greater than {value}",
+        "exclusiveMaximum": f"Input should be less than {value}",
+        "multipleOf": f"Input should be a multiple of {value}",
+        "minItems": f"List should have at least {_n(value, 'item')} after validation, not {size}",
+        "maxItems": f"List should have at most {_n(value, 'item')} after validation, not {size}",
+        "minProperties": f"Dictionary should have at least {_n(value, 'item')}, not {size}",
+        "maxProperties": f"Dictionary should have at most {_n(value, 'item')}, not {size}",
+        "uniqueItems": "List should have unique items",
+    }.get(kind)
+
+
+def _or(phrases: list[str]) -> str:
+    return phrases[0] if len(phrases) == 1 else ", ".join(phrases[:-1]) + " or " + phrases[-1]
+
+
+def _n(count: Any, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def _short(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# -- the outcome ---------------------------------------------------------------------
 
 
 @dataclass

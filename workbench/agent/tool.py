@@ -4,6 +4,10 @@
 `parameters`, `execute`, optional `prepare_arguments` and `execution_mode`).
 `@tool` builds one from an annotated async function, the way pydantic-ai and the
 OpenAI Agents SDK users expect.
+
+`parameters` is a pydantic model, or a JSON Schema object (a dict) for tools that
+bring their own schema (MCP servers do). Arguments validated against a JSON Schema
+become a `JsonArguments` instance, so hooks and `execute` handle both kinds alike.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Annotated, Any, Literal, get_args, get_origin, get_type_hints, overload
 
-from pydantic import BaseModel, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic.fields import FieldInfo
 
 from workbench.agent.abort import AbortSignal
@@ -36,6 +40,20 @@ class AgentToolResult(BaseModel):
         return cls(content=[TextContent(text=text)], details=details)
 
 
+class JsonArguments(BaseModel):
+    """The validated arguments of a tool whose `parameters` is a JSON Schema.
+
+    Every argument is an extra field, so this behaves like a pydantic parameters
+    instance wherever the loop and the hooks use one: `args.path` reads an
+    argument, assigning one (`args.path = "x"`) changes what execute receives,
+    and `model_dump(mode="json")` returns the arguments as a dict. Nested objects
+    and arrays stay plain dicts and lists; values are never coerced (a JSON Schema
+    validates, it does not convert).
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+
 OnUpdate = Callable[[AgentToolResult], None]
 Execute = Callable[[str, Any, AbortSignal, OnUpdate], Awaitable[AgentToolResult]]
 PrepareArguments = Callable[[dict[str, Any]], dict[str, Any]]
@@ -49,8 +67,9 @@ class AgentTool:
     name: str
     label: str
     description: str
-    parameters: type[BaseModel]
-    """The pydantic model the arguments are validated against."""
+    parameters: type[BaseModel] | dict[str, Any]
+    """The pydantic model the arguments are validated against, or a JSON Schema
+    object (validated with `jsonschema`; the arguments become `JsonArguments`)."""
     execute: Execute
     prepare_arguments: PrepareArguments | None = None
     """Optional, pure: reshape raw arguments before validation (no side effects)."""
@@ -62,6 +81,8 @@ class AgentTool:
     @cached_property
     def json_schema(self) -> dict[str, Any]:
         """The JSON Schema of the parameters, as sent to the model."""
+        if isinstance(self.parameters, dict):
+            return self.parameters
         return self.parameters.model_json_schema()
 
 

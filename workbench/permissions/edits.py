@@ -1,8 +1,9 @@
 """Re-validating arguments a person edited (in the permission dialog or at a pause).
 
 Edited arguments go through the same last two stages as the model's own: the
-tool's `prepare_arguments`, then its pydantic model. A failure raises
-`InvalidEdit` with pydantic's per-field messages, formatted exactly as the loop
+tool's `prepare_arguments`, then its pydantic model (or, for a tool whose
+parameters are a JSON Schema, `jsonschema`, giving `JsonArguments`). A failure
+raises `InvalidEdit` with the per-field messages, formatted exactly as the loop
 formats them for the model, so the dialog can show them and keep the call waiting.
 """
 
@@ -21,7 +22,11 @@ class InvalidEdit(ValueError):
 
 
 def revalidate(tool: AgentTool | None, args: Any) -> BaseModel:
-    """Validate `args` (a dict) for `tool` as the loop would; raise `InvalidEdit` if they fail."""
+    """Validate `args` (a dict) for `tool` as the loop would; raise `InvalidEdit` if they fail.
+
+    Returns the tool's parameters instance: its pydantic model, or `JsonArguments`
+    when the tool's parameters are a JSON Schema.
+    """
     if tool is None:
         raise InvalidEdit("Cannot check the edited arguments: the tool is unknown")
     if not isinstance(args, dict):
