@@ -7,6 +7,7 @@ headless mode and the runtime never load Textual.
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import anyio
 
@@ -35,6 +36,9 @@ def main(argv: list[str] | None = None) -> int:
             deny=args.deny,
             step=args.step,
             breakpoints=args.breakpoints,
+            mcp=args.mcp,
+            mcp_urls=args.mcp_url,
+            mcp_servers=_config_mcp_servers(args),
         )
         if options.workspace is not None and not options.workspace.is_dir():
             raise ValueError(f"--workspace {options.workspace} is not a directory")
@@ -47,13 +51,32 @@ def main(argv: list[str] | None = None) -> int:
 
         return make_app(runtime).run() or 0
 
-    from workbench.cli.headless import run_headless
-
     prompt = args.headless or runtime.prompt
     if not prompt:
         print("workbench: --headless needs a PROMPT (the model has no scenario prompt)", file=sys.stderr)
         return 2
-    return anyio.run(run_headless, runtime, prompt)
+    return anyio.run(_run_headless, runtime, prompt)
+
+
+def _config_mcp_servers(args: Any) -> list[Any]:
+    """The `[mcp.servers.NAME]` tables of the config file (--config, else the default)."""
+    from workbench.mcp.config import load_mcp_servers
+    from workbench.providers.settings import default_config_path
+
+    return load_mcp_servers(args.config or default_config_path(), required=args.config is not None)
+
+
+async def _run_headless(runtime: Any, prompt: str) -> int:
+    """Start the MCP servers first (if any) and say how each went; the run goes on
+    with whatever started."""
+    from workbench.cli.headless import run_headless
+
+    if runtime.mcp is None:
+        return await run_headless(runtime, prompt)
+    async with runtime.mcp.attach(runtime.agent) as hub:
+        for line in hub.report():
+            print(f"workbench: {line}", file=sys.stderr)
+        return await run_headless(runtime, prompt)
 
 
 if __name__ == "__main__":

@@ -45,6 +45,12 @@ class RunOptions:
     step: bool = False
     """Start in step mode."""
     breakpoints: list[str] = field(default_factory=list)
+    mcp: list[str] = field(default_factory=list)
+    """MCP servers to start over stdio: command lines, as `--mcp` takes them."""
+    mcp_urls: list[str] = field(default_factory=list)
+    """MCP servers to connect to over streamable HTTP (`--mcp-url`)."""
+    mcp_servers: list[Any] = field(default_factory=list)
+    """More MCP servers as `workbench.mcp.McpServerConfig`s (the config file's)."""
 
 
 @dataclass
@@ -60,12 +66,29 @@ class Runtime:
     stepper: Any = None
     """The Stepper (None: no pausing)."""
     extras: dict[str, Any] = field(default_factory=dict)
+    mcp: Any = None
+    """The `workbench.mcp.McpHub` of the run's MCP servers (None: none). Nothing is
+    started here: `async with runtime.mcp.attach(runtime.agent)` starts them and
+    gives their tools to the agent (the app does it on mount, headless before the prompt)."""
 
 
 def builtin_tool_list(workspace: Path) -> list[AgentTool]:
     from tools import builtin_tools
 
     return builtin_tools(workspace)
+
+
+def mcp_hub(options: RunOptions) -> Any:
+    """An `McpHub` for the options' MCP servers, not started (None when there are none).
+
+    Raises:
+        ValueError: a `--mcp` command that does not split, or a URL that is not http(s).
+    """
+    if not (options.mcp or options.mcp_urls or options.mcp_servers):
+        return None
+    from workbench.mcp import McpHub, resolve_servers
+
+    return McpHub(resolve_servers(options.mcp, options.mcp_urls, options.mcp_servers))
 
 
 def build_runtime(options: RunOptions) -> Runtime:
@@ -92,6 +115,7 @@ def build_runtime(options: RunOptions) -> Runtime:
         stream_fn, model = openai_provider, openai_provider.model
     workspace = options.workspace or scratch_workspace(scenario)
     tools = options.tools if options.tools is not None else builtin_tool_list(workspace)
+    hub = mcp_hub(options)
     agent = Agent(
         stream_fn=stream_fn,
         model=model,
@@ -116,4 +140,6 @@ def build_runtime(options: RunOptions) -> Runtime:
     if openai_provider is not None:
         openai_provider.publish = agent.publish
     prompt = scenario.prompt if scenario else ""
-    return Runtime(agent, workspace, scenario, prompt, model, gate=gate, stepper=stepper)
+    return Runtime(
+        agent, workspace, scenario, prompt, model, gate=gate, stepper=stepper, mcp=hub
+    )

@@ -75,6 +75,27 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="BP",
         help="breakpoint: a tool name, an argument pattern, @invalid or @error (repeatable)",
     )
+    mcp = parser.add_argument_group(
+        "MCP servers",
+        "Tools from Model Context Protocol servers join the built-in ones as SERVER__TOOL "
+        "(permission rules and breakpoints may name a whole server: mcp:SERVER). Servers "
+        "can also be listed in the config file as [mcp.servers.NAME] tables.",
+    )
+    mcp.add_argument(
+        "--mcp",
+        action="append",
+        default=[],
+        metavar="'COMMAND ARGS'",
+        help="start a stdio MCP server, e.g. --mcp 'npx -y @modelcontextprotocol/server-memory' "
+        "(one quoted command line; repeatable)",
+    )
+    mcp.add_argument(
+        "--mcp-url",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="connect to a streamable-HTTP MCP server, e.g. http://127.0.0.1:8000/mcp (repeatable)",
+    )
     add_provider_arguments(parser)
     return parser
 

@@ -19,6 +19,10 @@ How an argument glob matches depends on the argument's name, because the same
 Matching is case-sensitive and anchored (the whole value must match). A
 non-string value is matched as its JSON text. A pattern naming an argument the
 call lacks does not match.
+
+MCP tools are named `server__tool`, so `files__*` names every tool of the MCP
+server `files`; `mcp:files` is a short form of it (and `mcp:*` names every MCP
+tool). Both work wherever a tool pattern does: rules, flags, breakpoints.
 """
 
 from __future__ import annotations
@@ -147,19 +151,30 @@ class CallPattern:
             raise PatternError(
                 f"Cannot read pattern {text!r}: expected tool or tool(arg=\"glob\", ...)"
             )
-        return cls(m.group(1), _parse_args(m.group(2) or "", text))
+        return cls(mcp_server_glob(m.group(1)), _parse_args(m.group(2) or "", text))
 
     @classmethod
     def of(cls, tool: str, args: Mapping[str, str] | None = None) -> CallPattern:
         """Build from a tool glob and a mapping of argument globs (validated)."""
         if not tool or any(ch in tool for ch in "()\"' \t\n"):
             raise PatternError(f"Invalid tool name pattern {tool!r}")
+        tool = mcp_server_glob(tool)
         pairs = []
         for name, glob in (args or {}).items():
             if not isinstance(glob, str):
                 raise PatternError(f"Argument pattern for {name!r} must be a string, got {glob!r}")
             pairs.append((name, glob))
         return cls(tool, tuple(pairs))
+
+
+MCP_PREFIX = "mcp:"
+
+
+def mcp_server_glob(tool: str) -> str:
+    """`mcp:files` -> `files__*` (every tool of MCP server `files`); other names as given."""
+    if tool.startswith(MCP_PREFIX) and len(tool) > len(MCP_PREFIX):
+        return f"{tool[len(MCP_PREFIX):]}__*"
+    return tool
 
 
 _ARG = re.compile(

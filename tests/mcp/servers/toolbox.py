@@ -1,0 +1,119 @@
+"""A small stdio MCP server for the tests, written with the official SDK.
+
+Tools: a nested schema (`place_order`), a slow tool that reports progress and
+records a cancellation (`slow_count`), one that fails (`fail`, an `isError`
+result), one that returns an image (`snapshot`) and one an embedded resource
+(`read_note`), one that answers with a JSON-RPC error (`protocol_error`), one that
+dies mid-call (`crash`) and one that writes garbage on
+the protocol stream (`garble`).
+
+Run: `python tests/mcp/servers/toolbox.py` (stdio), or with `--http PORT` for
+streamable HTTP on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import sys
+from pathlib import Path
+from typing import Literal
+
+import anyio
+from mcp.server.mcpserver import Context, Image, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPError
+from mcp.types import EmbeddedResource, TextResourceContents
+from pydantic import BaseModel, Field
+
+# A 1x1 red PNG.
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+)
+
+server = MCPServer("toolbox", log_level="WARNING")
+
+
+class LineItem(BaseModel):
+    sku: str = Field(min_length=3, description="Stock keeping unit")
+    quantity: int = Field(ge=1)
+    color: Literal["red", "green", "blue"] = "red"
+
+
+class Order(BaseModel):
+    customer: str
+    items: list[LineItem] = Field(min_length=1)
+    priority: Literal["low", "normal", "high"]
+
+
+@server.tool(title="Place an order")
+def place_order(order: Order, note: str | None = None) -> str:
+    """Place an order for some items."""
+    count = sum(item.quantity for item in order.items)
+    skus = ", ".join(f"{i.sku}x{i.quantity} ({i.color})" for i in order.items)
+    suffix = f" note={note}" if note else ""
+    return f"order for {order.customer}: {count} items [{skus}] priority={order.priority}{suffix}"
+
+
+@server.tool()
+async def slow_count(n: int, delay: float, ctx: Context, marker: str | None = None) -> str:
+    """Count to n, one step every `delay` seconds, reporting progress."""
+    try:
+        for i in range(n):
+            await ctx.report_progress(i + 1, n, f"step {i + 1} of {n}")
+            await anyio.sleep(delay)
+    except anyio.get_cancelled_exc_class():
+        if marker:
+            Path(marker).write_text("cancelled", encoding="utf-8")
+        raise
+    return f"counted to {n}"
+
+
+@server.tool()
+def fail(reason: str) -> str:
+    """Always fails with `reason` (an `isError` result)."""
+    raise ToolError(f"refused: {reason}")
+
+
+@server.tool()
+def protocol_error() -> str:
+    """Answers with a JSON-RPC error instead of a result."""
+    raise MCPError(code=-32001, message="the backend is unavailable")
+
+
+@server.tool()
+def snapshot() -> Image:
+    """A tiny PNG."""
+    return Image(data=PNG, format="png")
+
+
+@server.tool()
+def read_note() -> EmbeddedResource:
+    """An embedded text resource."""
+    return EmbeddedResource(
+        type="resource",
+        resource=TextResourceContents(uri="note://one", mime_type="text/plain", text="hello note"),
+    )
+
+
+@server.tool()
+async def crash(after: float = 0.2) -> str:
+    """Dies mid-call (the process exits without answering)."""
+    await anyio.sleep(after)
+    print("toolbox: crashing on purpose", file=sys.stderr, flush=True)
+    os._exit(3)
+
+
+@server.tool()
+async def garble() -> str:
+    """Writes a line that is not JSON-RPC onto stdout, then never answers."""
+    os.write(1, b"this is not json at all\n")
+    await anyio.sleep(3600)
+    return "unreachable"
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run()

@@ -1,0 +1,155 @@
+"""Which MCP servers start and under what names: flags, the config file, naming,
+and rules / breakpoints that name a whole server (no server is started here)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from workbench.cli.args import build_parser
+from workbench.mcp.config import (
+    McpServerConfig,
+    load_mcp_servers,
+    name_for_command,
+    name_for_url,
+    resolve_servers,
+    server_from_command,
+)
+from workbench.mcp.tools import tool_name
+from workbench.permissions import CallPattern, load_rules
+from workbench.providers.scripted import Scenario
+from workbench.runtime import RunOptions, build_runtime
+from workbench.stepper import Breakpoint
+
+
+@pytest.mark.parametrize(
+    ("command", "name"),
+    [
+        ("python servers/files.py", "files"),
+        ("/usr/bin/python3.11 -m pkg.weather_server", "weather_server"),
+        ("npx -y @modelcontextprotocol/server-memory@1.2.0", "server-memory"),
+        ("uvx mcp-server-fetch --ignore-robots-txt", "mcp-server-fetch"),
+        ("uv run my.server.py", "my-server"),
+        ("docker run -i --rm mcp/github", "github"),
+        ("/opt/tools/git__mcp", "git_mcp"),
+        ("node", "node"),
+    ],
+)
+def test_names_come_from_what_the_command_runs(command: str, name: str) -> None:
+    assert name_for_command(command.split()) == name
+
+
+def test_url_names_and_uniqueness() -> None:
+    assert name_for_url("http://127.0.0.1:8000/mcp") == "127-0-0-1"
+    servers = resolve_servers(
+        ["python a.py", "'python' 'a.py' --flag"], ["https://api.example.com/mcp"]
+    )
+    assert [s.name for s in servers] == ["a", "a-2", "api-example-com"]
+    assert servers[1].command == ("python", "a.py", "--flag")
+    assert servers[2].transport == "http" and servers[0].transport == "stdio"
+
+
+def test_bad_flags_are_clear() -> None:
+    with pytest.raises(ValueError, match="--mcp needs a command"):
+        server_from_command("   ")
+    with pytest.raises(ValueError, match="No closing quotation"):
+        server_from_command("python 'oops")
+    with pytest.raises(ValueError, match="Bad MCP server URL"):
+        resolve_servers(urls=["ftp://x"])
+
+
+def test_config_file_servers(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(
+        """
+default_profile = "x"
+[profiles.x]
+model = "m"
+
+[mcp.servers.files]
+command = ["npx", "-y", "@modelcontextprotocol/server-filesystem", "."]
+env = { LOG_LEVEL = "error" }
+
+[mcp.servers."my tools"]
+command = "python tools.py --fast"
+startup_timeout = 5
+
+[mcp.servers.remote]
+url = "http://127.0.0.1:9/mcp"
+headers = { Authorization = "Bearer t" }
+""",
+        encoding="utf-8",
+    )
+    servers = load_mcp_servers(config)
+    assert [s.name for s in servers] == ["files", "my tools", "remote"]
+    assert servers[1].command == ("python", "tools.py", "--fast")
+    assert servers[1].startup_timeout == 5
+    assert servers[0].env == {"LOG_LEVEL": "error"} and servers[2].headers
+    resolved = resolve_servers(["python files.py"], configured=servers)
+    assert [s.name for s in resolved] == ["files", "my-tools", "remote", "files-2"]
+    assert load_mcp_servers(tmp_path / "missing.toml") == []
+    with pytest.raises(ValueError, match="Config file not found"):
+        load_mcp_servers(tmp_path / "missing.toml", required=True)
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ('command = ["x"]\nurl = "http://h/"', "either command or url"),
+        ("", "either command or url"),
+        ("command = []", "non-empty list"),
+        ('url = "h:1"', "Bad MCP server URL"),
+        ('command = "x"\ncolour = 1', "Extra inputs"),
+    ],
+)
+def test_bad_config_tables_name_the_server(tmp_path: Path, table: str, message: str) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text(f"[mcp.servers.broken]\n{table}\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=f"Bad MCP server 'broken' in .*{message}"):
+        load_mcp_servers(config)
+
+
+def test_tool_names_are_prefixed_clean_and_short() -> None:
+    assert tool_name("files", "read_file") == "files__read_file"
+    assert tool_name("files", "fs.read/all") == "files__fs_read_all"
+    long = tool_name("server", "x" * 100)
+    assert len(long) == 64 and long.startswith("server__xxx")
+    assert long != tool_name("server", "x" * 99)
+
+
+def test_cli_flags() -> None:
+    args = build_parser().parse_args(
+        ["--mcp", "python a.py --x", "--mcp", "b", "--mcp-url", "http://127.0.0.1:1/mcp"]
+    )
+    assert args.mcp == ["python a.py --x", "b"] and args.mcp_url == ["http://127.0.0.1:1/mcp"]
+
+
+def test_build_runtime_makes_an_unstarted_hub_only_when_asked(tmp_path: Path) -> None:
+    scenario = Scenario.model_validate({"name": "s", "turns": [{"text": "hi"}]})
+    plain = build_runtime(RunOptions(scenario=scenario, workspace=tmp_path, record=False))
+    assert plain.mcp is None
+    runtime = build_runtime(
+        RunOptions(
+            scenario=scenario, workspace=tmp_path, record=False,
+            mcp=[f"{sys.executable} server.py"], mcp_urls=["http://127.0.0.1:1/mcp"],
+            mcp_servers=[McpServerConfig(name="server", url="http://127.0.0.1:2/mcp")],
+        )
+    )
+    assert [c.name for c in runtime.mcp.connections] == ["server", "server-2", "127-0-0-1"]
+    assert all(c.status == "starting" for c in runtime.mcp.connections)
+
+
+def test_rules_and_breakpoints_can_name_a_whole_server(tmp_path: Path) -> None:
+    assert str(CallPattern.parse("mcp:files")) == "files__*"
+    assert CallPattern.parse('mcp:files(path="src/**")').matches("files__read", {"path": "src/a"})
+    rules = load_rules(tmp_path, deny=["mcp:files"], allow=["files__stat", "mcp:*"])
+    assert rules.match("files__write", {}).action == "deny"  # type: ignore[union-attr]
+    assert rules.match("files__stat", {}).action == "allow"  # type: ignore[union-attr]
+    assert rules.match("other__thing", {}).action == "allow"  # type: ignore[union-attr]
+    assert rules.match("run_command", {"command": "ls"}).action == "ask"  # type: ignore[union-attr]
+    assert rules.match("files_like_builtin", {}).action == "ask"  # type: ignore[union-attr]
+    bp = Breakpoint.parse("mcp:toolbox")
+    assert bp.text == "toolbox__*" and bp.pattern is not None
+    assert bp.pattern.matches("toolbox__slow_count", {}) and not bp.pattern.matches("slow", {})

@@ -1,0 +1,220 @@
+"""Which MCP servers to start: `--mcp`, `--mcp-url` and the config file's `[mcp.servers.*]`.
+
+A server is a command to run (stdio) or a URL (streamable HTTP). Each gets a
+short name that prefixes its tools (`files__read_file`), so it must be unique and
+made of letters, digits, `-` and single `_`: a name from the config file is kept
+(cleaned up if needed), one from a flag is derived from the command (the script
+or package it runs, not the interpreter) or from the URL's host.
+
+The config file is the one the provider settings read (`--config`, else
+`$WORKBENCH_CONFIG`, else `~/.config/agent-workbench/config.toml`):
+
+    [mcp.servers.files]
+    command = ["npx", "-y", "@modelcontextprotocol/server-filesystem", "."]
+    env = { LOG_LEVEL = "error" }
+
+    [mcp.servers.search]
+    url = "http://127.0.0.1:8000/mcp"
+
+Nothing here imports the MCP SDK.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import tomllib
+from collections.abc import Iterable, Sequence
+from pathlib import Path, PurePosixPath
+from typing import Any, Literal
+from urllib.parse import urlparse
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+DEFAULT_STARTUP_TIMEOUT = 20.0
+"""Seconds a server gets to start, answer `initialize` and list its tools."""
+
+_LAUNCHERS = {
+    "python", "python3", "py", "node", "nodejs", "npx", "npm", "pnpm", "pnpx", "yarn",
+    "bun", "bunx", "deno", "uv", "uvx", "pipx", "docker", "podman", "sh", "bash", "env",
+}
+"""Commands that run something else: the server is named after what they run."""
+_SUBCOMMANDS = {"run", "x", "exec", "dlx", "tool"}
+
+
+class McpServerConfig(BaseModel):
+    """One MCP server to start: a command (stdio) or a URL (streamable HTTP)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    """The prefix of its tools' names (`name__tool`); see `clean_name`."""
+    command: tuple[str, ...] | None = None
+    """The program and its arguments, for a stdio server."""
+    url: str | None = None
+    """The endpoint of a streamable-HTTP server, e.g. `http://127.0.0.1:8000/mcp`."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """Extra environment variables for a stdio server (over a safe default set)."""
+    cwd: str | None = None
+    """Working directory for a stdio server (default: the workbench's own)."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """Extra HTTP headers for a URL server (e.g. an Authorization header)."""
+    startup_timeout: float = Field(default=DEFAULT_STARTUP_TIMEOUT, gt=0)
+    """Seconds to start, initialize and list tools before the server counts as failed."""
+    source: str = "flag"
+    """Where the server was configured (`--mcp`, `--mcp-url`, `config.toml`), for messages."""
+
+    @field_validator("command", mode="before")
+    @classmethod
+    def _split_command(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = shlex.split(value)
+        if value is not None and (not value or not all(isinstance(v, str) for v in value)):
+            raise ValueError("command must be a non-empty list of strings (or a command line)")
+        return value
+
+    @field_validator("url")
+    @classmethod
+    def _check_url(cls, value: str | None) -> str | None:
+        if value is not None and not re.match(r"^https?://[^/\s]+", value):
+            raise ValueError(f"Bad MCP server URL {value!r}: expected http(s)://host[:port]/path")
+        return value
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerConfig:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("an MCP server needs either command or url (not both)")
+        return self
+
+    @property
+    def transport(self) -> Literal["stdio", "http"]:
+        return "stdio" if self.command is not None else "http"
+
+    @property
+    def target(self) -> str:
+        """The command line or the URL, for messages."""
+        return shlex.join(self.command) if self.command is not None else str(self.url)
+
+
+def clean_name(name: str) -> str:
+    """A server name usable as a tool-name prefix: letters, digits, `-`, single `_`."""
+    text = re.sub(r"[^A-Za-z0-9_-]+", "-", name)
+    text = re.sub(r"_{2,}", "_", text).strip("-_")
+    return text[:32].strip("-_") or "mcp"
+
+
+def name_for_command(command: Sequence[str]) -> str:
+    """`python servers/files.py` -> `files`; `npx -y @scope/server-git@1.0` -> `server-git`;
+    `python -m pkg.server` -> `server`; `/usr/bin/weather-mcp` -> `weather-mcp`."""
+    words = list(command) or ["mcp"]
+    pick = words[0]
+    if _is_launcher(pick):
+        args = words[1:]
+        if "-m" in args and args.index("-m") + 1 < len(args):
+            return clean_name(args[args.index("-m") + 1].rsplit(".", 1)[-1])
+        rest = [w for w in args if not w.startswith("-") and w not in _SUBCOMMANDS]
+        pick = rest[0] if rest else pick
+    stem = PurePosixPath(pick).name
+    if "@" in stem[1:]:  # package@1.2.3
+        stem = stem[: stem.index("@", 1)]
+    for suffix in (".py", ".js", ".mjs", ".cjs", ".ts", ".exe"):
+        stem = stem.removesuffix(suffix)
+    return clean_name(stem)
+
+
+def _is_launcher(word: str) -> bool:
+    name = PurePosixPath(word).name
+    return name in _LAUNCHERS or re.fullmatch(r"python[0-9.]*", name) is not None
+
+
+def name_for_url(url: str) -> str:
+    """The host: `http://127.0.0.1:8000/mcp` -> `127-0-0-1`, `https://a.example` -> `a-example`."""
+    return clean_name(urlparse(url).hostname or "mcp")
+
+
+def unique_names(servers: Iterable[McpServerConfig]) -> list[McpServerConfig]:
+    """The servers with names made unique in order (`files`, `files-2`, ...)."""
+    out: list[McpServerConfig] = []
+    taken: set[str] = set()
+    for server in servers:
+        base = clean_name(server.name)
+        name, n = base, 1
+        while name in taken:
+            n += 1
+            name = f"{base}-{n}"
+        taken.add(name)
+        out.append(server if name == server.name else server.model_copy(update={"name": name}))
+    return out
+
+
+def server_from_command(line: str) -> McpServerConfig:
+    """A `--mcp 'COMMAND ARGS'` value (split like a shell would)."""
+    try:
+        words = shlex.split(line)
+    except ValueError as exc:
+        raise ValueError(f"Bad --mcp command {line!r}: {exc}") from None
+    if not words:
+        raise ValueError("--mcp needs a command, e.g. --mcp 'python my_server.py'")
+    return McpServerConfig(name=name_for_command(words), command=tuple(words), source="--mcp")
+
+
+def server_from_url(url: str) -> McpServerConfig:
+    """A `--mcp-url URL` value."""
+    try:
+        return McpServerConfig(name=name_for_url(url), url=url, source="--mcp-url")
+    except ValidationError as exc:
+        raise ValueError(_first_error(exc)) from None
+
+
+def load_mcp_servers(path: Path, *, required: bool = False) -> list[McpServerConfig]:
+    """The `[mcp.servers.NAME]` tables of a TOML config file (a missing file has none
+    unless `required`). Other tables are ignored.
+
+    Raises:
+        ValueError: the file cannot be read, or a server table is invalid (named).
+    """
+    if not path.exists():
+        if required:
+            raise ValueError(f"Config file not found: {path}")
+        return []
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ValueError(f"Cannot read config file {path}: {exc}") from None
+    tables = data.get("mcp", {}).get("servers", {}) if isinstance(data.get("mcp"), dict) else {}
+    if not isinstance(tables, dict):
+        raise ValueError(f"Bad [mcp.servers] in {path}: expected tables [mcp.servers.NAME]")
+    servers = []
+    for name, table in tables.items():
+        if not isinstance(table, dict):
+            raise ValueError(f"Bad MCP server {name!r} in {path}: expected a table")
+        try:
+            servers.append(
+                McpServerConfig.model_validate({**table, "name": name, "source": str(path)})
+            )
+        except ValidationError as exc:
+            raise ValueError(f"Bad MCP server {name!r} in {path}: {_first_error(exc)}") from None
+    return servers
+
+
+def resolve_servers(
+    commands: Sequence[str] = (),
+    urls: Sequence[str] = (),
+    configured: Sequence[McpServerConfig] = (),
+) -> list[McpServerConfig]:
+    """Every server to start, config-file servers first, with unique names.
+
+    Raises:
+        ValueError: a command that does not split or a URL that is not http(s).
+    """
+    servers = [*configured]
+    servers += [server_from_command(c) for c in commands]
+    servers += [server_from_url(u) for u in urls]
+    return unique_names(servers)
+
+
+def _first_error(exc: ValidationError) -> str:
+    error = exc.errors(include_url=False)[0]
+    where = ".".join(str(p) for p in error["loc"])
+    message = str(error["msg"]).removeprefix("Value error, ")
+    return f"{where}: {message}" if where else message

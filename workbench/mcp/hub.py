@@ -1,0 +1,110 @@
+"""McpHub: every configured MCP server, started together and kept for the app's lifetime.
+
+    hub = McpHub(servers)
+    async with hub.attach(agent):      # start them all; their tools join the agent's
+        for line in hub.report():      # one line per server: its tools, or why it failed
+            print(line)
+        await agent.prompt("...")
+    # leaving the block stops the servers and takes their tools away again
+
+The hub enters a task group in the task that enters it (the Textual app uses a
+worker that lives as long as the app; headless runs wrap the prompt), and each
+server runs in a task of its own there. Servers start concurrently; `attach`
+returns once each is ready or has failed. A failed server costs only its own
+tools: the others and the run go on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+
+from workbench.agent import AgentTool
+from workbench.mcp.client import McpConnection
+from workbench.mcp.config import McpServerConfig
+from workbench.mcp.tools import server_tools
+
+
+class McpHub:
+    """The MCP servers of one runtime and the tools they bring.
+
+    Args:
+        servers: the servers to start (names already unique, see `config.resolve_servers`).
+    """
+
+    def __init__(self, servers: Sequence[McpServerConfig]) -> None:
+        self.connections = [McpConnection(server) for server in servers]
+        self.tools: list[AgentTool] = []
+        """The tools of every ready server (set once the hub has started)."""
+        self._tg: TaskGroup | None = None
+
+    @property
+    def failed(self) -> list[McpConnection]:
+        """Servers that did not start (or have since exited)."""
+        return [c for c in self.connections if c.status in ("failed", "exited")]
+
+    async def start(self, taken: Sequence[str] = ()) -> None:
+        """Start every server; return once each is ready or has failed.
+
+        Must be paired with `aclose()` in the same task (or use `attach`).
+        """
+        if self._tg is not None:
+            raise RuntimeError("McpHub already started")
+        tg = anyio.create_task_group()
+        await tg.__aenter__()
+        self._tg = tg
+        try:
+            for connection in self.connections:
+                tg.start_soon(connection.run, name=f"mcp:{connection.name}")
+            for connection in self.connections:
+                await connection.wait_settled()
+        except BaseException:
+            await self.aclose()
+            raise
+        tools: list[AgentTool] = []
+        for connection in self.connections:
+            if connection.status == "ready":
+                tools += server_tools(connection, [*taken, *(t.name for t in tools)])
+        self.tools = tools
+
+    async def aclose(self) -> None:
+        """Stop every server (a stdio server's process is ended) and wait for them."""
+        tg, self._tg = self._tg, None
+        if tg is None:
+            return
+        for connection in self.connections:
+            connection.stop()
+        # Shield the group's own scope (a new scope here would break the LIFO exit), so
+        # a cancelled caller still waits for the servers to stop; each stop is bounded.
+        tg.cancel_scope.shield = True
+        await tg.__aexit__(None, None, None)
+
+    @asynccontextmanager
+    async def attach(self, agent: Any) -> AsyncIterator[McpHub]:
+        """Start the servers, add their tools to `agent.state.tools` while inside."""
+        await self.start(taken=[t.name for t in agent.state.tools])
+        try:
+            agent.state.tools = [*agent.state.tools, *self.tools]
+            yield self
+        finally:
+            mine = set(map(id, self.tools))
+            agent.state.tools = [t for t in agent.state.tools if id(t) not in mine]
+            await self.aclose()
+
+    def report(self) -> list[str]:
+        """One line per server: how many tools it brought, or why it failed."""
+        lines = []
+        for c in self.connections:
+            if c.status == "ready":
+                count = sum(1 for t in self.tools if t.source == f"mcp:{c.name}")
+                lines.append(f"MCP server {c.name}: {count} tools ({c.config.target})")
+            else:
+                first, *rest = (c.error or c.status).splitlines() or [c.status]
+                lines.append(
+                    "\n".join([f"MCP server {c.name} failed to start: {first}", *rest])
+                )
+        return lines

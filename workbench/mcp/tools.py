@@ -1,0 +1,155 @@
+"""MCP tools as `AgentTool`s: names, schemas, progress, results.
+
+An MCP tool becomes an `AgentTool` named `server__tool` (unique across servers,
+and within the 64 characters model APIs accept), with `source="mcp:server"`,
+its title as the label and its JSON Schema as `parameters`, so the runtime
+validates its arguments like any other tool's. `execute` calls the tool through
+the server's session: progress notifications become `on_update` partial results
+(a growing log of progress lines), an abort cancels the request, an `isError`
+result or any failure raises (the loop makes it an error result), and the
+result's content is mapped to the runtime's content types.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import mcp_types
+from pydantic import BaseModel
+
+from workbench.agent import AbortSignal, AgentTool, AgentToolResult, ImageContent, TextContent
+from workbench.agent.tool import OnUpdate
+from workbench.agent.types import ToolResultContent
+from workbench.mcp.client import McpCallError, McpConnection
+
+SEPARATOR = "__"
+"""Between the server's name and the tool's: `files__read_file`."""
+MAX_NAME = 64
+"""The longest tool name OpenAI-compatible APIs accept."""
+PROGRESS_LINES = 200
+"""How many progress lines an update keeps (the oldest are dropped)."""
+
+
+def tool_name(server: str, tool: str) -> str:
+    """`server__tool`, with characters model APIs reject replaced and the length capped."""
+    clean = re.sub(r"[^A-Za-z0-9_-]", "_", tool) or "tool"
+    name = f"{server}{SEPARATOR}{clean}"
+    if len(name) > MAX_NAME:
+        digest = hashlib.sha1(tool.encode()).hexdigest()[:6]
+        name = f"{name[: MAX_NAME - 7]}_{digest}"
+    return name
+
+
+def server_tools(connection: McpConnection, taken: Iterable[str] = ()) -> list[AgentTool]:
+    """The `AgentTool`s of a ready server; names in `taken` are avoided."""
+    used = set(taken)
+    tools = []
+    for tool in connection.tools:
+        name = tool_name(connection.name, tool.name)
+        base, n = name, 1
+        while name in used:
+            n += 1
+            name = f"{base[: MAX_NAME - 3]}_{n}"
+        used.add(name)
+        tools.append(make_tool(connection, tool, name))
+    return tools
+
+
+def make_tool(connection: McpConnection, tool: mcp_types.Tool, name: str) -> AgentTool:
+    """One MCP tool as an `AgentTool` named `name` that calls it on `connection`."""
+
+    async def execute(
+        tool_call_id: str, params: BaseModel, signal: AbortSignal, on_update: OnUpdate
+    ) -> AgentToolResult:
+        arguments = params.model_dump(mode="json")
+        progress = ProgressLog(on_update)
+        result = await connection.call_tool(
+            tool.name, arguments, signal=signal, progress=progress
+        )
+        content, details = map_result(connection.name, tool.name, result)
+        if result.is_error:
+            text = "\n".join(c.text for c in content if isinstance(c, TextContent))
+            raise McpCallError(text or f"MCP tool {tool.name} reported an error", details)
+        return AgentToolResult(content=content, details=details)
+
+    annotations = tool.annotations
+    label = tool.title or (annotations.title if annotations is not None else None) or tool.name
+    return AgentTool(
+        name=name,
+        label=label,
+        description=tool.description or f"{tool.name} (MCP server {connection.name})",
+        parameters=dict(tool.input_schema),
+        execute=execute,
+        source=f"mcp:{connection.name}",
+    )
+
+
+class ProgressLog:
+    """The SDK's progress callback: each notification becomes an `on_update` partial
+    result holding every progress line so far (updates replace the previous one)."""
+
+    def __init__(self, on_update: OnUpdate) -> None:
+        self.on_update = on_update
+        self.lines: list[str] = []
+
+    async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
+        line = f"progress {progress:g}/{total:g} ({progress / total:.0%})" if total else (
+            f"progress {progress:g}"
+        )
+        if message:
+            line += f": {message}"
+        self.lines.append(line)
+        del self.lines[:-PROGRESS_LINES]
+        self.on_update(
+            AgentToolResult.text(
+                "\n".join(self.lines),
+                details={"progress": progress, "total": total, "message": message},
+            )
+        )
+
+
+def map_result(
+    server: str, tool: str, result: mcp_types.CallToolResult
+) -> tuple[list[ToolResultContent], dict[str, Any]]:
+    """The result's content as runtime content blocks, and details for the inspector."""
+    content = [block for item in result.content for block in map_content(item)]
+    details: dict[str, Any] = {"server": server, "tool": tool}
+    if result.structured_content is not None:
+        details["structured_content"] = result.structured_content
+        if not content:
+            text = json.dumps(result.structured_content, ensure_ascii=False)
+            content = [TextContent(text=text)]
+    if result.is_error:
+        details["is_error"] = True
+    return content, details
+
+
+def map_content(item: Any) -> list[ToolResultContent]:
+    """One MCP content block: text and images as they are, an embedded text resource as
+    its text, an embedded image blob as an image; what the runtime cannot hold (audio,
+    other blobs, resource links) as a line describing it."""
+    if isinstance(item, mcp_types.TextContent):
+        return [TextContent(text=item.text)]
+    if isinstance(item, mcp_types.ImageContent):
+        return [ImageContent(data=item.data, mime_type=item.mime_type)]
+    if isinstance(item, mcp_types.AudioContent):
+        return [TextContent(text=f"[audio {item.mime_type}, {len(item.data)} base64 chars]")]
+    if isinstance(item, mcp_types.EmbeddedResource):
+        resource = item.resource
+        mime = resource.mime_type or "unknown type"
+        if isinstance(resource, mcp_types.TextResourceContents):
+            return [TextContent(text=f"[resource {resource.uri} ({mime})]\n{resource.text}")]
+        if isinstance(resource, mcp_types.BlobResourceContents):
+            if (resource.mime_type or "").startswith("image/"):
+                return [ImageContent(data=resource.blob, mime_type=mime)]
+            size = len(resource.blob)
+            return [TextContent(text=f"[resource {resource.uri} ({mime}), {size} base64 chars]")]
+    if isinstance(item, mcp_types.ResourceLink):
+        about = f": {item.description}" if item.description else ""
+        return [TextContent(text=f"[resource link {item.name} {item.uri}{about}]")]
+    kind = getattr(item, "type", type(item).__name__)
+    return [TextContent(text=f"[{kind} content]")]
