@@ -167,14 +167,14 @@ class CallPattern:
         return cls(tool, tuple(pairs))
 
 
-MCP_PREFIX = "mcp:"
+_MCP_SERVER = re.compile(r"mcp:([A-Za-z0-9_*?-]+)")
+"""`mcp:` and a server name (or a glob of one); anything else after `mcp:` is a tool name."""
 
 
 def mcp_server_glob(tool: str) -> str:
     """`mcp:files` -> `files__*` (every tool of MCP server `files`); other names as given."""
-    if tool.startswith(MCP_PREFIX) and len(tool) > len(MCP_PREFIX):
-        return f"{tool[len(MCP_PREFIX):]}__*"
-    return tool
+    m = _MCP_SERVER.fullmatch(tool)
+    return f"{m.group(1)}__*" if m else tool
 
 
 _ARG = re.compile(
