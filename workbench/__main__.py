@@ -13,10 +13,18 @@ import anyio
 
 from workbench.cli.args import build_parser, pace_of
 from workbench.providers.settings import settings_from_args
-from workbench.runtime import RunOptions, build_runtime
+from workbench.runtime import RunOptions, Runtime, build_runtime
+from workbench.sessions.cli import SUBCOMMANDS, subcommand_main
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in SUBCOMMANDS:  # replay | rerun | export FILE
+        if argv[0] == "replay":
+            from widgets.replay_app import replay_main
+
+            return replay_main(argv[1:])
+        return subcommand_main(argv[0], argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     headless = args.headless is not None
@@ -39,6 +47,8 @@ def main(argv: list[str] | None = None) -> int:
             mcp=args.mcp,
             mcp_urls=args.mcp_url,
             mcp_servers=_config_mcp_servers(args),
+            session=args.session,
+            record=not args.no_record,
         )
         if options.workspace is not None and not options.workspace.is_dir():
             raise ValueError(f"--workspace {options.workspace} is not a directory")
@@ -49,13 +59,22 @@ def main(argv: list[str] | None = None) -> int:
     if not headless:
         from widgets.app import make_app
 
-        return make_app(runtime).run() or 0
+        code = make_app(runtime).run() or 0
+        _say_session(runtime)
+        return code
 
     prompt = args.headless or runtime.prompt
     if not prompt:
         print("workbench: --headless needs a PROMPT (the model has no scenario prompt)", file=sys.stderr)
         return 2
+    _say_session(runtime, "recording the session to")
     return anyio.run(_run_headless, runtime, prompt)
+
+
+def _say_session(runtime: Runtime, what: str = "session recorded to") -> None:
+    path = runtime.session_path
+    if path is not None and (what != "session recorded to" or path.exists()):
+        print(f"workbench: {what} {path}", file=sys.stderr)
 
 
 def _config_mcp_servers(args: Any) -> list[Any]:

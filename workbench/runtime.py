@@ -14,6 +14,7 @@ from typing import Any, Literal
 from workbench.agent import Agent, AgentTool, Model, StreamFn
 from workbench.permissions import PermissionGate, chain_before
 from workbench.providers.scripted import Scenario, ScriptedProvider
+from workbench.sessions.recorder import start_recording
 from workbench.stepper import Stepper
 from workbench.workspace import scratch_workspace
 
@@ -51,6 +52,12 @@ class RunOptions:
     """MCP servers to connect to over streamable HTTP (`--mcp-url`)."""
     mcp_servers: list[Any] = field(default_factory=list)
     """More MCP servers as `workbench.mcp.McpServerConfig`s (the config file's)."""
+    session: Path | None = None
+    """The session file to record to (default: a new file in the user's data directory)."""
+    record: bool = True
+    """Append every bus event to the session file (see `workbench.sessions`)."""
+    fork: Any = None
+    """A `workbench.sessions.ForkPoint`: start from a recorded session's transcript."""
 
 
 @dataclass
@@ -70,6 +77,13 @@ class Runtime:
     """The `workbench.mcp.McpHub` of the run's MCP servers (None: none). Nothing is
     started here: `async with runtime.mcp.attach(runtime.agent)` starts them and
     gives their tools to the agent (the app does it on mount, headless before the prompt)."""
+    recorder: Any = None
+    """The session Recorder on the bus (None when not recording)."""
+
+    @property
+    def session_path(self) -> Path | None:
+        """The session file this run records to (None when not recording)."""
+        return None if self.recorder is None else self.recorder.path
 
 
 def builtin_tool_list(workspace: Path) -> list[AgentTool]:
@@ -116,13 +130,20 @@ def build_runtime(options: RunOptions) -> Runtime:
     workspace = options.workspace or scratch_workspace(scenario)
     tools = options.tools if options.tools is not None else builtin_tool_list(workspace)
     hub = mcp_hub(options)
+    fork = options.fork
     agent = Agent(
         stream_fn=stream_fn,
         model=model,
-        system_prompt=scenario.system_prompt if scenario else "",
+        system_prompt=fork.system_prompt if fork else scenario.system_prompt if scenario else "",
         tools=tools,
+        messages=fork.messages if fork else (),
         tool_abort_grace=options.tool_abort_grace,
     )
+    recorder = None
+    if options.record:  # first on the bus: an event is on disk before anyone acts on it
+        recorder = start_recording(
+            agent, workspace=workspace, scenario=scenario, path=options.session, fork=fork
+        )
     gate = PermissionGate.for_workspace(
         workspace,
         publish=agent.publish,
@@ -141,5 +162,6 @@ def build_runtime(options: RunOptions) -> Runtime:
         openai_provider.publish = agent.publish
     prompt = scenario.prompt if scenario else ""
     return Runtime(
-        agent, workspace, scenario, prompt, model, gate=gate, stepper=stepper, mcp=hub
+        agent, workspace, scenario, prompt, model, gate=gate, stepper=stepper, recorder=recorder,
+        mcp=hub,
     )

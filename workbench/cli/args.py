@@ -18,6 +18,13 @@ def build_parser() -> argparse.ArgumentParser:
             "With no arguments it opens the app on the built-in demo scenario, in a "
             "fresh scratch workspace, with the scripted model (no key needed)."
         ),
+        epilog=(
+            "Every run is recorded to a session file (one JSON line per event). Sessions: "
+            "`workbench replay FILE` steps through one (and forks it), `workbench rerun FILE` "
+            "re-runs its tool calls against the real tools and reports what differs, "
+            "`workbench export FILE --format md|json` writes a transcript. "
+            "Each has its own --help."
+        ),
     )
     parser.add_argument("--version", action="version", version=f"workbench {__version__}")
     parser.add_argument(
@@ -75,6 +82,15 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="BP",
         help="breakpoint: a tool name, an argument pattern, @invalid or @error (repeatable)",
     )
+    sessions = parser.add_argument_group("session recording")
+    sessions.add_argument(
+        "--session",
+        type=Path,
+        metavar="FILE",
+        help="record the session to FILE, which must not exist "
+        "(default: a new file under the user's data directory, agent-workbench/sessions)",
+    )
+    sessions.add_argument("--no-record", action="store_true", help="do not record a session file")
     mcp = parser.add_argument_group(
         "MCP servers",
         "Tools from Model Context Protocol servers join the built-in ones as SERVER__TOOL "

@@ -1,0 +1,126 @@
+"""The replay screen: scrub keys, the live app's final state, and fork."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import anyio
+from session_helpers import READ_A, record_run, scenario
+
+from widgets.app import make_app
+from widgets.replay_app import ForkChoice, ForkedApp, ForkModal, ForkRequest, ReplayApp, fork_options
+from workbench.runtime import RunOptions, build_runtime
+from workbench.sessions import read_session
+from workbench.view.fold import fold
+from workbench.workspace import seed
+
+SIZE = (120, 40)
+
+
+async def wait_for(pilot: Any, condition: Any, timeout: float = 15.0) -> None:
+    with anyio.fail_after(timeout):
+        while not condition():
+            await pilot.pause(0.02)
+    await pilot.pause()
+
+
+async def test_scrub_keys_move_the_timeline_and_the_inspector(tmp_path: Path) -> None:
+    runtime, _live = await record_run(tmp_path / "ws", READ_A)
+    session = read_session(runtime.session_path)
+    app = ReplayApp(session, at=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert app.position == 0 and app.inspector.record is None and app.scrubber.position == 0
+        await pilot.press("right_square_bracket")  # the first turn starts
+        await pilot.pause()
+        assert app.events[app.position - 1].type == "turn_start" and app.view_state.turn == 1
+        await pilot.press("full_stop")  # the first tool call's preflight
+        await pilot.pause()
+        assert app.selected_id == "call_1_1" and app.inspector.record.id == "call_1_1"
+        assert app.inspector.record.stage == "requested"
+        at_start = app.position
+        await pilot.press("right", "right", "right")
+        await pilot.pause()
+        assert app.position == at_start + 3 and app.scrubber.position == app.position
+        assert app.view_state == fold(session.events[: app.position])
+        await pilot.press("full_stop")
+        await pilot.pause()
+        assert app.inspector.record.id == "call_1_2"
+        await pilot.press("comma")  # back: refolded from the start, the same state as forward
+        await pilot.pause()
+        assert app.inspector.record.id == "call_1_1" and app.position == at_start
+        assert app.view_state == fold(session.events[:at_start])
+        await pilot.press("d")
+        await pilot.pause()
+        assert app.events[app.position - 1].type == "permission_decision"
+        assert app.inspector.record.decision is not None
+        await pilot.press("end")
+        await pilot.pause()
+        assert app.position == len(session.events) and app.view_state.run_state == "finished"
+        assert app.inspector.record.result_text and app.timeline.batches()
+        await pilot.press("left")
+        await pilot.pause()
+        assert app.position == len(session.events) - 1
+        await pilot.press("home")
+        await pilot.pause()
+        assert app.position == 0 and app.view_state.items == [] and not app.timeline.batches()
+
+
+async def test_errors_jump_and_the_replayed_final_state_equals_the_live_app(tmp_path: Path) -> None:
+    loaded = scenario("demo")
+    seed(tmp_path / "ws", loaded.workspace_files)
+    options = RunOptions(scenario=loaded, workspace=tmp_path / "ws", pace=math.inf, approve="all")
+    live_app = make_app(build_runtime(options))
+    async with live_app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: live_app.view_state.run_state == "finished", 30)
+    session = read_session(live_app.runtime.session_path)
+    app = ReplayApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert app.position == len(session.events)
+        assert app.view_state == live_app.view_state
+        await pilot.press("home", "e")
+        await pilot.pause()
+        first_error = app.events[app.position - 1]  # the search with malformed arguments
+        assert first_error.type == "tool_arguments" and first_error.failed_stage == "parse"
+        assert app.inspector.record.id == first_error.tool_call_id == "call_1_4"
+        assert app.inspector.record.stage == "invalid"
+        await pilot.press("e", "E")
+        await pilot.pause()
+        assert app.events[app.position - 1] is first_error
+
+
+async def test_fork_continues_live_into_a_session_that_names_its_parent(tmp_path: Path) -> None:
+    runtime, _live = await record_run(tmp_path / "ws", READ_A)
+    parent = read_session(runtime.session_path)
+    choice = ForkChoice("the recorded scenario")
+    app = ReplayApp(parent, at=0, fork_choices=[choice])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("full_stop")  # in turn 1: fork after it
+        await pilot.press("f")
+        await wait_for(pilot, lambda: isinstance(app.screen, ForkModal))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.return_value is not None)
+    request = app.return_value
+    assert request == ForkRequest(1, choice)
+    args = SimpleNamespace(workspace=tmp_path / "ws", pace=0, session=tmp_path / "fork.jsonl")
+    options = fork_options(parent, request, args)
+    assert options.fork.parent.turn == 1 and options.fork.messages[-1].role == "toolResult"
+    forked = ForkedApp(build_runtime(options), options.fork, prefill="")
+    async with forked.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        # the screen starts where the replay was, and the model's next turn runs at once
+        await wait_for(pilot, lambda: forked.view_state.run_state == "finished")
+        assert forked.timeline.batches()
+    child = read_session(tmp_path / "fork.jsonl")
+    assert child.header.parent is not None
+    assert child.header.parent.path == str(runtime.session_path.resolve())
+    copied = child.header.parent.events
+    assert [e.type for e in child.events[:copied]] == [e.type for e in parent.events[:copied]]
+    assert fold(child.events) == forked.view_state
+    texts = [m.text for m in (e.message for e in child.events[copied:] if e.type == "message_end")]
+    assert texts == ["It says alpha."]  # the scenario's next turn, not a replay of turn 1

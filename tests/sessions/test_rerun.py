@@ -1,0 +1,110 @@
+"""Re-run: recorded replies against the real tools, a changed result found, exit codes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from session_helpers import READ_A, record_run
+
+from workbench.__main__ import main
+from workbench.sessions import read_session
+from workbench.sessions.rerun import recorded_runs, rerun
+
+
+async def test_the_demo_reruns_with_every_result_the_same(tmp_path: Path) -> None:
+    runtime, _live = await record_run(tmp_path / "ws")
+    report = await rerun(read_session(runtime.session_path), approve="all", workspace=_fresh(tmp_path))
+    assert [c.status for c in report.calls] == ["same"] * 9, [c.diff() for c in report.calls]
+    assert not report.differs and report.warnings == []
+
+
+async def test_a_changed_tool_result_is_detected_with_a_diff(tmp_path: Path) -> None:
+    runtime, _live = await record_run(tmp_path / "ws", READ_A)
+    (tmp_path / "ws" / "a.txt").write_text("beta\n")
+    report = await rerun(read_session(runtime.session_path), workspace=tmp_path / "ws")
+    statuses = {c.tool_name: c.status for c in report.calls}
+    assert statuses == {"read_file": "differs", "list_directory": "same"}
+    changed = next(c for c in report.calls if c.status == "differs")
+    assert changed.tool_call_id == "call_1_1"
+    assert "-alpha" in changed.diff() and "+beta" in changed.diff()
+    assert report.differs
+
+
+async def test_the_current_rules_apply(tmp_path: Path) -> None:
+    runtime, _live = await record_run(tmp_path / "ws", READ_A)
+    session = read_session(runtime.session_path)
+    report = await rerun(session, workspace=tmp_path / "ws", deny=["read_file"])
+    changed = next(c for c in report.calls if c.tool_name == "read_file")
+    assert changed.status == "differs" and changed.now is not None and changed.now.is_error
+    assert "is_error: False -> True" in changed.diff()
+
+
+def test_the_command_exit_code_says_whether_anything_differed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import anyio
+
+    async def record() -> Path:
+        runtime, _ = await record_run(tmp_path / "ws", READ_A)
+        return runtime.session_path
+
+    path = anyio.run(record)
+    assert main(["rerun", str(path), "--workspace", str(tmp_path / "ws")]) == 0
+    out = capsys.readouterr().out
+    assert "✓ call_1_1" in out and "every result is the same" in out
+    (tmp_path / "ws" / "a.txt").write_text("beta\n")
+    assert main(["rerun", str(path), "--workspace", str(tmp_path / "ws"), "--quiet"]) == 1
+    out = capsys.readouterr().out
+    assert "✗ call_1_1" in out and "call_1_2" not in out and "+beta" in out
+    assert main(["rerun", str(tmp_path / "nope.jsonl")]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+TWO_RUNS = {
+    **READ_A,
+    "turns": [
+        *READ_A["turns"],
+        {"text": "Again.", "tool_calls": [
+            {"name": "read_file", "arguments": {"path": "a.txt"}},
+            {"name": "list_directory", "arguments": {"path": "."}},
+        ]},
+        {"text": "Noted."},
+    ],
+}
+
+
+async def test_injected_results_and_mid_run_user_messages(tmp_path: Path) -> None:
+    from workbench.stepper import Resume
+
+    runtime, _live = await record_run(tmp_path / "ws", TWO_RUNS)
+    stepper, agent = runtime.stepper, runtime.agent
+    await stepper.add_breakpoint("read_file")
+
+    def person(event: object, _signal: object = None) -> None:
+        kind = getattr(event, "type", "")
+        if kind == "step_paused":  # answer the read ourselves
+            stepper.resume(event.pause_id, Resume.inject("made up", is_error=False))  # type: ignore[attr-defined]
+        elif kind == "tool_execution_end" and not agent.queued[0]:
+            agent.steer("and also this")  # delivered after this batch
+
+    agent.subscribe(person)
+    await agent.prompt("again")
+    session = read_session(runtime.session_path)
+    runs = recorded_runs(session.events)
+    assert [len(r.replies) for r in runs] == [2, 2]
+    assert [(n, m.content) for n, m in runs[1].injected] == [(1, "and also this")]
+    report = await rerun(session, workspace=tmp_path / "ws")
+    assert [c.status for c in report.calls] == ["same", "same", "skipped", "same"]
+    assert "injected" in report.calls[2].note and not report.differs
+    assert report.warnings == []
+
+
+def _fresh(tmp_path: Path) -> Path:
+    from session_helpers import scenario
+
+    from workbench.workspace import seed
+
+    fresh = tmp_path / "fresh"
+    seed(fresh, scenario("demo").workspace_files)
+    return fresh

@@ -1,0 +1,116 @@
+"""One event <-> one JSON line, with streamed messages stored compactly.
+
+A line is `{"seq": N, "ts": <epoch ms written>, "event": <the event as JSON>}`.
+
+Every `message_update` event carries the whole message streamed so far (`message`,
+and `assistant_message_event.partial`), so writing them as they are costs O(n^2)
+bytes for a reply of n deltas. The fold never reads those (it builds streamed text
+from the deltas, see `workbench.view.fold`), so they are left out: a
+`message_update` line keeps only the stream event's type, index and delta. The one
+thing the fold does read from the partial message is the id and name of a tool
+call when it starts, so a `toolcall_start` line carries that block as `block`.
+`Decoder` rebuilds the partial message from the deltas, one shared object per
+reply exactly as the live stream shares one, so every event read back is a whole,
+valid event again. (A `message_update` has no other optional fields, so its
+None fields are left out too: the defaults read back the same.)
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from workbench.agent import AssistantMessage, TextContent, ThinkingContent, ToolCall
+from workbench.events import parse_event
+from workbench.providers.stream_builder import parse_arguments_leniently
+
+_COMPACT = {"message": True, "assistant_message_event": {"partial": True}}
+
+
+def encode(seq: int, ts: float, event: Any) -> bytes:
+    """The line for `event` (newline included). Values JSON cannot hold become strings."""
+    extra = ""
+    if event.type == "message_update":
+        body = event.model_dump_json(exclude=_COMPACT, exclude_none=True, fallback=str)
+        ame = event.assistant_message_event
+        if ame.type == "toolcall_start" and ame.content_index is not None:
+            block = _block_at(ame.partial, ame.content_index) or _block_at(
+                event.message, ame.content_index
+            )
+            if isinstance(block, ToolCall):
+                extra = ',"block":' + block.model_dump_json()
+    else:
+        body = event.model_dump_json(fallback=str)
+    return f'{{"seq":{seq},"ts":{ts:.3f},"event":{body}{extra}}}\n'.encode()
+
+
+class Decoder:
+    """Turns decoded lines back into events, rebuilding compact stream messages."""
+
+    def __init__(self) -> None:
+        self._partial: AssistantMessage | None = None
+
+    def decode(self, line: dict[str, Any]) -> Any:
+        """The event of one decoded line (raises pydantic's ValidationError if bad)."""
+        data = line["event"]
+        kind = data.get("type") if isinstance(data, dict) else None
+        if kind == "message_update" and "message" not in data:
+            return self._update(data, line.get("block"))
+        event = parse_event(data)
+        if kind == "message_start" and isinstance(event.message, AssistantMessage):
+            self._partial = event.message
+        elif kind == "message_end":
+            self._partial = None
+        return event
+
+    def _update(self, data: dict[str, Any], block: dict[str, Any] | None) -> Any:
+        partial = self._partial
+        if partial is None:  # a stream whose message_start was lost: start one
+            partial = self._partial = AssistantMessage()
+        ame = dict(data.get("assistant_message_event") or {})
+        _apply(partial, ame, block)
+        ame["partial"] = partial
+        return parse_event({**data, "message": partial, "assistant_message_event": ame})
+
+
+def _apply(partial: AssistantMessage, ame: dict[str, Any], block: dict[str, Any] | None) -> None:
+    """Advance the rebuilt partial message by one stream event, as the provider did."""
+    index = ame.get("content_index")
+    if not isinstance(index, int) or index < 0:
+        return
+    kind = ame.get("type")
+    content = partial.content
+    delta = ame.get("delta") or ""
+    if kind in ("text_start", "thinking_start", "toolcall_start"):
+        while len(content) <= index:
+            content.append(TextContent(text=""))
+        if kind == "text_start":
+            content[index] = TextContent(text="")
+        elif kind == "thinking_start":
+            content[index] = ThinkingContent(thinking="")
+        else:
+            call = ToolCall.model_validate(block) if block else ToolCall(id="", name="")
+            content[index] = call.model_copy(update={"raw_arguments": call.raw_arguments or ""})
+        return
+    if index >= len(content):
+        return
+    current = content[index]
+    if kind == "text_delta" and isinstance(current, TextContent):
+        current.text += delta
+    elif kind == "thinking_delta" and isinstance(current, ThinkingContent):
+        current.thinking += delta
+    elif kind == "toolcall_delta" and isinstance(current, ToolCall):
+        current.raw_arguments = (current.raw_arguments or "") + delta
+    elif kind == "toolcall_end" and isinstance(current, ToolCall):
+        current.arguments = parse_arguments_leniently(current.raw_arguments or "")
+
+
+def _block_at(message: Any, index: int) -> Any:
+    if message is None or index >= len(message.content):
+        return None
+    return message.content[index]
+
+
+def dumps_header(header: Any) -> bytes:
+    """The header line (newline included)."""
+    return (json.dumps(header.model_dump(mode="json"), ensure_ascii=False) + "\n").encode()

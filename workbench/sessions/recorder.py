@@ -1,0 +1,186 @@
+"""The recorder: a bus listener that appends every event to a session file as it happens.
+
+Each event is one line written with a single unbuffered `os.write` on an append-only
+descriptor, so the moment the listener returns the line is in the kernel: a process
+killed with SIGKILL right after leaves it on disk, and one killed during a write
+leaves at most one torn last line, which the reader reports and skips. `fsync=True`
+also survives a machine crash, at a cost per event.
+
+The recorder subscribes first on the agent's bus, so an event is on disk before
+any view (or a pause that waits on a person) sees it. It never raises into the
+loop: a failed write is logged, kept in `error`, and ends the recording (a half
+written line followed by more lines would make the file unreadable in the middle).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from workbench.sessions.codec import dumps_header, encode
+from workbench.sessions.header import SessionHeader
+
+log = logging.getLogger("workbench.sessions")
+
+
+class Recorder:
+    """Appends events to `path` (header first). Call it as a bus listener.
+
+    Args:
+        path: the session file; it must not exist yet.
+        header: written as the first line; a function is called when the file is
+            created, so a lazy header describes the tools the agent has by then
+            (MCP servers add theirs after the runtime is built).
+        fsync: fsync after every line (slower; survives power loss, not only kills).
+        lazy: create the file at the first event instead of now, so opening the app
+            and quitting without a run leaves no empty session behind.
+        prelude: events (with their times) written right after the header: a fork's
+            history copied from its parent.
+
+    Raises:
+        FileExistsError: `path` exists (a session is never appended to or overwritten).
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        header: SessionHeader | Callable[[], SessionHeader],
+        *,
+        fsync: bool = False,
+        lazy: bool = False,
+        prelude: Iterable[tuple[Any, float]] = (),
+    ) -> None:
+        self.path = Path(path)
+        self._header = header
+        self.fsync = fsync
+        self._prelude = list(prelude)
+        self.events_written = 0
+        self.bytes_written = 0
+        self.error: str | None = None
+        """Why recording stopped, if a write failed."""
+        self._fd: int | None = None
+        self._closed = False
+        if self.path.exists():
+            raise FileExistsError(f"session file {self.path} already exists")
+        if not lazy:
+            self._open()
+
+    @classmethod
+    def open(
+        cls,
+        path: Path,
+        header: SessionHeader | Callable[[], SessionHeader],
+        *,
+        fsync: bool = False,
+        lazy: bool = False,
+        prelude: Iterable[tuple[Any, float]] = (),
+    ) -> Recorder:
+        """Create the session file and write its header (see the class for the arguments)."""
+        return cls(path, header, fsync=fsync, lazy=lazy, prelude=prelude)
+
+    @property
+    def header(self) -> SessionHeader:
+        """The header (built now if it is lazy and the file does not exist yet)."""
+        if callable(self._header):
+            self._header = self._header()
+        return self._header
+
+    @property
+    def recording(self) -> bool:
+        return not self._closed and self.error is None
+
+    def __call__(self, event: Any, _signal: Any = None) -> None:
+        """The bus listener: write `event`, never raise."""
+        self.write(event)
+
+    def write(self, event: Any, ts: float | None = None) -> None:
+        """Append one event (`ts`: when it happened, epoch ms; default now)."""
+        if self._closed or self.error is not None:
+            return
+        try:
+            if self._fd is None:
+                self._open()
+            line = encode(self.events_written + 1, time.time() * 1000.0 if ts is None else ts, event)
+            self._write(line)
+            self.events_written += 1
+        except Exception as exc:  # noqa: BLE001 - recording must never break a run
+            self.error = f"{type(exc).__name__}: {exc}"
+            log.error("session recording to %s stopped: %s", self.path, self.error)
+            self.close()
+
+    def close(self) -> None:
+        if self._fd is not None:
+            try:
+                os.close(self._fd)
+            except OSError:
+                pass
+            self._fd = None
+        self._closed = True
+
+    def _open(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
+        self._fd = os.open(self.path, flags, 0o600)
+        self._write(dumps_header(self.header))
+        prelude, self._prelude = self._prelude, []
+        for event, ts in prelude:
+            self.events_written += 1
+            self._write(encode(self.events_written, ts, event))
+
+    def _write(self, data: bytes) -> None:
+        assert self._fd is not None
+        view = memoryview(data)
+        while view:
+            written = os.write(self._fd, view)
+            view = view[written:]
+        self.bytes_written += len(data)
+        if self.fsync:
+            os.fsync(self._fd)
+
+
+def start_recording(
+    agent: Any,
+    *,
+    workspace: Path,
+    scenario: Any = None,
+    path: Path | None = None,
+    fork: Any = None,
+    fsync: bool = False,
+) -> Recorder:
+    """Record `agent`'s bus from now on; call it before anything else subscribes.
+
+    Args:
+        path: the session file (default: a new one in `default_session_dir()`).
+        fork: a `ForkPoint`: its parent is named in the header and the parent's
+            history up to the fork is copied first, so the new file replays whole.
+
+    Raises:
+        FileExistsError: `path` exists.
+    """
+    from workbench.sessions.header import build_header, default_session_path
+
+    state = agent.state
+
+    def header() -> SessionHeader:  # at the first event: the tools the agent has by then
+        return build_header(
+            model=state.model,
+            tools=state.tools,
+            workspace=workspace,
+            system_prompt=state.system_prompt,
+            scenario=scenario,
+            parent=fork.parent if fork is not None else None,
+        )
+
+    label = scenario.name if scenario is not None else state.model.id
+    if fork is not None:
+        label += "-fork"
+    prelude = list(zip(fork.events, fork.stamps, strict=True)) if fork is not None else []
+    recorder = Recorder(
+        path or default_session_path(label), header, fsync=fsync, lazy=True, prelude=prelude
+    )
+    agent.subscribe(recorder)
+    return recorder
