@@ -8,6 +8,7 @@ requests and pauses open their dialogs from the same refresh.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from widgets.pause_banner import PauseBanner
 from widgets.prompt_bar import PromptBar
 from widgets.status_bar import StatusBar
 from widgets.timeline import Timeline
-from widgets.tool_card import ToolCallCard
+from widgets.tool_card import ToolBatchView
 from widgets.tool_inspector import ToolInspector
 from workbench.agent.clock import now_ms
 from workbench.agent.types import text_of
@@ -34,7 +35,7 @@ from workbench.stepper import Resume, StepperError
 from workbench.view.fold import ViewState
 
 REFRESH_HZ = 30
-REFRESH_BUDGET = 6
+REFRESH_BUDGET = 10
 """A refresh costing c seconds is followed by at least c * REFRESH_BUDGET of agent time."""
 
 
@@ -103,7 +104,7 @@ class WorkbenchApp(App[int]):
         yield Header(show_clock=False)
         yield PauseBanner(id="pause-banner")
         with Horizontal(id="main"):
-            yield Timeline(self.labels, id="timeline")
+            yield Timeline(self.labels, self.view_state, now_ms, id="timeline")
             yield ToolInspector(id="inspector")
         yield StatusBar(self.runtime.model.id, id="status")
         yield PromptBar(id="prompt-bar")
@@ -174,7 +175,7 @@ class WorkbenchApp(App[int]):
     def _tick(self) -> None:
         """Keep elapsed times of running calls ticking while nothing else happens."""
         if self.view_state.pending_calls:
-            self._refresh_now()
+            self._schedule_refresh()
 
     def _refresh_now(self) -> None:
         """Bring every widget up to date with the fold (and open any dialog it needs)."""
@@ -187,7 +188,7 @@ class WorkbenchApp(App[int]):
         state = self.view_state
         now = now_ms()
         self.synced_event_count = state.event_count
-        w.timeline.sync(state, now)
+        mounting = w.timeline.sync(state, now)
         if self.follow_latest and state.latest_call_id is not None:
             self.selected_id = state.latest_call_id
         w.timeline.mark_selected(self.selected_id)
@@ -199,8 +200,23 @@ class WorkbenchApp(App[int]):
         w.status.sync(state, queued=len(steering) + len(follow_ups))
         w.pause_banner.show(state.pause, self.labels)
         self._open_dialogs()
+        self.run_worker(self._measure_paint(started, mounting), group="paint")
+
+    async def _measure_paint(self, started: float, mounting: Any) -> None:
+        """Note what the refresh cost, up to the screen painting it (new items included).
+
+        The measure also counts agent work that ran meanwhile, which only makes the
+        refresh budget more conservative.
+        """
+        if mounting is not None:
+            await mounting
+        painted = asyncio.Event()
+        self.call_after_refresh(painted.set)
+        await painted.wait()
+        if self._widgets is not None:
+            self._widgets.timeline.follow_newest()
         cost = time.perf_counter() - started
-        self._refresh_cost = 0.7 * self._refresh_cost + 0.3 * cost
+        self._refresh_cost = 0.5 * self._refresh_cost + 0.5 * cost
 
     # -- dialogs -----------------------------------------------------------------------
 
@@ -258,24 +274,22 @@ class WorkbenchApp(App[int]):
     @work(group="agent", exclusive=False, exit_on_error=False)
     async def _run_prompt(self, text: str) -> None:
         self.follow_latest = True
-        self.timeline.anchor()
+        self.timeline.follow = True
         await self.agent.prompt(text)
         self._refresh_now()
 
-    @on(ToolCallCard.Selected)
-    def _card_selected(self, event: ToolCallCard.Selected) -> None:
+    @on(ToolBatchView.Selected)
+    def _card_selected(self, event: ToolBatchView.Selected) -> None:
         self.follow_latest = False
-        self.select_call(event.tool_call_id)
+        self.selected_id = event.tool_call_id
+        self._refresh_now()
 
     def select_call(self, tool_call_id: str) -> None:
         """Show `tool_call_id` in the inspector and mark its card (stops following)."""
         self.follow_latest = False
         self.selected_id = tool_call_id
         self._refresh_now()
-        card = self.timeline.card(tool_call_id)
-        if card is not None:
-            self.timeline.release_anchor()
-            card.scroll_visible(animate=False)
+        self.call_after_refresh(self.timeline.show_call, tool_call_id)
 
     def action_cancel_run(self) -> None:
         if not self.agent.state.is_streaming:

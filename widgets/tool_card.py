@@ -1,12 +1,21 @@
-"""ToolCallCard: one tool call in the timeline, compact: label, stage, time, first result line."""
+"""ToolBatchView: the tool calls of one assistant message, one compact two-line card each.
+
+One widget draws the whole batch (not one widget per call), so a run with a thousand
+calls stays a few dozen widgets and the screen keeps up. Each card shows the tool's
+label, its arguments, a stage badge, its time and the first line of its result (or
+live output). Click a card, or move with ↑/↓ and Enter, to inspect it.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import ClassVar
 
+from rich.console import Group
+from rich.style import Style
 from rich.table import Table
 from rich.text import Text
+from textual import events
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widget import Widget
@@ -15,9 +24,14 @@ from widgets.render import compact_json, format_ms, stage_badge
 from workbench.sanitize import one_line
 from workbench.view.records import ToolCallRecord
 
+CARD_HEIGHT = 2
+BAR = "▌"
+SLOW_AFTER_MS = 10_000.0
+"""A running call's time turns into a warning after this long."""
 
-class ToolCallCard(Widget, can_focus=True):
-    """A compact card for one call. Click or Enter selects it for the inspector."""
+
+class ToolBatchView(Widget, can_focus=True):
+    """The calls of one assistant message. Posts `Selected` when one is picked."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "select", "Inspect", show=False),
@@ -26,61 +40,75 @@ class ToolCallCard(Widget, can_focus=True):
     ]
 
     DEFAULT_CSS = """
-    ToolCallCard {
-        height: 2;
-        margin: 0 0 0 2;
-        padding: 0 1;
-        border-left: thick $panel-lighten-2;
-        &:hover { background: $boost; }
-        &:focus { background: $boost; border-left: thick $accent; }
-        &.-selected { border-left: thick $accent; background: $accent 15%; }
-        &.-error { border-left: thick $error; }
-        &.-running { border-left: thick $primary; }
-        &.-waiting { border-left: thick $warning; }
-        &.-slow { border-left: thick $warning; }
-    }
+    ToolBatchView { height: auto; margin: 1 0 0 1; padding: 0 1 0 0; }
+    ToolBatchView:focus { background: $boost; }
     """
 
     @dataclass
     class Selected(Message):
-        """The user picked this call."""
+        """The user picked a call."""
 
         tool_call_id: str
 
-    def __init__(self, record: ToolCallRecord, label: str, now_ms: float = 0.0) -> None:
-        super().__init__(id=f"card-{_safe_id(record.id)}")
-        self.record = record
-        self.label = label
-        self.rendered_rev = -1
-        self.now_ms = now_ms
-        self.slow_after_ms = 10_000.0
+    def __init__(self, records: list[ToolCallRecord], labels: dict[str, str]) -> None:
+        super().__init__()
+        self.records = records
+        self.labels = labels
+        self.selected_id: str | None = None
+        self.cursor = 0
+        self.now_ms = 0.0
+        self.slow_after_ms = SLOW_AFTER_MS
+        self._revs: list[int] = []
+
+    # -- data ------------------------------------------------------------------------
+
+    def set_records(self, records: list[ToolCallRecord]) -> None:
+        if [r.id for r in records] != [r.id for r in self.records]:
+            self.records = records
+            self._revs = []
+            self.refresh(layout=True)
 
     def sync(self, now_ms: float) -> None:
-        """Redraw if the record changed (or if it is running, to tick its elapsed time)."""
-        record = self.record
-        ticking = record.started_at is not None and not record.finished
-        if record.rev == self.rendered_rev and not ticking:
+        """Redraw if a call changed, or to tick the elapsed time of running calls."""
+        revs = [r.rev for r in self.records]
+        ticking = any(r.started_at is not None and not r.finished for r in self.records)
+        if revs == self._revs and not ticking:
             return
-        self.rendered_rev = record.rev
+        self._revs = revs
         self.now_ms = now_ms
-        self.set_class(record.stage in ("error", "invalid", "denied", "aborted"), "-error")
-        self.set_class(record.stage in ("running", "after_hook"), "-running")
-        self.set_class(record.stage in ("awaiting_approval", "paused"), "-waiting")
-        self.set_class(ticking and self._elapsed() > self.slow_after_ms, "-slow")
         self.refresh()
 
-    def _elapsed(self) -> float:
-        record = self.record
+    def set_selected(self, tool_call_id: str | None) -> None:
+        ids = [r.id for r in self.records]
+        if tool_call_id in ids:
+            self.cursor = ids.index(tool_call_id)
+        if tool_call_id != self.selected_id:
+            self.selected_id = tool_call_id
+            self.refresh()
+
+    def ids(self) -> list[str]:
+        return [r.id for r in self.records]
+
+    # -- drawing ---------------------------------------------------------------------
+
+    def get_content_height(self, container, viewport, width: int) -> int:  # type: ignore[no-untyped-def, override]
+        return CARD_HEIGHT * len(self.records)
+
+    def render(self) -> Group:
+        return Group(*(self._card(r) for r in self.records))
+
+    def _elapsed(self, record: ToolCallRecord) -> float:
         if record.started_at is None:
             return 0.0
         end = record.ended_at if record.ended_at is not None else self.now_ms
         return max(0.0, end - record.started_at)
 
-    def render(self) -> Table:
-        record = self.record
+    def _card(self, record: ToolCallRecord) -> Table:
+        label = self.labels.get(record.name, record.name)
+        selected = record.id == self.selected_id
         head = Text(no_wrap=True, overflow="ellipsis")
-        head.append(self.label + " ", style="bold")
-        if self.label != record.name:
+        head.append(label + " ", style="bold")
+        if label != record.name:
             head.append(record.name + " ", style="dim")
         head.append(" ")
         args = record.validated or record.parsed
@@ -92,56 +120,89 @@ class ToolCallCard(Widget, can_focus=True):
         if record.injected:
             badge.append(" injected", style="bold yellow")
         if record.started_at is not None:
-            elapsed = self._elapsed()
-            style = "bold yellow" if not record.finished and elapsed > self.slow_after_ms else "dim"
-            badge.append(f" {format_ms(elapsed):>6}", style=style)
+            elapsed = self._elapsed(record)
+            slow = not record.finished and elapsed > self.slow_after_ms
+            badge.append(f" {format_ms(elapsed):>6}", style="bold yellow reverse" if slow else "dim")
         grid = Table.grid(expand=True)
+        grid.add_column(width=1)
         grid.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
         grid.add_column(justify="right", no_wrap=True)
-        grid.add_row(head, badge)
-        line = self._second_line() or Text("")
-        line.no_wrap = True
-        line.overflow = "ellipsis"
-        grid.add_row(line, "")
+        bar = Text(BAR, style=_bar_style(record, selected))
+        grid.add_row(bar, head, badge)
+        grid.add_row(Text(BAR, style=_bar_style(record, selected)), _second_line(record), "")
+        if selected:
+            grid.style = Style(bgcolor="#2c2c44")
         return grid
 
-    def _second_line(self) -> Text | None:
-        record = self.record
-        if record.stage == "invalid" and record.arg_error:
-            return Text("↳ " + one_line(record.arg_error, 100), style="red")
-        if record.result is not None:
-            style = "red" if record.is_error else "dim"
-            text = record.result_text
-            line = Text("↳ " + (one_line(text, 100) or "(no text)"), style=style)
-            lines = text.count("\n") + 1 if text.strip() else 0
-            if lines > 1:
-                line.append(f"  ({lines} lines)", style="dim italic")
-            return line
-        if record.output:
-            last = record.output.rstrip().splitlines()[-1] if record.output.strip() else ""
-            return Text("… " + one_line(last, 100), style="cyan")
-        if record.stage == "awaiting_approval":
-            return Text("↳ waiting for your decision", style="magenta")
-        if record.stage == "paused":
-            return Text("↳ paused before it runs", style="yellow")
-        return None
+    # -- input -----------------------------------------------------------------------
 
-    def on_click(self) -> None:
-        self.post_message(self.Selected(self.record.id))
+    def _on_click(self, event: events.Click) -> None:
+        index = event.y // CARD_HEIGHT
+        if 0 <= index < len(self.records):
+            self.cursor = index
+            self.post_message(self.Selected(self.records[index].id))
 
     def on_focus(self) -> None:
-        self.post_message(self.Selected(self.record.id))
+        if self.records:
+            self.cursor = min(self.cursor, len(self.records) - 1)
+            self.post_message(self.Selected(self.records[self.cursor].id))
 
     def action_select(self) -> None:
-        self.post_message(self.Selected(self.record.id))
+        if self.records:
+            self.post_message(self.Selected(self.records[self.cursor].id))
 
     def action_move(self, step: int) -> None:
-        cards = list(self.screen.query(ToolCallCard))
-        index = cards.index(self) + step
-        if 0 <= index < len(cards):
-            cards[index].focus()
-            cards[index].scroll_visible()
+        index = self.cursor + step
+        if 0 <= index < len(self.records):
+            self.cursor = index
+            self.post_message(self.Selected(self.records[index].id))
+            self.scroll_visible_row(index)
+            return
+        batches = list(self.screen.query(ToolBatchView))
+        position = batches.index(self) + (1 if step > 0 else -1)
+        if 0 <= position < len(batches):
+            other = batches[position]
+            other.cursor = 0 if step > 0 else len(other.records) - 1
+            other.focus()
+            other.scroll_visible_row(other.cursor)
+
+    def scroll_visible_row(self, index: int) -> None:
+        """Scroll the timeline so that card `index` is on screen."""
+        from textual.containers import ScrollableContainer
+        from textual.geometry import Region
+
+        scroller = next((a for a in self.ancestors if isinstance(a, ScrollableContainer)), None)
+        if scroller is None:
+            return
+        top = self.region.y - scroller.region.y + int(scroller.scroll_y) + index * CARD_HEIGHT
+        scroller.scroll_to_region(Region(0, top, 1, CARD_HEIGHT), animate=False, immediate=True)
 
 
-def _safe_id(call_id: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in call_id)
+def _bar_style(record: ToolCallRecord, selected: bool) -> str:
+    if selected:
+        return "bold #ffa62b"
+    return {
+        "invalid": "red", "error": "red", "denied": "magenta", "aborted": "#ff8700",
+        "running": "cyan", "after_hook": "cyan", "awaiting_approval": "magenta", "paused": "yellow",
+        "done": "green",
+    }.get(record.stage, "grey50")
+
+
+def _second_line(record: ToolCallRecord) -> Text:
+    text = Text(no_wrap=True, overflow="ellipsis")
+    if record.stage == "invalid" and record.arg_error:
+        text.append("↳ " + one_line(record.arg_error, 200), style="red")
+    elif record.result is not None:
+        result = record.result_text
+        text.append("↳ " + (one_line(result, 200) or "(no text)"), style="red" if record.is_error else "dim")
+        lines = result.count("\n") + 1 if result.strip() else 0
+        if lines > 1:
+            text.append(f"  ({lines} lines)", style="dim italic")
+    elif record.output:
+        last = record.output.rstrip().splitlines()[-1] if record.output.strip() else ""
+        text.append("… " + one_line(last, 200), style="cyan")
+    elif record.stage == "awaiting_approval":
+        text.append("↳ waiting for your decision", style="magenta")
+    elif record.stage == "paused":
+        text.append("↳ paused before it runs", style="yellow")
+    return text

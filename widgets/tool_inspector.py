@@ -126,6 +126,11 @@ class ToolInspector(VerticalScroll):
         self._events(record)
         if first:
             self.scroll_home(animate=False)
+            if record.failed_stage is not None:
+                # on a small screen the failing stage may be below the fold: show it
+                pane = {"parse": "raw", "lookup": "parsed", "prepare": "prepared"}.get(record.failed_stage, "validated")
+                target = self.query_one(f"#stage-{pane}", StagePane)
+                self.call_after_refresh(target.scroll_visible, animate=False, top=False)
 
     # -- sections --------------------------------------------------------------------
 

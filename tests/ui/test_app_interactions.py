@@ -8,7 +8,7 @@ from ui_helpers import scenario_of, wait_for
 
 from widgets.inject_modal import InjectResultModal
 from widgets.pause_banner import PauseBanner
-from widgets.tool_card import ToolCallCard
+from widgets.tool_card import ToolBatchView
 from workbench.agent import ToolResultMessage, UserMessage, tool
 
 TWO_READS = [
@@ -66,16 +66,17 @@ async def test_selecting_a_card_shows_it_in_the_inspector(make_test_app) -> None
         app.prompt_bar.input.value = "go"
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.view_state.run_state == "finished")
-        cards = app.timeline.cards()
-        assert [c.record.name for c in cards] == ["read_file", "list_directory"]
+        batch = app.timeline.batches()[0]
+        assert [r.name for r in batch.records] == ["read_file", "list_directory"]
         assert app.inspector.record.name == "list_directory"  # follows the newest call
-        await pilot.click(cards[0])
+        await pilot.click(batch, offset=(5, 0))  # the first card's first line
         await pilot.pause()
         assert app.inspector.record.name == "read_file"
-        assert cards[0].has_class("-selected") and not cards[1].has_class("-selected")
+        assert batch.selected_id == batch.records[0].id
         await pilot.press("down")
         await pilot.pause()
         assert app.inspector.record.name == "list_directory"
+        assert batch.selected_id == batch.records[1].id
         result = str(app.inspector.query_one("#sec-result .body", Static).render())
         assert "a.txt" in result
 
@@ -121,11 +122,11 @@ async def test_untrusted_text_is_shown_literally(make_test_app) -> None:
         app.prompt_bar.input.value = nasty
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.view_state.run_state == "finished")
-        card = app.query_one(ToolCallCard)
-        rendered = "".join(segment.text for segment in card.render_lines(card.region.reset_offset)[0])
+        batch = app.query_one(ToolBatchView)
+        rendered = "".join(segment.text for segment in batch.render_lines(batch.region.reset_offset)[0])
         assert "[bold red]not markup[/]" in rendered
         assert "\x1b" not in rendered
         user = str(app.timeline.query("UserView").first().render())
         assert "[bold red]not markup[/]" in user and "␛[31m" in user and "\x1b" not in user
-        text = app.timeline.query("AssistantView Markdown").first()._wb_text
+        text = app.timeline.query("MarkdownText").first().text
         assert "␛[31m" in text and "\x1b" not in text
