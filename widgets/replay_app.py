@@ -3,10 +3,14 @@
 The screen is the live one (the same Timeline, ToolInspector, StatusBar and
 PauseBanner) and the state shown at position N is `fold(events[:N])`, the fold the
 live app runs, so replay shows exactly what the live screen showed after event N.
-Stepping forward folds one more event into the current state; stepping back folds
-again from the start (about 1.5 µs an event: 15 ms for 10,000 events, which is why
-there are no checkpoints). Drawing is coalesced to once a frame, so holding a key
-moves fast even on a long session.
+
+Stepping forward folds one more event into the current state. Stepping back folds
+again from the start: 2-3 µs an event, about 30 ms at 10,000 events. Checkpoints
+would not help, since copying a state costs as much as folding it again. Building
+the timeline's widgets again is the slow part (a second or more for a long
+session), so `rebase` moves the earlier state into the objects already on screen,
+and only what changed is redrawn. Drawing never runs twice at once: keys pressed
+while a drawing is laid out end in one more drawing.
 
 Fork (key f) leaves the replay and opens the live app on the transcript up to the
 end of the current turn, with the recorded scenario or another model, recording
@@ -16,7 +20,6 @@ into a new session file that names its parent (`workbench.sessions.fork`).
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -37,27 +40,17 @@ from widgets.timeline import Timeline
 from widgets.tool_card import ToolBatchView
 from widgets.tool_inspector import ToolInspector
 from workbench.sanitize import literal
-from workbench.sessions.fork import ForkPoint, fork_point, scenario_of
+from workbench.sessions.fork import (
+    ForkChoice,
+    ForkPoint,
+    ForkRequest,
+    fork_choices,
+    fork_options,
+)
 from workbench.sessions.history import MarkKind, Marks, first_prompt, fork_cut, needs_continue
 from workbench.sessions.reader import Session
+from workbench.sessions.rebase import rebase
 from workbench.view.fold import ViewState, fold
-
-
-@dataclass(frozen=True)
-class ForkChoice:
-    """A model a fork can continue with."""
-
-    label: str
-    settings: Any = None
-    """OpenAI-compatible settings; None runs the recorded scripted scenario."""
-
-
-@dataclass(frozen=True)
-class ForkRequest:
-    """What the replay app returns when the user forks."""
-
-    turn: int
-    choice: ForkChoice
 
 
 class ForkModal(ModalScreen[ForkChoice | None]):
@@ -66,7 +59,10 @@ class ForkModal(ModalScreen[ForkChoice | None]):
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Back to replay")]
     DEFAULT_CSS = """
     ForkModal { align: center middle; }
-    ForkModal > Vertical { width: 80%; max-width: 90; height: auto; border: thick $accent; background: $surface; padding: 1 2; }
+    ForkModal > Vertical {
+        width: 80%; max-width: 90; height: auto;
+        border: thick $accent; background: $surface; padding: 1 2;
+    }
     ForkModal OptionList { height: auto; max-height: 8; margin: 1 0; }
     ForkModal .hint { color: $text-muted; }
     """
@@ -103,11 +99,15 @@ class ReplayApp(App[ForkRequest | None]):
         Binding("right", "step(1)", "Event", key_display="←→", priority=True),
         Binding("left", "step(-1)", "Previous event", show=False, priority=True),
         Binding("right_square_bracket", "jump('turn', 1)", "Turn", key_display="[]", priority=True),
-        Binding("left_square_bracket", "jump('turn', -1)", "Previous turn", show=False, priority=True),
+        Binding(
+            "left_square_bracket", "jump('turn', -1)", "Previous turn", show=False, priority=True
+        ),
         Binding("full_stop", "jump('call', 1)", "Call", key_display=",.", priority=True),
         Binding("comma", "jump('call', -1)", "Previous call", show=False, priority=True),
         Binding("d", "jump('decision', 1)", "Decision", key_display="dD", priority=True),
-        Binding("D,shift+d", "jump('decision', -1)", "Previous decision", show=False, priority=True),
+        Binding(
+            "D,shift+d", "jump('decision', -1)", "Previous decision", show=False, priority=True
+        ),
         Binding("e", "jump('error', 1)", "Error", key_display="eE", priority=True),
         Binding("E,shift+e", "jump('error', -1)", "Previous error", show=False, priority=True),
         Binding("home", "goto(0)", "Start", show=False, priority=True),
@@ -136,7 +136,10 @@ class ReplayApp(App[ForkRequest | None]):
         self.labels = {t.name: t.label or t.name for t in header.tools}
         self.descriptions = {t.name: t.description for t in header.tools}
         self._start_at = len(self.events) if at is None else max(0, min(at, len(self.events)))
-        self._render_pending = False
+        self._render_busy = False
+        self._render_again = False
+        self.rendered_position = -1
+        """The position the screen shows (it lags `position` while keys are held)."""
         self.sub_title = f"{literal(session.path.name)} · {header.model.provider}:{header.model.id}"
 
     # -- layout ------------------------------------------------------------------------
@@ -167,7 +170,9 @@ class ReplayApp(App[ForkRequest | None]):
         self.screen_stack[0].query_one(StatusBar).mode = "replay"
         empty = self.timeline.query(".empty")
         if empty:
-            empty.first(Static).update("Nothing yet at this point of the session (→ steps forward).")
+            empty.first(Static).update(
+                "Nothing yet at this point of the session (→ steps forward)."
+            )
         for warning in self.session.warnings:
             self.notify(warning, severity="warning", timeout=6, markup=False)
         self.goto(self._start_at)
@@ -184,8 +189,10 @@ class ReplayApp(App[ForkRequest | None]):
         position = max(0, min(position, len(self.events)))
         if position >= self.position:
             fold(self.events[self.position : position], self.view_state)
-        else:  # a fold only goes forward: start again
-            self.view_state = fold(self.events[:position])
+        else:  # a fold only goes forward: start again, then keep the objects on screen
+            state = fold(self.events[:position])
+            if not rebase(self.view_state, state):
+                self.view_state = state  # the timeline starts afresh
         self.position = position
         event = self.events[position - 1] if position else None
         call_id = getattr(event, "tool_call_id", None)
@@ -193,16 +200,25 @@ class ReplayApp(App[ForkRequest | None]):
             self.selected_id = call_id
         elif self.selected_id not in self.view_state.calls:
             self.selected_id = self.view_state.latest_call_id
-        if not self._render_pending:
-            self._render_pending = True
-            self.call_after_refresh(self._render)
+        self._request_render()
+
+    def _request_render(self) -> None:
+        """Draw now, or, while a drawing is still being laid out, once more after it.
+
+        Drawing a long session's timeline can take a while; keys pressed meanwhile
+        (a held arrow) move the position and end up in one drawing, not one each.
+        """
+        if self._render_busy:
+            self._render_again = True
+            return
+        self._render_busy = True
+        self.call_after_refresh(self._render)
 
     def _now(self) -> float:
-        """"Now" on the replayed screen: the time of the event just applied."""
+        """ "Now" on the replayed screen: the time of the event just applied."""
         return self.view_state.last_timestamp
 
     def _render(self) -> None:
-        self._render_pending = False
         if self._closing or self._closed:
             return
         state = self.view_state
@@ -216,9 +232,25 @@ class ReplayApp(App[ForkRequest | None]):
         main.query_one(PauseBanner).show(state.pause, self.labels)
         event = self.events[self.position - 1] if self.position else None
         first = self.events[0].timestamp if self.events else 0.0
-        self.scrubber.show(self.position, event, state.turn, (event.timestamp - first) if event else 0.0)
+        self.scrubber.show(
+            self.position, event, state.turn, (event.timestamp - first) if event else 0.0
+        )
         if record is not None:
             self.call_after_refresh(self.timeline.show_call, record.id)
+        self.rendered_position = self.position
+        self.call_after_refresh(self._rendered)
+
+    def _rendered(self) -> None:
+        """The screen has laid out and painted the drawing: draw again if keys moved on."""
+        self._render_busy = False
+        if self._render_again:
+            self._render_again = False
+            self._request_render()
+
+    @property
+    def settled(self) -> bool:
+        """The screen shows the current position and no drawing is under way."""
+        return not self._render_busy and self.rendered_position == self.position
 
     def action_step(self, delta: int) -> None:
         self.goto(self.position + delta)
@@ -231,7 +263,8 @@ class ReplayApp(App[ForkRequest | None]):
 
     def action_jump(self, kind: MarkKind, direction: int) -> None:
         target = (
-            self.marks.next(kind, self.position) if direction > 0
+            self.marks.next(kind, self.position)
+            if direction > 0
             else self.marks.previous(kind, self.position)
         )
         if target is None:
@@ -255,15 +288,18 @@ class ReplayApp(App[ForkRequest | None]):
         if not self.fork_choices:
             self.notify(
                 "No model to fork with: the session has no scenario; pass --base-url/--model "
-                "(or --profile) to `workbench replay`.", severity="warning", markup=False,
+                "(or --profile) to `workbench replay`.",
+                severity="warning",
+                markup=False,
             )
             return
         cut, turn = fork_cut(self.events, self.marks.turn_at(self.position))
         title = Text("Fork: ", style="bold")
         title.append(
             f"continue live after turn {turn} (events 1–{cut} copied into a new session that "
-            "names this one as its parent), with:" if turn else
-            "start again from the first prompt, in a new session that names this one, with:"
+            "names this one as its parent), with:"
+            if turn
+            else "start again from the first prompt, in a new session that names this one, with:"
         )
 
         def chosen(choice: ForkChoice | None) -> None:
@@ -289,8 +325,11 @@ class ForkedApp(WorkbenchApp):
     def on_mount(self) -> None:  # WorkbenchApp.on_mount runs too (Textual calls both)
         parent = Path(self.fork.parent.path).name
         where = self.runtime.session_path.name if self.runtime.session_path else "nowhere"
-        self.notify(f"Forked {parent} after turn {self.fork.parent.turn}; recording to {where}",
-                    timeout=6, markup=False)
+        self.notify(
+            f"Forked {parent} after turn {self.fork.parent.turn}; recording to {where}",
+            timeout=6,
+            markup=False,
+        )
         if needs_continue(self.agent.state.messages):
             self.call_after_refresh(self._continue_fork)
 
@@ -304,50 +343,6 @@ class ForkedApp(WorkbenchApp):
 # -- the command ---------------------------------------------------------------------
 
 
-def fork_choices(session: Session, flag_settings: Any) -> list[ForkChoice]:
-    """The models a fork of `session` can use: flags first, then what was recorded."""
-    import os
-
-    from workbench.providers.settings import OpenAISettings
-
-    choices: list[ForkChoice] = []
-    if flag_settings is not None:
-        choices.append(ForkChoice(
-            f"{flag_settings.model} at {flag_settings.base_url} (from the command line)", flag_settings
-        ))
-    header = session.header
-    if header.scenario_data is not None:
-        choices.append(ForkChoice(f"the recorded scenario: {header.scenario} (scripted, offline)"))
-    elif header.model.base_url and header.model.provider == "openai":
-        key = os.environ.get("OPENAI_API_KEY")
-        settings = OpenAISettings(model=header.model.id, base_url=header.model.base_url, api_key=key)
-        choices.append(ForkChoice(
-            f"the recorded model: {header.model.id} at {header.model.base_url}"
-            f" (key: {'$OPENAI_API_KEY' if key else 'none'})", settings
-        ))
-    return choices
-
-
-def fork_options(session: Session, request: ForkRequest, args: Any) -> Any:
-    """The RunOptions of a fork: its model, workspace, history and new session file."""
-    from workbench.cli.args import pace_of
-    from workbench.runtime import RunOptions
-
-    scenario = scenario_of(session)
-    workspace = args.workspace
-    recorded = Path(session.header.workspace) if session.header.workspace else None
-    if workspace is None and recorded is not None and recorded.is_dir():
-        workspace = recorded
-    return RunOptions(
-        scenario=scenario if scenario is not None else "demo",
-        workspace=workspace,
-        pace=pace_of(args.pace, headless=False),
-        provider_settings=request.choice.settings,
-        session=args.session,
-        fork=fork_point(session, request.turn),
-    )
-
-
 def replay_main(argv: list[str]) -> int:
     """`workbench replay FILE [--at N] [fork options]`."""
     from workbench.providers.settings import settings_from_args
@@ -359,17 +354,23 @@ def replay_main(argv: list[str]) -> int:
     if session is None:
         return EXIT_USAGE
     if args.at is not None and not 0 <= args.at <= len(session.events):
-        print(f"workbench replay: --at {args.at} is outside 0..{len(session.events)}", file=sys.stderr)
+        print(
+            f"workbench replay: --at {args.at} is outside 0..{len(session.events)}", file=sys.stderr
+        )
         return EXIT_USAGE
     try:
         flag_settings = settings_from_args(args)
     except ValueError as exc:
         print(f"workbench replay: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    request = ReplayApp(session, at=args.at, fork_choices=fork_choices(session, flag_settings)).run()
+    request = ReplayApp(
+        session, at=args.at, fork_choices=fork_choices(session, flag_settings)
+    ).run()
     if not isinstance(request, ForkRequest):
         return 0
-    options = fork_options(session, request, args)
+    options = fork_options(
+        session, request, workspace=args.workspace, pace=args.pace, session_path=args.session
+    )
     try:
         runtime = build_runtime(options)
     except (OSError, ValueError) as exc:

@@ -27,7 +27,11 @@ def describe(event: Any) -> str:
         return f"{ame.type} #{ame.content_index}"
     if kind in ("message_start", "message_end"):
         message = event.message
-        extra = f" ({message.stop_reason})" if message.role == "assistant" and kind == "message_end" else ""
+        extra = (
+            f" ({message.stop_reason})"
+            if message.role == "assistant" and kind == "message_end"
+            else ""
+        )
         return f"{message.role}{extra}"
     if kind == "permission_decision":
         return f"{event.decision} {one_line(name or '', 30)} by {event.decided_by}"
@@ -38,7 +42,7 @@ def describe(event: Any) -> str:
     if name and call:
         return f"{one_line(name, 30)} {one_line(call, 30)}"
     if kind == "step_paused":
-        return event.point
+        return str(event.point)
     return ""
 
 

@@ -16,10 +16,13 @@ READ_A = {
     "prompt": "what is in a.txt?",
     "workspace_files": {"a.txt": "alpha\n"},
     "turns": [
-        {"text": "Reading it.", "tool_calls": [
-            {"name": "read_file", "arguments": {"path": "a.txt"}},
-            {"name": "list_directory", "arguments": {"path": "."}},
-        ]},
+        {
+            "text": "Reading it.",
+            "tool_calls": [
+                {"name": "read_file", "arguments": {"path": "a.txt"}},
+                {"name": "list_directory", "arguments": {"path": "."}},
+            ],
+        },
         {"text": "It says alpha."},
     ],
 }
@@ -29,15 +32,15 @@ def scenario(data: dict[str, Any] | str = "demo") -> Scenario:
     return Scenario.load(data) if isinstance(data, str) else Scenario.model_validate(data)
 
 
-def runtime_for(
-    workspace: Path, data: dict[str, Any] | str = "demo", **options: Any
-) -> Runtime:
+def runtime_for(workspace: Path, data: dict[str, Any] | str = "demo", **options: Any) -> Runtime:
     """A recording runtime on `data` in `workspace` (seeded), approving everything."""
     loaded = scenario(data)
     seed(workspace, loaded.workspace_files)
     options.setdefault("approve", "all")
     return build_runtime(
-        RunOptions(scenario=loaded, workspace=workspace, pace=math.inf, tool_abort_grace=0.2, **options)
+        RunOptions(
+            scenario=loaded, workspace=workspace, pace=math.inf, tool_abort_grace=0.2, **options
+        )
     )
 
 

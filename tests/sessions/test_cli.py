@@ -17,8 +17,13 @@ def test_help_lists_the_session_flags_and_subcommands(capsys: pytest.CaptureFixt
     with pytest.raises(SystemExit):
         main(["--help"])
     out = capsys.readouterr().out
-    for text in ("--session FILE", "--no-record", "workbench replay FILE", "workbench rerun FILE",
-                 "workbench export FILE --format md|json"):
+    for text in (
+        "--session FILE",
+        "--no-record",
+        "workbench replay FILE",
+        "workbench rerun FILE",
+        "workbench export FILE --format md|json",
+    ):
         assert text in " ".join(out.split()), text
     for command in ("replay", "rerun", "export"):
         with pytest.raises(SystemExit) as exc:
@@ -42,7 +47,10 @@ def test_bad_session_files_give_one_line_and_exit_2(
 def test_headless_records_and_says_where(tmp_path: Path, sessions_dir: Path) -> None:
     run = subprocess.run(
         [sys.executable, "-m", "workbench", "--headless", "--approve", "all", "--scenario", "demo"],
-        capture_output=True, text=True, cwd=tmp_path, timeout=60,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
         env={**__import__("os").environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
     )
     assert run.returncode == 0, run.stderr
@@ -61,5 +69,7 @@ def test_an_existing_session_file_is_a_one_line_error(
 
 
 def test_no_record_records_nothing(tmp_path: Path, sessions_dir: Path) -> None:
-    assert main(["--headless", "--approve", "all", "--no-record", "--workspace", str(tmp_path)]) == 0
+    assert (
+        main(["--headless", "--approve", "all", "--no-record", "--workspace", str(tmp_path)]) == 0
+    )
     assert not sessions_dir.exists()

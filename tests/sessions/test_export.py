@@ -9,7 +9,13 @@ import pytest
 from session_helpers import record_run
 
 from workbench.__main__ import main
-from workbench.agent import AgentStartEvent, AssistantMessage, MessageEndEvent, ToolCall, UserMessage
+from workbench.agent import (
+    AgentStartEvent,
+    AssistantMessage,
+    MessageEndEvent,
+    ToolCall,
+    UserMessage,
+)
 from workbench.sessions import Recorder, build_header, read_session
 from workbench.sessions.export import to_json, to_markdown
 
@@ -37,7 +43,8 @@ def test_markdown_has_every_turn_call_arguments_and_result(demo_session: Path) -
     assert "OK: apiBaseUrl = http://127.0.0.1:11434/v1, model = gpt-4o-mini" in md
     assert "Result (error):\n\n```text\nTool web_search not found\n```" in md
     # the malformed arguments are shown exactly as the model sent them
-    assert 'as the model sent them (not a JSON object):\n\n```text\n{"pattern": "apiBaseUrl", "path": "."\n```' in md
+    raw = '{"pattern": "apiBaseUrl", "path": "."'
+    assert f"as the model sent them (not a JSON object):\n\n```text\n{raw}\n```" in md
     assert "Permission: **allow** (by policy" in md
     assert "*Thinking:*" in md and "> The user wants to know" in md
 

@@ -20,9 +20,23 @@ def test_kill_9_mid_run_then_read_and_replay(tmp_path: Path) -> None:
     session = tmp_path / "killed.jsonl"
     # The demo at 300 characters a second takes several seconds; the check script sleeps too.
     proc = subprocess.Popen(
-        [sys.executable, "-m", "workbench", "--headless", "--approve", "all", "--pace", "300",
-         "--session", str(session), "--workspace", str(tmp_path)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=tmp_path,
+        [
+            sys.executable,
+            "-m",
+            "workbench",
+            "--headless",
+            "--approve",
+            "all",
+            "--pace",
+            "300",
+            "--session",
+            str(session),
+            "--workspace",
+            str(tmp_path),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
     )
     try:

@@ -34,19 +34,29 @@ async def test_the_demo_recorded_compactly_folds_to_the_live_state(tmp_path: Pat
     assert session.warnings == [] and not session.torn
     assert len(session.events) == live.event_count == runtime.recorder.events_written
     assert fold(session.events) == live
-    updates = [line for line in lines_of(runtime.session_path)[1:] if line["event"]["type"] == "message_update"]
+    updates = [
+        line
+        for line in lines_of(runtime.session_path)[1:]
+        if line["event"]["type"] == "message_update"
+    ]
     assert updates and all("message" not in u["event"] for u in updates)
     assert all("partial" not in u["event"]["assistant_message_event"] for u in updates)
-    starts = [u for u in updates if u["event"]["assistant_message_event"]["type"] == "toolcall_start"]
+    starts = [
+        u for u in updates if u["event"]["assistant_message_event"]["type"] == "toolcall_start"
+    ]
     assert {s["block"]["id"] for s in starts} == set(live.calls)
     # The rebuilt streamed message is a whole, valid event again, equal to the final reply.
     update = next(e for e in session.events if e.type == "message_update")
-    end = next(e for e in session.events if e.type == "message_end" and e.message.role == "assistant")
+    end = next(
+        e for e in session.events if e.type == "message_end" and e.message.role == "assistant"
+    )
     assert update.message.content == end.message.content
     assert runtime.recorder.bytes_written < 150_000  # about 350 bytes an event
 
 
-async def test_the_replayed_state_at_every_event_is_the_live_state_at_that_event(tmp_path: Path) -> None:
+async def test_the_replayed_state_at_every_event_is_the_live_state_at_that_event(
+    tmp_path: Path,
+) -> None:
     import copy
 
     from workbench.view.fold import ViewState
@@ -68,7 +78,9 @@ async def test_the_replayed_state_at_every_event_is_the_live_state_at_that_event
         assert replayed == expected, f"differs after event {n} ({event.type})"
 
 
-async def test_lines_carry_sequence_numbers_and_times_and_the_header_what_ran(tmp_path: Path) -> None:
+async def test_lines_carry_sequence_numbers_and_times_and_the_header_what_ran(
+    tmp_path: Path,
+) -> None:
     runtime, _live = await record_run(tmp_path / "ws", READ_A)
     header, *lines = lines_of(runtime.session_path)
     assert [line["seq"] for line in lines] == list(range(1, len(lines) + 1))
@@ -85,7 +97,9 @@ def test_the_header_never_holds_a_key(tmp_path: Path) -> None:
     settings = OpenAISettings(
         model="gpt-x", base_url="http://127.0.0.1:9/v1", api_key="sk-SECRET-do-not-write"
     )
-    runtime = build_runtime(RunOptions(provider_settings=settings, workspace=tmp_path, session=tmp_path / "s.jsonl"))
+    runtime = build_runtime(
+        RunOptions(provider_settings=settings, workspace=tmp_path, session=tmp_path / "s.jsonl")
+    )
     header = runtime.recorder.header.model_dump_json()
     assert "SECRET" not in header and '"base_url":"http://127.0.0.1:9/v1"' in header
     assert runtime.recorder.header.scenario is None
@@ -97,10 +111,15 @@ async def test_a_live_model_session_holds_no_key_or_auth_header(tmp_path: Path) 
     with ChatServer() as server:
         server.script(stream_reply([*text_chunks("Hi there.", 2), finish("stop")]))
         settings = OpenAISettings(
-            model="test-model", base_url=server.url, api_key="sk-SECRET-do-not-write", max_retries=0,
+            model="test-model",
+            base_url=server.url,
+            api_key="sk-SECRET-do-not-write",
+            max_retries=0,
             extra_headers={"X-Trace": "t1"},
         )
-        runtime = build_runtime(RunOptions(provider_settings=settings, workspace=tmp_path, approve="all"))
+        runtime = build_runtime(
+            RunOptions(provider_settings=settings, workspace=tmp_path, approve="all")
+        )
         await runtime.agent.prompt("hello")
     text = runtime.session_path.read_text()
     assert "SECRET" not in text and "Bearer" not in text
@@ -109,7 +128,9 @@ async def test_a_live_model_session_holds_no_key_or_auth_header(tmp_path: Path) 
     assert session.events[-1].messages[-1].content[0].text == "Hi there."
 
 
-def test_recording_is_lazy_by_default_and_can_be_turned_off(tmp_path: Path, sessions_dir: Path) -> None:
+def test_recording_is_lazy_by_default_and_can_be_turned_off(
+    tmp_path: Path, sessions_dir: Path
+) -> None:
     runtime = runtime_for(tmp_path / "ws")
     assert runtime.session_path is not None and runtime.session_path.parent == sessions_dir
     assert runtime.session_path.name.endswith("-demo.jsonl") and not runtime.session_path.exists()
@@ -127,7 +148,9 @@ def test_an_existing_session_file_is_never_overwritten(tmp_path: Path) -> None:
 def test_a_failing_write_never_raises_and_stops_the_recording(tmp_path: Path) -> None:
     from workbench.agent import Model
 
-    recorder = Recorder.open(tmp_path / "s.jsonl", build_header(model=Model(id="m"), tools=[], workspace=tmp_path))
+    recorder = Recorder.open(
+        tmp_path / "s.jsonl", build_header(model=Model(id="m"), tools=[], workspace=tmp_path)
+    )
     recorder(AgentStartEvent())
     recorder(object())  # not an event: serialising it fails
     recorder(TurnStartEvent())
@@ -162,8 +185,12 @@ def header_dict(**changes: object) -> dict:
 
 
 def test_a_newer_format_version_gets_a_clear_error(tmp_path: Path) -> None:
-    path = write_session(tmp_path / "s.jsonl", header_dict(version=FORMAT_VERSION + 1, workbench_version="9.0"))
-    with pytest.raises(SessionError, match=r"format version 2 \(written by workbench 9\.0\).*upgrade"):
+    path = write_session(
+        tmp_path / "s.jsonl", header_dict(version=FORMAT_VERSION + 1, workbench_version="9.0")
+    )
+    with pytest.raises(
+        SessionError, match=r"format version 2 \(written by workbench 9\.0\).*upgrade"
+    ):
         read_session(path)
     for bad in ("1", 0, None):
         write_session(path, header_dict(version=bad))
@@ -186,14 +213,24 @@ def test_files_that_are_not_sessions_get_one_line_errors(tmp_path: Path) -> None
         read_session(tmp_path / "missing.jsonl")
 
 
-def test_a_bad_line_in_the_middle_is_an_error_and_an_unknown_event_type_a_warning(tmp_path: Path) -> None:
+def test_a_bad_line_in_the_middle_is_an_error_and_an_unknown_event_type_a_warning(
+    tmp_path: Path,
+) -> None:
     good = encode(1, 0.0, AgentStartEvent())
     unknown = b'{"seq":2,"ts":0,"event":{"type":"from_the_future","timestamp":1}}\n'
-    path = write_session(tmp_path / "s.jsonl", header_dict(), good, unknown, encode(3, 0.0, TurnStartEvent()))
+    path = write_session(
+        tmp_path / "s.jsonl", header_dict(), good, unknown, encode(3, 0.0, TurnStartEvent())
+    )
     session = read_session(path)
     assert [e.type for e in session.events] == ["agent_start", "turn_start"]
     assert "unknown event type 'from_the_future'" in session.warnings[0]
-    write_session(path, header_dict(), good, b'{"seq":2,"ts":0,"event":{"type":"turn_start","timestamp":"x"}}\n', good)
+    write_session(
+        path,
+        header_dict(),
+        good,
+        b'{"seq":2,"ts":0,"event":{"type":"turn_start","timestamp":"x"}}\n',
+        good,
+    )
     with pytest.raises(SessionError, match=r"s\.jsonl:3: not a valid event line"):
         read_session(path)
 

@@ -4,20 +4,28 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import anyio
 from session_helpers import READ_A, record_run, scenario
 
 from widgets.app import make_app
-from widgets.replay_app import ForkChoice, ForkedApp, ForkModal, ForkRequest, ReplayApp, fork_options
+from widgets.replay_app import ForkedApp, ForkModal, ReplayApp
+from widgets.timeline import AssistantView
 from workbench.runtime import RunOptions, build_runtime
 from workbench.sessions import read_session
+from workbench.sessions.fork import ForkChoice, ForkRequest, fork_options
+from workbench.sessions.rebase import rebase
 from workbench.view.fold import fold
 from workbench.workspace import seed
 
 SIZE = (120, 40)
+
+
+async def press(pilot: Any, *keys: str) -> None:
+    """Press keys, then wait until the replay screen shows where they led."""
+    await pilot.press(*keys)
+    await wait_for(pilot, lambda: pilot.app.settled)
 
 
 async def wait_for(pilot: Any, condition: Any, timeout: float = 15.0) -> None:
@@ -32,40 +40,37 @@ async def test_scrub_keys_move_the_timeline_and_the_inspector(tmp_path: Path) ->
     session = read_session(runtime.session_path)
     app = ReplayApp(session, at=0)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await wait_for(pilot, lambda: app.settled)
         assert app.position == 0 and app.inspector.record is None and app.scrubber.position == 0
-        await pilot.press("right_square_bracket")  # the first turn starts
-        await pilot.pause()
+        await press(pilot, "right_square_bracket")  # the first turn starts
         assert app.events[app.position - 1].type == "turn_start" and app.view_state.turn == 1
-        await pilot.press("full_stop")  # the first tool call's preflight
-        await pilot.pause()
+        await press(pilot, "full_stop")  # the first tool call's preflight
         assert app.selected_id == "call_1_1" and app.inspector.record.id == "call_1_1"
         assert app.inspector.record.stage == "requested"
         at_start = app.position
-        await pilot.press("right", "right", "right")
-        await pilot.pause()
+        await press(pilot, "right", "right", "right")
         assert app.position == at_start + 3 and app.scrubber.position == app.position
         assert app.view_state == fold(session.events[: app.position])
-        await pilot.press("full_stop")
-        await pilot.pause()
+        await press(pilot, "full_stop")
         assert app.inspector.record.id == "call_1_2"
-        await pilot.press("comma")  # back: refolded from the start, the same state as forward
-        await pilot.pause()
+        await press(pilot, "comma")  # back: refolded from the start, the same state as forward
         assert app.inspector.record.id == "call_1_1" and app.position == at_start
         assert app.view_state == fold(session.events[:at_start])
-        await pilot.press("d")
-        await pilot.pause()
+        await press(pilot, "d")
         assert app.events[app.position - 1].type == "permission_decision"
         assert app.inspector.record.decision is not None
-        await pilot.press("end")
-        await pilot.pause()
+        await press(pilot, "end")
         assert app.position == len(session.events) and app.view_state.run_state == "finished"
         assert app.inspector.record.result_text and app.timeline.batches()
-        await pilot.press("left")
-        await pilot.pause()
+        await press(pilot, "left")  # one event back: the timeline follows in place
         assert app.position == len(session.events) - 1
-        await pilot.press("home")
-        await pilot.pause()
+        assert app.view_state == fold(session.events[: app.position])
+        views = list(app.timeline.query(AssistantView))
+        replies = [i for i in app.view_state.items if i.kind == "assistant"]
+        assert len(views) == len(replies)
+        assert all(v.item is i for v, i in zip(views, replies, strict=True))
+        assert all(v.rendered_rev == v.item.rev for v in views)
+        await press(pilot, "home")
         assert app.position == 0 and app.view_state.items == [] and not app.timeline.batches()
 
 
@@ -80,17 +85,15 @@ async def test_errors_jump_and_the_replayed_final_state_equals_the_live_app(tmp_
     session = read_session(live_app.runtime.session_path)
     app = ReplayApp(session)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await wait_for(pilot, lambda: app.settled)
         assert app.position == len(session.events)
         assert app.view_state == live_app.view_state
-        await pilot.press("home", "e")
-        await pilot.pause()
+        await press(pilot, "home", "e")
         first_error = app.events[app.position - 1]  # the search with malformed arguments
         assert first_error.type == "tool_arguments" and first_error.failed_stage == "parse"
         assert app.inspector.record.id == first_error.tool_call_id == "call_1_4"
         assert app.inspector.record.stage == "invalid"
-        await pilot.press("e", "E")
-        await pilot.pause()
+        await press(pilot, "e", "E")
         assert app.events[app.position - 1] is first_error
 
 
@@ -107,8 +110,9 @@ async def test_fork_continues_live_into_a_session_that_names_its_parent(tmp_path
         await wait_for(pilot, lambda: app.return_value is not None)
     request = app.return_value
     assert request == ForkRequest(1, choice)
-    args = SimpleNamespace(workspace=tmp_path / "ws", pace=0, session=tmp_path / "fork.jsonl")
-    options = fork_options(parent, request, args)
+    options = fork_options(
+        parent, request, workspace=tmp_path / "ws", pace=0, session_path=tmp_path / "fork.jsonl"
+    )
     assert options.fork.parent.turn == 1 and options.fork.messages[-1].role == "toolResult"
     forked = ForkedApp(build_runtime(options), options.fork, prefill="")
     async with forked.run_test(size=SIZE) as pilot:
@@ -124,3 +128,24 @@ async def test_fork_continues_live_into_a_session_that_names_its_parent(tmp_path
     assert fold(child.events) == forked.view_state
     texts = [m.text for m in (e.message for e in child.events[copied:] if e.type == "message_end")]
     assert texts == ["It says alpha."]  # the scenario's next turn, not a replay of turn 1
+
+
+async def test_going_back_keeps_the_objects_on_screen_and_equals_a_fresh_fold(
+    tmp_path: Path,
+) -> None:
+    runtime, _live = await record_run(tmp_path / "ws")
+    events = read_session(runtime.session_path).events
+    in_place = 0
+    for position in range(len(events), 0, -1):
+        shown = fold(events[:position])
+        items, calls = list(shown.items), dict(shown.calls)
+        if rebase(shown, fold(events[: position - 1])):
+            in_place += 1
+            assert shown == fold(events[: position - 1])
+            assert all(a is b for a, b in zip(shown.items, items, strict=False))
+            assert all(shown.calls[k] is calls[k] for k in shown.calls)
+            if shown._assistant is not None:
+                assert any(shown._assistant is item for item in shown.items)
+        else:  # it refused, and left the state alone
+            assert shown == fold(events[:position])
+    assert in_place > 0.8 * len(events)  # most steps back need no new widgets

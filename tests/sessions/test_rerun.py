@@ -14,7 +14,9 @@ from workbench.sessions.rerun import recorded_runs, rerun
 
 async def test_the_demo_reruns_with_every_result_the_same(tmp_path: Path) -> None:
     runtime, _live = await record_run(tmp_path / "ws")
-    report = await rerun(read_session(runtime.session_path), approve="all", workspace=_fresh(tmp_path))
+    report = await rerun(
+        read_session(runtime.session_path), approve="all", workspace=_fresh(tmp_path)
+    )
     assert [c.status for c in report.calls] == ["same"] * 9, [c.diff() for c in report.calls]
     assert not report.differs and report.warnings == []
 
@@ -65,10 +67,13 @@ TWO_RUNS = {
     **READ_A,
     "turns": [
         *READ_A["turns"],
-        {"text": "Again.", "tool_calls": [
-            {"name": "read_file", "arguments": {"path": "a.txt"}},
-            {"name": "list_directory", "arguments": {"path": "."}},
-        ]},
+        {
+            "text": "Again.",
+            "tool_calls": [
+                {"name": "read_file", "arguments": {"path": "a.txt"}},
+                {"name": "list_directory", "arguments": {"path": "."}},
+            ],
+        },
         {"text": "Noted."},
     ],
 }

@@ -36,15 +36,25 @@ def replay_parser() -> argparse.ArgumentParser:
     parser.add_argument("file", type=Path, metavar="FILE", help="a session file (.jsonl)")
     parser.add_argument("--at", type=int, metavar="N", help="open at event N (default: the last)")
     fork = parser.add_argument_group(
-        "fork", "What a fork (key f) runs on: the recorded scenario or endpoint, unless a model "
-        "endpoint is given below; recorded into a new session that names its parent."
+        "fork",
+        "What a fork (key f) runs on: the recorded scenario or endpoint, unless a model "
+        "endpoint is given below; recorded into a new session that names its parent.",
     )
-    fork.add_argument("--workspace", type=Path, metavar="DIR",
-                      help="where the fork's tools run (default: the recorded workspace if it "
-                      "still exists, else a fresh copy of the scenario's files)")
+    fork.add_argument(
+        "--workspace",
+        type=Path,
+        metavar="DIR",
+        help="where the fork's tools run (default: the recorded workspace if it "
+        "still exists, else a fresh copy of the scenario's files)",
+    )
     fork.add_argument("--session", type=Path, metavar="FILE", help="the fork's session file")
-    fork.add_argument("--pace", type=float, default=None, metavar="CPS",
-                      help="scripted streaming speed of the fork (0: instant; default 400)")
+    fork.add_argument(
+        "--pace",
+        type=float,
+        default=None,
+        metavar="CPS",
+        help="scripted streaming speed of the fork (0: instant; default 400)",
+    )
     add_provider_arguments(parser)
     return parser
 
@@ -57,15 +67,28 @@ def rerun_parser() -> argparse.ArgumentParser:
         "recording. Exit code: 0 all the same, 1 something differed, 2 bad input.",
     )
     parser.add_argument("file", type=Path, metavar="FILE", help="a session file (.jsonl)")
-    parser.add_argument("--workspace", type=Path, metavar="DIR",
-                        help="where the tools run (default: a fresh copy of the recorded "
-                        "scenario's files, else the recorded workspace)")
-    parser.add_argument("--approve", choices=["all", "none", "rules"], default="rules",
-                        help='how "ask" rules are answered (default: rules, only allow rules allow)')
+    parser.add_argument(
+        "--workspace",
+        type=Path,
+        metavar="DIR",
+        help="where the tools run (default: a fresh copy of the recorded "
+        "scenario's files, else the recorded workspace)",
+    )
+    parser.add_argument(
+        "--approve",
+        choices=["all", "none", "rules"],
+        default="rules",
+        help='how "ask" rules are answered (default: rules, only allow rules allow)',
+    )
     parser.add_argument("--rules", type=Path, metavar="FILE", help="rules file")
     for flag in ("allow", "ask", "deny"):
-        parser.add_argument(f"--{flag}", action="append", default=[], metavar="RULE",
-                            help=f"{flag} calls matching RULE (repeatable)")
+        parser.add_argument(
+            f"--{flag}",
+            action="append",
+            default=[],
+            metavar="RULE",
+            help=f"{flag} calls matching RULE (repeatable)",
+        )
     parser.add_argument("--session", type=Path, metavar="FILE", help="also record the re-run there")
     parser.add_argument("--quiet", action="store_true", help="print only calls that differ")
     return parser
@@ -79,7 +102,9 @@ def export_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("file", type=Path, metavar="FILE", help="a session file (.jsonl)")
     parser.add_argument("--format", choices=["md", "json"], required=True, help="md or json")
-    parser.add_argument("-o", "--output", type=Path, metavar="OUT", help="write here (default: stdout)")
+    parser.add_argument(
+        "-o", "--output", type=Path, metavar="OUT", help="write here (default: stdout)"
+    )
     return parser
 
 
@@ -109,7 +134,9 @@ def export_main(argv: list[str]) -> int:
     try:
         args.output.write_text(text, encoding="utf-8")
     except OSError as exc:
-        print(f"workbench export: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+        print(
+            f"workbench export: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr
+        )
         return EXIT_USAGE
     print(f"wrote {args.output} ({len(text.encode())} bytes)", file=sys.stderr)
     return 0
@@ -126,8 +153,14 @@ def rerun_main(argv: list[str]) -> int:
 
     async def go() -> RerunReport:
         return await rerun(
-            session, workspace=args.workspace, approve=args.approve, allow=args.allow,
-            ask=args.ask, deny=args.deny, rules_file=args.rules, record_to=args.session,
+            session,
+            workspace=args.workspace,
+            approve=args.approve,
+            allow=args.allow,
+            ask=args.ask,
+            deny=args.deny,
+            rules_file=args.rules,
+            record_to=args.session,
         )
 
     try:
@@ -140,19 +173,21 @@ def rerun_main(argv: list[str]) -> int:
     return EXIT_DIFFERS if report.differs else EXIT_SAME
 
 
-def report_lines(report: RerunReport, path: Path, approve: str, *, quiet: bool = False) -> list[str]:
+def report_lines(
+    report: RerunReport, path: Path, approve: str, *, quiet: bool = False
+) -> list[str]:
     """The re-run report as plain text lines (untrusted text made literal)."""
     marks = {"same": "✓", "differs": "✗", "missing": "✗", "extra": "✗", "skipped": "–"}
-    lines = [f"rerun of {literal(str(path))} in {literal(str(report.workspace))} (approve: {approve})"]
+    lines = [
+        f"rerun of {literal(str(path))} in {literal(str(report.workspace))} (approve: {approve})"
+    ]
     lines += [f"  ! {literal(w)}" for w in report.warnings]
     for call in report.calls:
         if quiet and call.status in ("same", "skipped"):
             continue
         note = f" ({one_line(call.note, 80)})" if call.note else ""
-        lines.append(
-            f"  {marks[call.status]} {literal(call.tool_call_id):<14} {literal(call.tool_name):<16} "
-            f"{call.status}{note}"
-        )
+        call_id, name = literal(call.tool_call_id), literal(call.tool_name)
+        lines.append(f"  {marks[call.status]} {call_id:<14} {name:<16} {call.status}{note}")
         if call.status == "differs":
             lines += [f"      {literal(d)}" for d in call.diff()]
         elif call.status in ("missing", "extra"):
@@ -160,7 +195,8 @@ def report_lines(report: RerunReport, path: Path, approve: str, *, quiet: bool =
             text = one_line(message.text, 100) if message else ""
             lines.append(f"      {'recorded' if call.recorded else 'now'}: {text}")
     counts = ", ".join(
-        f"{report.count(s)} {s}" for s in ("same", "differs", "missing", "extra", "skipped")
+        f"{report.count(s)} {s}"
+        for s in ("same", "differs", "missing", "extra", "skipped")
         if report.count(s)
     )
     verdict = "something differed" if report.differs else "every result is the same"

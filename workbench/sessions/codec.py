@@ -31,8 +31,8 @@ def encode(seq: int, ts: float, event: Any) -> bytes:
     """The line for `event` (newline included). Values JSON cannot hold become strings."""
     extra = ""
     if event.type == "message_update":
-        body = event.model_dump_json(exclude=_COMPACT, exclude_none=True, fallback=str)
         ame = event.assistant_message_event
+        body = event.model_dump_json(exclude=_COMPACT, exclude_none=True, fallback=str)
         if ame.type == "toolcall_start" and ame.content_index is not None:
             block = _block_at(ame.partial, ame.content_index) or _block_at(
                 event.message, ame.content_index

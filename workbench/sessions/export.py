@@ -51,13 +51,17 @@ def to_markdown(session: Session) -> str:
     out: list[str] = [f"# Session {literal(session.path.name)}", ""]
     created = datetime.fromtimestamp(header.created / 1000.0).strftime("%Y-%m-%d %H:%M:%S")
     model = header.model
-    out.append(f"- Model: `{literal(model.id)}` ({literal(model.provider)}"
-               + (f", {literal(model.base_url)})" if model.base_url else ")"))
+    out.append(
+        f"- Model: `{literal(model.id)}` ({literal(model.provider)}"
+        + (f", {literal(model.base_url)})" if model.base_url else ")")
+    )
     out.append(f"- Workspace: `{literal(header.workspace)}`")
     if header.scenario:
         out.append(f"- Scenario: {literal(header.scenario)}")
-    out.append(f"- Recorded: {created} with workbench {literal(header.workbench_version)}, "
-               f"{len(session.events)} events")
+    out.append(
+        f"- Recorded: {created} with workbench {literal(header.workbench_version)}, "
+        f"{len(session.events)} events"
+    )
     if header.parent:
         out.append(f"- Forked from `{literal(header.parent.path)}` after turn {header.parent.turn}")
     if header.tools:
@@ -94,7 +98,9 @@ def _body(events: list[Any]) -> list[str]:
 
 
 def _assistant(
-    message: AssistantMessage, results: dict[str, deque[ToolResultMessage]], decisions: dict[str, Any]
+    message: AssistantMessage,
+    results: dict[str, deque[ToolResultMessage]],
+    decisions: dict[str, Any],
 ) -> list[str]:
     out = ["", f"**Assistant** ({literal(message.model or 'model')}, stop: {message.stop_reason})"]
     for block in message.content:
@@ -119,7 +125,9 @@ def _call(call: ToolCall, result: ToolResultMessage | None, decision: Any) -> li
     else:
         out += _fenced(arguments, "json", "Arguments:")
     if decision is not None:
-        who = f"by {decision.decided_by}" + (f", rule `{literal(decision.rule)}`" if decision.rule else "")
+        who = f"by {decision.decided_by}" + (
+            f", rule `{literal(decision.rule)}`" if decision.rule else ""
+        )
         line = f"Permission: **{decision.decision}** ({who})"
         if decision.reason:
             line += f": {literal(decision.reason)}"

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from workbench import __version__
 from workbench.agent import AgentTool, Model
 
-FORMAT = "agent-workbench-session"
+FORMAT: Literal["agent-workbench-session"] = "agent-workbench-session"
 """The `format` field of every header line: what kind of file this is."""
 FORMAT_VERSION = 1
 """Bumped when a line's shape changes in a way an older reader would misread."""

@@ -86,11 +86,13 @@ def read_session(path: Path | str) -> Session:
             unknown = _unknown_type(raw)
             if unknown is not None:
                 session.warnings.append(
-                    f"{path.name}:{number + 1}: unknown event type {unknown!r} (a newer workbench?); "
-                    "skipped it"
+                    f"{path.name}:{number + 1}: unknown event type {unknown!r} "
+                    "(a newer workbench?); skipped it"
                 )
                 continue
-            raise SessionError(f"{path}:{number + 1}: not a valid event line: {_short(exc)}") from None
+            raise SessionError(
+                f"{path}:{number + 1}: not a valid event line: {_short(exc)}"
+            ) from None
         session.events.append(event)
         ts = line.get("ts")
         session.stamps.append(float(ts) if isinstance(ts, (int, float)) else 0.0)
@@ -104,7 +106,9 @@ def _header(path: Path, raw: bytes, *, complete: bool) -> SessionHeader:
         data = json.loads(raw)
     except ValueError:
         if not complete:
-            raise SessionError(f"{path} has no complete header line (cut off while starting)") from None
+            raise SessionError(
+                f"{path} has no complete header line (cut off while starting)"
+            ) from None
         raise SessionError(f"{path} is not a session file (its first line is not JSON)") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise SessionError(f"{path} is not an agent-workbench session file")

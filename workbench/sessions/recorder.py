@@ -104,7 +104,9 @@ class Recorder:
         try:
             if self._fd is None:
                 self._open()
-            line = encode(self.events_written + 1, time.time() * 1000.0 if ts is None else ts, event)
+            line = encode(
+                self.events_written + 1, time.time() * 1000.0 if ts is None else ts, event
+            )
             self._write(line)
             self.events_written += 1
         except Exception as exc:  # noqa: BLE001 - recording must never break a run
@@ -133,10 +135,9 @@ class Recorder:
 
     def _write(self, data: bytes) -> None:
         assert self._fd is not None
-        view = memoryview(data)
-        while view:
-            written = os.write(self._fd, view)
-            view = view[written:]
+        written = os.write(self._fd, data)
+        while written < len(data):  # a short write (rare): finish the line
+            written += os.write(self._fd, data[written:])
         self.bytes_written += len(data)
         if self.fsync:
             os.fsync(self._fd)

@@ -111,7 +111,9 @@ class RecordedModel:
         for event in events:
             yield event
         failed = reply.stop_reason in ("error", "aborted")
-        yield AssistantMessageEvent(type="error" if failed else "done", message=reply.model_copy(deep=True))
+        yield AssistantMessageEvent(
+            type="error" if failed else "done", message=reply.model_copy(deep=True)
+        )
 
 
 @dataclass
@@ -129,9 +131,7 @@ class CallOutcome:
         """A unified diff of the result text, then and now (at most `limit` lines)."""
         before = self.recorded.text.splitlines() if self.recorded else []
         after = self.now.text.splitlines() if self.now else []
-        lines = list(
-            difflib.unified_diff(before, after, "recorded", "now", n=context, lineterm="")
-        )
+        lines = list(difflib.unified_diff(before, after, "recorded", "now", n=context, lineterm=""))
         if self.recorded and self.now and self.recorded.is_error != self.now.is_error:
             lines.insert(0, f"is_error: {self.recorded.is_error} -> {self.now.is_error}")
         if len(lines) > limit:
@@ -237,9 +237,8 @@ async def rerun(
         elif header.workspace and Path(header.workspace).is_dir():
             workspace = Path(header.workspace)
         else:
-            raise ValueError(
-                f"the recorded workspace {header.workspace or '(none)'} is gone: pass --workspace DIR"
-            )
+            where = header.workspace or "(none)"
+            raise ValueError(f"the recorded workspace {where} is gone: pass --workspace DIR")
     report = RerunReport(workspace=workspace)
     tools = tools if tools is not None else builtin_tool_list(workspace)
     missing = sorted({t.name for t in header.tools} - {t.name for t in tools})
@@ -248,7 +247,9 @@ async def rerun(
     model = RecordedModel()
     agent = Agent(
         stream_fn=model,
-        model=Model(id=header.model.id, provider=header.model.provider, base_url=header.model.base_url),
+        model=Model(
+            id=header.model.id, provider=header.model.provider, base_url=header.model.base_url
+        ),
         system_prompt=header.system_prompt,
         tools=tools,
         tool_abort_grace=tool_abort_grace,
@@ -256,8 +257,13 @@ async def rerun(
     if record_to is not None:
         start_recording(agent, workspace=workspace, scenario=scenario, path=record_to)
     agent.before_tool_call = PermissionGate.for_workspace(
-        workspace, publish=agent.publish, policy=approve, allow=list(allow), ask=list(ask),
-        deny=list(deny), rules_file=rules_file,
+        workspace,
+        publish=agent.publish,
+        policy=approve,
+        allow=list(allow),
+        ask=list(ask),
+        deny=list(deny),
+        rules_file=rules_file,
     )
     now: list[ToolResultMessage] = []
 
@@ -268,8 +274,11 @@ async def rerun(
     agent.subscribe(collect)
     for number, run in enumerate(recorded_runs(session.events), 1):
         await _replay_run(agent, model, run, number, report)
-    recorded = [m for m in (e.message for e in session.events if e.type == "message_end")
-                if isinstance(m, ToolResultMessage)]
+    recorded = [
+        m
+        for m in (e.message for e in session.events if e.type == "message_end")
+        if isinstance(m, ToolResultMessage)
+    ]
     report.calls = compare(recorded, now)
     return report
 
