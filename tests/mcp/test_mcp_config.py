@@ -3,6 +3,7 @@ and rules / breakpoints that name a whole server (no server is started here)."""
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 
@@ -35,10 +36,11 @@ from workbench.stepper import Breakpoint
         ("docker run -i --rm mcp/github", "github"),
         ("/opt/tools/git__mcp", "git_mcp"),
         ("node", "node"),
+        ("python3 -c 'print(1)'", "python3"),
     ],
 )
 def test_names_come_from_what_the_command_runs(command: str, name: str) -> None:
-    assert name_for_command(command.split()) == name
+    assert name_for_command(shlex.split(command)) == name
 
 
 def test_url_names_and_uniqueness() -> None:
@@ -128,11 +130,11 @@ def test_cli_flags() -> None:
 
 def test_build_runtime_makes_an_unstarted_hub_only_when_asked(tmp_path: Path) -> None:
     scenario = Scenario.model_validate({"name": "s", "turns": [{"text": "hi"}]})
-    plain = build_runtime(RunOptions(scenario=scenario, workspace=tmp_path, record=False))
+    plain = build_runtime(RunOptions(scenario=scenario, workspace=tmp_path))
     assert plain.mcp is None
     runtime = build_runtime(
         RunOptions(
-            scenario=scenario, workspace=tmp_path, record=False,
+            scenario=scenario, workspace=tmp_path,
             mcp=[f"{sys.executable} server.py"], mcp_urls=["http://127.0.0.1:1/mcp"],
             mcp_servers=[McpServerConfig(name="server", url="http://127.0.0.1:2/mcp")],
         )

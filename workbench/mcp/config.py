@@ -105,13 +105,16 @@ def clean_name(name: str) -> str:
 
 def name_for_command(command: Sequence[str]) -> str:
     """`python servers/files.py` -> `files`; `npx -y @scope/server-git@1.0` -> `server-git`;
-    `python -m pkg.server` -> `server`; `/usr/bin/weather-mcp` -> `weather-mcp`."""
+    `python -m pkg.server` -> `server`; `/usr/bin/weather-mcp` -> `weather-mcp`;
+    `python -c CODE` -> `python`."""
     words = list(command) or ["mcp"]
     pick = words[0]
     if _is_launcher(pick):
         args = words[1:]
         if "-m" in args and args.index("-m") + 1 < len(args):
             return clean_name(args[args.index("-m") + 1].rsplit(".", 1)[-1])
+        if {"-c", "-e", "--eval"} & set(args):  # inline code: name it after the interpreter
+            return clean_name(PurePosixPath(pick).name)
         rest = [w for w in args if not w.startswith("-") and w not in _SUBCOMMANDS]
         pick = rest[0] if rest else pick
     stem = PurePosixPath(pick).name

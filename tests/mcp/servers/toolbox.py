@@ -3,9 +3,9 @@
 Tools: a nested schema (`place_order`), a slow tool that reports progress and
 records a cancellation (`slow_count`), one that fails (`fail`, an `isError`
 result), one that returns an image (`snapshot`) and one an embedded resource
-(`read_note`), one that answers with a JSON-RPC error (`protocol_error`), one that
-dies mid-call (`crash`) and one that writes garbage on
-the protocol stream (`garble`).
+(`read_note`), one that answers with a JSON-RPC error (`protocol_error`) and one
+that dies mid-call (`crash`). A server that answers garbage is `garbage.py`: this
+SDK keeps a tool's stray output off the protocol stream.
 
 Run: `python tests/mcp/servers/toolbox.py` (stdio), or with `--http PORT` for
 streamable HTTP on 127.0.0.1.
@@ -102,14 +102,6 @@ async def crash(after: float = 0.2) -> str:
     await anyio.sleep(after)
     print("toolbox: crashing on purpose", file=sys.stderr, flush=True)
     os._exit(3)
-
-
-@server.tool()
-async def garble() -> str:
-    """Writes a line that is not JSON-RPC onto stdout, then never answers."""
-    os.write(1, b"this is not json at all\n")
-    await anyio.sleep(3600)
-    return "unreachable"
 
 
 if __name__ == "__main__":

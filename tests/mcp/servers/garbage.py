@@ -1,0 +1,51 @@
+"""A hand-written stdio "MCP server" that answers garbage (the SDK would not let one).
+
+It completes the handshake and lists two tools, then misbehaves on every call:
+`noise` writes a line that is not JSON-RPC at all and never answers; `misshapen`
+answers with a result whose fields have the wrong types.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+TOOLS = [
+    {"name": "noise", "inputSchema": {"type": "object", "properties": {}}},
+    {"name": "misshapen", "inputSchema": {"type": "object", "properties": {}}},
+]
+
+
+def send(message: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def answer(request: dict[str, Any]) -> None:
+    method, rid = request.get("method"), request.get("id")
+    params = request.get("params") or {}
+    if rid is None:  # a notification (initialized, cancelled): nothing to say
+        return
+    if method == "initialize":
+        result = {
+            "protocolVersion": params.get("protocolVersion"),
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "garbage", "version": "0"},
+        }
+    elif method == "tools/list":
+        result = {"tools": TOOLS}
+    elif method == "tools/call" and params.get("name") == "noise":
+        sys.stdout.write("this is not json at all\n")
+        sys.stdout.flush()
+        return
+    elif method == "tools/call":
+        result = {"content": "not a list", "isError": "perhaps"}
+    else:
+        result = {}
+    send({"jsonrpc": "2.0", "id": rid, "result": result})
+
+
+for line in sys.stdin:
+    if line.strip():
+        answer(json.loads(line))
