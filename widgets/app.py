@@ -88,6 +88,9 @@ class WorkbenchApp(App[int]):
         self.prefill = runtime.prompt if prefill is None else prefill
         self.labels = {t.name: t.label for t in self.agent.state.tools}
         self.descriptions = {t.name: t.description for t in self.agent.state.tools}
+        self.sources = {t.name: t.source for t in self.agent.state.tools if t.source}
+        self._mcp_started: asyncio.Event | None = None
+        """Set once the MCP servers are up (or failed); prompts wait for it."""
         self._refresh_pending = False
         self._last_refresh = 0.0
         self.synced_event_count = 0
@@ -141,6 +144,9 @@ class WorkbenchApp(App[int]):
         self.prompt_bar.input.focus()
         self.set_interval(0.25, self._tick)
         self._refresh_now()
+        if self.runtime.mcp is not None:
+            self._mcp_started = asyncio.Event()
+            self._serve_mcp()
 
     def on_unmount(self) -> None:
         self._widgets = None
@@ -193,7 +199,10 @@ class WorkbenchApp(App[int]):
             self.selected_id = state.latest_call_id
         w.timeline.mark_selected(self.selected_id)
         record = state.calls.get(self.selected_id or "")
-        w.inspector.show(record, self.descriptions.get(record.name, "") if record else "", now)
+        w.inspector.show(
+            record, self.descriptions.get(record.name, "") if record else "", now,
+            source=self.sources.get(record.name, "") if record else "",
+        )
         steering, follow_ups = self.agent.queued
         w.prompt_bar.show_queue([_text(m) for m in steering], [_text(m) for m in follow_ups])
         w.prompt_bar.running = self.agent.state.is_streaming
@@ -275,8 +284,35 @@ class WorkbenchApp(App[int]):
     async def _run_prompt(self, text: str) -> None:
         self.follow_latest = True
         self.timeline.follow = True
+        if self._mcp_started is not None and not self._mcp_started.is_set():
+            self.notify("Waiting for the MCP servers to start…", timeout=3)
+            await self._mcp_started.wait()
         await self.agent.prompt(text)
         self._refresh_now()
+
+    @work(group="mcp", exit_on_error=False)
+    async def _serve_mcp(self) -> None:
+        """Start the MCP servers and keep them for the app's lifetime; their tools join
+        the agent's, and each server's outcome is a notification."""
+        hub = self.runtime.mcp
+        assert hub is not None and self._mcp_started is not None
+        try:
+            async with hub.attach(self.agent):
+                tools = self.agent.state.tools
+                self.labels.update({t.name: t.label for t in tools})
+                self.descriptions.update({t.name: t.description for t in tools})
+                self.sources.update({t.name: t.source for t in tools if t.source})
+                for connection, line in zip(hub.connections, hub.report(), strict=True):
+                    failed = connection.status != "ready"
+                    self.notify(
+                        line, severity="error" if failed else "information",
+                        timeout=12 if failed else 4, markup=False,
+                    )
+                self._mcp_started.set()
+                self._refresh_now()
+                await asyncio.Event().wait()  # until the app exits and cancels this worker
+        finally:
+            self._mcp_started.set()
 
     @on(ToolBatchView.Selected)
     def _card_selected(self, event: ToolBatchView.Selected) -> None:

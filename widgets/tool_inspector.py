@@ -82,6 +82,8 @@ class ToolInspector(VerticalScroll):
         self.record: ToolCallRecord | None = None
         self.rendered_rev = -1
         self.description = ""
+        self.source = ""
+        """Where the shown tool comes from when it is not built in (e.g. `mcp:files`)."""
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield Static("Select a tool call (click a card, or ↑/↓ in the timeline).", classes="placeholder")
@@ -107,7 +109,10 @@ class ToolInspector(VerticalScroll):
             if not child.has_class("placeholder"):
                 child.display = visible
 
-    def show(self, record: ToolCallRecord | None, description: str = "", now: float = 0.0) -> None:
+    def show(
+        self, record: ToolCallRecord | None, description: str = "", now: float = 0.0,
+        source: str = "",
+    ) -> None:
         if record is None:
             self.record = None
             self._set_visible(False)
@@ -117,6 +122,7 @@ class ToolInspector(VerticalScroll):
             return
         first = record is not self.record
         self.record, self.rendered_rev, self.description = record, record.rev, description
+        self.source = source
         self._set_visible(True)
         self._head(record, now)
         self._stages(record)
@@ -137,6 +143,8 @@ class ToolInspector(VerticalScroll):
     def _head(self, record: ToolCallRecord, now: float) -> None:
         head = Text()
         head.append(record.name, style="bold")
+        if self.source.startswith("mcp:"):  # the MCP server the tool lives on
+            head.append(f"  {literal(self.source)}", style="bold cyan")
         head.append(f"  {record.id}  ", style="dim")
         head.append_text(stage_badge(record.stage))
         if record.started_at is not None:

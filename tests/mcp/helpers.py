@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anyio
+
 from workbench.agent import Agent, ToolExecutionEndEvent, ToolResultMessage
 from workbench.mcp import McpHub, McpServerConfig, resolve_servers
 from workbench.providers.scripted import Scenario, ScriptedProvider
@@ -18,6 +20,7 @@ from workbench.providers.scripted import Scenario, ScriptedProvider
 SERVERS = Path(__file__).parent / "servers"
 TOOLBOX = shlex.join([sys.executable, str(SERVERS / "toolbox.py")])
 """`--mcp` value that starts the test server (named `toolbox`)."""
+TEST_TIMEOUT = 30.0
 
 
 def scripted(*turns: dict[str, Any]) -> ScriptedProvider:
@@ -57,12 +60,14 @@ async def mcp_run(
     **agent_options: Any,
 ) -> AsyncIterator[Run]:
     """An Agent on the scripted `turns` with the MCP servers attached (default: the
-    toolbox); every bus event is recorded in `run.events`."""
+    toolbox); every bus event is recorded in `run.events`. A test that hangs fails
+    after `TEST_TIMEOUT` seconds instead."""
     provider = scripted(*turns, {"text": "done"})
     agent = Agent(stream_fn=provider, model=provider.model, **agent_options)
     commands = [TOOLBOX] if servers is None else servers
     hub = McpHub(resolve_servers(commands, configured=configured or []))
     run = Run(agent, hub)
     agent.subscribe(lambda event, _signal=None: run.events.append(event))
-    async with hub.attach(agent):
-        yield run
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with hub.attach(agent):
+            yield run
