@@ -162,3 +162,20 @@ def test_headless_reads_servers_from_the_config_file(
     out, err = capsys.readouterr()
     assert code == 0 and "MCP server box: 7 tools" in err
     assert "✓ result box__snapshot" in out
+
+
+def test_the_readme_example_runs_offline(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(
+        [
+            "--headless", "--scenario", str(SERVERS / "toolbox_scenario.json"),
+            "--workspace", str(tmp_path), "--mcp", TOOLBOX, "--allow", "mcp:toolbox",
+        ]
+    )
+    out, _err = capsys.readouterr()
+    assert code == 0
+    assert "order.priority: Field required" in out
+    assert "order for Ann: 2 items [WIDx2 (red)] priority=normal" in out
+    assert "progress 5/5 (100%): step 5 of 5" in out and "counted to 5" in out
+    assert "end: 3 turns, 4 tool calls" in out
