@@ -148,7 +148,11 @@ def _schema_validator(tool: AgentTool, schema: dict[str, Any]) -> Any:
     cached = _validators.get(tool)
     if cached is not None and cached[0] is schema:
         return cached[1]
-    from jsonschema import Draft202012Validator, SchemaError, validators
+    from jsonschema import (  # type: ignore[import-untyped]
+        Draft202012Validator,
+        SchemaError,
+        validators,
+    )
 
     with warnings.catch_warnings():  # an unknown $schema falls back to the default draft
         warnings.simplefilter("ignore", DeprecationWarning)
@@ -274,7 +278,7 @@ def _alternatives(error: Any, path: tuple[int | str, ...]) -> list[Problem]:
     ]
     if right_type:
         return [p for e in min(right_type, key=len) for p in _translate(e)]
-    from jsonschema.exceptions import best_match
+    from jsonschema.exceptions import best_match  # type: ignore[import-untyped]
 
     return _translate(best_match(context))
 

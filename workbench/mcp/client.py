@@ -20,9 +20,9 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import IO, Any, Literal
+from typing import IO, Any, Literal, Protocol
 
 import anyio
 import mcp_types
@@ -41,7 +41,14 @@ from workbench.mcp.config import McpServerConfig
 logging.getLogger("mcp").addHandler(logging.NullHandler())
 
 Status = Literal["starting", "ready", "failed", "exited", "closed"]
-ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
+
+
+class ProgressFn(Protocol):
+    """Receives a call's progress notifications (the SDK's progress callback)."""
+
+    async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
+        ...
+
 
 CONNECTION_CLOSED = -32000
 """The code the SDK gives a request whose connection closed under it."""
