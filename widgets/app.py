@@ -311,6 +311,8 @@ class WorkbenchApp(App[int]):
                 self._mcp_started.set()
                 self._refresh_now()
                 await asyncio.Event().wait()  # until the app exits and cancels this worker
+        except Exception as exc:  # noqa: BLE001 - the app goes on without MCP tools
+            self.notify(f"MCP servers could not be started: {exc}", severity="error", markup=False)
         finally:
             self._mcp_started.set()
 
