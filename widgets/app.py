@@ -71,8 +71,9 @@ class WorkbenchApp(App[int]):
         Binding("ctrl+b", "breakpoints", "Breakpoints…", show=False),
         Binding("ctrl+e", "edit_paused", "Edit args", show=False),
         Binding("ctrl+o", "answer_paused", "Answer call", show=False),
-        Binding("ctrl+x", "cancel_call", "Cancel call", show=False),
+        Binding("f8", "cancel_call", "Cancel call"),
         Binding("ctrl+l", "focus_prompt", "Prompt", show=False),
+        Binding("f4", "run_details", "Requests & time"),
     ]
 
     def __init__(
@@ -107,7 +108,9 @@ class WorkbenchApp(App[int]):
         yield Header(show_clock=False)
         yield PauseBanner(id="pause-banner")
         with Horizontal(id="main"):
-            yield Timeline(self.labels, self.view_state, now_ms, id="timeline")
+            timeline = Timeline(self.labels, self.view_state, now_ms, id="timeline")
+            timeline.slow_after_ms = self.runtime.slow_after * 1000.0
+            yield timeline
             yield ToolInspector(id="inspector")
         yield StatusBar(self.runtime.model.id, id="status")
         yield PromptBar(id="prompt-bar")
@@ -199,9 +202,12 @@ class WorkbenchApp(App[int]):
             self.selected_id = state.latest_call_id
         w.timeline.mark_selected(self.selected_id)
         record = state.calls.get(self.selected_id or "")
+        batch = None
+        if record is not None and 0 < record.turn <= len(state.turns):
+            batch = [state.calls[i] for i in state.turns[record.turn - 1].tool_call_ids if i in state.calls]
         w.inspector.show(
             record, self.descriptions.get(record.name, "") if record else "", now,
-            source=self.sources.get(record.name, "") if record else "",
+            source=self.sources.get(record.name, "") if record else "", batch=batch,
         )
         steering, follow_ups = self.agent.queued
         w.prompt_bar.show_queue([_text(m) for m in steering], [_text(m) for m in follow_ups])
@@ -338,13 +344,18 @@ class WorkbenchApp(App[int]):
 
     def action_cancel_call(self) -> None:
         call_id = self.selected_id
-        if call_id is None or not self.agent.abort_tool_call(call_id, "Cancelled by the user (ctrl+x)"):
+        if call_id is None or not self.agent.abort_tool_call(call_id, "Cancelled by the user (F8)"):
             self.notify("The selected call is not in flight.", severity="warning", timeout=2)
             return
         self.notify(f"Cancelled {call_id} only; the rest of the batch goes on.", timeout=3, markup=False)
 
     def action_focus_prompt(self) -> None:
         self.prompt_bar.input.focus()
+
+    def action_run_details(self, turn: int | None = None) -> None:
+        from widgets.run_details import RunDetailsScreen
+
+        self.push_screen(RunDetailsScreen(self.view_state, turn=turn, now=now_ms()))
 
     def action_help(self) -> None:
         from widgets.help_screen import HelpScreen
@@ -473,6 +484,7 @@ def _command_help(action: str) -> str:
         "answer_paused": "At a pause before a tool: answer it with your own result",
         "cancel_call": "Cancel only the selected running call",
         "focus_prompt": "Put the cursor in the message box",
+        "run_details": "Every model request as sent, and where the run's time went",
     }.get(action, action)
 
 

@@ -25,7 +25,7 @@ output, the result and the call's own events.
 | ctrl+t | switch queued messages between steering and follow-up |
 | Tab / shift+Tab, ↑/↓ on cards | move between tool calls; the inspector follows |
 | **ctrl+c** | **cancel the run** (fires the abort signal, also inside dialogs) |
-| ctrl+x | cancel only the selected running call |
+| F8 | cancel only the selected running call |
 | F6 | step mode on/off: pause before every model request and tool execution |
 | F10 | step to the next pause point |
 | F5 | continue (leave step mode, stop only at breakpoints) |

@@ -58,6 +58,19 @@ class MarkdownText(Static):
         return self._height[2]
 
 
+class TurnHead(Static):
+    """The assistant message's heading; clicking it shows that turn's model request."""
+
+    DEFAULT_CSS = "TurnHead { color: $success; text-style: bold; padding: 0 1; } TurnHead:hover { text-style: bold underline; }"
+
+    def __init__(self, turn: int) -> None:
+        super().__init__(f"assistant · turn {turn}")
+        self.turn = turn
+
+    def on_click(self) -> None:
+        self.app.run_action(f"run_details({self.turn})")
+
+
 class AssistantView(Vertical):
     """One assistant message: thinking (collapsed), text (Markdown), its tool calls."""
 
@@ -83,7 +96,7 @@ class AssistantView(Vertical):
     def compose(self):  # type: ignore[no-untyped-def]
         # Build what is already known here rather than mounting piece by piece later:
         # each later mount costs the whole timeline a layout pass.
-        yield Static(f"assistant · turn {self.item.turn}", classes="head")
+        yield TurnHead(self.item.turn)
         self._composing: list[Widget] | None = []
         self.rendered_rev = self.item.rev
         self._sync_blocks(self.timeline.state)
@@ -124,7 +137,7 @@ class AssistantView(Vertical):
                 collapsible.title = "thinking…" if self.item.streaming else "thinking"
         records = [state.calls[i] for i in call_ids if i in state.calls]
         if records and self.batch is None:
-            self.batch = ToolBatchView(records, self.timeline.labels)
+            self.batch = ToolBatchView(records, self.timeline.labels, self.timeline.slow_after_ms)
             self.timeline.register(self.batch)
             self._add(self.batch, before=self._failure)
         elif self.batch is not None:
@@ -187,6 +200,8 @@ class Timeline(VerticalScroll, can_focus=False):
         self.labels = labels
         self.state = state
         self.clock = clock
+        self.slow_after_ms = 10_000.0
+        """When a running call's time turns into a warning."""
         """What "now" is for elapsed times (the wall clock live, the event time in replay)."""
         self._views: list[Widget] = []
         self._batches: dict[str, ToolBatchView] = {}

@@ -50,14 +50,16 @@ class ToolBatchView(Widget, can_focus=True):
 
         tool_call_id: str
 
-    def __init__(self, records: list[ToolCallRecord], labels: dict[str, str]) -> None:
+    def __init__(
+        self, records: list[ToolCallRecord], labels: dict[str, str], slow_after_ms: float = SLOW_AFTER_MS
+    ) -> None:
         super().__init__()
         self.records = records
         self.labels = labels
         self.selected_id: str | None = None
         self.cursor = 0
         self.now_ms = 0.0
-        self.slow_after_ms = SLOW_AFTER_MS
+        self.slow_after_ms = slow_after_ms
         self._revs: list[int] = []
 
     # -- data ------------------------------------------------------------------------

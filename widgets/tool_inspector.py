@@ -11,6 +11,7 @@ from rich.text import Text
 from textual.containers import Grid, Vertical, VerticalScroll
 from textual.widgets import Static
 
+from widgets.batch_lanes import BatchLanes
 from widgets.render import (
     field_errors,
     format_ms,
@@ -75,6 +76,8 @@ class ToolInspector(VerticalScroll):
     ToolInspector > .placeholder { color: $text-muted; padding: 1; }
     ToolInspector #stages { grid-size: 2; grid-gutter: 0 1; height: auto; margin: 0 0 1 0; }
     ToolInspector.-wide #stages { grid-size: 4; }
+    ToolInspector #sec-lanes { height: auto; margin: 0 0 1 0; }
+    ToolInspector #sec-lanes > .title { text-style: bold; color: $accent; }
     """
 
     def __init__(self, **kwargs: object) -> None:
@@ -92,6 +95,9 @@ class ToolInspector(VerticalScroll):
         with Grid(id="stages"):
             for stage in ("raw", "parsed", "prepared", "validated"):
                 yield StagePane(stage)
+        with Vertical(id="sec-lanes"):
+            yield Static("Batch lanes", classes="title")
+            yield BatchLanes("")
         yield Section("Permission", "sec-permission")
         yield Section("Live output", "sec-output")
         yield Section("Result", "sec-result")
@@ -111,21 +117,26 @@ class ToolInspector(VerticalScroll):
 
     def show(
         self, record: ToolCallRecord | None, description: str = "", now: float = 0.0,
-        source: str = "",
+        source: str = "", batch: list[ToolCallRecord] | None = None,
     ) -> None:
         if record is None:
             self.record = None
             self._set_visible(False)
             return
-        ticking = record.started_at is not None and not record.finished
-        if record is self.record and record.rev == self.rendered_rev and not ticking:
+        batch = batch or [record]
+        batch_rev = sum(r.rev for r in batch)
+        ticking = any(r.started_at is not None and not r.finished for r in batch)
+        if record is self.record and batch_rev == self.rendered_rev and not ticking:
             return
         first = record is not self.record
-        self.record, self.rendered_rev, self.description = record, record.rev, description
+        self.record, self.rendered_rev, self.description = record, batch_rev, description
         self.source = source
         self._set_visible(True)
         self._head(record, now)
         self._stages(record)
+        lanes = self.query_one(BatchLanes)
+        lanes.show(batch, record.id, now)
+        self.query_one("#sec-lanes").display = record.started_at is not None
         self._permission(record)
         self._output(record)
         self._result(record)

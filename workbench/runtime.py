@@ -46,6 +46,10 @@ class RunOptions:
     step: bool = False
     """Start in step mode."""
     breakpoints: list[str] = field(default_factory=list)
+    capture_chunks: bool = False
+    """Keep each model response's raw streamed chunks for the network view."""
+    slow_after: float = 10.0
+    """Seconds after which a running call's elapsed time shows as a warning."""
     mcp: list[str] = field(default_factory=list)
     """MCP servers to start over stdio: command lines, as `--mcp` takes them."""
     mcp_urls: list[str] = field(default_factory=list)
@@ -73,6 +77,8 @@ class Runtime:
     stepper: Any = None
     """The Stepper (None: no pausing)."""
     extras: dict[str, Any] = field(default_factory=dict)
+    slow_after: float = 10.0
+    """Seconds after which a running call's elapsed time shows as a warning."""
     mcp: Any = None
     """The `workbench.mcp.McpHub` of the run's MCP servers (None: none). Nothing is
     started here: `async with runtime.mcp.attach(runtime.agent)` starts them and
@@ -125,7 +131,9 @@ def build_runtime(options: RunOptions) -> Runtime:
     else:
         from workbench.providers.openai import OpenAIProvider
 
-        openai_provider = OpenAIProvider(options.provider_settings)
+        openai_provider = OpenAIProvider(
+            options.provider_settings, capture_chunks=options.capture_chunks
+        )
         stream_fn, model = openai_provider, openai_provider.model
     workspace = options.workspace or scratch_workspace(scenario)
     tools = options.tools if options.tools is not None else builtin_tool_list(workspace)
@@ -163,5 +171,5 @@ def build_runtime(options: RunOptions) -> Runtime:
     prompt = scenario.prompt if scenario else ""
     return Runtime(
         agent, workspace, scenario, prompt, model, gate=gate, stepper=stepper, recorder=recorder,
-        mcp=hub,
+        mcp=hub, slow_after=options.slow_after,
     )

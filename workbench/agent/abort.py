@@ -19,7 +19,10 @@ class AbortError(Exception):
     """Raised by `AbortSignal.throw_if_aborted()`."""
 
     def __init__(self, reason: Any = None) -> None:
-        super().__init__(str(reason) if reason is not None else "Operation aborted")
+        text = "Operation aborted" if reason is None else str(reason)
+        if not text.startswith("Operation aborted"):
+            text = f"Operation aborted: {text}"
+        super().__init__(text)
         self.reason = reason
 
 

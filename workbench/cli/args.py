@@ -112,6 +112,19 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="URL",
         help="connect to a streamable-HTTP MCP server, e.g. http://127.0.0.1:8000/mcp (repeatable)",
     )
+    view = parser.add_argument_group("view")
+    view.add_argument(
+        "--slow-after",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="a running call's elapsed time turns into a warning after this long (default 10)",
+    )
+    view.add_argument(
+        "--capture-chunks",
+        action="store_true",
+        help="keep each model response's raw streamed chunks for the network view (F4)",
+    )
     add_provider_arguments(parser)
     return parser
 

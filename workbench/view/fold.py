@@ -110,6 +110,8 @@ class ViewState:
         if isinstance(message, AssistantMessage):
             item = TimelineItem("assistant", self.turn, streaming=True, timestamp=e.timestamp)
             self.items.append(item)
+            if self.turns:
+                self.turns[-1].model_started_at = e.timestamp
             self._assistant = item
             self._replied_this_run = True
             self.run_state = "streaming"
@@ -156,6 +158,8 @@ class ViewState:
             )
         elif isinstance(message, AssistantMessage):
             self._finish_assistant(message, e.timestamp)
+            if self.turns:
+                self.turns[-1].model_ended_at = e.timestamp
         elif isinstance(message, ToolResultMessage):
             record = self.calls.get(message.tool_call_id)
             if record is not None:
@@ -317,6 +321,8 @@ class ViewState:
     def _on_step_resumed(self, e: Any) -> None:
         paused = self.pause
         self.pause = None
+        if paused is not None and paused.point == "before_model" and self.turns:
+            self.turns[-1].paused_ms += e.timestamp - paused.timestamp
         self.run_state = "running_tools" if paused is not None and paused.tool_call_id else "streaming"
         if paused is not None and paused.tool_call_id in self.calls:
             record = self.calls[paused.tool_call_id]

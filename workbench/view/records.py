@@ -136,6 +136,11 @@ class TurnRecord:
     index: int
     started_at: float
     ended_at: float | None = None
+    model_started_at: float | None = None
+    """The assistant message started streaming (the request was answered)."""
+    model_ended_at: float | None = None
+    paused_ms: float = 0.0
+    """Time paused before this turn's model request (step mode)."""
     input_tokens: int = 0
     output_tokens: int = 0
     tool_call_ids: list[str] = field(default_factory=list)

@@ -1,0 +1,55 @@
+"""How batch lanes look: a parallel batch (one slow call, one waiting for approval) and a
+sequential batch, drawn from fixed timestamps so the picture never varies."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.app import App, ComposeResult
+
+from widgets.batch_lanes import BatchLanes
+from workbench.view.records import ToolCallRecord
+
+T = 1_790_000_000_000.0
+
+
+def record(call_id: str, name: str, stage: str, phases: list[tuple[str, float]], ended: float | None) -> ToolCallRecord:
+    r = ToolCallRecord(call_id, name, 1, 0, stage=stage)  # type: ignore[arg-type]
+    r.started_at = T + phases[0][1]
+    r.phases = [(p, T + t) for p, t in phases]
+    r.ended_at = None if ended is None else T + ended
+    return r
+
+
+PARALLEL = [
+    record("a", "run_tests", "running", [("preflight", 0), ("executing", 3200)], None),
+    record("b", "write_file", "done", [("preflight", 1), ("approval", 2), ("preflight", 3100), ("executing", 3200)], 3400),
+    record("c", "read_file", "done", [("preflight", 3150), ("executing", 3200)], 3260),
+]
+SEQUENTIAL = [
+    record("d", "run_command", "done", [("preflight", 0), ("executing", 10)], 1500),
+    record("e", "run_command", "error", [("preflight", 1500), ("executing", 1510)], 2600),
+    record("f", "read_file", "done", [("preflight", 2600), ("executing", 2605)], 2700),
+]
+
+
+class LanesApp(App[None]):
+    CSS = "BatchLanes { margin: 1 2; }"
+
+    def __init__(self, records: list[ToolCallRecord], selected: str, now: float) -> None:
+        super().__init__()
+        self.records, self.selected, self.now = records, selected, now
+
+    def compose(self) -> ComposeResult:
+        yield BatchLanes("")
+
+    def on_mount(self) -> None:
+        self.call_after_refresh(lambda: self.query_one(BatchLanes).show(self.records, self.selected, T + self.now))
+
+
+def test_parallel_batch_lanes(snap_compare: Any) -> None:
+    assert snap_compare(LanesApp(PARALLEL, "b", 5000), terminal_size=(100, 12))
+
+
+def test_sequential_batch_lanes(snap_compare: Any) -> None:
+    assert snap_compare(LanesApp(SEQUENTIAL, "e", 2700), terminal_size=(100, 12))

@@ -1,0 +1,84 @@
+"""BatchLanes: what ran at the same time, what waited, and for how long.
+
+One lane per call of a batch on a shared time axis; each lane is coloured by phase
+(preflight, waiting for approval, paused, executing, after-hook), so a parallel
+batch shows overlapping bars and a sequential one a staircase. Under the lanes, the
+selected call's time in each phase.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from widgets.render import format_ms
+from workbench.sanitize import literal
+from workbench.view.records import ToolCallRecord
+from workbench.view.summary import phase_durations, phase_spans
+
+PHASE_STYLE = {
+    "preflight": ("░", "grey62"),
+    "approval": ("▒", "magenta"),
+    "paused": ("▒", "yellow"),
+    "executing": ("█", "cyan"),
+    "after_hook": ("█", "blue"),
+}
+PHASE_LABEL = {
+    "preflight": "preflight",
+    "approval": "approval",
+    "paused": "paused",
+    "executing": "executing",
+    "after_hook": "after hook",
+}
+LABEL_WIDTH = 16
+
+
+class BatchLanes(Static):
+    DEFAULT_CSS = "BatchLanes { height: auto; }"
+
+    def show(self, records: list[ToolCallRecord], selected_id: str | None, now: float) -> None:
+        self.update(render_lanes(records, selected_id, now, max(20, self.size.width or 60)))
+
+
+def render_lanes(records: list[ToolCallRecord], selected_id: str | None, now: float, width: int) -> Text:
+    """The lanes as text, `width` cells wide."""
+    started = [r for r in records if r.started_at is not None]
+    if not started:
+        return Text("no call of this batch has started yet", style="dim")
+    t0 = min(r.started_at for r in started if r.started_at is not None)
+    t1 = max((r.ended_at if r.ended_at is not None else now) for r in started)
+    span = max(t1 - t0, 1e-6)
+    cells = max(10, width - LABEL_WIDTH - 10)
+    out = Text()
+    for record in records:
+        chosen = record.id == selected_id
+        label = literal(record.name)
+        label = (label[: LABEL_WIDTH - 2] + "…") if len(label) > LABEL_WIDTH - 1 else label
+        out.append(f"{'▸' if chosen else ' '}{label:<{LABEL_WIDTH - 1}}", style="bold" if chosen else "")
+        lane = [(" ", "")] * cells
+        for name, a, b in phase_spans(record, now):
+            char, style = PHASE_STYLE.get(name, ("█", "white"))
+            first = int((a - t0) / span * cells)
+            last = max(first + 1, int((b - t0) / span * cells))
+            for i in range(max(0, first), min(cells, last)):
+                lane[i] = (char, style)
+        if record.stage in ("error", "invalid", "denied", "aborted") and record.ended_at is not None:
+            end = min(cells - 1, int((record.ended_at - t0) / span * cells))
+            lane[end] = ("✗", "bold red")
+        for char, style in lane:
+            out.append(char, style=style)
+        end = record.ended_at if record.ended_at is not None else now
+        if record.started_at is not None:
+            out.append(f" {format_ms(end - record.started_at):>7}", style="dim")
+        out.append("\n")
+    out.append(" " * LABEL_WIDTH + "0" + " " * (cells - len(format_ms(span)) - 1) + format_ms(span) + "\n", style="dim")
+    for name, (char, style) in PHASE_STYLE.items():
+        out.append(f"{char} ", style=style)
+        out.append(f"{PHASE_LABEL[name]}  ", style="dim")
+    selected = next((r for r in records if r.id == selected_id), None)
+    if selected is not None and selected.started_at is not None:
+        out.append("\n")
+        durations = phase_durations(selected, now)
+        parts = [f"{PHASE_LABEL.get(k, k)} {format_ms(v)}" for k, v in durations.items()]
+        out.append(f"{literal(selected.name)}: " + " · ".join(parts), style="italic")
+    return out

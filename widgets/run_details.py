@@ -1,0 +1,159 @@
+"""RunDetailsScreen: the wire and the clock.
+
+"Requests": every model request, exactly as sent (auth stripped), with the response
+status, the server-reported model, time to first token, total time, usage, and the
+raw streamed chunks when they were captured. "Summary": per turn and for the whole
+run, the time spent waiting for the model, running tools, waiting for approval and
+paused, with tokens in and out.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import ClassVar
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import OptionList, Static, TabbedContent, TabPane
+from textual.widgets.option_list import Option
+
+from widgets.render import format_ms
+from workbench.sanitize import literal
+from workbench.view.fold import ViewState
+from workbench.view.records import NetworkRecord
+from workbench.view.summary import summarize
+
+
+class RunDetailsScreen(ModalScreen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,f4", "close", "Close"),
+        Binding("r", "toggle_chunks", "Raw chunks"),
+    ]
+
+    DEFAULT_CSS = """
+    RunDetailsScreen { align: center middle; }
+    RunDetailsScreen > TabbedContent { width: 96%; height: 92%; border: thick $accent; background: $surface; }
+    RunDetailsScreen #requests { height: 1fr; }
+    RunDetailsScreen #request-list { width: 34; height: 1fr; border-right: vkey $panel-lighten-2; }
+    RunDetailsScreen #request-body { width: 1fr; height: 1fr; padding: 0 1; }
+    RunDetailsScreen .empty { color: $text-muted; padding: 1; }
+    """
+
+    def __init__(self, state: ViewState, *, turn: int | None = None, now: float = 0.0) -> None:
+        super().__init__()
+        self.state = state
+        self.turn = turn
+        self.now = now
+        self.show_chunks = False
+        self.records = list(state.network.values())
+
+    def compose(self) -> ComposeResult:
+        with TabbedContent(initial="tab-requests" if self.records else "tab-summary"):
+            with TabPane("Requests", id="tab-requests"):
+                if not self.records:
+                    yield Static(
+                        "No model requests were recorded: the scripted model makes none. "
+                        "Run against a server (--base-url/--model) to see what goes over the wire.",
+                        classes="empty",
+                    )
+                else:
+                    with Horizontal(id="requests"):
+                        yield OptionList(*self._options(), id="request-list")
+                        with VerticalScroll(id="request-body"):
+                            yield Static("", id="request-detail")
+            with TabPane("Summary", id="tab-summary"):
+                with VerticalScroll():
+                    yield Static(self._summary(), id="summary")
+
+    def on_mount(self) -> None:
+        if not self.records:
+            return
+        options = self.query_one(OptionList)
+        index = 0
+        if self.turn is not None:
+            index = next((i for i, r in enumerate(self.records) if r.turn == self.turn), 0)
+        options.highlighted = index
+        self._show(index)
+        options.focus()
+
+    def _options(self) -> list[Option]:
+        out = []
+        for i, record in enumerate(self.records):
+            response = record.response
+            status = "…" if response is None else (str(response.status) if response.status else "error")
+            total = "" if response is None else format_ms(response.total_ms)
+            label = Text(f"#{i + 1} turn {record.turn}  ")
+            label.append(status, style="green" if status == "200" else "red" if status != "…" else "dim")
+            label.append(f"  {total}", style="dim")
+            out.append(Option(label, id=str(i)))
+        return out
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        self._show(event.option_index)
+
+    def _show(self, index: int) -> None:
+        if 0 <= index < len(self.records):
+            self.query_one("#request-detail", Static).update(self._detail(self.records[index]))
+
+    def _detail(self, record: NetworkRecord) -> Text:
+        request, response = record.request, record.response
+        text = Text()
+        text.append("POST ", style="bold")
+        text.append(literal(request.url or "(url not recorded)"))
+        text.append(f"\nprovider {literal(request.provider)} · model {literal(request.model)}", style="dim")
+        if response is None:
+            text.append("\n\nwaiting for the response…", style="italic")
+        else:
+            text.append("\n\n")
+            status = response.status if response.status is not None else "no status"
+            text.append(f"status {status}", style="bold green" if response.status == 200 else "bold red")
+            if response.server_model:
+                text.append(f" · server says model {literal(response.server_model)}")
+            ttft = format_ms(response.ttft_ms) if response.ttft_ms is not None else "—"
+            text.append(f"\ntime to first token {ttft} · total {format_ms(response.total_ms)}")
+            if response.usage is not None:
+                u = response.usage
+                text.append(f"\ntokens {u.input:,} in · {u.output:,} out · {u.total_tokens:,} total")
+            if response.error:
+                text.append("\nerror: " + literal(response.error), style="red")
+        text.append("\n\nrequest body (exactly as sent; auth stripped)\n", style="bold")
+        text.append(literal(json.dumps(request.body, indent=2, ensure_ascii=False)))
+        if response is not None and response.chunks is not None:
+            text.append(f"\n\nraw stream: {len(response.chunks)} chunks", style="bold")
+            if self.show_chunks:
+                for chunk in response.chunks:
+                    text.append("\n" + literal(chunk), style="dim")
+            else:
+                text.append("  (r shows them)", style="dim")
+        elif response is not None:
+            text.append("\n\nraw chunks were not captured (start with --capture-chunks)", style="dim")
+        return text
+
+    def _summary(self) -> Table:
+        summary = summarize(self.state, self.now or None)
+        table = Table(expand=True, box=None, header_style="bold")
+        for column in ("turn", "model", "tools", "approval", "paused", "calls", "tokens in", "tokens out"):
+            table.add_column(column, justify="right")
+        rows = [(str(i), s) for i, s in summary.turns] + [("run", summary.total)]
+        for label, s in rows:
+            table.add_row(
+                label, format_ms(s.model_ms), format_ms(s.tools_ms), format_ms(s.approval_ms),
+                format_ms(s.paused_ms), str(s.calls), f"{s.input_tokens:,}", f"{s.output_tokens:,}",
+                style="bold" if label == "run" else "",
+            )
+        return table
+
+    def action_toggle_chunks(self) -> None:
+        self.show_chunks = not self.show_chunks
+        if self.records:
+            self._show(self.query_one(OptionList).highlighted or 0)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+__all__ = ["RunDetailsScreen", "Vertical"]
