@@ -66,14 +66,14 @@ class WorkbenchApp(App[int]):
         Binding("f6", "toggle_step", "Step mode"),
         Binding("f10", "step", "Step"),
         Binding("f5", "continue_run", "Continue"),
-        Binding("ctrl+r", "run_to_end", "Run to end", show=False),
-        Binding("f9", "toggle_breakpoint", "Breakpoint"),
-        Binding("ctrl+b", "breakpoints", "Breakpoints…", show=False),
-        Binding("ctrl+e", "edit_paused", "Edit args", show=False),
-        Binding("ctrl+o", "answer_paused", "Answer call", show=False),
+        Binding("ctrl+r", "run_to_end", "Run to end"),
+        Binding("ctrl+e", "edit_paused", "Edit args"),
+        Binding("ctrl+o", "answer_paused", "Answer call"),
         Binding("f8", "cancel_call", "Cancel call"),
-        Binding("ctrl+l", "focus_prompt", "Prompt", show=False),
-        Binding("f4", "run_details", "Requests & time"),
+        Binding("f9", "toggle_breakpoint", "Breakpoint"),
+        Binding("ctrl+b", "breakpoints", "Breakpoints"),
+        Binding("f4", "run_details", "Wire & time"),
+        Binding("ctrl+l", "focus_prompt", "Prompt"),
     ]
 
     def __init__(
@@ -97,6 +97,7 @@ class WorkbenchApp(App[int]):
         self.synced_event_count = 0
         """How many bus events the widgets have been brought up to date with."""
         self._refresh_cost = 0.0
+        self._footer_state: tuple[Any, bool] = (False, False)
         self._widgets: _Widgets | None = None
         self._permission_open: str | None = None
         self._unsubscribe: Callable[[], None] | None = None
@@ -214,6 +215,10 @@ class WorkbenchApp(App[int]):
         w.prompt_bar.running = self.agent.state.is_streaming
         w.status.sync(state, queued=len(steering) + len(follow_ups))
         w.pause_banner.show(state.pause, self.labels)
+        footer_state = (state.pause is not None and state.pause.point, self.agent.state.is_streaming)
+        if footer_state != self._footer_state:
+            self._footer_state = footer_state
+            self.refresh_bindings()
         self._open_dialogs()
         self.run_worker(self._measure_paint(started, mounting), group="paint")
 
@@ -455,6 +460,18 @@ class WorkbenchApp(App[int]):
             stepper.resume(pause.pause_id, Resume.inject(text, is_error=is_error))
 
         self.push_screen(InjectResultModal(pause.tool_name or "", submit))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Show each key in the footer only when it can do something (None hides it)."""
+        pause = self.view_state.pause
+        running = self.agent.state.is_streaming
+        if action in ("step", "continue_run", "run_to_end"):
+            return True if pause is not None else None
+        if action in ("edit_paused", "answer_paused"):
+            return True if pause is not None and pause.point == "before_tool" else None
+        if action in ("cancel_run", "cancel_call"):
+            return True if running else None
+        return True
 
     # -- command palette ---------------------------------------------------------------
 
