@@ -36,6 +36,9 @@ async def test_a_server_that_crashes_mid_call() -> None:
         assert not run.result("toolbox-2__snapshot").is_error  # the other server goes on
         assert run.agent.state.messages[-1].content[0].text == "done"  # type: ignore[union-attr]
         assert [c.name for c in run.hub.failed] == ["toolbox"]
+        assert run.hub.report()[0] == (
+            "MCP server toolbox exited: it exited or crashed during tools/call crash"
+        )
 
 
 async def test_a_server_that_answers_garbage() -> None:

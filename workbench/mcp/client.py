@@ -121,8 +121,10 @@ class McpConnection:
                 self.error = f"its connection ended: {_describe(_leaf(exc))}"
         finally:
             self._session = None
-            if self.status in ("ready", "starting"):
-                self.status = "closed" if self.status == "ready" else "failed"
+            if self.status == "ready":
+                self.status = "closed"
+            elif self.status == "starting":  # cancelled while starting
+                self._set_failed("its start was cancelled")
             self._settled.set()
             if self._stderr is not None:
                 self._stderr.close()
@@ -245,7 +247,6 @@ class McpConnection:
             f"MCP server {self.name} wrote something that is not a JSON-RPC message "
             f"({_garbage(message)}); the calls waiting on it were failed"
         )
-        self.error = text
         for fail in list(self._inflight):
             fail(text)
 

@@ -96,15 +96,15 @@ class McpHub:
             await self.aclose()
 
     def report(self) -> list[str]:
-        """One line per server: how many tools it brought, or why it failed."""
+        """One line per server: how many tools it brought, or why it failed (a failure's
+        line may go on with the server's last stderr lines)."""
         lines = []
         for c in self.connections:
             if c.status == "ready":
                 count = sum(1 for t in self.tools if t.source == f"mcp:{c.name}")
                 lines.append(f"MCP server {c.name}: {count} tools ({c.config.target})")
             else:
+                what = "exited" if c.status == "exited" else "failed to start"
                 first, *rest = (c.error or c.status).splitlines() or [c.status]
-                lines.append(
-                    "\n".join([f"MCP server {c.name} failed to start: {first}", *rest])
-                )
+                lines.append("\n".join([f"MCP server {c.name} {what}: {first}", *rest]))
         return lines
