@@ -16,6 +16,7 @@ from workbench.runtime import RunOptions, build_runtime
 from workbench.sessions import read_session
 from workbench.sessions.fork import ForkChoice, ForkRequest, fork_options
 from workbench.sessions.rebase import rebase
+from workbench.sessions.rerun import rerun
 from workbench.view.fold import fold
 from workbench.workspace import seed
 
@@ -128,6 +129,8 @@ async def test_fork_continues_live_into_a_session_that_names_its_parent(tmp_path
     assert fold(child.events) == forked.view_state
     texts = [m.text for m in (e.message for e in child.events[copied:] if e.type == "message_end")]
     assert texts == ["It says alpha."]  # the scenario's next turn, not a replay of turn 1
+    report = await rerun(child, workspace=tmp_path / "ws")  # a fork file re-runs whole
+    assert [c.status for c in report.calls] == ["same", "same"] and report.warnings == []
 
 
 async def test_going_back_keeps_the_objects_on_screen_and_equals_a_fresh_fold(

@@ -31,8 +31,15 @@ def test_replay_screen(snap_compare: Any, tmp_path: Path) -> None:
         return tmp_path / "demo.jsonl"
 
     app = ReplayApp(read_session(anyio.run(record)), at=0)
-    assert snap_compare(
-        app,
-        terminal_size=(100, 30),
-        press=["right_square_bracket", "right_square_bracket", "e", "right"],
-    )
+
+    async def run_before(pilot: Any) -> None:
+        for key in ("right_square_bracket", "right_square_bracket", "e", "right"):
+            await pilot.press(key)
+            with anyio.fail_after(10):
+                while not app.settled:
+                    await pilot.pause(0.02)
+        # the inspector scrolls to the failing stage after its layout: let that finish
+        await pilot.pause(0.3)
+        await pilot.wait_for_scheduled_animations()
+
+    assert snap_compare(app, terminal_size=(100, 30), run_before=run_before)

@@ -113,3 +113,15 @@ def _fresh(tmp_path: Path) -> Path:
     fresh = tmp_path / "fresh"
     seed(fresh, scenario("demo").workspace_files)
     return fresh
+
+
+async def test_a_recording_cut_mid_batch_reruns_without_false_differences(tmp_path: Path) -> None:
+    runtime, _live = await record_run(tmp_path / "ws", READ_A)
+    lines = runtime.session_path.read_bytes().splitlines(keepends=True)
+    first_end = next(i for i, line in enumerate(lines) if b'"tool_execution_end"' in line)
+    cut = tmp_path / "cut.jsonl"
+    cut.write_bytes(b"".join(lines[:first_end]))  # as if killed while the batch ran
+    report = await rerun(read_session(cut), workspace=tmp_path / "ws")
+    assert [c.status for c in report.calls] == ["skipped", "skipped"]
+    assert all(c.note == "the recording ends before its result" for c in report.calls)
+    assert not report.differs

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections import deque
+from collections import Counter, deque
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -174,9 +174,18 @@ def _not_real(message: ToolResultMessage) -> str:
 
 
 def compare(
-    recorded: Sequence[ToolResultMessage], now: Sequence[ToolResultMessage]
+    recorded: Sequence[ToolResultMessage],
+    now: Sequence[ToolResultMessage],
+    requested: Sequence[str] = (),
 ) -> list[CallOutcome]:
-    """Match results by call id (and occurrence, for repeated ids), in recorded order."""
+    """Match results by call id (and occurrence, for repeated ids), in recorded order.
+
+    Args:
+        requested: the ids of every call the recorded model asked for; one of them
+            with a result now but none recorded (the recording ends first) is not
+            compared, rather than reported as a call made only now.
+    """
+    unanswered = Counter(requested) - Counter(m.tool_call_id for m in recorded)
     pending: dict[str, deque[ToolResultMessage]] = {}
     for message in now:
         pending.setdefault(message.tool_call_id, deque()).append(message)
@@ -194,7 +203,16 @@ def compare(
         outcomes.append(CallOutcome(then.tool_call_id, then.tool_name, status, then, current, why))
     for queue in pending.values():
         for extra in queue:
-            outcomes.append(CallOutcome(extra.tool_call_id, extra.tool_name, "extra", None, extra))
+            if unanswered[extra.tool_call_id] > 0:
+                unanswered[extra.tool_call_id] -= 1
+                note = "the recording ends before its result"
+                outcomes.append(
+                    CallOutcome(extra.tool_call_id, extra.tool_name, "skipped", None, extra, note)
+                )
+            else:
+                outcomes.append(
+                    CallOutcome(extra.tool_call_id, extra.tool_name, "extra", None, extra)
+                )
     return outcomes
 
 
@@ -279,7 +297,13 @@ async def rerun(
         for m in (e.message for e in session.events if e.type == "message_end")
         if isinstance(m, ToolResultMessage)
     ]
-    report.calls = compare(recorded, now)
+    requested = [
+        call.id
+        for run in recorded_runs(session.events)
+        for r in run.replies
+        for call in r.tool_calls
+    ]
+    report.calls = compare(recorded, now, requested)
     return report
 
 
