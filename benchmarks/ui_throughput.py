@@ -66,6 +66,7 @@ def build(args: argparse.Namespace, workspace: Path):  # type: ignore[no-untyped
         pace=math.inf,
         tools=[make_tool(args.updates)],
         allow=["chatty"],
+        record=False,
     )
     return build_runtime(options)
 
