@@ -203,9 +203,7 @@ class WorkbenchApp(App[int]):
             self.selected_id = state.latest_call_id
         w.timeline.mark_selected(self.selected_id)
         record = state.calls.get(self.selected_id or "")
-        batch = None
-        if record is not None and 0 < record.turn <= len(state.turns):
-            batch = [state.calls[i] for i in state.turns[record.turn - 1].tool_call_ids if i in state.calls]
+        batch = state.batch_of(record) if record is not None else None
         w.inspector.show(
             record, self.descriptions.get(record.name, "") if record else "", now,
             source=self.sources.get(record.name, "") if record else "", batch=batch,

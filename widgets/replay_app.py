@@ -227,7 +227,10 @@ class ReplayApp(App[ForkRequest | None]):
         self.timeline.sync(state, now)
         self.timeline.mark_selected(self.selected_id)
         record = state.calls.get(self.selected_id or "")
-        self.inspector.show(record, self.descriptions.get(record.name, "") if record else "", now)
+        self.inspector.show(
+            record, self.descriptions.get(record.name, "") if record else "", now,
+            batch=state.batch_of(record) if record is not None else None,
+        )
         main.query_one(StatusBar).sync(state)
         main.query_one(PauseBanner).show(state.pause, self.labels)
         event = self.events[self.position - 1] if self.position else None

@@ -69,6 +69,12 @@ class ViewState:
     def turn(self) -> int:
         return len(self.turns)
 
+    def batch_of(self, record: ToolCallRecord) -> list[ToolCallRecord]:
+        """Every call the same assistant message asked for, in order (the call's batch)."""
+        if not 0 < record.turn <= len(self.turns):
+            return [record]
+        return [self.calls[i] for i in self.turns[record.turn - 1].tool_call_ids if i in self.calls]
+
     @property
     def pending_calls(self) -> list[ToolCallRecord]:
         return [c for c in self.calls.values() if c.started_at is not None and not c.finished]
