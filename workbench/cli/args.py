@@ -4,14 +4,22 @@ from __future__ import annotations
 
 import argparse
 import math
+from typing import NoReturn
 from pathlib import Path
 
 from workbench import __version__
 from workbench.providers.settings import add_provider_arguments
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse, but a mistake costs one line, not the whole usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="workbench",
         description=(
             "Agent Workbench: watch, step through and steer an LLM agent's tool calls. "

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import anyio
 
+from workbench.cli.args import Parser
 from workbench.providers.settings import add_provider_arguments
 from workbench.sanitize import literal, one_line
 from workbench.sessions.reader import Session, SessionError, read_session
@@ -27,7 +28,7 @@ EXIT_USAGE = 2
 
 
 def replay_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="workbench replay",
         description="Step through a recorded session event by event, in the same screen as a "
         "live run. Keys: left/right one event, [ ] turns, , . tool calls, d/D decisions, "
@@ -60,7 +61,7 @@ def replay_parser() -> argparse.ArgumentParser:
 
 
 def rerun_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="workbench rerun",
         description="Run a recorded session again: the recorded model replies, the real tools "
         "under the current permission rules. Reports every call whose result differs from the "
@@ -95,7 +96,7 @@ def rerun_parser() -> argparse.ArgumentParser:
 
 
 def export_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="workbench export",
         description="Write a recorded session as a readable Markdown transcript (each call's "
         "arguments and result) or as its normalized messages in JSON.",
