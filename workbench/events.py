@@ -8,25 +8,11 @@ discriminated union of all of them; `parse_event` reads one back from JSON.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Union, get_args
 
 from pydantic import Field, TypeAdapter
 
-from workbench.agent.events import (
-    AgentEndEvent,
-    AgentStartEvent,
-    Event,
-    MessageEndEvent,
-    MessageStartEvent,
-    MessageUpdateEvent,
-    ToolArgumentsEvent,
-    ToolExecutionEndEvent,
-    ToolExecutionPhaseEvent,
-    ToolExecutionStartEvent,
-    ToolExecutionUpdateEvent,
-    TurnEndEvent,
-    TurnStartEvent,
-)
+from workbench.agent.events import AgentEvent, Event
 from workbench.agent.tool import AgentToolResult
 from workbench.agent.types import Usage
 
@@ -154,28 +140,22 @@ class ProviderResponseEvent(Event):
     """The finish reason exactly as the server sent it (before mapping to a stop reason)."""
 
 
-BusEvent = Annotated[
-    AgentStartEvent
-    | AgentEndEvent
-    | TurnStartEvent
-    | TurnEndEvent
-    | MessageStartEvent
-    | MessageUpdateEvent
-    | MessageEndEvent
-    | ToolExecutionStartEvent
-    | ToolArgumentsEvent
-    | ToolExecutionPhaseEvent
-    | ToolExecutionUpdateEvent
-    | ToolExecutionEndEvent
-    | PermissionRequestEvent
+WorkbenchEvent = (
+    PermissionRequestEvent
     | PermissionDecisionEvent
     | StepModeEvent
     | StepPausedEvent
     | StepResumedEvent
     | ProviderRequestEvent
-    | ProviderResponseEvent,
+    | ProviderResponseEvent
+)
+"""The events published by the gate, the stepper and the providers."""
+
+BusEvent = Annotated[
+    Union[get_args(AgentEvent)[0], WorkbenchEvent],  # noqa: UP007 - a union of unions
     Field(discriminator="type"),
 ]
+"""Everything on the bus: the loop's `AgentEvent`s and the `WorkbenchEvent`s."""
 
 _ADAPTER: TypeAdapter[Any] = TypeAdapter(BusEvent)
 
