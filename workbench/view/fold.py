@@ -49,6 +49,8 @@ class ViewState:
     last_timestamp: float = 0.0
     rev: int = 0
     _assistant: TimelineItem | None = None
+    _started: dict[str, None] = field(default_factory=dict)
+    """Ids of calls that started and have not ended (an ordered set)."""
     latest_call_id: str | None = None
     """The call that most recently started its preflight."""
     _running_run: bool = False
@@ -77,7 +79,8 @@ class ViewState:
 
     @property
     def pending_calls(self) -> list[ToolCallRecord]:
-        return [c for c in self.calls.values() if c.started_at is not None and not c.finished]
+        """Calls that started and have not ended, in the order they started."""
+        return [self.calls[i] for i in self._started if not self.calls[i].finished]
 
     # -- run and turn --------------------------------------------------------------
 
@@ -230,6 +233,7 @@ class ViewState:
         record = self._call(e)
         record.stage = "requested"
         record.started_at = e.timestamp
+        self._started[e.tool_call_id] = None
         self.latest_call_id = e.tool_call_id
         record.phases.append(("preflight", e.timestamp))
         record.events.append(CallEvent(e.timestamp, "preflight started"))
@@ -280,7 +284,8 @@ class ViewState:
             record.stage = "error"
         label = "injected result" if e.injected else ("ended with error" if e.is_error else "ended")
         record.events.append(CallEvent(e.timestamp, label, _first(text)))
-        if not self.pending_calls and self._running_run:
+        self._started.pop(e.tool_call_id, None)
+        if not self._started and self._running_run:
             self.run_state = "streaming"
 
     # -- gate and stepper ----------------------------------------------------------
