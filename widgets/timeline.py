@@ -14,8 +14,7 @@ from rich.markdown import Markdown as RichMarkdown
 from rich.text import Text
 from textual import events
 from textual.containers import Vertical, VerticalScroll
-from textual.widget import AwaitMount
-from textual.widget import Widget
+from textual.widget import AwaitMount, Widget
 from textual.widgets import Collapsible, Static
 
 from widgets.tool_card import ToolBatchView

@@ -51,7 +51,7 @@ from workbench.agent.loop import (
     run_agent_loop,
     run_agent_loop_continue,
 )
-from workbench.agent.tool import AgentTool, AgentToolResult, tool, to_tool_result
+from workbench.agent.tool import AgentTool, AgentToolResult, to_tool_result, tool
 from workbench.agent.types import (
     AssistantMessage,
     ImageContent,

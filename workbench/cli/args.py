@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import NoReturn
 from pathlib import Path
+from typing import NoReturn
 
 from workbench import __version__
 from workbench.providers.settings import add_provider_arguments
