@@ -67,7 +67,7 @@ class WorkbenchApp(App[int]):
         Binding("f10", "step", "Step"),
         Binding("f5", "continue_run", "Continue"),
         Binding("ctrl+r", "run_to_end", "Run to end"),
-        Binding("ctrl+e", "edit_paused", "Edit args"),
+        Binding("f2", "edit_paused", "Edit args"),
         Binding("ctrl+o", "answer_paused", "Answer call"),
         Binding("f8", "cancel_call", "Cancel call"),
         Binding("f9", "toggle_breakpoint", "Breakpoint"),
@@ -98,6 +98,8 @@ class WorkbenchApp(App[int]):
         """How many bus events the widgets have been brought up to date with."""
         self._refresh_cost = 0.0
         self._footer_state: tuple[Any, bool] = (False, False)
+        self._shown_pause: Any = None
+        self._scroll_to_call: str | None = None
         self._widgets: _Widgets | None = None
         self._permission_open: str | None = None
         self._unsubscribe: Callable[[], None] | None = None
@@ -213,6 +215,13 @@ class WorkbenchApp(App[int]):
         w.prompt_bar.running = self.agent.state.is_streaming
         w.status.sync(state, queued=len(steering) + len(follow_ups))
         w.pause_banner.show(state.pause, self.labels)
+        if state.pause is not self._shown_pause:
+            # bring a call that is paused into view; go back to following when it resumes
+            self._shown_pause = state.pause
+            if state.pause is not None and state.pause.tool_call_id:
+                self._scroll_to_call = state.pause.tool_call_id
+            elif state.pause is None and self.follow_latest:
+                w.timeline.follow = True
         footer_state = (state.pause is not None and state.pause.point, self.agent.state.is_streaming)
         if footer_state != self._footer_state:
             self._footer_state = footer_state
@@ -232,7 +241,11 @@ class WorkbenchApp(App[int]):
         self.call_after_refresh(painted.set)
         await painted.wait()
         if self._widgets is not None:
-            self._widgets.timeline.follow_newest()
+            if self._scroll_to_call is not None:
+                call_id, self._scroll_to_call = self._scroll_to_call, None
+                self._widgets.timeline.show_call(call_id)
+            else:
+                self._widgets.timeline.follow_newest()
         cost = time.perf_counter() - started
         self._refresh_cost = 0.5 * self._refresh_cost + 0.5 * cost
 
@@ -460,15 +473,14 @@ class WorkbenchApp(App[int]):
         self.push_screen(InjectResultModal(pause.tool_name or "", submit))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Show each key in the footer only when it can do something (None hides it)."""
+        """Show each key in the footer only while it can do something (False hides it)."""
         pause = self.view_state.pause
-        running = self.agent.state.is_streaming
         if action in ("step", "continue_run", "run_to_end"):
-            return True if pause is not None else None
+            return pause is not None
         if action in ("edit_paused", "answer_paused"):
-            return True if pause is not None and pause.point == "before_tool" else None
+            return pause is not None and pause.point == "before_tool"
         if action in ("cancel_run", "cancel_call"):
-            return True if running else None
+            return self.agent.state.is_streaming
         return True
 
     # -- command palette ---------------------------------------------------------------

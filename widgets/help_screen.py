@@ -33,7 +33,7 @@ output, the result and the call's own events.
 | ctrl+r | run to the end, ignoring every pause |
 | F9 | breakpoint on the selected call's tool |
 | ctrl+b | breakpoints of every kind |
-| ctrl+e / ctrl+o | at a pause: edit the arguments / answer the call yourself |
+| F2 / ctrl+o | at a pause: edit the arguments / answer the call yourself |
 | ctrl+l | back to the message box |
 | ctrl+p | command palette (every action, themes) |
 | ctrl+q | quit |

@@ -38,7 +38,7 @@ class PauseBanner(Static):
         text.no_wrap, text.overflow = True, "ellipsis"
         keys = Text("F10 step · F5 continue · ^r run to end", no_wrap=True, overflow="ellipsis")
         if pause.point == "before_tool":
-            keys.append(" · ^e edit args · ^o answer it yourself")
+            keys.append(" · F2 edit args · ^o answer it yourself")
         keys.append(" · ^c cancel run")
         text.append("\n")
         text.append_text(keys)
