@@ -98,8 +98,6 @@ class WorkbenchApp(App[int]):
         """How many bus events the widgets have been brought up to date with."""
         self._refresh_cost = 0.0
         self._footer_state: tuple[Any, bool] = (False, False)
-        self._shown_pause: Any = None
-        self._scroll_to_call: str | None = None
         self._widgets: _Widgets | None = None
         self._permission_open: str | None = None
         self._unsubscribe: Callable[[], None] | None = None
@@ -215,13 +213,6 @@ class WorkbenchApp(App[int]):
         w.prompt_bar.running = self.agent.state.is_streaming
         w.status.sync(state, queued=len(steering) + len(follow_ups))
         w.pause_banner.show(state.pause, self.labels)
-        if state.pause is not self._shown_pause:
-            # bring a call that is paused into view; go back to following when it resumes
-            self._shown_pause = state.pause
-            if state.pause is not None and state.pause.tool_call_id:
-                self._scroll_to_call = state.pause.tool_call_id
-            elif state.pause is None and self.follow_latest:
-                w.timeline.follow = True
         footer_state = (state.pause is not None and state.pause.point, self.agent.state.is_streaming)
         if footer_state != self._footer_state:
             self._footer_state = footer_state
@@ -241,11 +232,7 @@ class WorkbenchApp(App[int]):
         self.call_after_refresh(painted.set)
         await painted.wait()
         if self._widgets is not None:
-            if self._scroll_to_call is not None:
-                call_id, self._scroll_to_call = self._scroll_to_call, None
-                self._widgets.timeline.show_call(call_id)
-            else:
-                self._widgets.timeline.follow_newest()
+            self._widgets.timeline.follow_newest()
         cost = time.perf_counter() - started
         self._refresh_cost = 0.5 * self._refresh_cost + 0.5 * cost
 

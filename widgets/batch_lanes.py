@@ -9,6 +9,7 @@ selected call's time in each phase.
 from __future__ import annotations
 
 from rich.text import Text
+from textual import events
 from textual.widgets import Static
 
 from widgets.render import format_ms
@@ -34,14 +35,49 @@ LABEL_WIDTH = 16
 
 
 class BatchLanes(Static):
+    """The lanes; hovering a lane shows that call's phase durations, else the selected call's."""
+
     DEFAULT_CSS = "BatchLanes { height: auto; }"
 
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.records: list[ToolCallRecord] = []
+        self.selected_id: str | None = None
+        self.hovered_id: str | None = None
+        self.now = 0.0
+
     def show(self, records: list[ToolCallRecord], selected_id: str | None, now: float) -> None:
-        self.update(render_lanes(records, selected_id, now, max(20, self.size.width or 60)))
+        self.records, self.selected_id, self.now = records, selected_id, now
+        self._draw()
+
+    def _draw(self) -> None:
+        self.update(
+            render_lanes(
+                self.records, self.selected_id, self.now, max(20, self.size.width or 60),
+                detail_id=self.hovered_id or self.selected_id,
+            )
+        )
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        hovered = self.records[event.y].id if 0 <= event.y < len(self.records) else None
+        if hovered != self.hovered_id:
+            self.hovered_id = hovered
+            self._draw()
+
+    def on_leave(self, event: events.Leave) -> None:
+        if self.hovered_id is not None:
+            self.hovered_id = None
+            self._draw()
 
 
-def render_lanes(records: list[ToolCallRecord], selected_id: str | None, now: float, width: int) -> Text:
-    """The lanes as text, `width` cells wide."""
+def render_lanes(
+    records: list[ToolCallRecord],
+    selected_id: str | None,
+    now: float,
+    width: int,
+    detail_id: str | None = None,
+) -> Text:
+    """The lanes as text, `width` cells wide, with `detail_id`'s durations under them."""
     started = [r for r in records if r.started_at is not None]
     if not started:
         return Text("no call of this batch has started yet", style="dim")
@@ -75,10 +111,10 @@ def render_lanes(records: list[ToolCallRecord], selected_id: str | None, now: fl
     for name, (char, style) in PHASE_STYLE.items():
         out.append(f"{char} ", style=style)
         out.append(f"{PHASE_LABEL[name]}  ", style="dim")
-    selected = next((r for r in records if r.id == selected_id), None)
-    if selected is not None and selected.started_at is not None:
+    detail = next((r for r in records if r.id == (detail_id or selected_id)), None)
+    if detail is not None and detail.started_at is not None:
         out.append("\n")
-        durations = phase_durations(selected, now)
+        durations = phase_durations(detail, now)
         parts = [f"{PHASE_LABEL.get(k, k)} {format_ms(v)}" for k, v in durations.items()]
-        out.append(f"{literal(selected.name)}: " + " · ".join(parts), style="italic")
+        out.append(f"{literal(detail.name)} [{literal(detail.id)}]: " + " · ".join(parts), style="italic")
     return out

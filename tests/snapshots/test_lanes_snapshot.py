@@ -53,3 +53,16 @@ def test_parallel_batch_lanes(snap_compare: Any) -> None:
 
 def test_sequential_batch_lanes(snap_compare: Any) -> None:
     assert snap_compare(LanesApp(SEQUENTIAL, "e", 2700), terminal_size=(100, 12))
+
+
+async def test_hovering_a_lane_shows_its_durations() -> None:
+    app = LanesApp(PARALLEL, "b", 5000)
+    async with app.run_test(size=(100, 12)) as pilot:
+        await pilot.pause()
+        lanes = app.query_one(BatchLanes)
+        assert "write_file [b]: preflight" in str(lanes.render())
+        await pilot.hover(lanes, offset=(20, 0))  # the first lane: run_tests
+        assert "run_tests [a]: preflight" in str(lanes.render())
+        assert "executing 1.8s" in str(lanes.render())
+        await pilot.hover(lanes, offset=(20, 8))  # below the lanes: back to the selection
+        assert "write_file [b]" in str(lanes.render())
