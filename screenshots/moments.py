@@ -59,22 +59,22 @@ async def mid_run(pilot: Any) -> None:
     await _settle(pilot)
 
 
-async def stages(pilot: Any) -> None:
-    """The finished demo with the flat edit selected: raw != prepared != validated."""
+async def _finish_and_select(pilot: Any, call_id: str) -> None:
     app = pilot.app
     await pilot.press("enter")
     await wait_for(pilot, lambda: app.view_state.run_state == "finished", timeout=30)
-    app.select_call("call_3_1")
+    app.select_call(call_id)
     await _settle(pilot)
+
+
+async def stages(pilot: Any) -> None:
+    """The finished demo with the flat edit selected: raw != prepared != validated."""
+    await _finish_and_select(pilot, "call_3_1")
 
 
 async def validation_error(pilot: Any) -> None:
     """The finished demo with the invalid edit selected: the error pinned to its field."""
-    app = pilot.app
-    await pilot.press("enter")
-    await wait_for(pilot, lambda: app.view_state.run_state == "finished", timeout=30)
-    app.select_call("call_2_1")
-    await _settle(pilot)
+    await _finish_and_select(pilot, "call_2_1")
 
 
 async def aborted(pilot: Any) -> None:
