@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from tools.workspace import Workspace, is_binary, read_sample
+from tools.workspace import Workspace
 from workbench.agent import AbortSignal, AgentTool, AgentToolResult
 
 _KEYS = {"oldText": "old_text", "newText": "new_text"}
@@ -116,16 +116,9 @@ def make_edit_file(workspace: Workspace) -> AgentTool:
     async def execute(
         tool_call_id: str, params: EditFileParams, signal: AbortSignal, on_update: Any
     ) -> AgentToolResult:
-        path = workspace.resolve(params.path)
-        shown = workspace.display(path)
-        if not path.exists():
-            raise FileNotFoundError(f"File not found: {params.path}")
-        if path.is_dir():
-            raise IsADirectoryError(f"{shown} is a directory, not a file")
-        if not path.is_file():
-            raise ValueError(f"{shown} is not a regular file (a device, socket or pipe)")
-        if is_binary(read_sample(path)):
-            raise ValueError(f"{shown} is a binary file; edit_file only edits text")
+        path, shown = workspace.text_file(
+            params.path, refusal="edit_file only edits text", on_directory=", not a file"
+        )
         raw = path.read_bytes().decode("utf-8")
         bom = "\ufeff" if raw.startswith("\ufeff") else ""
         body = raw[len(bom):]

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from tools.workspace import Workspace, is_binary, read_sample
+from tools.workspace import Workspace
 from workbench.agent import AbortSignal, AgentTool, AgentToolResult
 
 MAX_LINES = 2000
@@ -89,20 +89,11 @@ def make_read_file(workspace: Workspace) -> AgentTool:
     async def execute(
         tool_call_id: str, params: ReadFileParams, signal: AbortSignal, on_update: Any
     ) -> AgentToolResult:
-        path = workspace.resolve(params.path)
-        shown = workspace.display(path)
-        if not path.exists():
-            raise FileNotFoundError(f"File not found: {params.path}")
-        if path.is_dir():
-            raise IsADirectoryError(
-                f"{shown} is a directory; use list_directory to see what it contains"
-            )
-        if not path.is_file():
-            raise ValueError(f"{shown} is not a regular file (a device, socket or pipe)")
-        if is_binary(read_sample(path)):
-            raise ValueError(
-                f"{shown} is a binary file ({path.stat().st_size} bytes); read_file only reads text"
-            )
+        path, shown = workspace.text_file(
+            params.path,
+            refusal="read_file only reads text",
+            on_directory="; use list_directory to see what it contains",
+        )
         start = params.offset or 1
         want = min(params.limit or MAX_LINES, MAX_LINES)
         window = _read_window(path, start, want)

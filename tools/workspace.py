@@ -90,6 +90,26 @@ class Workspace:
             return str(path)
         return rel.as_posix() or "."
 
+    def text_file(self, raw: str, *, refusal: str, on_directory: str) -> tuple[Path, str]:
+        """An existing regular text file inside the workspace: (its path, how to show it).
+
+        Args:
+            raw: the path the model gave.
+            refusal: finishes "X is a binary file (N bytes); ..." (e.g. "read_file only reads text").
+            on_directory: finishes "X is a directory..." (e.g. ", not a file").
+        """
+        path = self.resolve(raw)
+        shown = self.display(path)
+        if not path.exists():
+            raise FileNotFoundError(f"File not found: {raw}")
+        if path.is_dir():
+            raise IsADirectoryError(f"{shown} is a directory{on_directory}")
+        if not path.is_file():
+            raise ValueError(f"{shown} is not a regular file (a device, socket or pipe)")
+        if is_binary(read_sample(path)):
+            raise ValueError(f"{shown} is a binary file ({path.stat().st_size} bytes); {refusal}")
+        return path, shown
+
     def real_inside(self, path: Path) -> bool:
         """Whether `path`, with its symlinks followed, stays inside the workspace."""
         return self.contains(Path(os.path.realpath(path)))
