@@ -9,7 +9,6 @@ what the live screen showed.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -389,7 +388,3 @@ def _block_at(message: Any, index: int) -> Any:
 
 def _first(text: str | None) -> str:
     return (text or "").strip().splitlines()[0] if (text or "").strip() else ""
-
-
-def pretty_json(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
