@@ -18,7 +18,7 @@ import anyio
 from anyio.abc import TaskGroup
 from pydantic import BaseModel
 
-from workbench.agent.abort import AbortController, AbortSignal
+from workbench.agent.abort import AbortController, AbortError, AbortSignal
 from workbench.agent.arguments import run_argument_pipeline
 from workbench.agent.config import (
     AfterToolCallContext,
@@ -67,6 +67,13 @@ class ToolBatch:
 
 def error_result(text: str, details: Any = None) -> AgentToolResult:
     return AgentToolResult.text(text, details={} if details is None else details)
+
+
+def aborted_result(text: str, details: Any = None) -> AgentToolResult:
+    """An error result for a call the abort signal ended or skipped; `details` says so,
+    so views need not guess from the text."""
+    extra = details if isinstance(details, dict) else {}
+    return AgentToolResult.text(text, details={**extra, "aborted": True})
 
 
 def _describe(exc: BaseException) -> str:
@@ -148,7 +155,7 @@ class BatchRunner:
         out: list[Finalized] = []
         for call in calls:
             if self._run_aborted():
-                done = await self.answer_unrun(call, self._skipped_text())
+                done = await self.answer_unrun(call, self._skipped_text(), aborted=True)
             else:
                 outcome = await self._preflight(call)
                 if isinstance(outcome, Prepared):
@@ -164,7 +171,7 @@ class BatchRunner:
         prepared: list[tuple[int, Prepared]] = []
         for i, call in enumerate(calls):
             if self._run_aborted():
-                slots[i] = await self.answer_unrun(call, self._skipped_text())
+                slots[i] = await self.answer_unrun(call, self._skipped_text(), aborted=True)
                 continue
             outcome = await self._preflight(call)
             if isinstance(outcome, Prepared):
@@ -198,11 +205,11 @@ class BatchRunner:
 
     # -- one call ----------------------------------------------------------------
 
-    async def answer_all(self, text: str) -> ToolBatch:
+    async def answer_all(self, text: str, *, aborted: bool = False) -> ToolBatch:
         """Answer every call of the message with an error result without running any."""
         messages = []
         for call in self.message.tool_calls:
-            message = result_message(await self.answer_unrun(call, text))
+            message = result_message(await self.answer_unrun(call, text, aborted=aborted))
             messages.append(message)
             await self._emit_result_message(message)
         return ToolBatch(messages, terminate=False)
@@ -224,7 +231,7 @@ class BatchRunner:
             await self._emit_result_message(result_message(done))
         return list(self.emitted)
 
-    async def answer_unrun(self, call: ToolCall, text: str) -> Finalized:
+    async def answer_unrun(self, call: ToolCall, text: str, *, aborted: bool = False) -> Finalized:
         """Start, describe and end a call that will not run; returns its error result."""
         self.started.add(id(call))
         await self.emit(
@@ -239,7 +246,7 @@ class BatchRunner:
                 error=text,
             )
         )
-        done = Finalized(call, error_result(text), True)
+        done = Finalized(call, (aborted_result if aborted else error_result)(text), True)
         await self._end(done)
         return done
 
@@ -257,7 +264,7 @@ class BatchRunner:
         if outcome.error is not None:
             return Finalized(call, error_result(str(outcome.error)), True)
         if signal.aborted:  # e.g. aborted from its start event: not worth asking the hook
-            return Finalized(call, error_result(_aborted_text(signal)), True)
+            return Finalized(call, aborted_result(_aborted_text(signal)), True)
         assert outcome.tool is not None and outcome.validated is not None
         args = outcome.validated
         hook = self.config.before_tool_call
@@ -269,7 +276,7 @@ class BatchRunner:
                 return Finalized(call, error_result(f"before_tool_call failed: {_describe(exc)}"), True)
             args = ctx.args
             if signal.aborted:
-                return Finalized(call, error_result(_aborted_text(signal)), True)
+                return Finalized(call, aborted_result(_aborted_text(signal)), True)
             if before is not None and before.block:
                 result = error_result(before.reason or "Tool execution was blocked")
                 result.terminate = before.terminate
@@ -277,16 +284,16 @@ class BatchRunner:
             if before is not None and before.result is not None:
                 return Finalized(call, before.result, before.is_error, injected=True)
         if signal.aborted:
-            return Finalized(call, error_result(_aborted_text(signal)), True)
+            return Finalized(call, aborted_result(_aborted_text(signal)), True)
         return Prepared(call, outcome.tool, args, signal)
 
     async def _execute_and_finalize(self, p: Prepared, tg: TaskGroup) -> Finalized:
         signal = p.signal
         if signal.aborted:
-            return Finalized(p.tool_call, error_result(_aborted_text(signal)), True)
+            return Finalized(p.tool_call, aborted_result(_aborted_text(signal)), True)
         await self._phase(p.tool_call, "executing")
         if signal.aborted:  # aborted by a listener of the phase event
-            return Finalized(p.tool_call, error_result(_aborted_text(signal)), True)
+            return Finalized(p.tool_call, aborted_result(_aborted_text(signal)), True)
         result, is_error = await self._execute(p, signal, tg)
         hook = self.config.after_tool_call
         if hook is None:
@@ -329,7 +336,8 @@ class BatchRunner:
             except Exception as exc:  # noqa: BLE001 - a raising tool is an error result
                 killed = scope.cancel_called
                 # An exception may carry `details` (e.g. a command's exit code) for the UI.
-                outcome = (error_result(_describe(exc), getattr(exc, "details", None)), True)
+                make = aborted_result if isinstance(exc, AbortError) else error_result
+                outcome = (make(_describe(exc), getattr(exc, "details", None)), True)
             finally:
                 remove()
         await pump.close()
@@ -338,7 +346,7 @@ class BatchRunner:
                 f"{_aborted_text(signal)}: tool {p.tool_call.name} did not stop within "
                 f"{grace:g}s of the abort signal and was cancelled"
             )
-            return error_result(text), True
+            return aborted_result(text), True
         return outcome
 
     async def _phase(self, call: ToolCall, phase: Any) -> None:

@@ -281,7 +281,9 @@ async def _run_loop(
             if message.stop_reason in ("error", "aborted"):
                 runner = BatchRunner(context, message, config, signal, emit, state.tg)
                 state.runner = runner
-                results = await runner.answer_all(_unrun_text(message))
+                results = await runner.answer_all(
+                    _unrun_text(message), aborted=message.stop_reason == "aborted"
+                )
                 _append(context, new_messages, results.messages)
                 state.runner = None
                 state.turn_open = False

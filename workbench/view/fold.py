@@ -275,7 +275,7 @@ class ViewState:
             pass
         elif not e.is_error:
             record.stage = "done"
-        elif text.startswith("Operation aborted") or _says_aborted(e.result.details):
+        elif _says_aborted(e.result.details):
             record.stage = "aborted"
         elif record.decision is not None and record.decision.decision == "deny":
             record.stage = "denied"
@@ -376,7 +376,7 @@ def fold(events: Iterable[Any], state: ViewState | None = None) -> ViewState:
 
 
 def _says_aborted(details: Any) -> bool:
-    """Tools report their own aborts with `details={"aborted": True, ...}`."""
+    """The loop (and tools that stop on the signal) mark aborts with `details={"aborted": True}`."""
     return isinstance(details, dict) and details.get("aborted") is True
 
 
