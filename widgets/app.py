@@ -1,9 +1,11 @@
 """WorkbenchApp: the controller. It routes; the widgets render.
 
-Events from the agent's bus go into the view fold at once (cheap, never blocks the
-agent) and a throttled refresh (at most `REFRESH_HZ` a second) brings the widgets
-up to date, so bursts of deltas and tool updates are coalesced. Permission
-requests and pauses open their dialogs from the same refresh.
+Events from the agent's bus go into the view fold at once (a few microseconds; an
+event is not kept once folded) and a throttled refresh brings the widgets up to date,
+at most `REFRESH_HZ` times a second. When events arrive faster than a model streams
+(a scripted run at full speed, a tool flooding `on_update`), refreshes are spaced
+further apart, so the screen coalesces the burst rather than slowing the agent.
+Permission requests, pauses and the end of a run are shown at once.
 """
 
 from __future__ import annotations
@@ -25,18 +27,23 @@ from widgets.pause_banner import PauseBanner
 from widgets.prompt_bar import PromptBar
 from widgets.status_bar import StatusBar
 from widgets.timeline import Timeline
-from widgets.tool_card import ToolBatchView
 from widgets.tool_inspector import ToolInspector
 from workbench.agent.clock import now_ms
 from workbench.agent.types import text_of
-from workbench.events import PermissionRequestEvent, StepPausedEvent
 from workbench.runtime import Runtime
 from workbench.stepper import Resume, StepperError
 from workbench.view.fold import ViewState
 
 REFRESH_HZ = 30
+BURST_RATE = 2_000
+"""Events a second above which the agent is busy with its own work, not waiting on a model."""
+BURST_INTERVAL = 0.5
+"""Seconds between refreshes during a burst."""
 REFRESH_BUDGET = 10
-"""A refresh costing c seconds is followed by at least c * REFRESH_BUDGET of agent time."""
+"""During a burst, a refresh costing c seconds is followed by at least c * REFRESH_BUDGET
+of agent time (a huge timeline refreshes less often rather than slow the agent)."""
+URGENT = ("permission_request", "step_paused", "agent_end")
+"""Events the screen shows at once: the user must act, or the run is over."""
 
 
 @dataclass
@@ -94,6 +101,9 @@ class WorkbenchApp(App[int]):
         """Set once the MCP servers are up (or failed); prompts wait for it."""
         self._refresh_pending = False
         self._last_refresh = 0.0
+        self._events_at_refresh = 0
+        self._burst = False
+        """Events arrived faster than BURST_RATE since the previous refresh."""
         self.synced_event_count = 0
         """How many bus events the widgets have been brought up to date with."""
         self._refresh_cost = 0.0
@@ -167,19 +177,21 @@ class WorkbenchApp(App[int]):
     def _on_bus_event(self, event: Any, _signal: Any = None) -> None:
         """Runs inside the agent's task: fold and schedule, nothing else."""
         self.view_state.apply(event)
-        if isinstance(event, (PermissionRequestEvent, StepPausedEvent)):
+        if event.type in URGENT:
             self.call_later(self._refresh_now)
-        else:
+        elif not self._refresh_pending:
             self._schedule_refresh()
 
     def _schedule_refresh(self) -> None:
         if self._refresh_pending:
             return
         self._refresh_pending = True
-        # The screen may take at most 1/REFRESH_BUDGET of the time: when a refresh gets
-        # expensive (a huge timeline), refresh less often rather than slow the agent.
-        interval = max(1.0 / REFRESH_HZ, self._refresh_cost * REFRESH_BUDGET)
-        delay = max(0.002, self._last_refresh + interval - time.perf_counter())
+        now = time.perf_counter()
+        if self._burst:
+            interval = max(BURST_INTERVAL, self._refresh_cost * REFRESH_BUDGET)
+        else:
+            interval = max(1.0 / REFRESH_HZ, self._refresh_cost * 2)
+        delay = max(0.002, self._last_refresh + interval - now)
         self.set_timer(delay, self._refresh_now)
 
     def _tick(self) -> None:
@@ -193,12 +205,14 @@ class WorkbenchApp(App[int]):
         if self._widgets is None or self._closing or self._closed:
             return
         started = time.perf_counter()
-        self._last_refresh = started
         w = self._widgets
         state = self.view_state
+        arrived = state.event_count - self._events_at_refresh
+        self._burst = arrived / max(started - self._last_refresh, 1e-3) > BURST_RATE
+        self._last_refresh = started
         now = now_ms()
-        self.synced_event_count = state.event_count
-        mounting = w.timeline.sync(state, now)
+        self.synced_event_count = self._events_at_refresh = state.event_count
+        w.timeline.sync(state, now)
         if self.follow_latest and state.latest_call_id is not None:
             self.selected_id = state.latest_call_id
         w.timeline.mark_selected(self.selected_id)
@@ -218,21 +232,17 @@ class WorkbenchApp(App[int]):
             self._footer_state = footer_state
             self.refresh_bindings()
         self._open_dialogs()
-        self.run_worker(self._measure_paint(started, mounting), group="paint")
+        self.run_worker(self._measure_paint(started), group="paint")
 
-    async def _measure_paint(self, started: float, mounting: Any) -> None:
+    async def _measure_paint(self, started: float) -> None:
         """Note what the refresh cost, up to the screen painting it (new items included).
 
         The measure also counts agent work that ran meanwhile, which only makes the
         refresh budget more conservative.
         """
-        if mounting is not None:
-            await mounting
         painted = asyncio.Event()
         self.call_after_refresh(painted.set)
         await painted.wait()
-        if self._widgets is not None:
-            self._widgets.timeline.follow_newest()
         cost = time.perf_counter() - started
         self._refresh_cost = 0.5 * self._refresh_cost + 0.5 * cost
 
@@ -325,8 +335,8 @@ class WorkbenchApp(App[int]):
         finally:
             self._mcp_started.set()
 
-    @on(ToolBatchView.Selected)
-    def _card_selected(self, event: ToolBatchView.Selected) -> None:
+    @on(Timeline.Selected)
+    def _card_selected(self, event: Timeline.Selected) -> None:
         self.follow_latest = False
         self.selected_id = event.tool_call_id
         self._refresh_now()

@@ -8,6 +8,8 @@ selected call's time in each phase.
 
 from __future__ import annotations
 
+from itertools import groupby
+
 from rich.text import Text
 from textual import events
 from textual.widgets import Static
@@ -101,8 +103,8 @@ def render_lanes(
         if record.stage in ("error", "invalid", "denied", "aborted") and record.ended_at is not None:
             end = min(cells - 1, int((record.ended_at - t0) / span * cells))
             lane[end] = ("✗", "bold red")
-        for char, style in lane:
-            out.append(char, style=style)
+        for (char, style), run in groupby(lane):  # one span a run, not one a cell
+            out.append(char * len(list(run)), style=style)
         end = record.ended_at if record.ended_at is not None else now
         if record.started_at is not None:
             out.append(f" {format_ms(end - record.started_at):>7}", style="dim")

@@ -37,7 +37,6 @@ from widgets.pause_banner import PauseBanner
 from widgets.scrubber import Scrubber
 from widgets.status_bar import StatusBar
 from widgets.timeline import Timeline
-from widgets.tool_card import ToolBatchView
 from widgets.tool_inspector import ToolInspector
 from workbench.sanitize import literal
 from workbench.sessions.fork import (
@@ -168,11 +167,7 @@ class ReplayApp(App[ForkRequest | None]):
 
     def on_mount(self) -> None:
         self.screen_stack[0].query_one(StatusBar).mode = "replay"
-        empty = self.timeline.query(".empty")
-        if empty:
-            empty.first(Static).update(
-                "Nothing yet at this point of the session (→ steps forward)."
-            )
+        self.timeline.empty_text = "Nothing yet at this point of the session (→ steps forward)."
         for warning in self.session.warnings:
             self.notify(warning, severity="warning", timeout=6, markup=False)
         self.goto(self._start_at)
@@ -276,8 +271,8 @@ class ReplayApp(App[ForkRequest | None]):
             return
         self.goto(target)
 
-    @on(ToolBatchView.Selected)
-    def _card_selected(self, event: ToolBatchView.Selected) -> None:
+    @on(Timeline.Selected)
+    def _card_selected(self, event: Timeline.Selected) -> None:
         self.select_call(event.tool_call_id)
 
     def select_call(self, tool_call_id: str) -> None:

@@ -1,192 +1,118 @@
 """Timeline: the conversation in order, assistant text as Markdown, tool calls as cards.
 
-It renders `ViewState.items` and keeps the widgets of items it already mounted,
-redrawing only those whose `rev` changed since the last sync. Each assistant message
-is a handful of widgets whatever its size (its tool calls share one `ToolBatchView`),
-so long runs stay cheap to lay out.
+One widget draws the whole timeline line by line (Textual's Line API), so a run with a
+thousand calls costs the screen no more layout than an empty one. Each item of
+`ViewState.items` becomes a list of parts (a heading, a Markdown text, a card...),
+each drawn into strips once and kept until what it depends on changes: the item's or
+the call's `rev`, the selection, the width, a running call's ticking time. Cards are
+drawn only when they scroll into view; texts are drawn when they change, since their
+height depends on it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from bisect import bisect_right
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import ClassVar
 
-from rich.markdown import Markdown as RichMarkdown
+from rich.console import RenderableType
+from rich.markdown import Markdown
+from rich.padding import Padding
+from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
 from textual import events
-from textual.containers import Vertical, VerticalScroll
-from textual.widget import AwaitMount, Widget
-from textual.widgets import Collapsible, Static
+from textual.binding import Binding, BindingType
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 
-from widgets.tool_card import ToolBatchView
+from widgets.tool_card import CARD_HEIGHT, SLOW_AFTER_MS, card_key, card_strips
 from workbench.sanitize import literal
 from workbench.view.fold import ViewState
 from workbench.view.records import TimelineItem
 
+Target = tuple[str, Hashable]
+"""What a click on a line does: ("call", id), ("turn", n) or ("thinking", (item, block))."""
 
-class UserView(Static):
-    DEFAULT_CSS = """
-    UserView { margin: 1 0 0 0; padding: 0 1; background: $primary 12%; border-left: thick $primary; }
-    """
-
-    def __init__(self, item: TimelineItem) -> None:
-        label = Text("you (steering)  " if item.steering else "you  ", style="bold")
-        label.append(literal(item.text))
-        super().__init__(label)
+EMPTY_TEXT = "Nothing yet. Type a message below and press Enter (the demo's prompt is already there)."
 
 
-class MarkdownText(Static):
-    """Assistant text rendered as Markdown (one widget, redrawn as text streams in)."""
+@dataclass(eq=False)
+class _Part:
+    key: Hashable
+    height: int
+    draw: Callable[[], list[Strip]] | None
+    """Draws the strips when first shown (None once drawn)."""
+    strips: list[Strip] | None = None
+    target: Target | None = None
 
-    DEFAULT_CSS = "MarkdownText { margin: 0 0 0 1; padding: 0 1; }"
-
-    def __init__(self) -> None:
-        super().__init__("")
-        self.text = ""
-        self._height: tuple[str, int, int] | None = None
-
-    def set_text(self, text: str) -> None:
-        if text != self.text:
-            self.text = text
-            self.update(RichMarkdown(text, code_theme="monokai", hyperlinks=False))
-
-    def get_content_height(self, container, viewport, width: int) -> int:  # type: ignore[no-untyped-def, override]
-        # Laying out the timeline asks every message for its height; rendering Markdown
-        # to find out is the expensive part, so remember it per text and width.
-        if self._height is None or self._height[:2] != (self.text, width):
-            self._height = (self.text, width, super().get_content_height(container, viewport, width))
-        return self._height[2]
+    def line(self, index: int) -> Strip | None:
+        if self.strips is None:
+            assert self.draw is not None
+            self.strips, self.draw = self.draw(), None
+        return self.strips[index] if index < len(self.strips) else None
 
 
-class TurnHead(Static):
-    """The assistant message's heading; clicking it shows that turn's model request."""
-
-    DEFAULT_CSS = "TurnHead { color: $success; text-style: bold; padding: 0 1; } TurnHead:hover { text-style: bold underline; }"
-
-    def __init__(self, turn: int) -> None:
-        super().__init__(f"assistant · turn {turn}")
-        self.turn = turn
-
-    def on_click(self) -> None:
-        self.app.run_action(f"run_details({self.turn})")
+@dataclass(eq=False)
+class _ItemView:
+    item: TimelineItem
+    signature: Hashable = None
+    parts: tuple[_Part, ...] = ()
+    starts: tuple[int, ...] = ()
+    height: int = 0
+    rev: int = -1
+    """The item's `rev` when last drawn."""
 
 
-class AssistantView(Vertical):
-    """One assistant message: thinking (collapsed), text (Markdown), its tool calls."""
+class Timeline(ScrollView, can_focus=True):
+    """All timeline items; `sync(state, now)` redraws what changed. Posts `Selected`."""
 
-    DEFAULT_CSS = """
-    AssistantView { height: auto; margin: 1 0 0 0; }
-    AssistantView > .head { color: $success; text-style: bold; padding: 0 1; }
-    AssistantView > Collapsible { margin: 0 0 0 1; border: none; padding: 0; background: transparent; }
-    AssistantView > .failure { color: $error; padding: 0 1; }
-    AssistantView > .aborted { color: $warning; padding: 0 1; }
-    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up,k", "move(-1)", "Previous call", show=False),
+        Binding("down,j", "move(1)", "Next call", show=False),
+        Binding("enter", "select", "Inspect", show=False),
+        Binding("t", "toggle_thinking", "Thinking", show=False),
+    ]
 
-    def __init__(self, item: TimelineItem, timeline: Timeline) -> None:
-        super().__init__()
-        self.item = item
-        self.timeline = timeline
-        self.rendered_rev = -1
-        self._texts: dict[int, MarkdownText] = {}
-        self._thinking: dict[int, tuple[Collapsible, Static]] = {}
-        self.batch: ToolBatchView | None = None
-        self._failure: Static | None = None
-        self._composing: list[Widget] | None = None
-
-    def compose(self):  # type: ignore[no-untyped-def]
-        # Build what is already known here rather than mounting piece by piece later:
-        # each later mount costs the whole timeline a layout pass.
-        yield TurnHead(self.item.turn)
-        self._composing: list[Widget] | None = []
-        self.rendered_rev = self.item.rev
-        self._sync_blocks(self.timeline.state)
-        self._sync_failure()
-        built, self._composing = self._composing, None
-        yield from built
-
-    def on_mount(self) -> None:
-        if self.batch is not None:
-            self.batch.sync(self.timeline.clock())
-
-    def sync(self, state: ViewState, now: float) -> None:
-        item = self.item
-        if item.rev != self.rendered_rev:
-            self.rendered_rev = item.rev
-            self._sync_blocks(state)
-            self._sync_failure()
-        if self.batch is not None:
-            self.batch.sync(now)
-
-    def _add(self, widget: Widget, before: Widget | None = None) -> None:
-        if self._composing is not None:
-            self._composing.append(widget)
-        else:
-            self.mount(widget, before=before)
-
-    def _sync_blocks(self, state: ViewState) -> None:
-        call_ids: list[str] = []
-        for index, block in enumerate(self.item.blocks):
-            if block.kind == "toolCall":
-                if block.tool_call_id:
-                    call_ids.append(block.tool_call_id)
-            elif block.kind == "text":
-                self._text_widget(index).set_text(literal(block.text))
-            else:
-                collapsible, body = self._thinking_widget(index)
-                body.update(Text(literal(block.text), style="italic dim"))
-                collapsible.title = "thinking…" if self.item.streaming else "thinking"
-        records = [state.calls[i] for i in call_ids if i in state.calls]
-        if records and self.batch is None:
-            self.batch = ToolBatchView(records, self.timeline.labels, self.timeline.slow_after_ms)
-            self.timeline.register(self.batch)
-            self._add(self.batch, before=self._failure)
-        elif self.batch is not None:
-            self.batch.set_records(records)
-            self.timeline.register(self.batch)
-
-    def _text_widget(self, index: int) -> MarkdownText:
-        widget = self._texts.get(index)
-        if widget is None:
-            widget = self._texts[index] = MarkdownText()
-            self._add(widget, before=self.batch or self._failure)
-        return widget
-
-    def _thinking_widget(self, index: int) -> tuple[Collapsible, Static]:
-        pair = self._thinking.get(index)
-        if pair is None:
-            body = Static("")
-            pair = self._thinking[index] = (Collapsible(body, title="thinking", collapsed=True), body)
-            self._add(pair[0], before=self.batch or self._failure)
-        return pair
-
-    def _sync_failure(self) -> None:
-        item = self.item
-        if item.stop_reason not in ("error", "aborted") or self._failure is not None:
-            return
-        if item.stop_reason == "aborted":
-            self._failure = Static(Text("■ aborted: " + literal(item.error or "")), classes="aborted")
-        else:
-            self._failure = Static(Text("✗ model error: " + literal(item.error or "")), classes="failure")
-        self._add(self._failure)
-
-
-class NoticeView(Static):
-    DEFAULT_CSS = """
-    NoticeView { margin: 1 0 0 0; padding: 0 1; color: $text-muted; text-style: italic; }
-    NoticeView.-error { color: $error; }
-    NoticeView.-warning { color: $warning; }
-    """
-
-    def __init__(self, item: TimelineItem) -> None:
-        super().__init__(Text(literal(item.text)), classes=f"-{item.level}")
-
-
-class Timeline(VerticalScroll, can_focus=False):
-    """All timeline items; `sync(state)` mounts new ones and updates changed ones."""
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "timeline--user",
+        "timeline--user-bar",
+        "timeline--head",
+        "timeline--head-hover",
+        "timeline--thinking",
+        "timeline--notice",
+        "timeline--notice-warning",
+        "timeline--notice-error",
+        "timeline--failure",
+        "timeline--aborted",
+        "timeline--empty",
+        "timeline--selected",
+    }
 
     DEFAULT_CSS = """
-    Timeline { padding: 0 1 1 0; }
-    Timeline > .empty { color: $text-muted; padding: 1 2; }
+    Timeline { scrollbar-gutter: stable; overflow-x: hidden; }
+    Timeline > .timeline--user { background: $primary 12%; }
+    Timeline > .timeline--user-bar { color: $primary; background: $primary 12%; }
+    Timeline > .timeline--head { color: $success; text-style: bold; }
+    Timeline > .timeline--head-hover { color: $success; text-style: bold underline; }
+    Timeline > .timeline--thinking { color: $text-muted; }
+    Timeline > .timeline--notice { color: $text-muted; text-style: italic; }
+    Timeline > .timeline--notice-warning { color: $warning; text-style: italic; }
+    Timeline > .timeline--notice-error { color: $error; text-style: italic; }
+    Timeline > .timeline--failure { color: $error; }
+    Timeline > .timeline--aborted { color: $warning; }
+    Timeline > .timeline--empty { color: $text-muted; }
+    Timeline > .timeline--selected { background: $primary 22%; }
     """
+
+    @dataclass
+    class Selected(Message):
+        """The user picked a call (click, or ↑/↓ and Enter)."""
+
+        tool_call_id: str
 
     def __init__(
         self,
@@ -199,23 +125,314 @@ class Timeline(VerticalScroll, can_focus=False):
         self.labels = labels
         self.state = state
         self.clock = clock
-        self.slow_after_ms = 10_000.0
-        """When a running call's time turns into a warning."""
         """What "now" is for elapsed times (the wall clock live, the event time in replay)."""
-        self._views: list[Widget] = []
-        self._batches: dict[str, ToolBatchView] = {}
-        self._selected: str | None = None
-        self._empty = Static(
-            "Nothing yet. Type a message below and press Enter "
-            "(the demo's prompt is already there).",
-            classes="empty",
+        self.slow_after_ms = SLOW_AFTER_MS
+        """When a running call's time turns into a warning."""
+        self.empty_text = EMPTY_TEXT
+        self.selected_id: str | None = None
+        self.follow = True
+        """Keep the newest item in view (until the user scrolls up or picks a call)."""
+        self._views: list[_ItemView] = []
+        self._starts: list[int] = []
+        self._card_lines: dict[str, int] = {}
+        self._width = 0
+        self._now = 0.0
+        self._hover: Target | None = None
+        self._expanded: set[tuple[int, int]] = set()
+        self._styles: dict[str, Style] = {}
+        self._style_key: tuple[Style, ...] = ()
+
+    # -- data ------------------------------------------------------------------------
+
+    def sync(self, state: ViewState, now: float) -> None:
+        """Bring the timeline up to `state`, redrawing only the parts that changed."""
+        if state is not self.state:
+            self.reset(state)
+        self._now = now
+        width = self.scrollable_content_region.width - 1  # one column of right padding
+        if width != self._width:
+            self._width = width
+            for view in self._views:
+                view.signature = None
+        if width <= 0:
+            return
+        items = state.items
+        del self._views[len(items) :]  # a replay jump back refolds into fewer items
+        self._views.extend(_ItemView(item) for item in items[len(self._views) :])
+        changed = False
+        for index, view in enumerate(self._views):
+            if view.item is not items[index]:
+                view.item, view.signature = items[index], None
+            signature = self._signature(index, view.item)
+            if signature != view.signature:
+                view.signature = signature
+                self._build(index, view)
+                changed = True
+        if changed or not self._starts:
+            self._relayout()
+
+    def reset(self, state: ViewState) -> None:
+        """Forget every item (replay jumps back, a new session)."""
+        self.state = state
+        self._views.clear()
+        self._expanded.clear()
+        self._relayout()
+
+    def mark_selected(self, tool_call_id: str | None) -> None:
+        """Highlight the selected call (and only that one)."""
+        if tool_call_id != self.selected_id:
+            self.selected_id = tool_call_id
+            self.sync(self.state, self._now)
+
+    def batches(self) -> list[list[str]]:
+        """The call ids of every assistant message that has calls, in timeline order."""
+        return [ids for view in self._views if (ids := view.item.tool_call_ids)]
+
+    def synced(self) -> list[tuple[TimelineItem, int]]:
+        """Each item shown, with the `rev` it was drawn at."""
+        return [(view.item, view.rev) for view in self._views]
+
+    def line_of(self, tool_call_id: str) -> int | None:
+        """The first line of a call's card (in timeline lines, from the top)."""
+        return self._card_lines.get(tool_call_id)
+
+    def plain_lines(self) -> list[str]:
+        """Every line as plain text (for tests and for copying)."""
+        return [self._strip(y).text for y in range(self.virtual_size.height)]
+
+    # -- parts -----------------------------------------------------------------------
+
+    def _signature(self, index: int, item: TimelineItem) -> Hashable:
+        if item.kind != "assistant":
+            return item.rev
+        calls = self.state.calls
+        cards = tuple(
+            card_key(calls[i], i == self.selected_id, self._now, self.slow_after_ms)
+            for i in item.tool_call_ids
+            if i in calls
         )
+        hover = self._hover == ("turn", item.turn)
+        expanded = tuple(b for (i, b) in self._expanded if i == index)
+        return (item.rev, cards, hover, expanded)
 
-    def compose(self):  # type: ignore[no-untyped-def]
-        yield self._empty
+    def _build(self, index: int, view: _ItemView) -> None:
+        item = view.item
+        old = {part.key: part for part in view.parts}
+        parts: list[_Part] = [self._blank()]
 
-    follow = True
-    """Keep the newest item in view (until the user scrolls up or picks a call)."""
+        def add(key: Hashable, draw: Callable[[], list[Strip]], *, height: int | None = None,
+                target: Target | None = None) -> None:
+            part = old.get(key)
+            if part is None:
+                if height is None:  # the height is only known once drawn
+                    strips = draw()
+                    part = _Part(key, len(strips), None, strips, target)
+                else:
+                    part = _Part(key, height, draw, None, target)
+            parts.append(part)
+
+        width = self._width
+        if item.kind == "user":
+            add(("user", item.rev, width), lambda: self._user(item))
+        elif item.kind == "notice":
+            add(("notice", item.rev, width), lambda: self._notice(item))
+        else:
+            hover = self._hover == ("turn", item.turn)
+            head = Text(f"assistant · turn {item.turn}")
+            style = self._style("timeline--head-hover" if hover else "timeline--head")
+            add(("head", item.turn, hover, width), lambda: self._text(head, style, (0, 1)),
+                height=1, target=("turn", item.turn))
+            for block_index, block in enumerate(item.blocks):
+                if block.kind == "text":
+                    text = block.text
+                    add(("md", text, width), lambda text=text: self._markdown(text))
+                elif block.kind == "thinking":
+                    expanded = (index, block_index) in self._expanded
+                    key = ("thinking", block.text, expanded, item.streaming, width)
+                    add(key, lambda text=block.text, e=expanded: self._thinking(text, e, item.streaming),
+                        target=("thinking", (index, block_index)))
+            self._cards(item, add)
+            if item.stop_reason in ("error", "aborted"):
+                add(("failure", item.stop_reason, item.error, width), lambda: self._failure(item))
+        view.parts = tuple(parts)
+        starts, line = [], 0
+        for part in parts:
+            starts.append(line)
+            line += part.height
+        view.starts, view.height, view.rev = tuple(starts), line, item.rev
+
+    def _cards(self, item: TimelineItem, add: Callable[..., None]) -> None:
+        calls = self.state.calls
+        records = [calls[i] for i in item.tool_call_ids if i in calls]
+        if not records:
+            return
+        add(("blank",), lambda: [], height=1)  # a line between the text and the calls
+        width = self._width - 2  # one column of margin on each side
+        base, selected_style = self._style(""), self._style("timeline--selected")
+        console = self.app.console
+        for record in records:
+            selected = record.id == self.selected_id
+            key = ("card", record.id, card_key(record, selected, self._now, self.slow_after_ms), width)
+
+            def draw(record=record, selected=selected, now=self._now) -> list[Strip]:
+                strips = card_strips(
+                    console, record, self.labels.get(record.name, record.name), width,
+                    selected=selected, now_ms=now, slow_after_ms=self.slow_after_ms,
+                    base=base, selected_style=selected_style,
+                )
+                return [_indent(strip, 1, self._width, base) for strip in strips]
+
+            add(key, draw, height=CARD_HEIGHT, target=("call", record.id))
+
+    def _blank(self) -> _Part:
+        return _Part(("blank",), 1, None, [])
+
+    # -- drawing ---------------------------------------------------------------------
+
+    def _style(self, name: str) -> Style:
+        style = self._styles.get(name)
+        if style is None:
+            base = self.rich_style
+            style = self._styles[name] = base + self.get_component_rich_style(name) if name else base
+        return style
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        if not self.is_mounted:
+            return
+        # Called on every hover and focus change too: redraw only if a colour changed.
+        styles = (self.rich_style, *(self.get_component_rich_style(n) for n in sorted(self.COMPONENT_CLASSES)))
+        if styles == self._style_key:
+            return
+        self._style_key = styles
+        self._styles.clear()
+        for view in self._views:
+            view.signature, view.parts = None, ()
+        if self.is_mounted and self._width > 0:
+            self.sync(self.state, self._now)
+
+    def _render(self, renderable: RenderableType, style: Style, width: int | None = None) -> list[Strip]:
+        width = self._width if width is None else width
+        console = self.app.console
+        options = console.options.update(width=width, height=None, highlight=False, markup=False)
+        lines = console.render_lines(renderable, options, style=style, pad=True)
+        return [Strip(line, width) for line in lines]
+
+    def _text(self, text: Text, style: Style, pad: tuple[int, ...]) -> list[Strip]:
+        return self._render(Padding(text, pad, style=style), style)
+
+    def _user(self, item: TimelineItem) -> list[Strip]:
+        text = Text("you (steering)  " if item.steering else "you  ", style="bold")
+        text.append(literal(item.text))
+        style = self._style("timeline--user")
+        bar = Segment("▌", self._style("timeline--user-bar"))
+        strips = self._render(Padding(text, (0, 1), style=style), style, self._width - 1)
+        return [Strip([bar, *strip], self._width) for strip in strips]
+
+    def _notice(self, item: TimelineItem) -> list[Strip]:
+        name = {"warning": "timeline--notice-warning", "error": "timeline--notice-error"}.get(
+            item.level, "timeline--notice"
+        )
+        return self._text(Text(literal(item.text)), self._style(name), (0, 1))
+
+    def _markdown(self, text: str) -> list[Strip]:
+        if not text.strip():
+            return []
+        markdown = Markdown(literal(text), code_theme="monokai", hyperlinks=False)
+        return self._render(Padding(markdown, (0, 1, 0, 2)), self._style(""))
+
+    def _thinking(self, text: str, expanded: bool, streaming: bool) -> list[Strip]:
+        title = Text(("▼ " if expanded else "▶ ") + ("thinking…" if streaming else "thinking"))
+        strips = self._text(title, self._style(""), (0, 1))
+        if expanded:
+            body = Text(literal(text), style="italic")
+            strips += self._text(body, self._style("timeline--thinking"), (0, 1, 0, 3))
+        return strips
+
+    def _failure(self, item: TimelineItem) -> list[Strip]:
+        if item.stop_reason == "aborted":
+            return self._text(Text("■ aborted: " + literal(item.error or "")), self._style("timeline--aborted"), (0, 1))
+        return self._text(Text("✗ model error: " + literal(item.error or "")), self._style("timeline--failure"), (0, 1))
+
+    def _relayout(self) -> None:
+        self._starts, line = [], 0
+        self._card_lines = {}
+        for view in self._views:
+            self._starts.append(line)
+            for part, start in zip(view.parts, view.starts, strict=True):
+                if part.target is not None and part.target[0] == "call":
+                    self._card_lines[part.target[1]] = line + start  # type: ignore[index]
+            line += view.height
+        height = line + 1 if self._views else 2  # a blank line at the end
+        self.virtual_size = Size(max(self._width, 0), height)
+        if self.follow:
+            self.scroll_end(animate=False, immediate=True, x_axis=False)
+        self.refresh()
+
+    def _locate(self, y: int) -> tuple[_Part, int] | None:
+        index = bisect_right(self._starts, y) - 1
+        if index < 0:
+            return None
+        view = self._views[index]
+        within = y - self._starts[index]
+        if within >= view.height:
+            return None
+        at = bisect_right(view.starts, within) - 1
+        return view.parts[at], within - view.starts[at]
+
+    def _strip(self, y: int) -> Strip:
+        width = max(self._width, 0)
+        base = self._style("")
+        if not self._views:
+            if y == 1 and width > 4:
+                text = Text(self.empty_text, no_wrap=True, overflow="ellipsis")
+                return self._text(text, self._style("timeline--empty"), (0, 2))[0]
+            return Strip.blank(width, base)
+        found = self._locate(y)
+        if found is None:
+            return Strip.blank(width, base)
+        part, line = found
+        strip = part.line(line)
+        return strip if strip is not None else Strip.blank(width, base)
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        strip = self._strip(int(self.scroll_y) + y)
+        return strip.extend_cell_length(width, self.rich_style).crop(0, width)
+
+    # -- input -----------------------------------------------------------------------
+
+    def _target(self, event: events.MouseEvent) -> Target | None:
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return None
+        found = self._locate(int(self.scroll_y) + offset.y)
+        return found[0].target if found is not None else None
+
+    def on_click(self, event: events.Click) -> None:
+        target = self._target(event)
+        if target is None:
+            return
+        kind, value = target
+        if kind == "call":
+            self.post_message(self.Selected(str(value)))
+        elif kind == "turn":
+            self.app.run_action(f"run_details({value})")
+        elif kind == "thinking":
+            self._expanded.symmetric_difference_update({value})  # type: ignore[arg-type]
+            self.sync(self.state, self._now)
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        target = self._target(event)
+        hover = target if target is not None and target[0] == "turn" else None
+        if hover != self._hover:
+            self._hover = hover
+            self.sync(self.state, self._now)
+
+    def on_leave(self, _event: events.Leave) -> None:
+        if self._hover is not None:
+            self._hover = None
+            self.sync(self.state, self._now)
 
     def _on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
         self.follow = False
@@ -223,74 +440,52 @@ class Timeline(VerticalScroll, can_focus=False):
     def _on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
         self.follow = self.scroll_y >= self.max_scroll_y - 2
 
-    def follow_newest(self) -> None:
-        """Scroll to the end if following (call after the layout has settled)."""
-        if self.follow:
-            self.scroll_end(animate=False, immediate=True)
+    def on_focus(self) -> None:
+        ids = self._call_ids()
+        if ids:
+            self.post_message(self.Selected(self.selected_id if self.selected_id in ids else ids[-1]))
 
-    def reset(self, state: ViewState) -> None:
-        """Forget every item (replay jumps back, a new session)."""
-        for view in self._views:
-            view.remove()
-        self._views.clear()
-        self._batches.clear()
-        self.state = state
-        self._empty.display = True
+    def action_select(self) -> None:
+        if self.selected_id is not None:
+            self.post_message(self.Selected(self.selected_id))
 
-    def sync(self, state: ViewState, now: float) -> AwaitMount | None:
-        """Bring the timeline up to `state`; returns the pending mount of new items, if any."""
-        if state is not self.state:
-            self.reset(state)
-        new: list[Widget] = []
-        for item in state.items[len(self._views) :]:
-            view: Widget
-            if item.kind == "user":
-                view = UserView(item)
-            elif item.kind == "assistant":
-                view = AssistantView(item, self)
-            else:
-                view = NoticeView(item)
-            self._views.append(view)
-            new.append(view)
-        mounting = None
-        if new:
-            self._empty.display = False
-            mounting = self.mount_all(new)
-        for view in self._views:
-            if isinstance(view, AssistantView) and view.is_mounted:
-                view.sync(state, now)
-        return mounting
-
-    # -- tool calls ------------------------------------------------------------------
-
-    def register(self, batch: ToolBatchView) -> None:
-        for call_id in batch.ids():
-            self._batches[call_id] = batch
-        if self._selected in batch.ids():
-            batch.set_selected(self._selected)
-
-    def batches(self) -> list[ToolBatchView]:
-        """Every batch of tool calls, in timeline order."""
-        return list(self.query(ToolBatchView))
-
-    def batch_of(self, tool_call_id: str) -> ToolBatchView | None:
-        return self._batches.get(tool_call_id)
-
-    def mark_selected(self, tool_call_id: str | None) -> None:
-        """Highlight the selected call (and only that one)."""
-        if tool_call_id == self._selected:
+    def action_move(self, step: int) -> None:
+        ids = self._call_ids()
+        if not ids:
             return
-        old = self._batches.get(self._selected or "")
-        if old is not None:
-            old.set_selected(None)
-        self._selected = tool_call_id
-        new = self._batches.get(tool_call_id or "")
-        if new is not None:
-            new.set_selected(tool_call_id)
+        if self.selected_id in ids:
+            index = min(max(ids.index(self.selected_id) + step, 0), len(ids) - 1)
+        else:
+            index = 0 if step > 0 else len(ids) - 1
+        self.post_message(self.Selected(ids[index]))
+        self.show_call(ids[index])
+
+    def action_toggle_thinking(self) -> None:
+        """Open every thinking block, or close them all if any is open."""
+        blocks = {
+            (index, block_index)
+            for index, view in enumerate(self._views)
+            for block_index, block in enumerate(view.item.blocks)
+            if block.kind == "thinking"
+        }
+        self._expanded = set() if self._expanded else blocks
+        self.sync(self.state, self._now)
+
+    def _call_ids(self) -> list[str]:
+        return [i for view in self._views for i in view.item.tool_call_ids if i in self._card_lines]
+
+    def follow_newest(self) -> None:
+        """Scroll to the end if following."""
+        if self.follow:
+            self.scroll_end(animate=False, immediate=True, x_axis=False)
 
     def show_call(self, tool_call_id: str) -> None:
         """Scroll so the call's card is visible (and stop following the newest item)."""
-        batch = self._batches.get(tool_call_id)
-        if batch is not None:
+        line = self._card_lines.get(tool_call_id)
+        if line is not None:
             self.follow = False
-            batch.scroll_visible_row(batch.ids().index(tool_call_id))
+            self.scroll_to_region(Region(0, line, 1, CARD_HEIGHT), animate=False, immediate=True)
+
+
+def _indent(strip: Strip, left: int, width: int, style: Style) -> Strip:
+    return Strip([Segment(" " * left, style), *strip], strip.cell_length + left).extend_cell_length(width, style)

@@ -11,7 +11,6 @@ from session_helpers import READ_A, record_run, scenario
 
 from widgets.app import make_app
 from widgets.replay_app import ForkedApp, ForkModal, ReplayApp
-from widgets.timeline import AssistantView
 from workbench.runtime import RunOptions, build_runtime
 from workbench.sessions import read_session
 from workbench.sessions.fork import ForkChoice, ForkRequest, fork_options
@@ -66,11 +65,10 @@ async def test_scrub_keys_move_the_timeline_and_the_inspector(tmp_path: Path) ->
         await press(pilot, "left")  # one event back: the timeline follows in place
         assert app.position == len(session.events) - 1
         assert app.view_state == fold(session.events[: app.position])
-        views = list(app.timeline.query(AssistantView))
-        replies = [i for i in app.view_state.items if i.kind == "assistant"]
-        assert len(views) == len(replies)
-        assert all(v.item is i for v, i in zip(views, replies, strict=True))
-        assert all(v.rendered_rev == v.item.rev for v in views)
+        shown = app.timeline.synced()
+        assert [item for item, _ in shown] == app.view_state.items
+        assert all(item is i for (item, _), i in zip(shown, app.view_state.items, strict=True))
+        assert all(rev == item.rev for item, rev in shown)
         await press(pilot, "home")
         assert app.position == 0 and app.view_state.items == [] and not app.timeline.batches()
 

@@ -8,7 +8,6 @@ from ui_helpers import scenario_of, wait_for
 
 from widgets.inject_modal import InjectResultModal
 from widgets.pause_banner import PauseBanner
-from widgets.tool_card import ToolBatchView
 from workbench.agent import ToolResultMessage, UserMessage, tool
 
 TWO_READS = [
@@ -66,17 +65,24 @@ async def test_selecting_a_card_shows_it_in_the_inspector(make_test_app) -> None
         app.prompt_bar.input.value = "go"
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.view_state.run_state == "finished")
-        batch = app.timeline.batches()[0]
-        assert [r.name for r in batch.records] == ["read_file", "list_directory"]
+        timeline = app.timeline
+        first, second = timeline.batches()[0]
+        assert [app.view_state.calls[i].name for i in (first, second)] == ["read_file", "list_directory"]
         assert app.inspector.record.name == "list_directory"  # follows the newest call
-        await pilot.click(batch, offset=(5, 0))  # the first card's first line
+        assert timeline.selected_id == second
+        line = timeline.line_of(first)
+        assert timeline.plain_lines()[line].lstrip().startswith("▌Read file")
+        await pilot.click(timeline, offset=(5, line - int(timeline.scroll_y)))  # the card's first line
         await pilot.pause()
         assert app.inspector.record.name == "read_file"
-        assert batch.selected_id == batch.records[0].id
+        assert timeline.selected_id == first and timeline.has_focus
         await pilot.press("down")
         await pilot.pause()
         assert app.inspector.record.name == "list_directory"
-        assert batch.selected_id == batch.records[1].id
+        assert timeline.selected_id == second
+        await pilot.press("up", "up")  # stops at the first call
+        await pilot.pause()
+        assert timeline.selected_id == first
         result = str(app.inspector.query_one("#sec-result .body", Static).render())
         assert "a.txt" in result
 
@@ -122,11 +128,11 @@ async def test_untrusted_text_is_shown_literally(make_test_app) -> None:
         app.prompt_bar.input.value = nasty
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.view_state.run_state == "finished")
-        batch = app.query_one(ToolBatchView)
-        rendered = "".join(segment.text for segment in batch.render_lines(batch.region.reset_offset)[0])
-        assert "[bold red]not markup[/]" in rendered
-        assert "\x1b" not in rendered
-        user = str(app.timeline.query("UserView").first().render())
-        assert "[bold red]not markup[/]" in user and "␛[31m" in user and "\x1b" not in user
-        text = app.timeline.query("MarkdownText").first().text
-        assert "␛[31m" in text and "\x1b" not in text
+        lines = app.timeline.plain_lines()
+        card = lines[app.timeline.line_of(app.timeline.batches()[0][0])]
+        assert "[bold red]not markup[/]" in card and "\x1b" not in card
+        user = next(line for line in lines if "you " in line)
+        assert "[bold red]not markup[/]" in user and "␛[31m" in user
+        reply = next(line for line in lines if "not an escape" in line and "you " not in line)
+        assert "␛[31m" in reply
+        assert not any("\x1b" in line for line in lines)
