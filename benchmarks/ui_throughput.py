@@ -26,6 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from widgets.app import make_app  # noqa: E402
+from workbench import gc_policy  # noqa: E402
 from workbench.agent import AgentToolResult, tool  # noqa: E402
 from workbench.providers.scripted import Scenario  # noqa: E402
 from workbench.runtime import RunOptions, build_runtime  # noqa: E402
@@ -82,9 +83,10 @@ async def headless(args: argparse.Namespace, workspace: Path) -> tuple[float, in
         count += 1
 
     runtime.agent.subscribe(counter)
-    start = time.perf_counter()
-    await runtime.agent.prompt("go")
-    return time.perf_counter() - start, count
+    with gc_policy.session_gc():  # the policy the app and `--headless` run under
+        start = time.perf_counter()
+        await runtime.agent.prompt("go")
+        return time.perf_counter() - start, count
 
 
 async def with_app(args: argparse.Namespace, workspace: Path) -> tuple[float, float, int]:

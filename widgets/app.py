@@ -28,6 +28,7 @@ from widgets.prompt_bar import PromptBar
 from widgets.status_bar import StatusBar
 from widgets.timeline import Timeline
 from widgets.tool_inspector import ToolInspector
+from workbench import gc_policy
 from workbench.agent.clock import now_ms
 from workbench.agent.types import text_of
 from workbench.runtime import Runtime
@@ -111,6 +112,7 @@ class WorkbenchApp(App[int]):
         self._widgets: _Widgets | None = None
         self._permission_open: str | None = None
         self._unsubscribe: Callable[[], None] | None = None
+        self._gc_thresholds: tuple[int, int, int] | None = None
         self.sub_title = f"{runtime.model.provider}:{runtime.model.id} · {subtitle or runtime.workspace}"
 
     # -- layout ------------------------------------------------------------------------
@@ -158,12 +160,21 @@ class WorkbenchApp(App[int]):
         self.prompt_bar.input.focus()
         self.set_interval(0.25, self._tick)
         self._refresh_now()
+        self.call_after_refresh(self._apply_gc_policy)
         if self.runtime.mcp is not None:
             self._mcp_started = asyncio.Event()
             self._serve_mcp()
 
+    def _apply_gc_policy(self) -> None:
+        """Once the screen is up, what is alive is here to stay (see `gc_policy`)."""
+        if self._gc_thresholds is None:
+            self._gc_thresholds = gc_policy.apply()
+
     def on_unmount(self) -> None:
         self._widgets = None
+        if self._gc_thresholds is not None:
+            gc_policy.restore(self._gc_thresholds)
+            self._gc_thresholds = None
         if self._unsubscribe is not None:
             self._unsubscribe()
 
@@ -212,16 +223,20 @@ class WorkbenchApp(App[int]):
         self._last_refresh = started
         now = now_ms()
         self.synced_event_count = self._events_at_refresh = state.event_count
-        w.timeline.sync(state, now)
-        if self.follow_latest and state.latest_call_id is not None:
+        following = self.follow_latest and state.latest_call_id is not None
+        if following:
             self.selected_id = state.latest_call_id
-        w.timeline.mark_selected(self.selected_id)
-        record = state.calls.get(self.selected_id or "")
-        batch = state.batch_of(record) if record is not None else None
-        w.inspector.show(
-            record, self.descriptions.get(record.name, "") if record else "", now,
-            source=self.sources.get(record.name, "") if record else "", batch=batch,
-        )
+        w.timeline.selected_id = self.selected_id
+        w.timeline.sync(state, now, busy=self._burst)
+        if not (following and self._burst):
+            # During a burst the newest call changes faster than anyone can read the
+            # inspector: it shows the newest once the burst is over.
+            record = state.calls.get(self.selected_id or "")
+            batch = state.batch_of(record) if record is not None else None
+            w.inspector.show(
+                record, self.descriptions.get(record.name, "") if record else "", now,
+                source=self.sources.get(record.name, "") if record else "", batch=batch,
+            )
         steering, follow_ups = self.agent.queued
         w.prompt_bar.show_queue([_text(m) for m in steering], [_text(m) for m in follow_ups])
         w.prompt_bar.running = self.agent.state.is_streaming

@@ -40,6 +40,8 @@ class PromptBar(Vertical):
     running: reactive[bool] = reactive(False)
     """Whether a run is going (changes the placeholder)."""
 
+    _queue_shown: tuple[list[str], list[str]] | None = None
+
     @dataclass
     class Submitted(Message):
         text: str
@@ -70,6 +72,9 @@ class PromptBar(Vertical):
         return self.query_one(Input)
 
     def show_queue(self, steering: list[str], follow_ups: list[str]) -> None:
+        if (steering, follow_ups) == self._queue_shown:
+            return
+        self._queue_shown = (list(steering), list(follow_ups))
         text = Text()
         for label, items in (("steer", steering), ("follow-up", follow_ups)):
             for item in items:

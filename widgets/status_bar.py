@@ -28,6 +28,7 @@ class StatusBar(Static):
         super().__init__("", **kwargs)  # type: ignore[arg-type]
         self.model = model
         self.mode = "live"
+        self._shown: Text | None = None
 
     def sync(self, state: ViewState, *, queued: int = 0, extra: str = "") -> None:
         label, style = RUN_STATE_STYLE[state.run_state]
@@ -60,4 +61,6 @@ class StatusBar(Static):
         if extra:
             text.append("  │  ", style="dim")
             text.append(extra)
-        self.update(text)
+        if text != self._shown:
+            self._shown = text
+            self.update(text, layout=False)  # one line, always

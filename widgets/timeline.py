@@ -11,6 +11,7 @@ height depends on it.
 
 from __future__ import annotations
 
+import time
 from bisect import bisect_right
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
@@ -48,11 +49,26 @@ class _Part:
     """Draws the strips when first shown (None once drawn)."""
     strips: list[Strip] | None = None
     target: Target | None = None
+    estimated: bool = False
+    """`height` is a guess until drawn (text off screen: drawing it is the costly part)."""
+
+    def settle(self) -> int:
+        """Draw an estimated part; returns how much its height changed."""
+        if not self.estimated:
+            return 0
+        if self.strips is None:
+            assert self.draw is not None
+            self.strips = self.draw()
+        self.draw, self.estimated = None, False
+        change, self.height = len(self.strips) - self.height, len(self.strips)
+        return change
 
     def line(self, index: int) -> Strip | None:
         if self.strips is None:
             assert self.draw is not None
-            self.strips, self.draw = self.draw(), None
+            self.strips = self.draw()
+            if not self.estimated:
+                self.draw = None
         return self.strips[index] if index < len(self.strips) else None
 
 
@@ -93,7 +109,7 @@ class Timeline(ScrollView, can_focus=True):
     }
 
     DEFAULT_CSS = """
-    Timeline { scrollbar-gutter: stable; overflow-x: hidden; }
+    Timeline { overflow-y: scroll; overflow-x: hidden; }
     Timeline > .timeline--user { background: $primary 12%; }
     Timeline > .timeline--user-bar { color: $primary; background: $primary 12%; }
     Timeline > .timeline--head { color: $success; text-style: bold; }
@@ -141,11 +157,20 @@ class Timeline(ScrollView, can_focus=True):
         self._expanded: set[tuple[int, int]] = set()
         self._styles: dict[str, Style] = {}
         self._style_key: tuple[Style, ...] = ()
+        self._estimated = 0
+        """How many parts (at most) still have an estimated height."""
+        self._busy = False
+        self._settling = False
 
     # -- data ------------------------------------------------------------------------
 
-    def sync(self, state: ViewState, now: float) -> None:
-        """Bring the timeline up to `state`, redrawing only the parts that changed."""
+    def sync(self, state: ViewState, now: float, *, busy: bool = False) -> None:
+        """Bring the timeline up to `state`, redrawing only the parts that changed.
+
+        Texts off screen get an estimated height; they are drawn when they scroll into
+        view, or a few at a time once the app is not `busy`.
+        """
+        self._busy = busy
         if state is not self.state:
             self.reset(state)
         self._now = now
@@ -170,6 +195,9 @@ class Timeline(ScrollView, can_focus=True):
                 changed = True
         if changed or not self._starts:
             self._relayout()
+        self._settle_visible()
+        if self._estimated and not busy:
+            self._settle_later()
 
     def reset(self, state: ViewState) -> None:
         """Forget every item (replay jumps back, a new session)."""
@@ -198,6 +226,7 @@ class Timeline(ScrollView, can_focus=True):
 
     def plain_lines(self) -> list[str]:
         """Every line as plain text (for tests and for copying)."""
+        self.settle_all()
         return [self._strip(y).text for y in range(self.virtual_size.height)]
 
     # -- parts -----------------------------------------------------------------------
@@ -221,10 +250,13 @@ class Timeline(ScrollView, can_focus=True):
         parts: list[_Part] = [self._blank()]
 
         def add(key: Hashable, draw: Callable[[], list[Strip]], *, height: int | None = None,
-                target: Target | None = None) -> None:
+                target: Target | None = None, estimate: int | None = None) -> None:
             part = old.get(key)
             if part is None:
-                if height is None:  # the height is only known once drawn
+                if estimate is not None:
+                    part = _Part(key, estimate, draw, None, target, estimated=True)
+                    self._estimated += 1
+                elif height is None:  # the height is only known once drawn
                     strips = draw()
                     part = _Part(key, len(strips), None, strips, target)
                 else:
@@ -245,7 +277,8 @@ class Timeline(ScrollView, can_focus=True):
             for block_index, block in enumerate(item.blocks):
                 if block.kind == "text":
                     text = block.text
-                    add(("md", text, width), lambda text=text: self._markdown(text))
+                    add(("md", text, width), lambda text=text: self._markdown(text),
+                        estimate=_estimate_lines(text, width - 3))
                 elif block.kind == "thinking":
                     expanded = (index, block_index) in self._expanded
                     key = ("thinking", block.text, expanded, item.streaming, width)
@@ -254,12 +287,8 @@ class Timeline(ScrollView, can_focus=True):
             self._cards(item, add)
             if item.stop_reason in ("error", "aborted"):
                 add(("failure", item.stop_reason, item.error, width), lambda: self._failure(item))
-        view.parts = tuple(parts)
-        starts, line = [], 0
-        for part in parts:
-            starts.append(line)
-            line += part.height
-        view.starts, view.height, view.rev = tuple(starts), line, item.rev
+        view.parts, view.rev = tuple(parts), item.rev
+        _place(view)
 
     def _cards(self, item: TimelineItem, add: Callable[..., None]) -> None:
         calls = self.state.calls
@@ -354,6 +383,80 @@ class Timeline(ScrollView, can_focus=True):
             return self._text(Text("■ aborted: " + literal(item.error or "")), self._style("timeline--aborted"), (0, 1))
         return self._text(Text("✗ model error: " + literal(item.error or "")), self._style("timeline--failure"), (0, 1))
 
+    def _settle_visible(self) -> None:
+        """Draw the estimated parts on screen (and a screenful around), then lay out again."""
+        if not self._estimated or not self._views:
+            return
+        for _ in range(4):  # drawn heights move what is on screen: look again
+            height = max(self.scrollable_content_region.height, 1)
+            top = int(self.scroll_y)
+            changed = False
+            for view in self._views_between(top - height, top + 2 * height):
+                if self._settle_view(view):
+                    changed = True
+            if not changed:
+                return
+            self._relayout()
+
+    def _views_between(self, first: int, last: int) -> list[_ItemView]:
+        index = max(bisect_right(self._starts, max(first, 0)) - 1, 0)
+        end = bisect_right(self._starts, last)
+        return self._views[index:end]
+
+    def _settle_view(self, view: _ItemView) -> bool:
+        """Draw the view's estimated parts; True if its height changed."""
+        change = 0
+        for part in view.parts:
+            if part.estimated:
+                self._estimated -= 1
+                change += abs(part.settle())
+        if change:
+            _place(view)
+        return change != 0
+
+    def settle_all(self) -> None:
+        """Draw every estimated part now (tests, and copying the whole timeline)."""
+        if self._estimated:
+            for view in self._views:
+                self._settle_view(view)
+            self._estimated = 0
+            self._relayout()
+
+    def _settle_later(self) -> None:
+        if not self._settling:
+            self._settling = True
+            self.set_timer(0.05, self._settle_some)
+
+    def _settle_some(self, budget: float = 0.004) -> None:
+        """Draw estimated parts for up to `budget` seconds, newest first, keeping what is
+        on screen in place; again later while some are left and the app is not busy."""
+        self._settling = False
+        if self._busy or not self._estimated:
+            return
+        deadline = time.perf_counter() + budget
+        top = int(self.scroll_y)
+        shift = 0
+        for index in range(len(self._views) - 1, -1, -1):
+            view = self._views[index]
+            above = self._starts[index] + view.height <= top
+            height = view.height
+            if self._settle_view(view) and above:
+                shift += view.height - height  # keep what is on screen in place
+            if time.perf_counter() > deadline:
+                break
+        else:
+            self._estimated = 0
+        self._relayout()
+        if shift and not self.follow:
+            self.scroll_to(y=top + shift, animate=False, immediate=True)
+        if self._estimated:
+            self._settle_later()
+
+    def watch_scroll_y(self, old: float, new: float) -> None:
+        super().watch_scroll_y(old, new)
+        if self._estimated and round(old) != round(new):
+            self._settle_visible()
+
     def _relayout(self) -> None:
         self._starts, line = [], 0
         self._card_lines = {}
@@ -364,10 +467,25 @@ class Timeline(ScrollView, can_focus=True):
                     self._card_lines[part.target[1]] = line + start  # type: ignore[index]
             line += view.height
         height = line + 1 if self._views else 2  # a blank line at the end
-        self.virtual_size = Size(max(self._width, 0), height)
+        self._set_virtual_size(Size(max(self._width, 0), height))
         if self.follow:
             self.scroll_end(animate=False, immediate=True, x_axis=False)
         self.refresh()
+
+    def _set_virtual_size(self, size: Size) -> None:
+        """Set the scrollable size without a layout pass over the whole screen.
+
+        (Setting `virtual_size` lays out every widget; the timeline's own size never
+        depends on it, and its scrollbar is always there, so only the bar changes.)
+        """
+        if size == self.virtual_size:
+            return
+        self.set_reactive(Timeline.virtual_size, size)
+        bar = self.vertical_scrollbar
+        bar.window_virtual_size = size.height
+        bar.window_size = self.scrollable_content_region.height
+        bar.refresh()
+        self.scroll_y = self.validate_scroll_y(self.scroll_y)
 
     def _locate(self, y: int) -> tuple[_Part, int] | None:
         index = bisect_right(self._starts, y) - 1
@@ -485,6 +603,23 @@ class Timeline(ScrollView, can_focus=True):
         if line is not None:
             self.follow = False
             self.scroll_to_region(Region(0, line, 1, CARD_HEIGHT), animate=False, immediate=True)
+
+
+def _place(view: _ItemView) -> None:
+    """Where each of the item's parts starts, and the item's height."""
+    starts, line = [], 0
+    for part in view.parts:
+        starts.append(line)
+        line += part.height
+    view.starts, view.height = tuple(starts), line
+
+
+def _estimate_lines(text: str, width: int) -> int:
+    """About how many lines `text` takes as Markdown `width` cells wide (no drawing)."""
+    if not text.strip():
+        return 0
+    width = max(width, 1)
+    return sum(max(1, -(-len(line) // width)) for line in text.strip().split("\n"))
 
 
 def _indent(strip: Strip, left: int, width: int, style: Style) -> Strip:

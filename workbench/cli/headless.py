@@ -14,6 +14,7 @@ import anyio
 from rich.console import Console
 from rich.text import Text
 
+from workbench import gc_policy
 from workbench.agent import AssistantMessage, ToolResultMessage, UserMessage
 from workbench.agent.types import text_of
 from workbench.runtime import Runtime
@@ -128,8 +129,9 @@ async def run_headless(runtime: Runtime, prompt: str, console: Console | None = 
                 runtime.agent.abort("Interrupted (Ctrl-C)")
                 return
 
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(abort_on_sigint)
-        await runtime.agent.prompt(prompt)
-        tg.cancel_scope.cancel()
+    with gc_policy.session_gc():
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(abort_on_sigint)
+            await runtime.agent.prompt(prompt)
+            tg.cancel_scope.cancel()
     return exit_code(runtime)
