@@ -2,10 +2,9 @@
 
 Events from the agent's bus go into the view fold at once (a few microseconds; an
 event is not kept once folded) and a throttled refresh brings the widgets up to date,
-at most `REFRESH_HZ` times a second. When events arrive faster than a model streams
-(a scripted run at full speed, a tool flooding `on_update`), refreshes are spaced
-further apart, so the screen coalesces the burst rather than slowing the agent.
-Permission requests, pauses and the end of a run are shown at once.
+paced by `widgets.pacing`: 30 times a second at most, further apart during a burst,
+so the screen coalesces the burst rather than slowing the agent. Permission
+requests, pauses and the end of a run are shown at once.
 """
 
 from __future__ import annotations
@@ -23,6 +22,7 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer, Header
 
+from widgets.pacing import Pacer
 from widgets.pause_banner import PauseBanner
 from widgets.prompt_bar import PromptBar
 from widgets.status_bar import StatusBar
@@ -35,14 +35,6 @@ from workbench.runtime import Runtime
 from workbench.stepper import Resume, StepperError
 from workbench.view.fold import ViewState
 
-REFRESH_HZ = 30
-BURST_RATE = 2_000
-"""Events a second above which the agent is busy with its own work, not waiting on a model."""
-BURST_INTERVAL = 0.5
-"""Seconds between refreshes during a burst."""
-REFRESH_BUDGET = 10
-"""During a burst, a refresh costing c seconds is followed by at least c * REFRESH_BUDGET
-of agent time (a huge timeline refreshes less often rather than slow the agent)."""
 URGENT = ("permission_request", "step_paused", "agent_end")
 """Events the screen shows at once: the user must act, or the run is over."""
 
@@ -101,13 +93,10 @@ class WorkbenchApp(App[int]):
         self._mcp_started: asyncio.Event | None = None
         """Set once the MCP servers are up (or failed); prompts wait for it."""
         self._refresh_pending = False
-        self._last_refresh = 0.0
-        self._events_at_refresh = 0
-        self._burst = False
-        """Events arrived faster than BURST_RATE since the previous refresh."""
-        self.synced_event_count = 0
-        """How many bus events the widgets have been brought up to date with."""
-        self._refresh_cost = 0.0
+        self.pacer = Pacer()
+        """When the screen refreshes (see `widgets.pacing`)."""
+        self.refreshes = 0
+        """How many times the widgets have been brought up to date."""
         self._footer_state: tuple[Any, bool] = (False, False)
         self._widgets: _Widgets | None = None
         self._permission_open: str | None = None
@@ -187,23 +176,24 @@ class WorkbenchApp(App[int]):
 
     def _on_bus_event(self, event: Any, _signal: Any = None) -> None:
         """Runs inside the agent's task: fold and schedule, nothing else."""
-        self.view_state.apply(event)
+        state = self.view_state
+        state.apply(event)
+        if state.event_count == self.pacer.synced + 1:  # the first one not on screen
+            self.pacer.arrived(time.perf_counter())
         if event.type in URGENT:
             self.call_later(self._refresh_now)
         elif not self._refresh_pending:
             self._schedule_refresh()
 
     def _schedule_refresh(self) -> None:
-        if self._refresh_pending:
-            return
-        self._refresh_pending = True
-        now = time.perf_counter()
-        if self._burst:
-            interval = max(BURST_INTERVAL, self._refresh_cost * REFRESH_BUDGET)
-        else:
-            interval = max(1.0 / REFRESH_HZ, self._refresh_cost * 2)
-        delay = max(0.002, self._last_refresh + interval - now)
-        self.set_timer(delay, self._refresh_now)
+        if not self._refresh_pending:
+            self._refresh_pending = True
+            self.set_timer(self.pacer.delay(time.perf_counter()), self._refresh_now)
+
+    @property
+    def synced_event_count(self) -> int:
+        """How many bus events the widgets have been brought up to date with."""
+        return self.pacer.synced
 
     def _tick(self) -> None:
         """Keep elapsed times of running calls ticking while nothing else happens."""
@@ -216,21 +206,18 @@ class WorkbenchApp(App[int]):
         if self._widgets is None or self._closing or self._closed:
             return
         started = time.perf_counter()
+        self.refreshes += 1
         w = self._widgets
         state = self.view_state
-        arrived = state.event_count - self._events_at_refresh
-        self._burst = arrived / max(started - self._last_refresh, 1e-3) > BURST_RATE
-        self._last_refresh = started
+        pacer = self.pacer
+        pacer.refreshing(state.event_count, started)
         now = now_ms()
-        self.synced_event_count = self._events_at_refresh = state.event_count
         following = self.follow_latest and state.latest_call_id is not None
         if following:
             self.selected_id = state.latest_call_id
         w.timeline.selected_id = self.selected_id
-        w.timeline.sync(state, now, busy=self._burst)
-        if not (following and self._burst):
-            # During a burst the newest call changes faster than anyone can read the
-            # inspector: it shows the newest once the burst is over.
+        w.timeline.sync(state, now, busy=pacer.burst)
+        if pacer.inspect(started, following=following):
             record = state.calls.get(self.selected_id or "")
             batch = state.batch_of(record) if record is not None else None
             w.inspector.show(
@@ -243,7 +230,7 @@ class WorkbenchApp(App[int]):
         w.status.sync(state, queued=len(steering) + len(follow_ups))
         w.pause_banner.show(state.pause, self.labels)
         footer_state = (state.pause is not None and state.pause.point, self.agent.state.is_streaming)
-        if footer_state != self._footer_state:
+        if footer_state != self._footer_state and not pacer.burst:
             self._footer_state = footer_state
             self.refresh_bindings()
         self._open_dialogs()
@@ -258,8 +245,7 @@ class WorkbenchApp(App[int]):
         painted = asyncio.Event()
         self.call_after_refresh(painted.set)
         await painted.wait()
-        cost = time.perf_counter() - started
-        self._refresh_cost = 0.5 * self._refresh_cost + 0.5 * cost
+        self.pacer.painted(time.perf_counter() - started)
 
     # -- dialogs -----------------------------------------------------------------------
 

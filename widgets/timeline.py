@@ -527,7 +527,7 @@ class Timeline(ScrollView, can_focus=True):
         found = self._locate(int(self.scroll_y) + offset.y)
         return found[0].target if found is not None else None
 
-    def on_click(self, event: events.Click) -> None:
+    async def on_click(self, event: events.Click) -> None:
         target = self._target(event)
         if target is None:
             return
@@ -535,7 +535,7 @@ class Timeline(ScrollView, can_focus=True):
         if kind == "call":
             self.post_message(self.Selected(str(value)))
         elif kind == "turn":
-            self.app.run_action(f"run_details({value})")
+            await self.app.run_action(f"run_details({value})")
         elif kind == "thinking":
             self._expanded.symmetric_difference_update({value})  # type: ignore[arg-type]
             self.sync(self.state, self._now)

@@ -46,7 +46,6 @@ class ViewState:
     output_tokens: int = 0
     event_count: int = 0
     last_timestamp: float = 0.0
-    rev: int = 0
     _assistant: TimelineItem | None = None
     _started: dict[str, None] = field(default_factory=dict)
     """Ids of calls that started and have not ended (an ordered set)."""
@@ -61,7 +60,6 @@ class ViewState:
         """Fold one event into the state."""
         self.event_count += 1
         self.last_timestamp = event.timestamp
-        self.rev += 1
         handler = _HANDLERS.get(event.type)
         if handler is not None:
             handler(self, event)
@@ -127,11 +125,15 @@ class ViewState:
     def _on_message_update(self, e: Any) -> None:
         item = self._assistant
         ame = e.assistant_message_event
-        if item is None or ame.content_index is None:
-            return
         index = ame.content_index
+        if item is None or index is None:
+            return
         kind = ame.type
-        if kind in ("text_start", "thinking_start", "toolcall_start"):
+        if kind == "text_delta" or kind == "thinking_delta":  # most events: first
+            blocks = item.blocks
+            if index < len(blocks):
+                blocks[index].text += ame.delta or ""
+        elif kind in ("text_start", "thinking_start", "toolcall_start"):
             while len(item.blocks) <= index:
                 item.blocks.append(Block("text"))
             if kind == "toolcall_start":
@@ -141,8 +143,6 @@ class ViewState:
                     self._new_call(call.id, call.name, index)
             else:
                 item.blocks[index] = Block("text" if kind == "text_start" else "thinking")
-        elif kind in ("text_delta", "thinking_delta") and index < len(item.blocks):
-            item.blocks[index].text += ame.delta or ""
         elif kind == "toolcall_delta" and index < len(item.blocks):
             call_id = item.blocks[index].tool_call_id
             if call_id in self.calls:
@@ -262,7 +262,11 @@ class ViewState:
 
     def _on_tool_execution_update(self, e: Any) -> None:
         record = self._call(e)
-        record.output = "".join(getattr(c, "text", "") for c in e.partial_result.content)
+        content = e.partial_result.content
+        if len(content) == 1:  # the usual case: one text block
+            record.output = getattr(content[0], "text", "")
+        else:
+            record.output = "".join(getattr(c, "text", "") for c in content)
         record.update_count += 1
 
     def _on_tool_execution_end(self, e: Any) -> None:

@@ -1,0 +1,59 @@
+"""The refresh pacing policy, on a clock the test drives."""
+
+from __future__ import annotations
+
+from widgets.pacing import Pacer
+
+
+def run_events(pacer: Pacer, count: int, start: float, already: int = 0) -> int:
+    """`count` events, the first at `start`; returns the fold's count after them."""
+    pacer.arrived(start)
+    return already + count
+
+
+def test_a_model_streaming_is_shown_at_the_full_rate() -> None:
+    pacer = Pacer()
+    count = run_events(pacer, 3, start=10.0)  # a few tokens in a frame
+    pacer.refreshing(count, now=10.033)
+    assert not pacer.burst
+    assert abs(pacer.delay(now=10.034) - (1 / 30 - 0.001)) < 1e-9
+    assert pacer.inspect(10.034, following=True)
+
+
+def test_a_burst_spaces_refreshes_and_holds_the_inspector_for_a_second() -> None:
+    pacer = Pacer()
+    count = run_events(pacer, 1_500, start=10.0)  # 45,000 a second
+    pacer.refreshing(count, now=10.033)
+    assert pacer.burst
+    assert pacer.delay(now=10.04) >= 0.49
+    assert not pacer.inspect(10.04, following=True)  # the newest call changes too fast
+    assert pacer.inspect(10.04, following=False)  # a call the user picked stays live
+    assert not pacer.inspect(10.5, following=True)
+    assert pacer.inspect(11.04, following=True)  # once a second
+
+
+def test_a_refresh_that_costs_more_spaces_a_burst_further() -> None:
+    pacer = Pacer()
+    pacer.painted(0.2)
+    pacer.painted(0.2)  # a moving average: 0.15
+    count = run_events(pacer, 5_000, start=1.0)
+    pacer.refreshing(count, now=1.05)
+    assert abs(pacer.delay(now=1.05) - 1.5) < 1e-9  # ten times the cost, not 0.5 s
+
+
+def test_the_burst_ends_when_events_slow_down() -> None:
+    pacer = Pacer()
+    count = run_events(pacer, 5_000, start=1.0)
+    pacer.refreshing(count, now=1.1)
+    assert pacer.burst
+    count = run_events(pacer, 10, start=1.7, already=count)  # the model again
+    pacer.refreshing(count, now=1.8)
+    assert not pacer.burst
+    assert pacer.inspect(1.8, following=True)
+
+
+def test_a_handful_of_events_after_a_quiet_spell_is_no_burst() -> None:
+    pacer = Pacer()
+    count = run_events(pacer, 40, start=5.0)  # one quick batch
+    pacer.refreshing(count, now=5.001)
+    assert not pacer.burst  # too few to matter, however fast

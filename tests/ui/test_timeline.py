@@ -1,0 +1,131 @@
+"""The timeline widget on the real app: what it shows, mouse and keys, texts drawn
+lazily, and a burst of events coalesced into a few refreshes."""
+
+from __future__ import annotations
+
+from textual.widgets import Footer
+from ui_helpers import scenario_of, wait_for
+
+from widgets.run_details import RunDetailsScreen
+from widgets.timeline import Timeline
+from workbench.agent import AgentToolResult, tool
+
+MARKDOWN = (
+    "## Findings {n}\n\nThe **config** has `apiBaseUrl` unset, so requests go to the default "
+    "endpoint; every client reads it at start-up and caches it for the session.\n\n"
+    "- first point about turn {n}, long enough to wrap on a narrow timeline column\n"
+    "- second point\n\n```python\nprint({n})\n```\n"
+)
+
+
+async def finished_demo(app, pilot) -> Timeline:  # type: ignore[no-untyped-def]
+    app.prompt_bar.input.value = app.prefill or "go"
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: app.view_state.run_state in ("finished", "error"))
+    return app.timeline
+
+
+async def test_clicking_a_turn_heading_opens_that_turns_request(make_test_app) -> None:
+    app = make_test_app(approve="all")
+    async with app.run_test(size=(160, 48)) as pilot:
+        timeline = await finished_demo(app, pilot)
+        timeline.scroll_home(animate=False, immediate=True)
+        await pilot.pause()
+        lines = timeline.plain_lines()
+        heading = next(i for i, line in enumerate(lines) if "assistant · turn 2" in line)
+        await pilot.click(timeline, offset=(4, heading - int(timeline.scroll_y)))
+        await wait_for(pilot, lambda: isinstance(app.screen, RunDetailsScreen))
+        assert app.screen.turn == 2
+
+
+async def test_thinking_opens_on_click_and_all_of_it_on_t(make_test_app) -> None:
+    app = make_test_app(approve="all")
+    async with app.run_test(size=(160, 48)) as pilot:
+        timeline = await finished_demo(app, pilot)
+        timeline.scroll_home(animate=False, immediate=True)
+        await pilot.pause()
+        lines = timeline.plain_lines()
+        title = next(i for i, line in enumerate(lines) if "▶ thinking" in line)
+        assert not any("The user wants to know" in line for line in lines)
+        await pilot.click(timeline, offset=(3, title - int(timeline.scroll_y)))
+        await pilot.pause()
+        lines = timeline.plain_lines()
+        assert "▼ thinking" in lines[title]
+        assert "The user wants to know" in lines[title + 1]
+        await pilot.press("t")  # the timeline has focus: close every thinking block
+        await pilot.pause()
+        assert not any("The user wants to know" in line for line in timeline.plain_lines())
+        await pilot.press("t")
+        await pilot.pause()
+        assert any("The user wants to know" in line for line in timeline.plain_lines())
+
+
+async def test_cards_follow_the_call_and_keys_walk_every_call_in_order(make_test_app) -> None:
+    app = make_test_app(approve="all")
+    async with app.run_test(size=(160, 48)) as pilot:
+        timeline = await finished_demo(app, pilot)
+        order = [i for batch in timeline.batches() for i in batch]
+        assert order == [i for item in app.view_state.items for i in item.tool_call_ids]
+        lines = timeline.plain_lines()
+        for call_id in order:  # each card shows its own call's label and stage
+            record = app.view_state.calls[call_id]
+            card = lines[timeline.line_of(call_id)]
+            assert app.labels.get(record.name, record.name) in card
+        timeline.focus()
+        await pilot.pause()
+        app.select_call(order[0])
+        await pilot.pause()
+        for expected in order[1:]:
+            await pilot.press("down")
+            await pilot.pause()
+            assert app.inspector.record.id == expected == timeline.selected_id
+            line = timeline.line_of(expected)
+            assert timeline.scroll_y <= line < timeline.scroll_y + timeline.scrollable_content_region.height
+
+
+async def test_long_texts_off_screen_are_drawn_when_scrolled_into_view(make_test_app) -> None:
+    turns = [{"text": MARKDOWN.format(n=n)} for n in range(40)]
+    turns = [{**turn, "tool_calls": [{"name": "list_directory", "arguments": {"path": "."}}]} for turn in turns]
+    app = make_test_app(scenario_of([*turns, {"text": "the end"}]))
+    async with app.run_test(size=(100, 30)) as pilot:
+        timeline = await finished_demo(app, pilot)
+        assert any("the end" in line for line in timeline.plain_lines()[-4:])
+        timeline.scroll_home(animate=False, immediate=True)
+        await pilot.pause()
+        everything = timeline.plain_lines()  # every text drawn: the true layout
+        assert timeline.virtual_size.height == len(everything)
+        top = int(timeline.scroll_y)
+        shown = [timeline.render_line(y).text.rstrip() for y in range(timeline.scrollable_content_region.height)]
+        assert shown == [line.rstrip() for line in everything[top : top + len(shown)]]
+        assert any("Findings 0" in line for line in shown)
+        assert sum("print(" in line for line in everything) == 40  # every code block drawn
+
+
+async def test_after_a_burst_the_screen_catches_up_with_everything(make_test_app) -> None:
+    @tool
+    async def chatty(n: int, on_update) -> str:  # type: ignore[no-untyped-def]
+        """Report progress ten times, then finish."""
+        for step in range(10):
+            on_update(AgentToolResult.text(f"call {n}: step {step + 1}/10"))
+        return f"call {n} done"
+
+    turns = [
+        {"text": "working " * 100, "tool_calls": [{"name": "chatty", "arguments": {"n": n}} for n in range(20)]}
+        for _ in range(15)
+    ]
+    app = make_test_app(scenario_of([*turns, {"text": "all done"}]), tools=[chatty], allow=["chatty"])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause(0.3)
+        app.prompt_bar.input.value = "go"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.view_state.run_state == "finished", timeout=60)
+        state = app.view_state
+        assert state.event_count > 8_000
+        assert app.refreshes < state.event_count / 500  # drawn a handful of times, not per event
+        await wait_for(pilot, lambda: app.synced_event_count == state.event_count)
+        newest = state.latest_call_id
+        assert app.inspector.record is not None and app.inspector.record.id == newest
+        assert app.inspector.record.result_text == "call 19 done"
+        assert any("all done" in line for line in app.timeline.plain_lines()[-4:])
+        footer_keys = [key.description for key in app.query_one(Footer).query("FooterKey")]
+        assert "Cancel run" not in footer_keys  # the footer caught up with the run's end

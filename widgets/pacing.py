@@ -1,0 +1,72 @@
+"""When the screen refreshes: the app's pacing policy, with no Textual in it.
+
+Events fold into the view state as they arrive; the screen is brought up to date at
+most `hz` times a second. A *burst* is events arriving faster than `burst_rate` a
+second (a scripted run at full speed, a tool flooding `on_update`): the agent is busy
+with its own work, not waiting on a model, and every millisecond the screen takes is
+one the agent waits. During a burst:
+
+- refreshes are `burst_interval` apart (or further, if a refresh costs more than
+  1/`budget` of that);
+- the inspector, when it follows the newest call, catches up once every
+  `inspect_interval` (the newest call changes faster than anyone can read it);
+- the footer waits (Textual rebuilds all of it on any change), so a run that starts
+  and ends within one burst costs it nothing.
+
+Times are `time.perf_counter()` seconds, passed in so tests can drive the clock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class Pacer:
+    hz: float = 30.0
+    burst_rate: float = 2_000.0
+    burst_interval: float = 0.5
+    budget: float = 10.0
+    inspect_interval: float = 1.0
+    burst: bool = False
+    """Events arrived faster than `burst_rate` before the last refresh."""
+    cost: float = 0.0
+    """What a refresh costs, up to the screen painting it (a moving average)."""
+    synced: int = 0
+    """How many events the screen has been brought up to date with."""
+    window_start: float = 0.0
+    """When the first event not yet on screen arrived (set by `arrived`)."""
+    last_refresh: float = 0.0
+    inspected_at: float = 0.0
+
+    def arrived(self, now: float) -> None:
+        """The first event not yet on screen arrived (the caller checks that the fold's
+        count is `synced + 1`: one comparison an event, no clock read)."""
+        self.window_start = now
+
+    def delay(self, now: float) -> float:
+        """Seconds until the next refresh may run."""
+        if self.burst:
+            interval = max(self.burst_interval, self.cost * self.budget)
+        else:
+            interval = max(1.0 / self.hz, self.cost * 2)
+        return max(0.002, self.last_refresh + interval - now)
+
+    def refreshing(self, count: int, now: float) -> None:
+        """A refresh starts, bringing the screen to `count` events: was it a burst?"""
+        arrived = count - self.synced
+        window = max(now - max(self.window_start, self.last_refresh), 1e-3)
+        burst = arrived > self.burst_rate / self.hz and arrived / window > self.burst_rate
+        if burst and not self.burst:
+            self.inspected_at = now  # the inspector keeps its call for a while
+        self.burst, self.last_refresh, self.synced = burst, now, count
+
+    def inspect(self, now: float, *, following: bool) -> bool:
+        """Should this refresh update the inspector?"""
+        if following and self.burst and now - self.inspected_at < self.inspect_interval:
+            return False
+        self.inspected_at = now
+        return True
+
+    def painted(self, cost: float) -> None:
+        self.cost = 0.5 * self.cost + 0.5 * cost
