@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import math
 import statistics
@@ -123,19 +124,29 @@ async def with_app(args: argparse.Namespace, workspace: Path) -> tuple[float, fl
     return stamps.ended - start, shown - stamps.last, stamps.count
 
 
-def measure(args: argparse.Namespace) -> dict[str, float]:
+def measure(args: argparse.Namespace, which: str) -> dict[str, float]:
     """One run, in this process: the agent's time (and, with the app, the screen's lag)."""
+    gc.collect()  # what an earlier run in this process left is not this run's to collect
     with tempfile.TemporaryDirectory() as tmp:
-        if args.one == "headless":
+        if which == "headless":
             seconds, events = asyncio.run(headless(args, Path(tmp)))
             return {"seconds": seconds, "events": events}
         seconds, lag, events = asyncio.run(with_app(args, Path(tmp)))
         return {"seconds": seconds, "lag": lag, "events": events}
 
 
+def repeat_once(args: argparse.Namespace) -> list[dict[str, float]]:
+    """headless, app, app, headless: a drift of the machine's speed within the repeat
+    cancels out. Fresh (default): each run in a new interpreter, so the app's run is its
+    first, cold caches and all. Warm: all four in one interpreter after one discarded
+    run of each, like every run after the first in a session."""
+    order = ["headless", "app", "app", "headless"]
+    if args.warm:
+        return [measure(args, which) for which in ["headless", "app", *order]][2:]
+    return [in_subprocess(args, which) for which in order]
+
+
 def in_subprocess(args: argparse.Namespace, which: str) -> dict[str, float]:
-    """Each run gets a fresh interpreter, so neither inherits the other's heap (and its
-    garbage collections) or warm caches."""
     command = [
         sys.executable, __file__, "--one", which, "--turns", str(args.turns),
         "--calls", str(args.calls), "--updates", str(args.updates), "--text", str(args.text),
@@ -151,24 +162,23 @@ def main() -> None:
     parser.add_argument("--updates", type=int, default=10)
     parser.add_argument("--text", type=int, default=2000, help="characters of streamed text per turn")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--warm", action="store_true", help="measure runs after the first (see repeat_once)")
     parser.add_argument("--one", choices=["headless", "app"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(measure(args)))
+        print(json.dumps(measure(args, args.one)))
         return
     calls = args.turns * args.calls
     print(
         f"{calls} tool calls, {calls * args.updates} on_update events, "
-        f"{args.turns * args.text:,} characters of streamed text, median of {args.repeat}"
+        f"{args.turns * args.text:,} characters of streamed text, median of {args.repeat} "
+        f"({'warm: runs after the first' if args.warm else 'fresh: each run a new interpreter'})"
     )
-    # This machine's speed drifts from one second to the next, so each repeat runs
-    # headless, app, app, headless (ABBA) and compares the sums: a drift within the
-    # repeat cancels out. The ratio reported is the median of the repeats' ratios.
+    # This machine's speed drifts from one second to the next: the ratio reported is
+    # the median of the repeats' ratios, each from an ABBA sequence (see repeat_once).
     plain, app_times, lags, ratios = [], [], [], []
     for _ in range(args.repeat):
-        first = in_subprocess(args, "headless")
-        runs = [in_subprocess(args, "app"), in_subprocess(args, "app")]
-        last = in_subprocess(args, "headless")
+        first, *runs, last = repeat_once(args)
         plain += [first["seconds"], last["seconds"]]
         app_times += [run["seconds"] for run in runs]
         lags += [run["lag"] for run in runs]
@@ -180,6 +190,9 @@ def main() -> None:
         f"ratio:                   {statistics.median(ratios):.2f}   (target <= 1.2; "
         f"each repeat: {', '.join(f'{r:.2f}' for r in sorted(ratios))})"
     )
+    # Interference from other work on the machine only ever adds time, so the fastest
+    # of many runs is the least disturbed one (what `timeit` reports, for this reason).
+    print(f"ratio of the fastest:    {min(app_times) / min(plain):.2f}   ({min(app_times):.2f} s / {min(plain):.2f} s)")
     print(f"last event on screen:    {statistics.median(lags) * 1000:.0f} ms after it (median; target < 1000)")
 
 

@@ -493,6 +493,12 @@ class WorkbenchApp(App[int]):
                     _command_help(binding.action),
                     lambda action=binding.action: self.run_action(action),
                 )
+        if screen is self._main:
+            yield SystemCommand(
+                "Thinking (t in the timeline)",
+                "Open every thinking block in the timeline, or close them all",
+                self.timeline.action_toggle_thinking,
+            )
 
 
 def _command_help(action: str) -> str:

@@ -23,7 +23,9 @@ output, the result and the call's own events.
 | --- | --- |
 | Enter | send the message (during a run: queue it as steering or a follow-up) |
 | ctrl+t | switch queued messages between steering and follow-up |
-| Tab / shift+Tab, ↑/↓ on cards | move between tool calls; the inspector follows |
+| Tab to the timeline, ↑/↓ (j/k) | move between tool calls; the inspector follows |
+| t (timeline) | open every thinking block, or close them all |
+| click | a card: inspect it; a thinking line: open it; a turn's heading: its request |
 | **ctrl+c** | **cancel the run** (fires the abort signal, also inside dialogs) |
 | F8 | cancel only the selected running call |
 | F4 | requests as sent over the wire, and where the run's time went (click a turn's heading for its request) |

@@ -199,6 +199,10 @@ class Timeline(ScrollView, can_focus=True):
         if self._estimated and not busy:
             self._settle_later()
 
+    def on_resize(self) -> None:
+        if self.is_mounted:
+            self.sync(self.state, self._now, busy=self._busy)  # redrawn at the new width
+
     def reset(self, state: ViewState) -> None:
         """Forget every item (replay jumps back, a new session)."""
         self.state = state
@@ -296,7 +300,7 @@ class Timeline(ScrollView, can_focus=True):
         if not records:
             return
         add(("blank",), lambda: [], height=1)  # a line between the text and the calls
-        width = self._width - 2  # one column of margin on each side
+        width = self._width
         base, selected_style = self._style(""), self._style("timeline--selected")
         console = self.app.console
         for record in records:
@@ -304,12 +308,11 @@ class Timeline(ScrollView, can_focus=True):
             key = ("card", record.id, card_key(record, selected, self._now, self.slow_after_ms), width)
 
             def draw(record=record, selected=selected, now=self._now) -> list[Strip]:
-                strips = card_strips(
-                    console, record, self.labels.get(record.name, record.name), width,
+                return card_strips(
+                    console, record, self.labels.get(record.name, record.name), self._width,
                     selected=selected, now_ms=now, slow_after_ms=self.slow_after_ms,
-                    base=base, selected_style=selected_style,
+                    base=base, selected_style=selected_style, margin=1,
                 )
-                return [_indent(strip, 1, self._width, base) for strip in strips]
 
             add(key, draw, height=CARD_HEIGHT, target=("call", record.id))
 
@@ -516,7 +519,9 @@ class Timeline(ScrollView, can_focus=True):
     def render_line(self, y: int) -> Strip:
         width = self.size.width
         strip = self._strip(int(self.scroll_y) + y)
-        return strip.extend_cell_length(width, self.rich_style).crop(0, width)
+        if strip.cell_length == width:
+            return strip
+        return strip.extend_cell_length(width, self._style("")).crop(0, width)
 
     # -- input -----------------------------------------------------------------------
 
@@ -620,7 +625,3 @@ def _estimate_lines(text: str, width: int) -> int:
         return 0
     width = max(width, 1)
     return sum(max(1, -(-len(line) // width)) for line in text.strip().split("\n"))
-
-
-def _indent(strip: Strip, left: int, width: int, style: Style) -> Strip:
-    return Strip([Segment(" " * left, style), *strip], strip.cell_length + left).extend_cell_length(width, style)

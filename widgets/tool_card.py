@@ -9,6 +9,7 @@ timeline caches it until the call, the selection or the ticking time changes.
 from __future__ import annotations
 
 from rich.console import Console
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.strip import Strip
@@ -49,7 +50,10 @@ def card_strips(
     slow_after_ms: float,
     base: Style,
     selected_style: Style,
+    margin: int = 0,
 ) -> list[Strip]:
+    """The card's two lines, `width` cells wide, the card itself `margin` cells in from
+    each side."""
     style = base + selected_style if selected else base
     bar = Text(BAR, style=_bar_style(record, selected))
     head = Text()
@@ -71,26 +75,32 @@ def card_strips(
         badge.append(" ")
         badge.append(f"{format_ms(elapsed):>6}", style="bold yellow reverse" if slow else "dim")
     return [
-        row_strip(console, width, bar, head, badge, style),
-        row_strip(console, width, bar, second_line(record), None, style),
+        row_strip(console, width, bar, head, badge, style, base, margin),
+        row_strip(console, width, bar, second_line(record), None, style, base, margin),
     ]
 
 
 def row_strip(
-    console: Console, width: int, bar: Text, body: Text, right: Text | None, style: Style
+    console: Console, width: int, bar: Text, body: Text, right: Text | None,
+    style: Style, base: Style, margin: int = 0,
 ) -> Strip:
-    """One line `width` cells wide: the bar, `body` cut with an ellipsis, `right` flush right."""
+    """One line `width` cells wide: the bar, `body` cut with an ellipsis, `right` flush
+    right, in `style`; `margin` cells of `base` on each side. (`body` is cut in place.)"""
+    inner = width - 2 * margin
     right_width = right.cell_len + 1 if right is not None else 0
-    line = Text()
+    body.truncate(max(0, inner - bar.cell_len - right_width), overflow="ellipsis", pad=True)
+    line = Text(style=style, end="")
     line.append_text(bar)
-    body = body.copy()
-    body.truncate(max(0, width - bar.cell_len - right_width), overflow="ellipsis", pad=True)
     line.append_text(body)
     if right is not None:
         line.append(" ")
         line.append_text(right)
-    strip = Strip(list(line.render(console)))
-    return strip.apply_style(style).adjust_cell_length(width, style)
+    line.truncate(inner, pad=True)
+    segments = list(line.render(console))
+    if margin:
+        pad = Segment(" " * margin, base)
+        segments = [pad, *segments, pad]
+    return Strip(segments, width)
 
 
 def _bar_style(record: ToolCallRecord, selected: bool) -> str:

@@ -129,3 +129,15 @@ async def test_after_a_burst_the_screen_catches_up_with_everything(make_test_app
         assert any("all done" in line for line in app.timeline.plain_lines()[-4:])
         footer_keys = [key.description for key in app.query_one(Footer).query("FooterKey")]
         assert "Cancel run" not in footer_keys  # the footer caught up with the run's end
+
+
+async def test_a_resized_terminal_redraws_the_timeline_at_the_new_width(make_test_app) -> None:
+    app = make_test_app(approve="all")
+    async with app.run_test(size=(160, 48)) as pilot:
+        timeline = await finished_demo(app, pilot)
+        wide = max(len(line.rstrip()) for line in timeline.plain_lines())
+        await pilot.resize_terminal(90, 30)
+        await wait_for(pilot, lambda: timeline.size.width < 80)
+        narrow = timeline.plain_lines()
+        assert max(len(line.rstrip()) for line in narrow) <= timeline.size.width < wide
+        assert any("assistant · turn 1" in line for line in narrow)
