@@ -87,6 +87,8 @@ class ToolInspector(VerticalScroll):
         self.description = ""
         self.source = ""
         """Where the shown tool comes from when it is not built in (e.g. `mcp:files`)."""
+        self._reveal: StagePane | None = None
+        self._reveal_tries = 0
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield Static("Select a tool call (click a card, or ↑/↓ in the timeline).", classes="placeholder")
@@ -142,12 +144,27 @@ class ToolInspector(VerticalScroll):
         self._result(record)
         self._events(record)
         if first:
-            self.scroll_home(animate=False)
+            self.scroll_home(animate=False, immediate=True)
+            self._reveal = None
             if record.failed_stage is not None:
                 # on a small screen the failing stage may be below the fold: show it
                 pane = {"parse": "raw", "lookup": "parsed", "prepare": "prepared"}.get(record.failed_stage, "validated")
-                target = self.query_one(f"#stage-{pane}", StagePane)
-                self.call_after_refresh(target.scroll_visible, animate=False, top=False)
+                self._reveal, self._reveal_tries = self.query_one(f"#stage-{pane}", StagePane), 0
+                self.call_after_refresh(self._reveal_failed_stage)
+
+    def _reveal_failed_stage(self) -> None:
+        """Scroll the failing stage into view once the new call's layout is in place
+        (a frame or two after `show`: until then the pane's place is the old call's)."""
+        target = self._reveal
+        if target is None or not self.is_mounted:
+            return
+        laid_out = target.region.height > 0 and target.virtual_region.bottom <= self.virtual_size.height
+        if not laid_out and self._reveal_tries < 10:
+            self._reveal_tries += 1
+            self.call_after_refresh(self._reveal_failed_stage)
+            return
+        self._reveal = None
+        self.scroll_to_widget(target, animate=False, immediate=True, top=False)
 
     # -- sections --------------------------------------------------------------------
 
