@@ -168,7 +168,7 @@ class Timeline(ScrollView, can_focus=True):
         """Bring the timeline up to `state`, redrawing only the parts that changed.
 
         Texts off screen get an estimated height; they are drawn when they scroll into
-        view, or a few at a time once the app is not `busy`.
+        view, or a few milliseconds' worth at a time while the app is not `busy`.
         """
         self._busy = busy
         if state is not self.state:
@@ -197,7 +197,7 @@ class Timeline(ScrollView, can_focus=True):
             self._relayout()
         self._settle_visible()
         if self._estimated and not busy:
-            self._settle_later()
+            self._settle_some()  # a few ms now, the rest in later frames
 
     def on_resize(self) -> None:
         if self.is_mounted:
