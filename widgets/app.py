@@ -35,7 +35,7 @@ from workbench.runtime import Runtime
 from workbench.stepper import Resume, StepperError
 from workbench.view.fold import ViewState
 
-URGENT = ("permission_request", "step_paused", "agent_end")
+URGENT = frozenset({"permission_request", "step_paused", "agent_end"})
 """Events the screen shows at once: the user must act, or the run is over."""
 
 
@@ -176,19 +176,18 @@ class WorkbenchApp(App[int]):
 
     def _on_bus_event(self, event: Any, _signal: Any = None) -> None:
         """Runs inside the agent's task: fold and schedule, nothing else."""
-        state = self.view_state
-        state.apply(event)
-        if state.event_count == self.pacer.synced + 1:  # the first one not on screen
-            self.pacer.arrived(time.perf_counter())
+        self.view_state.apply(event)
         if event.type in URGENT:
             self.call_later(self._refresh_now)
-        elif not self._refresh_pending:
-            self._schedule_refresh()
+        elif not self._refresh_pending:  # the first event since the last refresh
+            now = time.perf_counter()
+            self.pacer.arrived(now)
+            self._schedule_refresh(now)
 
-    def _schedule_refresh(self) -> None:
+    def _schedule_refresh(self, now: float | None = None) -> None:
         if not self._refresh_pending:
             self._refresh_pending = True
-            self.set_timer(self.pacer.delay(time.perf_counter()), self._refresh_now)
+            self.set_timer(self.pacer.delay(now or time.perf_counter()), self._refresh_now)
 
     @property
     def synced_event_count(self) -> int:

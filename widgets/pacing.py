@@ -40,8 +40,8 @@ class Pacer:
     inspected_at: float = 0.0
 
     def arrived(self, now: float) -> None:
-        """The first event not yet on screen arrived (the caller checks that the fold's
-        count is `synced + 1`: one comparison an event, no clock read)."""
+        """The first event since the last refresh arrived (the caller knows: it is the
+        one that schedules the next refresh, so no clock is read for the others)."""
         self.window_start = now
 
     def delay(self, now: float) -> float:
