@@ -17,10 +17,6 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import ClassVar
 
-from rich.console import RenderableType
-from rich.markdown import Markdown
-from rich.padding import Padding
-from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import events
@@ -30,57 +26,12 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from widgets.timeline_parts import ItemView, Painter, Part, Target, estimate_lines, place
 from widgets.tool_card import CARD_HEIGHT, SLOW_AFTER_MS, card_key, card_strips
-from workbench.sanitize import literal
 from workbench.view.fold import ViewState
 from workbench.view.records import TimelineItem
 
-Target = tuple[str, Hashable]
-"""What a click on a line does: ("call", id), ("turn", n) or ("thinking", (item, block))."""
-
 EMPTY_TEXT = "Nothing yet. Type a message below and press Enter (the demo's prompt is already there)."
-
-
-@dataclass(eq=False)
-class _Part:
-    key: Hashable
-    height: int
-    draw: Callable[[], list[Strip]] | None
-    """Draws the strips when first shown (None once drawn)."""
-    strips: list[Strip] | None = None
-    target: Target | None = None
-    estimated: bool = False
-    """`height` is a guess until drawn (text off screen: drawing it is the costly part)."""
-
-    def settle(self) -> int:
-        """Draw an estimated part; returns how much its height changed."""
-        if not self.estimated:
-            return 0
-        if self.strips is None:
-            assert self.draw is not None
-            self.strips = self.draw()
-        self.draw, self.estimated = None, False
-        change, self.height = len(self.strips) - self.height, len(self.strips)
-        return change
-
-    def line(self, index: int) -> Strip | None:
-        if self.strips is None:
-            assert self.draw is not None
-            self.strips = self.draw()
-            if not self.estimated:
-                self.draw = None
-        return self.strips[index] if index < len(self.strips) else None
-
-
-@dataclass(eq=False)
-class _ItemView:
-    item: TimelineItem
-    signature: Hashable = None
-    parts: tuple[_Part, ...] = ()
-    starts: tuple[int, ...] = ()
-    height: int = 0
-    rev: int = -1
-    """The item's `rev` when last drawn."""
 
 
 class Timeline(ScrollView, can_focus=True):
@@ -148,7 +99,7 @@ class Timeline(ScrollView, can_focus=True):
         self.selected_id: str | None = None
         self.follow = True
         """Keep the newest item in view (until the user scrolls up or picks a call)."""
-        self._views: list[_ItemView] = []
+        self._views: list[ItemView] = []
         self._starts: list[int] = []
         self._card_lines: dict[str, int] = {}
         self._width = 0
@@ -183,7 +134,7 @@ class Timeline(ScrollView, can_focus=True):
             return
         items = state.items
         del self._views[len(items) :]  # a replay jump back refolds into fewer items
-        self._views.extend(_ItemView(item) for item in items[len(self._views) :])
+        self._views.extend(ItemView(item) for item in items[len(self._views) :])
         changed = False
         for index, view in enumerate(self._views):
             if view.item is not items[index]:
@@ -202,6 +153,7 @@ class Timeline(ScrollView, can_focus=True):
     def on_resize(self) -> None:
         if self.is_mounted:
             self.sync(self.state, self._now, busy=self._busy)  # redrawn at the new width
+            self.follow_newest()  # a shorter timeline (the pause banner) still ends in view
 
     def reset(self, state: ViewState) -> None:
         """Forget every item (replay jumps back, a new session)."""
@@ -248,51 +200,52 @@ class Timeline(ScrollView, can_focus=True):
         expanded = tuple(b for (i, b) in self._expanded if i == index)
         return (item.rev, cards, hover, expanded)
 
-    def _build(self, index: int, view: _ItemView) -> None:
+    def _build(self, index: int, view: ItemView) -> None:
         item = view.item
         old = {part.key: part for part in view.parts}
-        parts: list[_Part] = [self._blank()]
+        parts: list[Part] = [self._blank()]
 
         def add(key: Hashable, draw: Callable[[], list[Strip]], *, height: int | None = None,
                 target: Target | None = None, estimate: int | None = None) -> None:
             part = old.get(key)
             if part is None:
                 if estimate is not None:
-                    part = _Part(key, estimate, draw, None, target, estimated=True)
+                    part = Part(key, estimate, draw, None, target, estimated=True)
                     self._estimated += 1
                 elif height is None:  # the height is only known once drawn
                     strips = draw()
-                    part = _Part(key, len(strips), None, strips, target)
+                    part = Part(key, len(strips), None, strips, target)
                 else:
-                    part = _Part(key, height, draw, None, target)
+                    part = Part(key, height, draw, None, target)
             parts.append(part)
 
         width = self._width
+        paint = Painter(self.app.console, width, self._style)
         if item.kind == "user":
-            add(("user", item.rev, width), lambda: self._user(item))
+            add(("user", item.rev, width), lambda: paint.user(item))
         elif item.kind == "notice":
-            add(("notice", item.rev, width), lambda: self._notice(item))
+            add(("notice", item.rev, width), lambda: paint.notice(item))
         else:
             hover = self._hover == ("turn", item.turn)
             head = Text(f"assistant · turn {item.turn}")
             style = self._style("timeline--head-hover" if hover else "timeline--head")
-            add(("head", item.turn, hover, width), lambda: self._text(head, style, (0, 1)),
+            add(("head", item.turn, hover, width), lambda: paint.text(head, style, (0, 1)),
                 height=1, target=("turn", item.turn))
             for block_index, block in enumerate(item.blocks):
                 if block.kind == "text":
                     text = block.text
-                    add(("md", text, width), lambda text=text: self._markdown(text),
-                        estimate=_estimate_lines(text, width - 3))
+                    add(("md", text, width), lambda text=text: paint.markdown(text),
+                        estimate=estimate_lines(text, width - 3))
                 elif block.kind == "thinking":
                     expanded = (index, block_index) in self._expanded
                     key = ("thinking", block.text, expanded, item.streaming, width)
-                    add(key, lambda text=block.text, e=expanded: self._thinking(text, e, item.streaming),
+                    add(key, lambda text=block.text, e=expanded: paint.thinking(text, e, item.streaming),
                         target=("thinking", (index, block_index)))
             self._cards(item, add)
             if item.stop_reason in ("error", "aborted"):
-                add(("failure", item.stop_reason, item.error, width), lambda: self._failure(item))
+                add(("failure", item.stop_reason, item.error, width), lambda: paint.failure(item))
         view.parts, view.rev = tuple(parts), item.rev
-        _place(view)
+        place(view)
 
     def _cards(self, item: TimelineItem, add: Callable[..., None]) -> None:
         calls = self.state.calls
@@ -316,8 +269,8 @@ class Timeline(ScrollView, can_focus=True):
 
             add(key, draw, height=CARD_HEIGHT, target=("call", record.id))
 
-    def _blank(self) -> _Part:
-        return _Part(("blank",), 1, None, [])
+    def _blank(self) -> Part:
+        return Part(("blank",), 1, None, [])
 
     # -- drawing ---------------------------------------------------------------------
 
@@ -343,49 +296,6 @@ class Timeline(ScrollView, can_focus=True):
         if self.is_mounted and self._width > 0:
             self.sync(self.state, self._now)
 
-    def _render(self, renderable: RenderableType, style: Style, width: int | None = None) -> list[Strip]:
-        width = self._width if width is None else width
-        console = self.app.console
-        options = console.options.update(width=width, height=None, highlight=False, markup=False)
-        lines = console.render_lines(renderable, options, style=style, pad=True)
-        return [Strip(line, width) for line in lines]
-
-    def _text(self, text: Text, style: Style, pad: tuple[int, ...]) -> list[Strip]:
-        return self._render(Padding(text, pad, style=style), style)
-
-    def _user(self, item: TimelineItem) -> list[Strip]:
-        text = Text("you (steering)  " if item.steering else "you  ", style="bold")
-        text.append(literal(item.text))
-        style = self._style("timeline--user")
-        bar = Segment("▌", self._style("timeline--user-bar"))
-        strips = self._render(Padding(text, (0, 1), style=style), style, self._width - 1)
-        return [Strip([bar, *strip], self._width) for strip in strips]
-
-    def _notice(self, item: TimelineItem) -> list[Strip]:
-        name = {"warning": "timeline--notice-warning", "error": "timeline--notice-error"}.get(
-            item.level, "timeline--notice"
-        )
-        return self._text(Text(literal(item.text)), self._style(name), (0, 1))
-
-    def _markdown(self, text: str) -> list[Strip]:
-        if not text.strip():
-            return []
-        markdown = Markdown(literal(text), code_theme="monokai", hyperlinks=False)
-        return self._render(Padding(markdown, (0, 1, 0, 2)), self._style(""))
-
-    def _thinking(self, text: str, expanded: bool, streaming: bool) -> list[Strip]:
-        title = Text(("▼ " if expanded else "▶ ") + ("thinking…" if streaming else "thinking"))
-        strips = self._text(title, self._style(""), (0, 1))
-        if expanded:
-            body = Text(literal(text), style="italic")
-            strips += self._text(body, self._style("timeline--thinking"), (0, 1, 0, 3))
-        return strips
-
-    def _failure(self, item: TimelineItem) -> list[Strip]:
-        if item.stop_reason == "aborted":
-            return self._text(Text("■ aborted: " + literal(item.error or "")), self._style("timeline--aborted"), (0, 1))
-        return self._text(Text("✗ model error: " + literal(item.error or "")), self._style("timeline--failure"), (0, 1))
-
     def _settle_visible(self) -> None:
         """Draw the estimated parts on screen (and a screenful around), then lay out again."""
         if not self._estimated or not self._views:
@@ -401,12 +311,12 @@ class Timeline(ScrollView, can_focus=True):
                 return
             self._relayout()
 
-    def _views_between(self, first: int, last: int) -> list[_ItemView]:
+    def _views_between(self, first: int, last: int) -> list[ItemView]:
         index = max(bisect_right(self._starts, max(first, 0)) - 1, 0)
         end = bisect_right(self._starts, last)
         return self._views[index:end]
 
-    def _settle_view(self, view: _ItemView) -> bool:
+    def _settle_view(self, view: ItemView) -> bool:
         """Draw the view's estimated parts; True if its height changed."""
         change = 0
         for part in view.parts:
@@ -414,7 +324,7 @@ class Timeline(ScrollView, can_focus=True):
                 self._estimated -= 1
                 change += abs(part.settle())
         if change:
-            _place(view)
+            place(view)
         return change != 0
 
     def settle_all(self) -> None:
@@ -490,7 +400,7 @@ class Timeline(ScrollView, can_focus=True):
         bar.refresh()
         self.scroll_y = self.validate_scroll_y(self.scroll_y)
 
-    def _locate(self, y: int) -> tuple[_Part, int] | None:
+    def _locate(self, y: int) -> tuple[Part, int] | None:
         index = bisect_right(self._starts, y) - 1
         if index < 0:
             return None
@@ -507,7 +417,8 @@ class Timeline(ScrollView, can_focus=True):
         if not self._views:
             if y == 1 and width > 4:
                 text = Text(self.empty_text, no_wrap=True, overflow="ellipsis")
-                return self._text(text, self._style("timeline--empty"), (0, 2))[0]
+                paint = Painter(self.app.console, width, self._style)
+                return paint.text(text, self._style("timeline--empty"), (0, 2))[0]
             return Strip.blank(width, base)
         found = self._locate(y)
         if found is None:
@@ -608,20 +519,3 @@ class Timeline(ScrollView, can_focus=True):
         if line is not None:
             self.follow = False
             self.scroll_to_region(Region(0, line, 1, CARD_HEIGHT), animate=False, immediate=True)
-
-
-def _place(view: _ItemView) -> None:
-    """Where each of the item's parts starts, and the item's height."""
-    starts, line = [], 0
-    for part in view.parts:
-        starts.append(line)
-        line += part.height
-    view.starts, view.height = tuple(starts), line
-
-
-def _estimate_lines(text: str, width: int) -> int:
-    """About how many lines `text` takes as Markdown `width` cells wide (no drawing)."""
-    if not text.strip():
-        return 0
-    width = max(width, 1)
-    return sum(max(1, -(-len(line) // width)) for line in text.strip().split("\n"))

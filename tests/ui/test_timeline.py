@@ -141,3 +141,14 @@ async def test_a_resized_terminal_redraws_the_timeline_at_the_new_width(make_tes
         narrow = timeline.plain_lines()
         assert max(len(line.rstrip()) for line in narrow) <= timeline.size.width < wide
         assert any("assistant · turn 1" in line for line in narrow)
+
+
+async def test_a_timeline_made_shorter_keeps_following_the_newest_line(make_test_app) -> None:
+    app = make_test_app(approve="all")
+    async with app.run_test(size=(120, 40)) as pilot:
+        timeline = await finished_demo(app, pilot)
+        assert timeline.follow and timeline.scroll_y == timeline.max_scroll_y > 0
+        height = timeline.size.height
+        await pilot.resize_terminal(120, 30)  # the same width, fewer rows
+        await wait_for(pilot, lambda: timeline.size.height < height)
+        assert timeline.scroll_y == timeline.max_scroll_y
