@@ -52,11 +52,15 @@ class Pacer:
             interval = max(1.0 / self.hz, self.cost * 2)
         return max(0.002, self.last_refresh + interval - now)
 
-    def refreshing(self, count: int, now: float) -> None:
-        """A refresh starts, bringing the screen to `count` events: was it a burst?"""
+    def refreshing(self, count: int, now: float, *, waiting: bool = False) -> None:
+        """A refresh starts, bringing the screen to `count` events: was it a burst?
+
+        `waiting`: the agent waits on the user (a permission request, a pause) or has
+        stopped, so whatever came before, the burst is over: show everything now.
+        """
         arrived = count - self.synced
         window = max(now - max(self.window_start, self.last_refresh), 1e-3)
-        burst = arrived > self.burst_rate / self.hz and arrived / window > self.burst_rate
+        burst = not waiting and arrived > self.burst_rate / self.hz and arrived / window > self.burst_rate
         if burst and not self.burst:
             self.inspected_at = now  # the inspector keeps its call for a while
         self.burst, self.last_refresh, self.synced = burst, now, count

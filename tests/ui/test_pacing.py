@@ -57,3 +57,12 @@ def test_a_handful_of_events_after_a_quiet_spell_is_no_burst() -> None:
     count = run_events(pacer, 40, start=5.0)  # one quick batch
     pacer.refreshing(count, now=5.001)
     assert not pacer.burst  # too few to matter, however fast
+
+
+def test_a_flood_that_ends_in_a_pause_or_a_question_is_shown_in_full_at_once() -> None:
+    pacer = Pacer()
+    count = run_events(pacer, 5_000, start=1.0)
+    pacer.refreshing(count, now=1.05, waiting=True)  # the agent now waits on the user
+    assert not pacer.burst
+    assert pacer.inspect(1.05, following=True)
+    assert abs(pacer.delay(now=1.05) - 1 / 30) < 1e-9
