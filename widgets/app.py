@@ -237,7 +237,7 @@ class WorkbenchApp(App[int]):
         self.run_worker(self._measure_paint(started), group="paint")
 
     async def _measure_paint(self, started: float) -> None:
-        """Note what the refresh cost, up to the screen painting it (new items included).
+        """Note what the refresh cost, up to the screen painting it.
 
         The measure also counts agent work that ran meanwhile, which only makes the
         refresh budget more conservative.

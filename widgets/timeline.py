@@ -4,9 +4,11 @@ One widget draws the whole timeline line by line (Textual's Line API), so a run 
 thousand calls costs the screen no more layout than an empty one. Each item of
 `ViewState.items` becomes a list of parts (a heading, a Markdown text, a card...),
 each drawn into strips once and kept until what it depends on changes: the item's or
-the call's `rev`, the selection, the width, a running call's ticking time. Cards are
-drawn only when they scroll into view; texts are drawn when they change, since their
-height depends on it.
+the call's `rev`, the selection, the width, a running call's ticking time
+(`widgets.timeline_parts`). Cards are drawn only when they scroll into view. A text's
+height is only known once drawn, so a text off screen gets an estimate, and is drawn
+when it scrolls into view or, a few milliseconds' worth at a time, while the app is
+calm; what is on screen stays in place when an estimate is corrected.
 """
 
 from __future__ import annotations
