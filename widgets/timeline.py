@@ -62,7 +62,7 @@ class Timeline(ScrollView, can_focus=True):
     }
 
     DEFAULT_CSS = """
-    Timeline { overflow-y: scroll; overflow-x: hidden; }
+    Timeline { scrollbar-gutter: stable; overflow-x: hidden; }
     Timeline > .timeline--user { background: $primary 12%; }
     Timeline > .timeline--user-bar { color: $primary; background: $primary 12%; }
     Timeline > .timeline--head { color: $success; text-style: bold; }
@@ -264,7 +264,7 @@ class Timeline(ScrollView, can_focus=True):
 
             def draw(record=record, selected=selected, now=self._now) -> list[Strip]:
                 return card_strips(
-                    console, record, self.labels.get(record.name, record.name), self._width,
+                    console, record, self.labels.get(record.name, record.name), width,
                     selected=selected, now_ms=now, slow_after_ms=self.slow_after_ms,
                     base=base, selected_style=selected_style, margin=1,
                 )
@@ -388,12 +388,18 @@ class Timeline(ScrollView, can_focus=True):
         self.refresh()
 
     def _set_virtual_size(self, size: Size) -> None:
-        """Set the scrollable size without a layout pass over the whole screen.
+        """Set the scrollable size, laying out the screen only when the scrollbar comes
+        or goes.
 
-        (Setting `virtual_size` lays out every widget; the timeline's own size never
-        depends on it, and its scrollbar is always there, so only the bar changes.)
+        (Setting `virtual_size` lays out every widget. The timeline's own size never
+        depends on it, and its scrollbar's column is always reserved, so while the bar
+        stays shown or hidden only the bar itself changes.)
         """
         if size == self.virtual_size:
+            return
+        window = self.scrollable_content_region.height
+        if (size.height > window) != (self.virtual_size.height > window):
+            self.virtual_size = size
             return
         self.set_reactive(Timeline.virtual_size, size)
         bar = self.vertical_scrollbar
