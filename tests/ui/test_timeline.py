@@ -25,15 +25,20 @@ async def finished_demo(app, pilot) -> Timeline:  # type: ignore[no-untyped-def]
     return app.timeline
 
 
+async def click_line(pilot, timeline: Timeline, text: str, x: int) -> int:  # type: ignore[no-untyped-def]
+    """Scroll to the top and click the first timeline line holding `text`; its index."""
+    timeline.scroll_home(animate=False, immediate=True)
+    await pilot.pause()
+    line = next(i for i, shown in enumerate(timeline.plain_lines()) if text in shown)
+    await pilot.click(timeline, offset=(x, line - int(timeline.scroll_y)))
+    return line
+
+
 async def test_clicking_a_turn_heading_opens_that_turns_request(make_test_app) -> None:
     app = make_test_app(approve="all")
     async with app.run_test(size=(160, 48)) as pilot:
         timeline = await finished_demo(app, pilot)
-        timeline.scroll_home(animate=False, immediate=True)
-        await pilot.pause()
-        lines = timeline.plain_lines()
-        heading = next(i for i, line in enumerate(lines) if "assistant · turn 2" in line)
-        await pilot.click(timeline, offset=(4, heading - int(timeline.scroll_y)))
+        await click_line(pilot, timeline, "assistant · turn 2", x=4)
         await wait_for(pilot, lambda: isinstance(app.screen, RunDetailsScreen))
         assert app.screen.turn == 2
 
@@ -42,12 +47,8 @@ async def test_thinking_opens_on_click_and_all_of_it_on_t(make_test_app) -> None
     app = make_test_app(approve="all")
     async with app.run_test(size=(160, 48)) as pilot:
         timeline = await finished_demo(app, pilot)
-        timeline.scroll_home(animate=False, immediate=True)
-        await pilot.pause()
-        lines = timeline.plain_lines()
-        title = next(i for i, line in enumerate(lines) if "▶ thinking" in line)
-        assert not any("The user wants to know" in line for line in lines)
-        await pilot.click(timeline, offset=(3, title - int(timeline.scroll_y)))
+        assert not any("The user wants to know" in line for line in timeline.plain_lines())
+        title = await click_line(pilot, timeline, "▶ thinking", x=3)
         await pilot.pause()
         lines = timeline.plain_lines()
         assert "▼ thinking" in lines[title]
