@@ -383,8 +383,7 @@ class Timeline(ScrollView, can_focus=True):
             line += view.height
         height = line + 1 if self._views else 2  # a blank line at the end
         self._set_virtual_size(Size(max(self._width, 0), height))
-        if self.follow:
-            self.scroll_end(animate=False, immediate=True, x_axis=False)
+        self.follow_newest()
         self.refresh()
 
     def _set_virtual_size(self, size: Size) -> None:
@@ -519,7 +518,10 @@ class Timeline(ScrollView, can_focus=True):
     def follow_newest(self) -> None:
         """Scroll to the end if following."""
         if self.follow:
-            self.scroll_end(animate=False, immediate=True, x_axis=False)
+            # A scrollbar that has just become needed is not laid out yet: until it is,
+            # an unforced scroll is refused and the bar's thumb is not moved.
+            self.scroll_end(animate=False, immediate=True, x_axis=False, force=True)
+            self.vertical_scrollbar.position = self.scroll_y
 
     def show_call(self, tool_call_id: str) -> None:
         """Scroll so the call's card is visible (and stop following the newest item)."""

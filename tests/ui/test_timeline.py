@@ -153,3 +153,37 @@ async def test_a_timeline_made_shorter_keeps_following_the_newest_line(make_test
         await pilot.resize_terminal(120, 30)  # the same width, fewer rows
         await wait_for(pilot, lambda: timeline.size.height < height)
         assert timeline.scroll_y == timeline.max_scroll_y
+
+
+async def test_following_reaches_the_end_when_the_scrollbar_first_appears() -> None:
+    """One sync that makes the timeline overflow still ends on its newest line (the
+    scroll used to be refused until the new scrollbar was laid out, so it stayed at 0)."""
+    from textual.app import App, ComposeResult
+
+    from workbench.view.fold import ViewState
+    from workbench.view.records import Block, TimelineItem
+
+    def user(n: int) -> TimelineItem:
+        return TimelineItem("user", turn=n, blocks=[Block("text", f"message {n}")])
+
+    state = ViewState(items=[user(0)])
+
+    class One(App[None]):
+        CSS = "Timeline { height: 8; }"
+
+        def compose(self) -> ComposeResult:
+            yield Timeline({}, state, clock=lambda: 0.0)
+
+    app = One()
+    async with app.run_test(size=(80, 24)) as pilot:
+        timeline = app.query_one(Timeline)
+        timeline.sync(state, 0.0)
+        await pilot.pause()
+        assert timeline.max_scroll_y == 0
+        state.items.extend(user(n) for n in range(1, 12))
+        timeline.sync(state, 0.0)
+        await pilot.pause()
+        assert timeline.follow and timeline.max_scroll_y > 0
+        assert timeline.scroll_y == timeline.max_scroll_y
+        assert timeline.vertical_scrollbar.position == timeline.scroll_y  # the thumb at the end too
+        assert "message 11" in timeline.render_line(timeline.size.height - 2).text
