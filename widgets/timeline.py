@@ -62,7 +62,12 @@ class Timeline(ScrollView, can_focus=True):
     }
 
     DEFAULT_CSS = """
-    Timeline { scrollbar-gutter: stable; overflow-x: hidden; }
+    Timeline { overflow-y: scroll; overflow-x: hidden; }
+    Timeline.-fits {
+        scrollbar-background: $background;
+        scrollbar-background-hover: $background;
+        scrollbar-background-active: $background;
+    }
     Timeline > .timeline--user { background: $primary 12%; }
     Timeline > .timeline--user-bar { color: $primary; background: $primary 12%; }
     Timeline > .timeline--head { color: $success; text-style: bold; }
@@ -156,6 +161,7 @@ class Timeline(ScrollView, can_focus=True):
         if self.is_mounted:
             self.sync(self.state, self._now, busy=self._busy)  # redrawn at the new width
             self.follow_newest()  # a shorter timeline (the pause banner) still ends in view
+            self._hide_bar_if_fits()
 
     def reset(self, state: ViewState) -> None:
         """Forget every item (replay jumps back, a new session)."""
@@ -387,25 +393,24 @@ class Timeline(ScrollView, can_focus=True):
         self.refresh()
 
     def _set_virtual_size(self, size: Size) -> None:
-        """Set the scrollable size, laying out the screen only when the scrollbar comes
-        or goes.
+        """Set the scrollable size without laying out the screen.
 
-        (Setting `virtual_size` lays out every widget. The timeline's own size never
-        depends on it, and its scrollbar's column is always reserved, so while the bar
-        stays shown or hidden only the bar itself changes.)
+        (Setting `virtual_size` lays out every widget: 30 to 100 ms on this screen. The
+        timeline's own size never depends on it, and its scrollbar is always there,
+        hidden while everything fits, so only the bar itself changes.)
         """
-        if size == self.virtual_size:
-            return
-        window = self.scrollable_content_region.height
-        if (size.height > window) != (self.virtual_size.height > window):
-            self.virtual_size = size
-            return
-        self.set_reactive(Timeline.virtual_size, size)
-        bar = self.vertical_scrollbar
-        bar.window_virtual_size = size.height
-        bar.window_size = self.scrollable_content_region.height
-        bar.refresh()
-        self.scroll_y = self.validate_scroll_y(self.scroll_y)
+        if size != self.virtual_size:
+            self.set_reactive(Timeline.virtual_size, size)
+            bar = self.vertical_scrollbar
+            bar.window_virtual_size = size.height
+            bar.window_size = self.scrollable_content_region.height
+            bar.refresh()
+            self.scroll_y = self.validate_scroll_y(self.scroll_y)
+        self._hide_bar_if_fits()
+
+    def _hide_bar_if_fits(self) -> None:
+        """An empty scrollbar track beside a short timeline reads as a stray column."""
+        self.set_class(self.virtual_size.height <= self.scrollable_content_region.height, "-fits")
 
     def _locate(self, y: int) -> tuple[Part, int] | None:
         index = bisect_right(self._starts, y) - 1
@@ -518,10 +523,7 @@ class Timeline(ScrollView, can_focus=True):
     def follow_newest(self) -> None:
         """Scroll to the end if following."""
         if self.follow:
-            # A scrollbar that has just become needed is not laid out yet: until it is,
-            # an unforced scroll is refused and the bar's thumb is not moved.
-            self.scroll_end(animate=False, immediate=True, x_axis=False, force=True)
-            self.vertical_scrollbar.position = self.scroll_y
+            self.scroll_end(animate=False, immediate=True, x_axis=False)
 
     def show_call(self, tool_call_id: str) -> None:
         """Scroll so the call's card is visible (and stop following the newest item)."""

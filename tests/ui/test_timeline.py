@@ -155,9 +155,9 @@ async def test_a_timeline_made_shorter_keeps_following_the_newest_line(make_test
         assert timeline.scroll_y == timeline.max_scroll_y
 
 
-async def test_following_reaches_the_end_when_the_scrollbar_first_appears() -> None:
-    """One sync that makes the timeline overflow still ends on its newest line (the
-    scroll used to be refused until the new scrollbar was laid out, so it stayed at 0)."""
+async def test_following_reaches_the_end_when_the_timeline_first_overflows() -> None:
+    """One sync that makes the timeline overflow ends on its newest line, the scrollbar's
+    thumb at the end, and the track (hidden while everything fit) shown."""
     from textual.app import App, ComposeResult
 
     from workbench.view.fold import ViewState
@@ -179,11 +179,12 @@ async def test_following_reaches_the_end_when_the_scrollbar_first_appears() -> N
         timeline = app.query_one(Timeline)
         timeline.sync(state, 0.0)
         await pilot.pause()
-        assert timeline.max_scroll_y == 0
+        assert timeline.max_scroll_y == 0 and timeline.has_class("-fits")
         state.items.extend(user(n) for n in range(1, 12))
         timeline.sync(state, 0.0)
         await pilot.pause()
         assert timeline.follow and timeline.max_scroll_y > 0
         assert timeline.scroll_y == timeline.max_scroll_y
         assert timeline.vertical_scrollbar.position == timeline.scroll_y  # the thumb at the end too
+        assert not timeline.has_class("-fits")
         assert "message 11" in timeline.render_line(timeline.size.height - 2).text
