@@ -88,8 +88,77 @@ class Stamps:
     def __call__(self, event, _signal=None) -> None:  # type: ignore[no-untyped-def]
         self.count += 1
         self.last = time.perf_counter()
+        if ATTRIBUTION is not None:
+            ATTRIBUTION.on = event.type != "agent_end"
         if event.type == "agent_end":
             self.ended = self.last
+
+
+class Attribution:
+    """Where the time of a run goes, measured inside it (`--attribute`): the app's
+    listener (the fold), its refreshes, Textual's paints and layouts, and garbage
+    collection, each summed from the run's first event to `agent_end` (a collection
+    that happens inside one of the others counts as collection only).
+
+    Timing every event adds some 10 ms to a run, so these runs are not the ones the
+    ratio is taken from. Unlike the ratio, these shares barely move with the machine's
+    speed: they say where the app's overhead is.
+    """
+
+    def __init__(self) -> None:
+        self.on = False
+        self.ms: dict[str, float] = dict.fromkeys(["fold", "refresh", "paint", "layout", "gc"], 0.0)
+        self.counts: dict[str, int] = dict.fromkeys(["refresh", "paint", "layout", "gc"], 0)
+        self._gc_started = 0.0
+
+    def install(self) -> None:
+        from textual.screen import Screen
+
+        from widgets.app import WorkbenchApp
+
+        self._time(WorkbenchApp, "_refresh_now", "refresh")
+        self._time(Screen, "_compositor_refresh", "paint")
+        self._time(Screen, "_refresh_layout", "layout")
+        listener = WorkbenchApp._on_bus_event
+
+        def timed_listener(app, event, signal=None):  # type: ignore[no-untyped-def]
+            started, collected = time.perf_counter(), self.ms["gc"]
+            listener(app, event, signal)
+            self._add("fold", started, collected)
+
+        WorkbenchApp._on_bus_event = timed_listener  # type: ignore[method-assign]
+        gc.callbacks.append(self._on_gc)
+
+    def _time(self, cls: type, name: str, label: str) -> None:
+        original = getattr(cls, name)
+
+        def timed(*args, **kwargs):  # type: ignore[no-untyped-def]
+            if not self.on:
+                return original(*args, **kwargs)
+            started, collected = time.perf_counter(), self.ms["gc"]
+            try:
+                return original(*args, **kwargs)
+            finally:
+                self._add(label, started, collected)
+                self.counts[label] += 1
+
+        setattr(cls, name, timed)
+
+    def _add(self, label: str, started: float, collected: float) -> None:
+        """Count the time since `started`, less any collection meanwhile (counted as gc)."""
+        self.ms[label] += (time.perf_counter() - started) * 1000 - (self.ms["gc"] - collected)
+
+    def _on_gc(self, phase: str, _info: dict) -> None:  # type: ignore[type-arg]
+        if not self.on:
+            return
+        if phase == "start":
+            self._gc_started = time.perf_counter()
+        else:
+            self.ms["gc"] += (time.perf_counter() - self._gc_started) * 1000
+            self.counts["gc"] += 1
+
+
+ATTRIBUTION: Attribution | None = None
 
 
 async def headless(args: argparse.Namespace, workspace: Path) -> tuple[float, int]:
@@ -108,7 +177,7 @@ async def with_app(args: argparse.Namespace, workspace: Path) -> tuple[float, fl
     stamps = Stamps()
     runtime.agent.subscribe(stamps)  # before the app's own listener
     async with app.run_test(size=(160, 48)) as pilot:
-        await pilot.pause(0.3)  # let start-up finish (the footer builds itself after the first frame)
+        await pilot.pause(0.3)  # start-up finishes (the footer builds after the first frame)
         start = time.perf_counter()
         app._run_prompt("go")
         await asyncio.sleep(0)
@@ -140,6 +209,10 @@ async def start_and_close_an_app(workspace: Path) -> None:
 
 def measure(args: argparse.Namespace, which: str) -> dict[str, float]:
     """One run, in this process: the agent's time (and, with the app, the screen's lag)."""
+    global ATTRIBUTION
+    if args.attribute and ATTRIBUTION is None:
+        ATTRIBUTION = Attribution()
+        ATTRIBUTION.install()
     gc.collect()  # what an earlier run in this process left is not this run's to collect
     with tempfile.TemporaryDirectory() as tmp:
         if which == "headless":
@@ -147,9 +220,14 @@ def measure(args: argparse.Namespace, which: str) -> dict[str, float]:
                 asyncio.run(start_and_close_an_app(Path(tmp) / "warm-up"))
                 gc.collect()
             seconds, events = asyncio.run(headless(args, Path(tmp)))
-            return {"seconds": seconds, "events": events}
-        seconds, lag, events = asyncio.run(with_app(args, Path(tmp)))
-        return {"seconds": seconds, "lag": lag, "events": events}
+            result = {"seconds": seconds, "events": events}
+        else:
+            seconds, lag, events = asyncio.run(with_app(args, Path(tmp)))
+            result = {"seconds": seconds, "lag": lag, "events": events}
+    if ATTRIBUTION is not None:
+        result |= {f"{k}_ms": v for k, v in ATTRIBUTION.ms.items()}
+        result |= {f"{k}_count": v for k, v in ATTRIBUTION.counts.items()}
+    return result
 
 
 def repeat_once(args: argparse.Namespace) -> list[dict[str, float]]:
@@ -167,23 +245,37 @@ def in_subprocess(args: argparse.Namespace, which: str) -> dict[str, float]:
     command = [
         sys.executable, __file__, "--one", which, "--turns", str(args.turns),
         "--calls", str(args.calls), "--updates", str(args.updates), "--text", str(args.text),
+        *(["--attribute"] if args.attribute else []),
     ]
     done = subprocess.run(command, capture_output=True, text=True, check=True)
     return json.loads(done.stdout.splitlines()[-1])
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--turns", type=int, default=50)
     parser.add_argument("--calls", type=int, default=20)
     parser.add_argument("--updates", type=int, default=10)
-    parser.add_argument("--text", type=int, default=2000, help="characters of streamed text per turn")
+    parser.add_argument(
+        "--text", type=int, default=2000, help="characters of streamed text per turn"
+    )
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--warm", action="store_true", help="measure runs after the first (see repeat_once)")
+    parser.add_argument(
+        "--warm", action="store_true", help="measure runs after the first (see repeat_once)"
+    )
+    parser.add_argument(
+        "--attribute", action="store_true",
+        help="instead of the ratio: where the app's time goes inside a run (see Attribution)",
+    )
     parser.add_argument("--one", choices=["headless", "app"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
         print(json.dumps(measure(args, args.one)))
+        return
+    if args.attribute:
+        attribute(args)
         return
     calls = args.turns * args.calls
     print(
@@ -209,8 +301,48 @@ def main() -> None:
     )
     # Interference from other work on the machine only ever adds time, so the fastest
     # of many runs is the least disturbed one (what `timeit` reports, for this reason).
-    print(f"ratio of the fastest:    {min(app_times) / min(plain):.2f}   ({min(app_times):.2f} s / {min(plain):.2f} s)")
-    print(f"last event on screen:    {statistics.median(lags) * 1000:.0f} ms after it (median; target < 1000)")
+    fastest, fastest_plain = min(app_times), min(plain)
+    print(
+        f"ratio of the fastest:    {fastest / fastest_plain:.2f}   "
+        f"({fastest:.2f} s / {fastest_plain:.2f} s)"
+    )
+    lag_ms = statistics.median(lags) * 1000
+    print(f"last event on screen:    {lag_ms:.0f} ms after it (median; target < 1000)")
+
+
+def attribute(args: argparse.Namespace) -> None:
+    """Print where the time goes inside instrumented runs (medians of `--repeat` pairs)."""
+    pairs = [
+        (in_subprocess(args, "headless"), in_subprocess(args, "app")) for _ in range(args.repeat)
+    ]
+
+    def median(which: int, key: str) -> float:
+        return statistics.median(pair[which][key] for pair in pairs)
+
+    def times(key: str, what: str = "of them") -> str:
+        return f"{median(1, key):.0f} {what}"
+
+    run_ms = median(1, "seconds") * 1000
+    print(f"inside the app's run: median of {args.repeat} instrumented runs, {run_ms:.0f} ms each")
+    rows = [
+        ("fold (the app's bus listener)", median(1, "fold_ms"), ""),
+        ("refreshes (widgets brought up to date)", median(1, "refresh_ms"), times("refresh_count")),
+        ("paints (Textual's compositor)", median(1, "paint_ms"), times("paint_count")),
+        ("layouts", median(1, "layout_ms"), times("layout_count")),
+        ("garbage collection", median(1, "gc_ms"), times("gc_count", "collections")),
+    ]
+    for label, ms, note in rows:
+        print(f"  {label:40s} {ms:6.1f} ms  {ms / run_ms:6.1%}  {note}")
+    gc_headless = median(0, "gc_ms")
+    print(
+        f"  (garbage collection in the headless run: {gc_headless:.1f} ms, "
+        f"{median(0, 'gc_count'):.0f} collections)"
+    )
+    own = sum(ms for _, ms, _ in rows) - gc_headless
+    print(
+        f"the app's own work: {own:.0f} ms of the run, {own / run_ms:.1%} "
+        f"(a ratio of {run_ms / (run_ms - own):.2f} if the rest of the run is the headless run)"
+    )
 
 
 if __name__ == "__main__":
