@@ -105,9 +105,9 @@ def render_lanes(
             lane[end] = ("✗", "bold red")
         for (char, style), run in groupby(lane):  # one span a run, not one a cell
             out.append(char * len(list(run)), style=style)
-        end = record.ended_at if record.ended_at is not None else now
-        if record.started_at is not None:
-            out.append(f" {format_ms(end - record.started_at):>7}", style="dim")
+        elapsed = record.elapsed_ms(now)
+        if elapsed is not None:
+            out.append(f" {format_ms(elapsed):>7}", style="dim")
         out.append("\n")
     out.append(" " * LABEL_WIDTH + "0" + " " * (cells - len(format_ms(span)) - 1) + format_ms(span) + "\n", style="dim")
     for name, (char, style) in PHASE_STYLE.items():

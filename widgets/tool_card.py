@@ -24,18 +24,11 @@ SLOW_AFTER_MS = 10_000.0
 """A running call's time turns into a warning after this long."""
 
 
-def elapsed_ms(record: ToolCallRecord, now_ms: float) -> float | None:
-    if record.started_at is None:
-        return None
-    end = record.ended_at if record.ended_at is not None else now_ms
-    return max(0.0, end - record.started_at)
-
-
 def card_key(record: ToolCallRecord, selected: bool, now_ms: float, slow_after_ms: float) -> tuple:
     """Everything a card's drawing depends on besides the width."""
     if record.started_at is None or record.finished:
         return (record.rev, selected)
-    elapsed = elapsed_ms(record, now_ms) or 0.0
+    elapsed = record.elapsed_ms(now_ms) or 0.0
     return (record.rev, selected, format_ms(elapsed), elapsed > slow_after_ms)
 
 
@@ -69,7 +62,7 @@ def card_strips(
     badge = stage_badge(record.stage)
     if record.injected:
         badge.append(" injected", style="bold yellow")
-    elapsed = elapsed_ms(record, now_ms)
+    elapsed = record.elapsed_ms(now_ms)
     if elapsed is not None:
         slow = not record.finished and elapsed > slow_after_ms
         badge.append(" ")

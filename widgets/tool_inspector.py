@@ -175,9 +175,9 @@ class ToolInspector(VerticalScroll):
             head.append(f"  {literal(self.source)}", style="bold cyan")
         head.append(f"  {record.id}  ", style="dim")
         head.append_text(stage_badge(record.stage))
-        if record.started_at is not None:
-            end = record.ended_at if record.ended_at is not None else now
-            head.append(f"  {format_ms(max(0.0, end - record.started_at))}", style="dim")
+        elapsed = record.elapsed_ms(now)
+        if elapsed is not None:
+            head.append(f"  {format_ms(elapsed)}", style="dim")
         if record.injected:
             head.append("  result injected by you", style="bold yellow")
         self.query_one("#inspector-head", Static).update(head)

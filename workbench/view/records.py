@@ -93,6 +93,13 @@ class ToolCallRecord:
             return None
         return self.ended_at - self.started_at
 
+    def elapsed_ms(self, now_ms: float) -> float | None:
+        """Time since it started: up to its end, or up to `now_ms` while it runs."""
+        if self.started_at is None:
+            return None
+        end = self.ended_at if self.ended_at is not None else now_ms
+        return max(0.0, end - self.started_at)
+
     @property
     def result_text(self) -> str:
         if self.result is None:
