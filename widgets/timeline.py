@@ -160,8 +160,7 @@ class Timeline(ScrollView, can_focus=True):
     def on_resize(self) -> None:
         if self.is_mounted:
             self.sync(self.state, self._now, busy=self._busy)  # redrawn at the new width
-            self.follow_newest()  # a shorter timeline (the pause banner) still ends in view
-            self._hide_bar_if_fits()
+            self._relayout()  # a new height: still at the end if following, the bar if needed
 
     def reset(self, state: ViewState) -> None:
         """Forget every item (replay jumps back, a new session)."""
@@ -211,7 +210,7 @@ class Timeline(ScrollView, can_focus=True):
     def _build(self, index: int, view: ItemView) -> None:
         item = view.item
         old = {part.key: part for part in view.parts}
-        parts: list[Part] = [self._blank()]
+        parts: list[Part] = []
 
         def add(key: Hashable, draw: Callable[[], list[Strip]], *, height: int | None = None,
                 target: Target | None = None, estimate: int | None = None) -> None:
@@ -227,6 +226,7 @@ class Timeline(ScrollView, can_focus=True):
                     part = Part(key, height, draw, None, target)
             parts.append(part)
 
+        add(("blank",), lambda: [], height=1)  # a line between items
         width = self._width
         paint = Painter(self.app.console, width, self._style)
         if item.kind == "user":
@@ -277,9 +277,6 @@ class Timeline(ScrollView, can_focus=True):
 
             add(key, draw, height=CARD_HEIGHT, target=("call", record.id))
 
-    def _blank(self) -> Part:
-        return Part(("blank",), 1, None, [])
-
     # -- drawing ---------------------------------------------------------------------
 
     def _style(self, name: str) -> Style:
@@ -301,7 +298,7 @@ class Timeline(ScrollView, can_focus=True):
         self._styles.clear()
         for view in self._views:
             view.signature, view.parts = None, ()
-        if self.is_mounted and self._width > 0:
+        if self._width > 0:
             self.sync(self.state, self._now)
 
     def _settle_visible(self) -> None:
@@ -406,11 +403,8 @@ class Timeline(ScrollView, can_focus=True):
             bar.window_size = self.scrollable_content_region.height
             bar.refresh()
             self.scroll_y = self.validate_scroll_y(self.scroll_y)
-        self._hide_bar_if_fits()
-
-    def _hide_bar_if_fits(self) -> None:
-        """An empty scrollbar track beside a short timeline reads as a stray column."""
-        self.set_class(self.virtual_size.height <= self.scrollable_content_region.height, "-fits")
+        # an empty track beside a short timeline reads as a stray column: hide it
+        self.set_class(size.height <= self.scrollable_content_region.height, "-fits")
 
     def _locate(self, y: int) -> tuple[Part, int] | None:
         index = bisect_right(self._starts, y) - 1

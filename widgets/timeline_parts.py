@@ -50,9 +50,7 @@ class Part:
     def line(self, index: int) -> Strip | None:
         if self.strips is None:
             assert self.draw is not None
-            self.strips = self.draw()
-            if not self.estimated:
-                self.draw = None
+            self.strips, self.draw = self.draw(), None
         return self.strips[index] if index < len(self.strips) else None
 
 
