@@ -37,6 +37,10 @@ from workbench.view.fold import ViewState
 
 URGENT = frozenset({"permission_request", "step_paused", "agent_end"})
 """Events the screen shows at once: the user must act, or the run is over."""
+FOLD_BATCH = 64
+"""Events wait for the fold at most this many at a time: enough for runs of deltas and
+updates to fold in one step, few enough that waiting events never make the garbage
+collector run more often (measured: 256 at a time already does)."""
 
 
 @dataclass
@@ -82,7 +86,9 @@ class WorkbenchApp(App[int]):
         super().__init__()
         self.runtime = runtime
         self.agent = runtime.agent
-        self.view_state = ViewState()
+        self._view_state = ViewState()
+        self._unfolded: list[Any] = []
+        """Events the bus delivered that the fold has not taken in yet."""
         self.selected_id: str | None = None
         self.follow_latest = True
         """Select the newest started call on every refresh, until the user picks one."""
@@ -110,7 +116,7 @@ class WorkbenchApp(App[int]):
         yield Header(show_clock=False)
         yield PauseBanner(id="pause-banner")
         with Horizontal(id="main"):
-            timeline = Timeline(self.labels, self.view_state, now_ms, id="timeline")
+            timeline = Timeline(self.labels, self._view_state, now_ms, id="timeline")
             timeline.slow_after_ms = self.runtime.slow_after * 1000.0
             yield timeline
             yield ToolInspector(id="inspector")
@@ -175,8 +181,11 @@ class WorkbenchApp(App[int]):
     # -- events in ---------------------------------------------------------------------
 
     def _on_bus_event(self, event: Any, _signal: Any = None) -> None:
-        """Runs inside the agent's task: fold and schedule, nothing else."""
-        self.view_state.apply(event)
+        """Runs inside the agent's task: queue for the fold and schedule, nothing else."""
+        unfolded = self._unfolded
+        unfolded.append(event)
+        if len(unfolded) >= FOLD_BATCH:
+            self._fold_queued()
         if event.type in URGENT:
             self.call_later(self._refresh_now)
         elif not self._refresh_pending:  # the first event since the last refresh
@@ -188,6 +197,23 @@ class WorkbenchApp(App[int]):
         if not self._refresh_pending:
             self._refresh_pending = True
             self.set_timer(self.pacer.delay(now or time.perf_counter()), self._refresh_now)
+
+    @property
+    def view_state(self) -> ViewState:
+        """The fold of every event so far.
+
+        Events wait in a short queue and fold together when it fills or when anything
+        reads the state (a refresh, an action). Together, a run of deltas or updates
+        folds in one step (`ViewState.apply_all`): during a burst the fold costs the
+        agent about a fifth fewer instructions than folding each event as it comes.
+        """
+        if self._unfolded:
+            self._fold_queued()
+        return self._view_state
+
+    def _fold_queued(self) -> None:
+        events, self._unfolded = self._unfolded, []
+        self._view_state.apply_all(events)
 
     @property
     def synced_event_count(self) -> int:

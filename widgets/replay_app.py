@@ -318,7 +318,7 @@ class ForkedApp(WorkbenchApp):
     def __init__(self, runtime: Any, fork: ForkPoint, *, prefill: str | None = None) -> None:
         super().__init__(runtime, prefill=prefill)
         self.fork = fork
-        self.view_state = fold(fork.events)
+        self._view_state = fold(fork.events)
 
     def on_mount(self) -> None:  # WorkbenchApp.on_mount runs too (Textual calls both)
         parent = Path(self.fork.parent.path).name

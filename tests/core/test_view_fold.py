@@ -10,7 +10,15 @@ from pathlib import Path
 import anyio
 import pytest
 
-from workbench.agent import ToolResultMessage
+from workbench.agent import (
+    AgentToolResult,
+    AssistantMessage,
+    AssistantMessageEvent,
+    ToolCall,
+    ToolResultMessage,
+    tool,
+)
+from workbench.agent.events import MessageStartEvent, MessageUpdateEvent
 from workbench.providers.scripted import Scenario
 from workbench.runtime import RunOptions, build_runtime
 from workbench.view.fold import ViewState, fold
@@ -129,3 +137,115 @@ def test_core_never_loads_textual(module: str) -> None:
     probe = f"import {module}, sys; print(sorted(m for m in sys.modules if m.split('.')[0] == 'textual'))"
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# -- folding many events at once -----------------------------------------------------
+
+
+async def mixed_run_events(tmp_path: Path) -> list:
+    """A run with thinking, text, streamed tool-call arguments, and parallel calls whose
+    `on_update`s interleave with each other's and with other events."""
+
+    @tool
+    async def ticker(name: str, on_update) -> str:  # type: ignore[no-untyped-def]
+        """Reports twice in a row, three times, yielding in between so parallel calls
+        interleave."""
+        for i in range(3):
+            on_update(AgentToolResult.text(f"{name}: {i}…"))
+            on_update(AgentToolResult.text(f"{name}: {i}"))
+            await anyio.sleep(0)
+        return f"{name} done"
+
+    scenario = Scenario.model_validate({
+        "name": "mixed",
+        "turns": [
+            {
+                "thinking": "Two tickers, side by side. " * 8,
+                "text": "Starting **both** tickers now. " * 10,
+                "tool_calls": [
+                    {"name": "ticker", "arguments": {"name": "a"}},
+                    {"name": "ticker", "arguments": {"name": "b"}},
+                    {"name": "nope", "arguments": {}},
+                ],
+            },
+            {"text": "Both reported. " * 6},
+        ],
+    })
+    runtime = build_runtime(
+        RunOptions(scenario=scenario, workspace=tmp_path, pace=math.inf, tools=[ticker], allow=["ticker"])
+    )
+    events: list = []
+    runtime.agent.subscribe(lambda event, _signal=None: events.append(event))
+    with anyio.fail_after(20):
+        await runtime.agent.prompt("go")
+    return events
+
+
+def one_at_a_time(events: list) -> ViewState:
+    state = ViewState()
+    for event in events:
+        state.apply(event)
+    return state
+
+
+async def test_folding_in_batches_makes_exactly_the_state_of_one_at_a_time(tmp_path: Path) -> None:
+    events = await mixed_run_events(tmp_path)
+    kinds = [e.type for e in events]
+    updates = [e.tool_call_id for e in events if e.type == "tool_execution_update"]
+    assert updates[:4] == ["call_1_1", "call_1_1", "call_1_2", "call_1_2"], "runs, interleaved"
+    assert "thinking_delta" in {e.assistant_message_event.type for e in events if e.type == "message_update"}
+    expected = one_at_a_time(events)
+    assert expected.calls["call_1_2"].output == "b: 2" and expected.calls["call_1_2"].update_count == 6
+    assert expected.calls["call_1_3"].stage == "invalid"
+    for size in (1, 2, 3, 5, 16, 64, len(events)):
+        state = ViewState()
+        for start in range(0, len(events), size):
+            state.apply_all(events[start : start + size])
+        assert state == expected, f"batches of {size}"
+    assert fold(iter(events)) == expected
+    assert len(kinds) == expected.event_count
+
+
+async def test_the_demo_folds_the_same_in_one_batch_as_one_at_a_time(tmp_path: Path) -> None:
+    runtime = demo_runtime(tmp_path, approve="all")
+    state, events = await run_and_fold(runtime, runtime.prompt)
+    assert fold(events) == state
+    assert state.items[-1].text.startswith("**Done.**")
+
+
+async def test_an_event_the_fold_fails_on_is_skipped_and_the_rest_still_fold(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    events = await mixed_run_events(tmp_path)
+    at = next(i for i, e in enumerate(events) if e.type == "tool_execution_update")
+    at += 1  # the second of the call's first two updates (the one whose output counts)
+    assert events[at].tool_call_id == "call_1_1"
+    broken = events[at].model_copy(update={"partial_result": None})  # not an AgentToolResult
+    state = ViewState()
+    state.apply_all([*events[:at], broken, *events[at + 1 :]])
+    assert "the view fold failed on tool_execution_update" in caplog.text
+    assert state.run_state == "finished"
+    assert state.calls["call_1_1"].output == "a: 2"
+    assert state.items[-1].text == "Both reported. " * 6
+
+
+def test_interleaved_argument_deltas_of_parallel_calls_fold_to_each_calls_own_raw() -> None:
+    """Providers may interleave the argument deltas of parallel calls (OpenAI's stream
+    says which call by index): only deltas to one block in a row fold together."""
+    calls = [ToolCall(id="c1", name="read_file"), ToolCall(id="c2", name="list_dir")]
+
+    def update(kind: str, index: int, delta: str | None = None) -> MessageUpdateEvent:
+        partial = AssistantMessage(content=calls[: index + 1])
+        ame = AssistantMessageEvent(type=kind, content_index=index, delta=delta, partial=partial)
+        return MessageUpdateEvent(message=partial, assistant_message_event=ame)
+
+    deltas = [(0, '{"pa'), (0, 'th": "a"'), (1, '{"path"'), (0, "}"), (1, ': "b"}')]
+    events = [
+        MessageStartEvent(message=AssistantMessage()),
+        update("toolcall_start", 0),
+        update("toolcall_start", 1),
+        *(update("toolcall_delta", index, delta) for index, delta in deltas),
+    ]
+    expected = one_at_a_time(events)
+    assert expected.calls["c1"].raw == '{"path": "a"}' and expected.calls["c2"].raw == '{"path": "b"}'
+    assert fold(events) == expected

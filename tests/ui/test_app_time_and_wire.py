@@ -163,3 +163,23 @@ async def test_network_view_shows_the_real_request_and_response(tmp_path) -> Non
             assert summary.total.calls == 1 and summary.total.model_ms > 0
             await runtime.agent.wait_for_idle()
         assert server.bodies[0]["model"] == "test-model"
+
+
+async def test_the_state_the_app_reads_always_has_every_event_folded_in(make_test_app) -> None:
+    """Events wait in a short queue for the fold; reading `view_state` folds what waits,
+    so an action never acts on a state behind the bus."""
+    from workbench.agent.events import AgentStartEvent, TurnStartEvent
+
+    app = make_test_app(approve="all")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        before = app.view_state.event_count
+        for _ in range(3):  # straight onto the bus, with no chance for a refresh between
+            await app.agent.publish(TurnStartEvent())
+        await app.agent.publish(AgentStartEvent())
+        assert app.synced_event_count == before  # the screen has not caught up yet...
+        state = app.view_state  # ...but the state has every event
+        assert state.event_count == before + 4
+        assert state.turn == 3 and state.run_state == "streaming" and state.runs == 1
+        await wait_for(pilot, lambda: app.synced_event_count == before + 4)
+        assert "turn 3" in str(app.screen.query_one("#status").render())
