@@ -299,6 +299,10 @@ def main() -> None:
         f"ratio:                   {statistics.median(ratios):.2f}   (target <= 1.2; "
         f"each repeat: {', '.join(f'{r:.2f}' for r in sorted(ratios))})"
     )
+    interval = median_interval(ratios)
+    if interval is not None:
+        low, high, coverage = interval
+        print(f"  the median lies in:    {low:.2f} to {high:.2f}   ({coverage:.0%} confidence)")
     # Interference from other work on the machine only ever adds time, so the fastest
     # of many runs is the least disturbed one (what `timeit` reports, for this reason).
     fastest, fastest_plain = min(app_times), min(plain)
@@ -308,6 +312,24 @@ def main() -> None:
     )
     lag_ms = statistics.median(lags) * 1000
     print(f"last event on screen:    {lag_ms:.0f} ms after it (median; target < 1000)")
+
+
+def median_interval(values: list[float], confidence: float = 0.95) -> tuple[float, float, float] | None:
+    """A distribution-free interval for the median of `values`' population: the k-th
+    smallest and k-th largest value, for the largest k whose coverage (from the
+    binomial distribution: each value is below the median with probability 1/2) is
+    at least `confidence`. Returns (low, high, coverage), or None for too few values."""
+    n = len(values)
+    ordered = sorted(values)
+    below = 0.0  # P(at most k - 1 of n values fall below the median)
+    best = None
+    for k in range(1, n // 2 + 1):
+        below += math.comb(n, k - 1) / 2**n
+        coverage = 1 - 2 * below
+        if coverage < confidence:
+            break
+        best = (ordered[k - 1], ordered[n - k], coverage)
+    return best
 
 
 def attribute(args: argparse.Namespace) -> None:
