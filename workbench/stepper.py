@@ -332,23 +332,26 @@ class Stepper:
             injected=True,
         )
 
-    async def on_event(self, event: Any, signal: AbortSignal | None = None) -> None:
-        """Bus listener: the `@invalid` pause, and the end of "run to end"."""
+    def on_event(self, event: Any, signal: AbortSignal | None = None) -> Awaitable[Any] | None:
+        """Bus listener: the `@invalid` pause, and the end of "run to end".
+
+        Plain, not async: almost no event needs anything, and the bus awaits only what
+        a listener returns, so most events cost a type check, not a coroutine."""
         if isinstance(event, (AgentStartEvent, AgentEndEvent)):
             if self._run_to_end:
                 self._run_to_end = False
-                await self._publish_mode()
-            return
+                return self._publish_mode()
+            return None
         if not (isinstance(event, ToolArgumentsEvent) and event.failed_stage == "validate"):
-            return
+            return None
         if self._run_to_end or INVALID not in self._breakpoints:
-            return
+            return None
         args = event.prepared if event.prepared is not None else event.parsed
         pause = Pause(
             _next_id(), "invalid_arguments", event.tool_call_id, event.tool_name,
             args, INVALID,
         )
-        await self._pause(pause, signal)
+        return self._pause(pause, signal)
 
     # -- internals ---------------------------------------------------------------
 
