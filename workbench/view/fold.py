@@ -195,14 +195,13 @@ class ViewState:
             self.run_state = "streaming"
 
     def _on_message_update(self, e: Any) -> None:
-        item = self._assistant
         ame = e.assistant_message_event
-        index = ame.content_index
-        if item is None or index is None:
-            return
-        kind = ame.type
+        kind, index = ame.type, ame.content_index
         if kind in _DELTAS:  # most events: first
             self._on_deltas(kind, index, ame.delta or "", 1)
+            return
+        item = self._assistant
+        if item is None or index is None:
             return
         if kind in ("text_start", "thinking_start", "toolcall_start"):
             while len(item.blocks) <= index:
