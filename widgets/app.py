@@ -235,7 +235,9 @@ class WorkbenchApp(App[int]):
         w = self._widgets
         state = self.view_state
         pacer = self.pacer
-        waiting = state.pause is not None or bool(state.pending_requests) or not self.agent.state.is_streaming
+        waiting = (
+            state.pause is not None or bool(state.pending_requests) or not self.agent.state.is_streaming
+        )
         pacer.refreshing(state.event_count, started, waiting=waiting)
         now = now_ms()
         following = self.follow_latest and state.latest_call_id is not None
