@@ -154,8 +154,10 @@ class Timeline(ScrollView, can_focus=True):
         if changed or not self._starts:
             self._relayout()
         self._settle_visible()
-        if self._estimated and not busy:
-            self._settle_some()  # a few ms now, the rest in later frames
+        if not busy:
+            self._hide_empty_track()
+            if self._estimated:
+                self._settle_some()  # a few ms now, the rest in later frames
 
     def on_resize(self) -> None:
         if self.is_mounted:
@@ -302,14 +304,16 @@ class Timeline(ScrollView, can_focus=True):
             self.sync(self.state, self._now)
 
     def _settle_visible(self) -> None:
-        """Draw the estimated parts on screen (and a screenful around), then lay out again."""
+        """Draw the estimated parts on screen (and, unless busy, a screenful around, so
+        paging is smooth), then lay out again."""
         if not self._estimated or not self._views:
             return
         for _ in range(4):  # drawn heights move what is on screen: look again
             height = max(self.scrollable_content_region.height, 1)
             top = int(self.scroll_y)
+            around = 0 if self._busy else height
             changed = False
-            for view in self._views_between(top - height, top + 2 * height):
+            for view in self._views_between(top - around, top + height + around):
                 if self._settle_view(view):
                     changed = True
             if not changed:
@@ -403,8 +407,17 @@ class Timeline(ScrollView, can_focus=True):
             bar.window_size = self.scrollable_content_region.height
             bar.refresh()
             self.scroll_y = self.validate_scroll_y(self.scroll_y)
-        # an empty track beside a short timeline reads as a stray column: hide it
-        self.set_class(size.height <= self.scrollable_content_region.height, "-fits")
+        if not self._busy:
+            self._hide_empty_track()
+
+    def _hide_empty_track(self) -> None:
+        """An empty track beside a short timeline reads as a stray column: hide it.
+
+        Not during a burst: a class change restyles the timeline and its component
+        classes (about 8 ms), and the thumb shows either way.
+        """
+        fits = self.virtual_size.height <= self.scrollable_content_region.height
+        self.set_class(fits, "-fits")
 
     def _locate(self, y: int) -> tuple[Part, int] | None:
         index = bisect_right(self._starts, y) - 1

@@ -188,3 +188,50 @@ async def test_following_reaches_the_end_when_the_timeline_first_overflows() -> 
         assert timeline.vertical_scrollbar.position == timeline.scroll_y  # the thumb at the end too
         assert not timeline.has_class("-fits")
         assert "message 11" in timeline.render_line(timeline.size.height - 2).text
+
+
+def _markdown_state(turns: int):  # type: ignore[no-untyped-def]
+    from workbench.view.fold import ViewState
+    from workbench.view.records import Block, TimelineItem
+
+    items = [
+        TimelineItem("assistant", turn=n, blocks=[Block("text", MARKDOWN.format(n=n))]) for n in range(turns)
+    ]
+    return ViewState(items=items)
+
+
+async def test_during_a_burst_only_what_is_on_screen_is_drawn_and_the_track_waits() -> None:
+    """A busy sync draws the texts on screen, not the screenful above them, and leaves
+    the track's restyle for later; the first calm sync does both."""
+    from textual.app import App, ComposeResult
+
+    state = _markdown_state(0)
+
+    class One(App[None]):
+        CSS = "Timeline { height: 12; }"
+
+        def compose(self) -> ComposeResult:
+            yield Timeline({}, state, clock=lambda: 0.0)
+
+    app = One()
+    async with app.run_test(size=(80, 24)) as pilot:
+        timeline = app.query_one(Timeline)
+        timeline.sync(state, 0.0)
+        await pilot.pause()
+        assert timeline.has_class("-fits")
+        state.items.extend(_markdown_state(12).items)
+        timeline.sync(state, 0.0, busy=True)
+        await pilot.pause()
+        assert timeline.scroll_y == timeline.max_scroll_y > 0
+        assert timeline.has_class("-fits")  # restyled once the burst is over
+        texts = [part for view in timeline._views for part in view.parts if part.key[0] == "md"]
+        assert [part.estimated for part in texts] == [True] * 11 + [False]  # only the one on screen
+        shown = [timeline.render_line(y).text for y in range(timeline.size.height)]
+        assert any("print(11)" in line for line in shown)
+
+        timeline.sync(state, 0.0)
+        await pilot.pause()
+        assert not texts[-2].estimated  # the screenful above, for smooth paging
+        assert not timeline.has_class("-fits")
+        assert timeline.scroll_y == timeline.max_scroll_y
+        assert any("print(11)" in timeline.render_line(y).text for y in range(timeline.size.height))
