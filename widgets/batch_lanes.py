@@ -14,6 +14,7 @@ from rich.text import Text
 from textual import events
 from textual.widgets import Static
 
+from widgets import static_update
 from widgets.render import format_ms
 from workbench.sanitize import literal
 from workbench.view.records import ToolCallRecord
@@ -53,7 +54,8 @@ class BatchLanes(Static):
         self._draw()
 
     def _draw(self) -> None:
-        self.update(
+        static_update.update(
+            self,
             render_lanes(
                 self.records, self.selected_id, self.now, max(20, self.size.width or 60),
                 detail_id=self.hovered_id or self.selected_id,

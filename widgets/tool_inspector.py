@@ -11,6 +11,7 @@ from rich.text import Text
 from textual.containers import Grid, Vertical, VerticalScroll
 from textual.widgets import Static
 
+from widgets import static_update
 from widgets.batch_lanes import BatchLanes
 from widgets.render import (
     field_errors,
@@ -42,9 +43,9 @@ class Section(Vertical):
         yield Static("", classes="body")
 
     def show(self, body: Text | str, title: str | None = None) -> None:
-        self.query_one(".body", Static).update(body)
+        static_update.update(self.query_one(".body", Static), body)
         if title is not None:
-            self.query_one(".title", Static).update(title)
+            static_update.update(self.query_one(".title", Static), title)
 
 
 class StagePane(Vertical):
@@ -62,7 +63,7 @@ class StagePane(Vertical):
         yield Static("")
 
     def show(self, body: Text, *, failed: bool, subtitle: str = "") -> None:
-        self.query_one(Static).update(body)
+        static_update.update(self.query_one(Static), body)
         self.set_class(failed, "-failed")
         self.border_subtitle = subtitle
 
@@ -180,10 +181,9 @@ class ToolInspector(VerticalScroll):
             head.append(f"  {format_ms(elapsed)}", style="dim")
         if record.injected:
             head.append("  result injected by you", style="bold yellow")
-        self.query_one("#inspector-head", Static).update(head)
-        self.query_one("#inspector-desc", Static).update(
-            Text(literal(self.description.splitlines()[0]) if self.description else "", style="italic dim")
-        )
+        static_update.update(self.query_one("#inspector-head", Static), head)
+        description = literal(self.description.splitlines()[0]) if self.description else ""
+        static_update.update(self.query_one("#inspector-desc", Static), Text(description, style="italic dim"))
 
     def _stages(self, record: ToolCallRecord) -> None:
         errors = field_errors(record.arg_error) if record.failed_stage == "validate" else {}

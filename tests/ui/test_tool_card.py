@@ -24,12 +24,16 @@ def as_text(runs: list[Run]) -> Text:
     return text
 
 
-def reference(width: int, bar: Run, body: list[Run], right: list[Run], style: Style, margin: int) -> list[Segment]:
+def reference(
+    width: int, bar: Run, body: list[Run], right: list[Run], style: Style, margin: int
+) -> list[Segment]:
     """The same row drawn with Rich `Text`: the oracle."""
     inner = width - 2 * margin
     bar_text, right_text, body_text = as_text([bar]), as_text(right), as_text(body)
     right_width = right_text.cell_len + 1 if right else 0
-    body_text.truncate(max(0, inner - bar_text.cell_len - right_width), overflow="ellipsis", pad=True)
+    body_text.truncate(
+        max(0, inner - bar_text.cell_len - right_width), overflow="ellipsis", pad=True
+    )
     line = Text(style=style, end="")
     line.append_text(bar_text)
     line.append_text(body_text)
@@ -54,7 +58,11 @@ BODY: list[Run] = [
     (" ", ()),
     ('{"path": "notes/设计.md", "limit": 20}', ("italic",)),
 ]
-RIGHT: list[Run] = [("▶ running", ("bold cyan",)), (" ", ("bold cyan",)), (" 1.2s", ("bold cyan", "dim"))]
+RIGHT: list[Run] = [
+    ("▶ running", ("bold cyan",)),
+    (" ", ("bold cyan",)),
+    (" 1.2s", ("bold cyan", "dim")),
+]
 
 
 @pytest.mark.parametrize("width", [0, 1, 5, 12, 17, 18, 19, 20, 21, 24, 30, 41, 42, 43, 60, 90])
@@ -83,10 +91,20 @@ def record(**fields: object) -> ToolCallRecord:
     return call
 
 
-def drawn_text(call: ToolCallRecord, width: int = 80, *, label: str = "Read file", now_ms: float = 0.0) -> list[str]:
+def drawn_text(
+    call: ToolCallRecord, width: int = 80, *, label: str = "Read file", now_ms: float = 0.0
+) -> list[str]:
     strips = card_strips(
-        CONSOLE, call, label, width, selected=False, now_ms=now_ms, slow_after_ms=10_000.0,
-        base=BASE, selected_style=SELECTED, margin=1,
+        CONSOLE,
+        call,
+        label,
+        width,
+        selected=False,
+        now_ms=now_ms,
+        slow_after_ms=10_000.0,
+        base=BASE,
+        selected_style=SELECTED,
+        margin=1,
     )
     assert all(strip.cell_length == width for strip in strips)
     return [strip.text for strip in strips]
@@ -94,7 +112,10 @@ def drawn_text(call: ToolCallRecord, width: int = 80, *, label: str = "Read file
 
 def test_a_card_shows_label_arguments_badge_time_and_output() -> None:
     call = record(
-        parsed={"path": "a.txt"}, stage="running", started_at=1_000.0, output="line 1\nreading 3/9\n",
+        parsed={"path": "a.txt"},
+        stage="running",
+        started_at=1_000.0,
+        output="line 1\nreading 3/9\n",
     )
     head, second = drawn_text(call, now_ms=1_250.0)
     assert head.startswith(' ▌Read file read_file  {"path": "a.txt"}')
@@ -105,8 +126,15 @@ def test_a_card_shows_label_arguments_badge_time_and_output() -> None:
 def test_a_slow_running_call_shows_its_time_as_a_warning() -> None:
     call = record(stage="running", started_at=0.0)
     strips = card_strips(
-        CONSOLE, call, "Read file", 80, selected=False, now_ms=12_000.0, slow_after_ms=10_000.0,
-        base=BASE, selected_style=SELECTED,
+        CONSOLE,
+        call,
+        "Read file",
+        80,
+        selected=False,
+        now_ms=12_000.0,
+        slow_after_ms=10_000.0,
+        base=BASE,
+        selected_style=SELECTED,
     )
     time = next(segment for segment in strips[0] if "12.0s" in segment.text)
     assert time.style is not None and time.style.reverse and time.style.bold
