@@ -81,7 +81,11 @@ class ViewState:
         An event the fold fails on is logged and skipped, and the rest still fold,
         as when the bus calls a listener that raises.
         """
-        i, n = 0, len(events)
+        n = len(events)
+        if not n:
+            return
+        handlers = _HANDLERS
+        i = 0
         while i < n:
             try:
                 while i < n:
@@ -92,18 +96,22 @@ class ViewState:
                     elif kind == "tool_execution_update":
                         i = self._tool_updates(events, i, n)
                     else:
-                        self.apply(event)
+                        handler = handlers.get(kind)
+                        if handler is not None:
+                            handler(self, event)
                         i += 1
             except Exception:  # noqa: BLE001 - one bad event must not cost the rest
                 log.exception("the view fold failed on %s", getattr(events[i], "type", events[i]))
                 i += 1
+        self.event_count += n  # every event counts, as in `apply`, even one that failed
+        self.last_timestamp = events[-1].timestamp
 
     def _message_updates(self, events: Sequence[Any], i: int, n: int) -> int:
         """Fold the run of deltas to one block starting at `events[i]`; returns its end."""
         ame = events[i].assistant_message_event
         kind = ame.type
         if kind not in _DELTAS:
-            self.apply(events[i])
+            self._on_message_update(events[i])
             return i + 1
         index = ame.content_index
         deltas = [ame.delta or ""]
@@ -118,8 +126,6 @@ class ViewState:
             deltas.append(ame.delta or "")
             j += 1
         self._on_deltas(kind, index, "".join(deltas), j - i)
-        self.event_count += j - i
-        self.last_timestamp = events[j - 1].timestamp
         return j
 
     def _tool_updates(self, events: Sequence[Any], i: int, n: int) -> int:
@@ -132,8 +138,6 @@ class ViewState:
                 break
             j += 1
         self._on_tool_execution_update(events[j - 1], count=j - i)
-        self.event_count += j - i
-        self.last_timestamp = events[j - 1].timestamp
         return j
 
     @property
