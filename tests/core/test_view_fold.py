@@ -227,6 +227,8 @@ async def test_an_event_the_fold_fails_on_is_skipped_and_the_rest_still_fold(
     assert state.run_state == "finished"
     assert state.calls["call_1_1"].output == "a: 2"
     assert state.items[-1].text == "Both reported. " * 6
+    assert state.event_count == len(events)  # every event counts, the failed one too
+    assert state.last_timestamp == events[-1].timestamp
 
 
 def test_interleaved_argument_deltas_of_parallel_calls_fold_to_each_calls_own_raw() -> None:
