@@ -245,10 +245,11 @@ class WorkbenchApp(App[int]):
             self.selected_id = state.latest_call_id
         w.timeline.selected_id = self.selected_id
         w.timeline.sync(state, now, busy=pacer.burst)
+        inspected = False
         if pacer.inspect(started, following=following):
             record = state.calls.get(self.selected_id or "")
             batch = state.batch_of(record) if record is not None else None
-            w.inspector.show(
+            inspected = w.inspector.show(
                 record, self.descriptions.get(record.name, "") if record else "", now,
                 source=self.sources.get(record.name, "") if record else "", batch=batch,
             )
@@ -262,9 +263,9 @@ class WorkbenchApp(App[int]):
             self._footer_state = footer_state
             self.refresh_bindings()
         self._open_dialogs()
-        self.run_worker(self._measure_paint(started), group="paint")
+        self.run_worker(self._measure_paint(started, inspected), group="paint")
 
-    async def _measure_paint(self, started: float) -> None:
+    async def _measure_paint(self, started: float, inspected: bool) -> None:
         """Note what the refresh cost, up to the screen painting it.
 
         The measure also counts agent work that ran meanwhile, which only makes the
@@ -273,7 +274,7 @@ class WorkbenchApp(App[int]):
         painted = asyncio.Event()
         self.call_after_refresh(painted.set)
         await painted.wait()
-        self.pacer.painted(time.perf_counter() - started)
+        self.pacer.painted(time.perf_counter() - started, inspected=inspected)
 
     # -- dialogs -----------------------------------------------------------------------
 

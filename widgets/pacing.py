@@ -9,7 +9,9 @@ one the agent waits. During a burst:
 - refreshes are `burst_interval` apart (or further, if a refresh costs more than
   1/`budget` of that);
 - the inspector, when it follows the newest call, catches up once every
-  `inspect_interval` (the newest call changes faster than anyone can read it);
+  `inspect_interval` (the newest call changes faster than anyone can read it), or
+  further apart if showing a call costs more than 1/`budget` of that (a call whose
+  sections differ in height from the last one's lays the whole screen out again);
 - the footer waits (Textual rebuilds all of it on any change), so a run that starts
   and ends within one burst costs it nothing.
 
@@ -32,6 +34,8 @@ class Pacer:
     """Events arrived faster than `burst_rate` before the last refresh."""
     cost: float = 0.0
     """What a refresh costs, up to the screen painting it (a moving average)."""
+    inspect_cost: float = 0.0
+    """What a refresh that showed a call in the inspector costs (a moving average)."""
     synced: int = 0
     """How many events the screen has been brought up to date with."""
     window_start: float = 0.0
@@ -67,10 +71,15 @@ class Pacer:
 
     def inspect(self, now: float, *, following: bool) -> bool:
         """Should this refresh update the inspector?"""
-        if following and self.burst and now - self.inspected_at < self.inspect_interval:
+        interval = max(self.inspect_interval, self.inspect_cost * self.budget)
+        if following and self.burst and now - self.inspected_at < interval:
             return False
         self.inspected_at = now
         return True
 
-    def painted(self, cost: float) -> None:
+    def painted(self, cost: float, *, inspected: bool = False) -> None:
+        """A refresh was painted `cost` seconds after it started (`inspected`: it showed
+        a call in the inspector)."""
         self.cost = 0.5 * self.cost + 0.5 * cost
+        if inspected:
+            self.inspect_cost = 0.5 * self.inspect_cost + 0.5 * cost

@@ -72,7 +72,7 @@ class ToolInspector(VerticalScroll):
     """Shows one `ToolCallRecord`; `show(record)` redraws when the record changed."""
 
     DEFAULT_CSS = """
-    ToolInspector { padding: 0 1; }
+    ToolInspector { padding: 0 1; scrollbar-gutter: stable; }
     ToolInspector > #inspector-desc { margin: 0 0 1 0; }
     ToolInspector > .placeholder { color: $text-muted; padding: 1; }
     ToolInspector #stages { grid-size: 2; grid-gutter: 0 1; height: auto; margin: 0 0 1 0; }
@@ -121,16 +121,17 @@ class ToolInspector(VerticalScroll):
     def show(
         self, record: ToolCallRecord | None, description: str = "", now: float = 0.0,
         source: str = "", batch: list[ToolCallRecord] | None = None,
-    ) -> None:
+    ) -> bool:
+        """Show `record` (None: the placeholder); False if nothing needed redrawing."""
         if record is None:
-            self.record = None
+            shown, self.record = self.record is not None, None
             self._set_visible(False)
-            return
+            return shown
         batch = batch or [record]
         batch_rev = sum(r.rev for r in batch)
         ticking = any(r.started_at is not None and not r.finished for r in batch)
         if record is self.record and batch_rev == self.rendered_rev and not ticking:
-            return
+            return False
         first = record is not self.record
         self.record, self.rendered_rev, self.description = record, batch_rev, description
         self.source = source
@@ -152,6 +153,7 @@ class ToolInspector(VerticalScroll):
                 pane = {"parse": "raw", "lookup": "parsed", "prepare": "prepared"}.get(record.failed_stage, "validated")
                 self._reveal, self._reveal_tries = self.query_one(f"#stage-{pane}", StagePane), 0
                 self.call_after_refresh(self._reveal_failed_stage)
+        return True
 
     def _reveal_failed_stage(self) -> None:
         """Scroll the failing stage into view once the new call's layout is in place

@@ -85,6 +85,9 @@ async def test_selecting_a_card_shows_it_in_the_inspector(make_test_app) -> None
         assert timeline.selected_id == first
         result = str(app.inspector.query_one("#sec-result .body", Static).render())
         assert "a.txt" in result
+        await wait_for(pilot, lambda: app.pacer.inspect_cost > 0)  # what showing a call costs
+        record = app.inspector.record
+        assert not app.inspector.show(record, "", 0.0, batch=app.view_state.batch_of(record))  # unchanged
 
 
 async def test_steering_while_running_is_queued_then_delivered(make_test_app) -> None:

@@ -66,3 +66,18 @@ def test_a_flood_that_ends_in_a_pause_or_a_question_is_shown_in_full_at_once() -
     assert not pacer.burst
     assert pacer.inspect(1.05, following=True)
     assert abs(pacer.delay(now=1.05) - 1 / 30) < 1e-9
+
+
+def test_a_costly_inspector_is_caught_up_less_often_during_a_burst() -> None:
+    pacer = Pacer()
+    pacer.painted(0.01)  # a plain refresh: cheap, and not the inspector's cost
+    assert pacer.inspect_cost == 0.0
+    pacer.painted(0.3, inspected=True)
+    pacer.painted(0.3, inspected=True)  # a moving average: 0.225
+    count = run_events(pacer, 5_000, start=1.0)
+    pacer.refreshing(count, now=1.05)
+    assert pacer.burst
+    assert not pacer.inspect(2.1, following=True)  # a second is not enough any more
+    assert not pacer.inspect(3.2, following=True)
+    assert pacer.inspect(3.3, following=True)  # ten times its cost: 2.25 s
+    assert pacer.inspect(3.31, following=False)  # a call the user picked stays live
