@@ -155,11 +155,22 @@ async def test_a_timeline_made_shorter_keeps_following_the_newest_line(make_test
         assert timeline.scroll_y == timeline.max_scroll_y
 
 
+def lone_timeline(state, height: int):  # type: ignore[no-untyped-def]
+    """An app with only a timeline `height` lines tall, showing `state`."""
+    from textual.app import App, ComposeResult
+
+    class One(App[None]):
+        CSS = f"Timeline {{ height: {height}; }}"
+
+        def compose(self) -> ComposeResult:
+            yield Timeline({}, state, clock=lambda: 0.0)
+
+    return One()
+
+
 async def test_following_reaches_the_end_when_the_timeline_first_overflows() -> None:
     """One sync that makes the timeline overflow ends on its newest line, the scrollbar's
     thumb at the end, and the track (hidden while everything fit) shown."""
-    from textual.app import App, ComposeResult
-
     from workbench.view.fold import ViewState
     from workbench.view.records import Block, TimelineItem
 
@@ -167,14 +178,7 @@ async def test_following_reaches_the_end_when_the_timeline_first_overflows() -> 
         return TimelineItem("user", turn=n, blocks=[Block("text", f"message {n}")])
 
     state = ViewState(items=[user(0)])
-
-    class One(App[None]):
-        CSS = "Timeline { height: 8; }"
-
-        def compose(self) -> ComposeResult:
-            yield Timeline({}, state, clock=lambda: 0.0)
-
-    app = One()
+    app = lone_timeline(state, 8)
     async with app.run_test(size=(80, 24)) as pilot:
         timeline = app.query_one(Timeline)
         timeline.sync(state, 0.0)
@@ -203,17 +207,8 @@ def _markdown_state(turns: int):  # type: ignore[no-untyped-def]
 async def test_during_a_burst_only_what_is_on_screen_is_drawn_and_the_track_waits() -> None:
     """A busy sync draws the texts on screen, not the screenful above them, and leaves
     the track's restyle for later; the first calm sync does both."""
-    from textual.app import App, ComposeResult
-
     state = _markdown_state(0)
-
-    class One(App[None]):
-        CSS = "Timeline { height: 12; }"
-
-        def compose(self) -> ComposeResult:
-            yield Timeline({}, state, clock=lambda: 0.0)
-
-    app = One()
+    app = lone_timeline(state, 12)
     async with app.run_test(size=(80, 24)) as pilot:
         timeline = app.query_one(Timeline)
         timeline.sync(state, 0.0)
