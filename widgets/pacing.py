@@ -10,8 +10,9 @@ one the agent waits. During a burst:
   1/`budget` of that);
 - the inspector, when it follows the newest call, catches up once every
   `inspect_interval` (the newest call changes faster than anyone can read it), or
-  further apart if showing a call costs more than 1/`budget` of that (a call whose
-  sections differ in height from the last one's lays the whole screen out again);
+  further apart if showing a call costs more than 1/`inspect_budget` of that (a call
+  whose sections differ in height from the last one's lays the whole screen out
+  again, twice: 100 to 200 ms in all);
 - the footer waits (Textual rebuilds all of it on any change), so a run that starts
   and ends within one burst costs it nothing.
 
@@ -29,6 +30,7 @@ class Pacer:
     burst_rate: float = 2_000.0
     burst_interval: float = 0.5
     budget: float = 10.0
+    inspect_budget: float = 20.0
     inspect_interval: float = 1.0
     burst: bool = False
     """Events arrived faster than `burst_rate` before the last refresh."""
@@ -71,7 +73,7 @@ class Pacer:
 
     def inspect(self, now: float, *, following: bool) -> bool:
         """Should this refresh update the inspector?"""
-        interval = max(self.inspect_interval, self.inspect_cost * self.budget)
+        interval = max(self.inspect_interval, self.inspect_cost * self.inspect_budget)
         if following and self.burst and now - self.inspected_at < interval:
             return False
         self.inspected_at = now

@@ -78,6 +78,6 @@ def test_a_costly_inspector_is_caught_up_less_often_during_a_burst() -> None:
     pacer.refreshing(count, now=1.05)
     assert pacer.burst
     assert not pacer.inspect(2.1, following=True)  # a second is not enough any more
-    assert not pacer.inspect(3.2, following=True)
-    assert pacer.inspect(3.3, following=True)  # ten times its cost: 2.25 s
-    assert pacer.inspect(3.31, following=False)  # a call the user picked stays live
+    assert not pacer.inspect(5.5, following=True)
+    assert pacer.inspect(5.6, following=True)  # twenty times its cost: 4.5 s
+    assert pacer.inspect(5.61, following=False)  # a call the user picked stays live
