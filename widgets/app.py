@@ -26,13 +26,13 @@ from widgets.pacing import Pacer
 from widgets.pause_banner import PauseBanner
 from widgets.prompt_bar import PromptBar
 from widgets.status_bar import StatusBar
+from widgets.stepping_actions import SteppingActions
 from widgets.timeline import Timeline
 from widgets.tool_inspector import ToolInspector
 from workbench import gc_policy
 from workbench.agent.clock import now_ms
 from workbench.agent.types import text_of
 from workbench.runtime import Runtime
-from workbench.stepper import Resume, StepperError
 from workbench.view.fold import ViewState
 
 URGENT = frozenset({"permission_request", "step_paused", "agent_end"})
@@ -58,7 +58,7 @@ def _text(message: Any) -> str:
     return message.content if isinstance(message.content, str) else text_of(message.content)
 
 
-class WorkbenchApp(App[int]):
+class WorkbenchApp(SteppingActions, App[int]):
     """The workbench: timeline, inspector, status, prompt, and the dialogs."""
 
     CSS_PATH = "app.tcss"
@@ -407,100 +407,6 @@ class WorkbenchApp(App[int]):
         from widgets.help_screen import HelpScreen
 
         self.push_screen(HelpScreen())
-
-    # -- stepping ----------------------------------------------------------------------
-
-    def _stepper_or_warn(self) -> Any:
-        stepper = self.runtime.stepper
-        if stepper is None:
-            self.notify("Stepping is not available in this mode.", severity="warning")
-        return stepper
-
-    def action_toggle_step(self) -> None:
-        if (stepper := self._stepper_or_warn()) is not None:
-            enabled = not stepper.enabled
-            self.run_worker(stepper.set_enabled(enabled), group="control")
-            self.notify(f"Step mode {'on: pausing at every point' if enabled else 'off'}.", timeout=2)
-
-    def _resume(self, action: Resume | str) -> bool:
-        stepper = self._stepper_or_warn()
-        pause = self.view_state.pause
-        if stepper is None:
-            return False
-        if pause is None:
-            self.notify("The run is not paused.", severity="warning", timeout=2)
-            return False
-        try:
-            stepper.resume(pause.pause_id, action)
-        except StepperError as exc:
-            self.notify(str(exc), severity="error", markup=False)
-            return False
-        return True
-
-    def action_step(self) -> None:
-        self._resume("step")
-
-    def action_continue_run(self) -> None:
-        self._resume("continue")
-
-    def action_run_to_end(self) -> None:
-        self._resume("run_to_end")
-
-    def action_toggle_breakpoint(self) -> None:
-        stepper = self._stepper_or_warn()
-        record = self.view_state.calls.get(self.selected_id or "")
-        if stepper is None:
-            return
-        if record is None:
-            self.notify("Select a tool call first.", severity="warning", timeout=2)
-            return
-        name = record.name
-        exists = any(bp.text == name for bp in stepper.breakpoints)
-
-        async def toggle() -> None:
-            if exists:
-                await stepper.remove_breakpoint(name)
-            else:
-                await stepper.add_breakpoint(name)
-
-        self.run_worker(toggle(), group="control")
-        self.notify(f"Breakpoint on {name} {'cleared' if exists else 'set'}.", timeout=2, markup=False)
-
-    def action_breakpoints(self) -> None:
-        from widgets.breakpoints_modal import BreakpointsModal
-
-        if (stepper := self._stepper_or_warn()) is not None:
-            self.push_screen(BreakpointsModal(stepper))
-
-    def _paused_tool(self, what: str) -> Any:
-        pause = self.view_state.pause
-        if pause is None or pause.point != "before_tool" or self.runtime.stepper is None:
-            self.notify(f"Pause before a tool call to {what}.", severity="warning", timeout=2)
-            return None
-        return pause
-
-    def action_edit_paused(self) -> None:
-        from widgets.json_editor import JsonEditModal
-
-        if (pause := self._paused_tool("edit its arguments")) is None:
-            return
-        stepper = self.runtime.stepper
-        title = f"Edit the arguments of {pause.tool_name} (re-validated)"
-        self.push_screen(
-            JsonEditModal(title, pause.args or {}, lambda args: stepper.resume(pause.pause_id, Resume.edit(args)))
-        )
-
-    def action_answer_paused(self) -> None:
-        from widgets.inject_modal import InjectResultModal
-
-        if (pause := self._paused_tool("answer it yourself")) is None:
-            return
-        stepper = self.runtime.stepper
-
-        def submit(text: str, is_error: bool) -> None:
-            stepper.resume(pause.pause_id, Resume.inject(text, is_error=is_error))
-
-        self.push_screen(InjectResultModal(pause.tool_name or "", submit))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Show each key in the footer only while it can do something (False hides it)."""
