@@ -266,17 +266,15 @@ class WorkbenchApp(SteppingActions, App[int]):
         self.run_worker(self._measure_paint(started, inspected), group="paint")
 
     async def _measure_paint(self, started: float, inspected: bool) -> None:
-        """Note what the refresh cost, up to the screen painting it (and, when it showed
-        a call, the frame after too: a call of another shape lays the screen out again
-        once the first layout has resized the inspector's sections).
+        """Note what the refresh cost, up to the screen painting it (`inspected`: it
+        showed a call in the inspector).
 
         The measure also counts agent work that ran meanwhile, which only makes the
         refresh budget more conservative.
         """
-        for _ in range(2 if inspected else 1):
-            painted = asyncio.Event()
-            self.call_after_refresh(painted.set)
-            await painted.wait()
+        painted = asyncio.Event()
+        self.call_after_refresh(painted.set)
+        await painted.wait()
         self.pacer.painted(time.perf_counter() - started, inspected=inspected)
 
     # -- dialogs -----------------------------------------------------------------------

@@ -1,9 +1,10 @@
-"""BatchLanes: what ran at the same time, what waited, and for how long.
+"""Batch lanes: what ran at the same time, what waited, and for how long.
 
 One lane per call of a batch on a shared time axis; each lane is coloured by phase
 (preflight, waiting for approval, paused, executing, after-hook), so a parallel
 batch shows overlapping bars and a sequential one a staircase. Under the lanes, the
-selected call's time in each phase.
+selected call's time in each phase (or the hovered one's: the inspector passes it as
+`detail_id`).
 """
 
 from __future__ import annotations
@@ -11,10 +12,7 @@ from __future__ import annotations
 from itertools import groupby
 
 from rich.text import Text
-from textual import events
-from textual.widgets import Static
 
-from widgets import static_update
 from widgets.render import format_ms
 from workbench.sanitize import literal
 from workbench.view.records import ToolCallRecord
@@ -35,43 +33,6 @@ PHASE_LABEL = {
     "after_hook": "after hook",
 }
 LABEL_WIDTH = 16
-
-
-class BatchLanes(Static):
-    """The lanes; hovering a lane shows that call's phase durations, else the selected call's."""
-
-    DEFAULT_CSS = "BatchLanes { height: auto; }"
-
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self.records: list[ToolCallRecord] = []
-        self.selected_id: str | None = None
-        self.hovered_id: str | None = None
-        self.now = 0.0
-
-    def show(self, records: list[ToolCallRecord], selected_id: str | None, now: float) -> None:
-        self.records, self.selected_id, self.now = records, selected_id, now
-        self._draw()
-
-    def _draw(self) -> None:
-        static_update.update(
-            self,
-            render_lanes(
-                self.records, self.selected_id, self.now, max(20, self.size.width or 60),
-                detail_id=self.hovered_id or self.selected_id,
-            )
-        )
-
-    def on_mouse_move(self, event: events.MouseMove) -> None:
-        hovered = self.records[event.y].id if 0 <= event.y < len(self.records) else None
-        if hovered != self.hovered_id:
-            self.hovered_id = hovered
-            self._draw()
-
-    def on_leave(self, event: events.Leave) -> None:
-        if self.hovered_id is not None:
-            self.hovered_id = None
-            self._draw()
 
 
 def render_lanes(

@@ -28,6 +28,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from widgets import line_scroll
 from widgets.timeline_parts import ItemView, Painter, Part, Target, estimate_lines, place
 from widgets.tool_card import CARD_HEIGHT, SLOW_AFTER_MS, card_key, card_strips
 from workbench.view.fold import ViewState
@@ -61,13 +62,8 @@ class Timeline(ScrollView, can_focus=True):
         "timeline--selected",
     }
 
-    DEFAULT_CSS = """
+    DEFAULT_CSS = line_scroll.FITS_CSS.format(name="Timeline") + """
     Timeline { overflow-y: scroll; overflow-x: hidden; }
-    Timeline.-fits {
-        scrollbar-background: $background;
-        scrollbar-background-hover: $background;
-        scrollbar-background-active: $background;
-    }
     Timeline > .timeline--user { background: $primary 12%; }
     Timeline > .timeline--user-bar { color: $primary; background: $primary 12%; }
     Timeline > .timeline--head { color: $success; text-style: bold; }
@@ -155,7 +151,7 @@ class Timeline(ScrollView, can_focus=True):
             self._relayout()
         self._settle_visible()
         if not busy:
-            self._hide_empty_track()
+            line_scroll.hide_empty_track(self)
             if self._estimated:
                 self._settle_some()  # a few ms now, the rest in later frames
 
@@ -394,30 +390,9 @@ class Timeline(ScrollView, can_focus=True):
         self.refresh()
 
     def _set_virtual_size(self, size: Size) -> None:
-        """Set the scrollable size without laying out the screen.
-
-        (Setting `virtual_size` lays out every widget: 30 to 100 ms on this screen. The
-        timeline's own size never depends on it, and its scrollbar is always there,
-        hidden while everything fits, so only the bar itself changes.)
-        """
-        if size != self.virtual_size:
-            self.set_reactive(Timeline.virtual_size, size)
-            bar = self.vertical_scrollbar
-            bar.window_virtual_size = size.height
-            bar.window_size = self.scrollable_content_region.height
-            bar.refresh()
-            self.scroll_y = self.validate_scroll_y(self.scroll_y)
-        if not self._busy:
-            self._hide_empty_track()
-
-    def _hide_empty_track(self) -> None:
-        """An empty track beside a short timeline reads as a stray column: hide it.
-
-        Not during a burst: a class change restyles the timeline and its component
-        classes (about 8 ms), and the thumb shows either way.
-        """
-        fits = self.virtual_size.height <= self.scrollable_content_region.height
-        self.set_class(fits, "-fits")
+        line_scroll.set_virtual_size(self, size)
+        if not self._busy:  # the track's restyle waits for the burst to end
+            line_scroll.hide_empty_track(self)
 
     def _locate(self, y: int) -> tuple[Part, int] | None:
         index = bisect_right(self._starts, y) - 1

@@ -1,18 +1,35 @@
 """ToolInspector: everything about the selected call.
 
 Arguments at every stage side by side (raw, parsed, prepared, validated) with what
-changed between stages marked and validation errors pinned to their fields; the
-permission decision; live `on_update` output; the result; the call's own events.
+changed between stages marked and validation errors pinned to their fields; the batch
+lanes; the permission decision; live `on_update` output; the result; the call's own
+events.
+
+One widget draws it all line by line (Textual's Line API), as the timeline does:
+showing another call renders its sections into lines and repaints the inspector,
+with no layout of the screen (a layout, and the full repaint after it, cost 30 to
+70 ms twice over when the inspector was a tree of widgets).
 """
 
 from __future__ import annotations
 
-from rich.text import Text
-from textual.containers import Grid, Vertical, VerticalScroll
-from textual.widgets import Static
+from collections.abc import Iterator
+from typing import ClassVar
 
-from widgets import static_update
-from widgets.batch_lanes import BatchLanes
+from rich import box
+from rich.console import RenderableType
+from rich.padding import Padding
+from rich.panel import Panel
+from rich.style import Style
+from rich.table import Table
+from rich.text import Text
+from textual import events
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from widgets import line_scroll
+from widgets.batch_lanes import render_lanes
 from widgets.render import (
     field_errors,
     format_ms,
@@ -25,60 +42,32 @@ from workbench.sanitize import literal
 from workbench.view.records import ToolCallRecord
 
 OUTPUT_TAIL_LINES = 400
+STAGES = ("raw", "parsed", "prepared", "validated")
+WIDE = 110
+"""From this width on, the four stages sit side by side; below it, two by two."""
+PLACEHOLDER = "Select a tool call (click a card, or ↑/↓ in the timeline)."
+
+Block = tuple[str | None, RenderableType | None]
+"""A piece of the inspector: an anchor name (a section's title, "stage-raw"...) or
+None, and what it draws (None: an anchor on the line the next block starts)."""
 
 
-class Section(Vertical):
-    DEFAULT_CSS = """
-    Section { height: auto; margin: 0 0 1 0; }
-    Section > .title { text-style: bold; color: $accent; }
-    Section > .body { padding: 0 0 0 1; }
-    """
-
-    def __init__(self, title: str, section_id: str) -> None:
-        super().__init__(id=section_id)
-        self.title_text = title
-
-    def compose(self):  # type: ignore[no-untyped-def]
-        yield Static(self.title_text, classes="title")
-        yield Static("", classes="body")
-
-    def show(self, body: Text | str, title: str | None = None) -> None:
-        static_update.update(self.query_one(".body", Static), body)
-        if title is not None:
-            static_update.update(self.query_one(".title", Static), title)
-
-
-class StagePane(Vertical):
-    DEFAULT_CSS = """
-    StagePane { height: auto; border: round $panel-lighten-2; padding: 0 1; }
-    StagePane.-failed { border: round $error; }
-    StagePane > Static { height: auto; }
-    """
-
-    def __init__(self, stage: str) -> None:
-        super().__init__(id=f"stage-{stage}")
-        self.border_title = stage
-
-    def compose(self):  # type: ignore[no-untyped-def]
-        yield Static("")
-
-    def show(self, body: Text, *, failed: bool, subtitle: str = "") -> None:
-        static_update.update(self.query_one(Static), body)
-        self.set_class(failed, "-failed")
-        self.border_subtitle = subtitle
-
-
-class ToolInspector(VerticalScroll):
+class ToolInspector(ScrollView, can_focus=True):
     """Shows one `ToolCallRecord`; `show(record)` redraws when the record changed."""
 
-    DEFAULT_CSS = """
-    ToolInspector { padding: 0 1; scrollbar-gutter: stable; }
-    ToolInspector > #inspector-desc { margin: 0 0 1 0; }
-    ToolInspector > .placeholder { color: $text-muted; padding: 1; }
-    ToolInspector #stages { grid-size: 2; grid-gutter: 0 1; height: auto; margin: 0 0 1 0; }
-    ToolInspector.-wide #stages { grid-size: 4; }
-    ToolInspector #sec-lanes { height: auto; margin: 0 0 1 0; }
-    ToolInspector #sec-lanes > .title { text-style: bold; color: $accent; }
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "inspector--title",
+        "inspector--pane",
+        "inspector--pane-failed",
+        "inspector--muted",
+    }
+
+    DEFAULT_CSS = line_scroll.FITS_CSS.format(name="ToolInspector") + """
+    ToolInspector { padding: 0 1; overflow-y: scroll; overflow-x: hidden; }
+    ToolInspector > .inspector--title { color: $accent; text-style: bold; }
+    ToolInspector > .inspector--pane { color: $panel-lighten-2; }
+    ToolInspector > .inspector--pane-failed { color: $error; }
+    ToolInspector > .inspector--muted { color: $text-muted; }
     """
 
     def __init__(self, **kwargs: object) -> None:
@@ -88,35 +77,15 @@ class ToolInspector(VerticalScroll):
         self.description = ""
         self.source = ""
         """Where the shown tool comes from when it is not built in (e.g. `mcp:files`)."""
-        self._reveal: StagePane | None = None
-        self._reveal_tries = 0
+        self.batch: list[ToolCallRecord] = []
+        self.now = 0.0
+        self.hovered_id: str | None = None
+        """The lane under the mouse: its durations show under the lanes."""
+        self._lines: list[Strip] = []
+        self._anchors: list[tuple[str, int]] = []
+        self._style_key: tuple[Style, ...] = ()
 
-    def compose(self):  # type: ignore[no-untyped-def]
-        yield Static("Select a tool call (click a card, or ↑/↓ in the timeline).", classes="placeholder")
-        yield Static("", id="inspector-head")
-        yield Static("", id="inspector-desc")
-        with Grid(id="stages"):
-            for stage in ("raw", "parsed", "prepared", "validated"):
-                yield StagePane(stage)
-        with Vertical(id="sec-lanes"):
-            yield Static("Batch lanes", classes="title")
-            yield BatchLanes("")
-        yield Section("Permission", "sec-permission")
-        yield Section("Live output", "sec-output")
-        yield Section("Result", "sec-result")
-        yield Section("Events", "sec-events")
-
-    def on_mount(self) -> None:
-        self._set_visible(False)
-
-    def on_resize(self) -> None:
-        self.set_class(self.size.width >= 110, "-wide")
-
-    def _set_visible(self, visible: bool) -> None:
-        self.query_one(".placeholder").display = not visible
-        for child in self.children:
-            if not child.has_class("placeholder"):
-                child.display = visible
+    # -- what it shows -----------------------------------------------------------------
 
     def show(
         self, record: ToolCallRecord | None, description: str = "", now: float = 0.0,
@@ -125,7 +94,7 @@ class ToolInspector(VerticalScroll):
         """Show `record` (None: the placeholder); False if nothing needed redrawing."""
         if record is None:
             shown, self.record = self.record is not None, None
-            self._set_visible(False)
+            self._draw()
             return shown
         batch = batch or [record]
         batch_rev = sum(r.rev for r in batch)
@@ -134,74 +103,154 @@ class ToolInspector(VerticalScroll):
             return False
         first = record is not self.record
         self.record, self.rendered_rev, self.description = record, batch_rev, description
-        self.source = source
-        self._set_visible(True)
-        self._head(record, now)
-        self._stages(record)
-        lanes = self.query_one(BatchLanes)
-        lanes.show(batch, record.id, now)
-        self.query_one("#sec-lanes").display = record.started_at is not None
-        self._permission(record)
-        self._output(record)
-        self._result(record)
-        self._events(record)
+        self.source, self.batch, self.now = source, batch, now
         if first:
-            self.scroll_home(animate=False, immediate=True)
-            self._reveal = None
-            if record.failed_stage is not None:
-                # on a small screen the failing stage may be below the fold: show it
-                pane = {"parse": "raw", "lookup": "parsed", "prepare": "prepared"}.get(record.failed_stage, "validated")
-                self._reveal, self._reveal_tries = self.query_one(f"#stage-{pane}", StagePane), 0
-                self.call_after_refresh(self._reveal_failed_stage)
+            self.hovered_id = None
+        self._draw()
+        if first:
+            self.scroll_to(y=self._reveal_line(record), animate=False, immediate=True)
         return True
 
-    def _reveal_failed_stage(self) -> None:
-        """Scroll the failing stage into view once the new call's layout is in place
-        (a frame or two after `show`: until then the pane's place is the old call's)."""
-        target = self._reveal
-        if target is None or not self.is_mounted:
-            return
-        laid_out = target.region.height > 0 and target.virtual_region.bottom <= self.virtual_size.height
-        if not laid_out and self._reveal_tries < 10:
-            self._reveal_tries += 1
-            self.call_after_refresh(self._reveal_failed_stage)
-            return
-        self._reveal = None
-        self.scroll_to_widget(target, animate=False, immediate=True, top=False)
+    def plain_lines(self) -> list[str]:
+        """Every line as plain text (tests, copying)."""
+        return [strip.text.rstrip() for strip in self._lines]
 
-    # -- sections --------------------------------------------------------------------
+    def section_text(self, name: str) -> str:
+        """The plain text of one section ("Result", "Events", "Batch lanes"...), title
+        included; "" if it is not shown."""
+        lines = self.plain_lines()
+        for index, (anchor, start) in enumerate(self._anchors):
+            if anchor == name:
+                end = self._anchors[index + 1][1] if index + 1 < len(self._anchors) else len(lines)
+                return "\n".join(lines[start:end]).strip("\n")
+        return ""
 
-    def _head(self, record: ToolCallRecord, now: float) -> None:
+    def _reveal_line(self, record: ToolCallRecord) -> int:
+        """Where a first look at `record` starts: the top, or, on a screen too small for
+        it, the stage that failed."""
+        pane = {"parse": "raw", "lookup": "parsed", "prepare": "prepared"}.get(
+            record.failed_stage or "", "validated"
+        )
+        if record.failed_stage is None:
+            return 0
+        start = dict(self._anchors).get(f"stage-{pane}", 0)
+        height = self.scrollable_content_region.height
+        return 0 if start + 6 <= height else start
+
+    # -- drawing -----------------------------------------------------------------------
+
+    def _draw(self) -> None:
+        width = self.scrollable_content_region.width
+        if width <= 0 or not self.is_mounted:
+            return  # drawn on the first resize
+        console = self.app.console
+        options = console.options.update(width=width, height=None, highlight=False, markup=False)
+        base = self.rich_style
+        lines: list[Strip] = []
+        anchors: list[tuple[str, int]] = []
+        for anchor, renderable in self._blocks(width):
+            if anchor is not None:
+                anchors.append((anchor, len(lines)))
+            if renderable is None:
+                continue
+            for line in console.render_lines(renderable, options, style=base, pad=True):
+                lines.append(Strip(line, width))
+        self._lines, self._anchors = lines, anchors
+        line_scroll.set_virtual_size(self, Size(width, len(lines)))
+        line_scroll.hide_empty_track(self)
+        self.refresh()
+
+    def render_line(self, y: int) -> Strip:
+        index = y + int(self.scroll_y)
+        width = self.scrollable_content_region.width
+        if 0 <= index < len(self._lines):
+            return self._lines[index].crop_extend(0, width, self.rich_style)
+        return Strip.blank(width, self.rich_style)
+
+    def on_resize(self) -> None:
+        self._draw()  # the stages' columns and every wrap depend on the width
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        if not self.is_mounted:
+            return
+        # Called on every hover and focus change too: redraw only if a colour changed.
+        names = sorted(self.COMPONENT_CLASSES)
+        styles = (self.rich_style, *(self.get_component_rich_style(n) for n in names))
+        if styles != self._style_key:
+            self._style_key = styles
+            self._draw()
+
+    def _style(self, name: str) -> Style:
+        return self.get_component_rich_style(name)
+
+    # -- the lanes under the mouse -----------------------------------------------------
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        start = dict(self._anchors).get("Batch lanes")
+        row = event.y + int(self.scroll_y) - (start or 0) - 1  # below the section's title
+        hovered = self.batch[row].id if start is not None and 0 <= row < len(self.batch) else None
+        if hovered != self.hovered_id:
+            self.hovered_id = hovered
+            self._draw()
+
+    def on_leave(self, _event: events.Leave) -> None:
+        if self.hovered_id is not None:
+            self.hovered_id = None
+            self._draw()
+
+    # -- the blocks --------------------------------------------------------------------
+
+    def _blocks(self, width: int) -> Iterator[Block]:
+        record = self.record
+        if record is None:
+            yield None, Padding(Text(PLACEHOLDER, style=self._style("inspector--muted")), 1)
+            return
+        yield "head", self._head(record)
+        narrow = self.screen.has_class("-narrow")
+        first = self.description.splitlines()[0] if self.description else ""
+        description = Text(literal(first), style="italic dim")
+        if narrow:  # a small screen: one line of it
+            description.no_wrap, description.overflow = True, "ellipsis"
+        yield None, description
+        if not narrow:
+            yield None, Text("")
+        yield from self._stages(record, 4 if width >= WIDE else 2)
+        if record.started_at is not None:
+            detail = self.hovered_id or record.id
+            lanes = render_lanes(self.batch, record.id, self.now, max(20, width), detail_id=detail)
+            yield from self._section("Batch lanes", lanes, indent=0)
+        yield from self._permission(record)
+        yield from self._output(record)
+        yield from self._result(record)
+        yield from self._events(record)
+
+    def _section(self, name: str, body: RenderableType, *, title: str | None = None,
+                 indent: int = 1) -> Iterator[Block]:
+        yield name, Text(title or name, style=self._style("inspector--title"))
+        yield None, Padding(body, (0, 0, 0, indent)) if indent else body
+        yield None, Text("")
+
+    def _head(self, record: ToolCallRecord) -> Text:
         head = Text()
-        head.append(record.name, style="bold")
+        head.append(literal(record.name), style="bold")
         if self.source.startswith("mcp:"):  # the MCP server the tool lives on
             head.append(f"  {literal(self.source)}", style="bold cyan")
-        head.append(f"  {record.id}  ", style="dim")
+        head.append(f"  {literal(record.id)}  ", style="dim")
         head.append_text(stage_badge(record.stage))
-        elapsed = record.elapsed_ms(now)
+        elapsed = record.elapsed_ms(self.now)
         if elapsed is not None:
             head.append(f"  {format_ms(elapsed)}", style="dim")
         if record.injected:
             head.append("  result injected by you", style="bold yellow")
-        static_update.update(self.query_one("#inspector-head", Static), head)
-        description = literal(self.description.splitlines()[0]) if self.description else ""
-        static_update.update(self.query_one("#inspector-desc", Static), Text(description, style="italic dim"))
+        return head
 
-    def _stages(self, record: ToolCallRecord) -> None:
-        errors = field_errors(record.arg_error) if record.failed_stage == "validate" else {}
+    def _stages(self, record: ToolCallRecord, columns: int) -> Iterator[Block]:
         failed = record.failed_stage
-        panes = {pane.id: pane for pane in self.query(StagePane)}
-        panes["stage-raw"].show(raw_view(record), failed=failed == "parse", subtitle="as the model sent it")
-        parsed_note = "lookup failed" if failed == "lookup" else ""
-        panes["stage-parsed"].show(stage_view(record.parsed), failed=failed == "lookup", subtitle=parsed_note)
+        errors = field_errors(record.arg_error) if failed == "validate" else {}
         prepared = stage_view(record.prepared, record.parsed)
         if failed == "prepare" and record.arg_error:
             prepared = Text(literal(record.arg_error), style="red")
-        panes["stage-prepared"].show(
-            prepared,
-            failed=failed == "prepare",
-            subtitle="changed by prepare_arguments" if record.prepared not in (None, record.parsed) else "",
-        )
         if failed == "validate":
             validated = stage_view(record.prepared, None, errors)
             validated.append("\nvalidation failed: execute never runs", style="bold red")
@@ -210,15 +259,37 @@ class ToolInspector(VerticalScroll):
         if record.edited_args is not None:
             validated.append("\nedited by you:\n", style="bold yellow")
             validated.append(literal(pretty_json(record.edited_args)), style="yellow")
-        panes["stage-validated"].show(validated, failed=failed == "validate")
+        changed = record.prepared not in (None, record.parsed)
+        panes = {
+            "raw": (raw_view(record), failed == "parse", "as the model sent it"),
+            "parsed": (stage_view(record.parsed), failed == "lookup",
+                       "lookup failed" if failed == "lookup" else ""),
+            "prepared": (prepared, failed == "prepare",
+                         "changed by prepare_arguments" if changed else ""),
+            "validated": (validated, failed == "validate", ""),
+        }
+        for row in range(0, len(STAGES), columns):
+            names = STAGES[row : row + columns]
+            grid = Table.grid(padding=(0, 1), expand=True)
+            for _ in names:
+                grid.add_column(ratio=1)
+            grid.add_row(*(self._pane(name, *panes[name]) for name in names))
+            for name in names[1:]:
+                yield f"stage-{name}", None  # the same row as the first
+            yield f"stage-{names[0]}", grid
+        yield None, Text("")
 
-    def _permission(self, record: ToolCallRecord) -> None:
-        section = self.query_one("#sec-permission", Section)
+    def _pane(self, name: str, body: Text, failed: bool, subtitle: str) -> Panel:
+        style = self._style("inspector--pane-failed" if failed else "inspector--pane")
+        return Panel(
+            body, title=name, title_align="left", subtitle=subtitle or None,
+            subtitle_align="right", box=box.ROUNDED, border_style=style, padding=(0, 1),
+        )
+
+    def _permission(self, record: ToolCallRecord) -> Iterator[Block]:
         decision, request = record.decision, record.request
         if decision is None and request is None:
-            section.display = False
             return
-        section.display = True
         text = Text()
         if decision is None:
             text.append("waiting for a decision…", style="bold magenta")
@@ -235,27 +306,23 @@ class ToolInspector(VerticalScroll):
             text.append(f" · waited {format_ms(decision.waited_ms)}", style="dim")
             if decision.reason:
                 text.append("\nreason: " + literal(decision.reason))
-        section.show(text)
+        yield from self._section("Permission", text)
 
-    def _output(self, record: ToolCallRecord) -> None:
-        section = self.query_one("#sec-output", Section)
+    def _output(self, record: ToolCallRecord) -> Iterator[Block]:
         if not record.update_count:
-            section.display = False
             return
-        section.display = True
         lines = record.output.splitlines()
-        cut = len(lines) > OUTPUT_TAIL_LINES
         body = Text()
-        if cut:
+        if len(lines) > OUTPUT_TAIL_LINES:
             body.append(f"… {len(lines) - OUTPUT_TAIL_LINES} earlier lines\n", style="dim")
         body.append(literal("\n".join(lines[-OUTPUT_TAIL_LINES:])))
         live = "streaming" if not record.finished else "final"
-        section.show(body, title=f"Live output  ({record.update_count} updates, {live})")
+        title = f"Live output  ({record.update_count} updates, {live})"
+        yield from self._section("Live output", body, title=title)
 
-    def _result(self, record: ToolCallRecord) -> None:
-        section = self.query_one("#sec-result", Section)
+    def _result(self, record: ToolCallRecord) -> Iterator[Block]:
         if record.result is None:
-            section.show(Text("no result yet", style="dim"), title="Result")
+            yield from self._section("Result", Text("no result yet", style="dim"))
             return
         body = Text()
         style = "red" if record.is_error else ""
@@ -263,14 +330,17 @@ class ToolInspector(VerticalScroll):
             if block.type == "text":
                 body.append(literal(block.text) + "\n", style=style)
             else:
-                body.append(f"[image {block.mime_type}, {len(block.data)} base64 chars]\n", style="dim")
+                image = f"[image {block.mime_type}, {len(block.data)} base64 chars]\n"
+                body.append(image, style="dim")
         if record.result.details not in (None, {}):
             body.append("details ", style="bold dim")
             body.append(literal(pretty_json(record.result.details)), style="dim")
+        body.rstrip()
         flag = "is_error=True" if record.is_error else "is_error=False"
-        section.show(body, title=f"Result  ({flag}{', injected' if record.injected else ''})")
+        title = f"Result  ({flag}{', injected' if record.injected else ''})"
+        yield from self._section("Result", body, title=title)
 
-    def _events(self, record: ToolCallRecord) -> None:
+    def _events(self, record: ToolCallRecord) -> Iterator[Block]:
         body = Text()
         start = record.events[0].timestamp if record.events else 0.0
         for event in record.events:
@@ -279,4 +349,5 @@ class ToolInspector(VerticalScroll):
             if event.detail:
                 body.append("  " + literal(event.detail[:160]), style="dim")
             body.append("\n")
-        self.query_one("#sec-events", Section).show(body)
+        body.rstrip()
+        yield from self._section("Events", body)

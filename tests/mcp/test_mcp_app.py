@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import anyio
-from textual.widgets import Static
 
 from tests.mcp.helpers import TOOLBOX, calls
 from widgets.app import make_app
@@ -43,6 +42,6 @@ async def test_the_app_attaches_mcp_tools_and_shows_the_server(tmp_path: Path) -
         assert app.inspector.record is not None
         assert app.inspector.record.name == "toolbox__snapshot"
         assert not app.inspector.record.is_error
-        head = str(app.inspector.query_one("#inspector-head", Static).render())
+        head = app.inspector.plain_lines()[0]
         assert head.startswith("toolbox__snapshot  mcp:toolbox")
     assert runtime.agent.state.tools == []  # the worker's exit stopped the servers

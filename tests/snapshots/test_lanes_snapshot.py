@@ -6,8 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from textual.app import App, ComposeResult
+from textual.widgets import Static
 
-from widgets.batch_lanes import BatchLanes
+from widgets.batch_lanes import render_lanes
+from widgets.tool_inspector import ToolInspector
 from workbench.view.records import ToolCallRecord
 
 T = 1_790_000_000_000.0
@@ -34,17 +36,40 @@ SEQUENTIAL = [
 
 
 class LanesApp(App[None]):
-    CSS = "BatchLanes { margin: 1 2; }"
+    CSS = "Static { margin: 1 2; }"
 
     def __init__(self, records: list[ToolCallRecord], selected: str, now: float) -> None:
         super().__init__()
         self.records, self.selected, self.now = records, selected, now
 
     def compose(self) -> ComposeResult:
-        yield BatchLanes("")
+        yield Static("")
 
     def on_mount(self) -> None:
-        self.call_after_refresh(lambda: self.query_one(BatchLanes).show(self.records, self.selected, T + self.now))
+        self.call_after_refresh(self._draw)
+
+    def _draw(self) -> None:
+        lanes = self.query_one(Static)
+        width = max(20, lanes.size.width)
+        lanes.update(render_lanes(self.records, self.selected, T + self.now, width))
+
+
+class InspectorApp(App[None]):
+    """The inspector showing one call of a batch: its lanes, with the mouse over them."""
+
+    def __init__(self, records: list[ToolCallRecord], selected: str, now: float) -> None:
+        super().__init__()
+        self.records, self.selected, self.now = records, selected, now
+
+    def compose(self) -> ComposeResult:
+        yield ToolInspector()
+
+    def on_mount(self) -> None:
+        self.call_after_refresh(self._show)
+
+    def _show(self) -> None:
+        record = next(r for r in self.records if r.id == self.selected)
+        self.query_one(ToolInspector).show(record, now=T + self.now, batch=self.records)
 
 
 def test_parallel_batch_lanes(snap_compare: Any) -> None:
@@ -56,13 +81,14 @@ def test_sequential_batch_lanes(snap_compare: Any) -> None:
 
 
 async def test_hovering_a_lane_shows_its_durations() -> None:
-    app = LanesApp(PARALLEL, "b", 5000)
-    async with app.run_test(size=(100, 12)) as pilot:
+    app = InspectorApp(PARALLEL, "b", 5000)
+    async with app.run_test(size=(100, 40)) as pilot:
         await pilot.pause()
-        lanes = app.query_one(BatchLanes)
-        assert "write_file [b]: preflight" in str(lanes.render())
-        await pilot.hover(lanes, offset=(20, 0))  # the first lane: run_tests
-        assert "run_tests [a]: preflight" in str(lanes.render())
-        assert "executing 1.8s" in str(lanes.render())
-        await pilot.hover(lanes, offset=(20, 8))  # below the lanes: back to the selection
-        assert "write_file [b]" in str(lanes.render())
+        inspector = app.query_one(ToolInspector)
+        assert "write_file [b]: preflight" in inspector.section_text("Batch lanes")
+        first_lane = dict(inspector._anchors)["Batch lanes"] + 1
+        await pilot.hover(inspector, offset=(20, first_lane))  # the first lane: run_tests
+        lanes = inspector.section_text("Batch lanes")
+        assert "run_tests [a]: preflight" in lanes and "executing 1.8s" in lanes
+        await pilot.hover(inspector, offset=(20, first_lane + 8))  # below the lanes
+        assert "write_file [b]" in inspector.section_text("Batch lanes")

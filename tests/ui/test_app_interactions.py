@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import anyio
-from textual.widgets import Static
 from ui_helpers import scenario_of, wait_for
 
 from widgets.inject_modal import InjectResultModal
@@ -83,8 +82,8 @@ async def test_selecting_a_card_shows_it_in_the_inspector(make_test_app) -> None
         await pilot.press("up", "up")  # stops at the first call
         await pilot.pause()
         assert timeline.selected_id == first
-        result = str(app.inspector.query_one("#sec-result .body", Static).render())
-        assert "a.txt" in result
+        result = app.inspector.section_text("Result")
+        assert result.startswith("Result  (is_error=False)") and "a.txt" in result
         await wait_for(pilot, lambda: app.pacer.inspect_cost > 0)  # what showing a call costs
         record = app.inspector.record
         assert not app.inspector.show(record, "", 0.0, batch=app.view_state.batch_of(record))  # unchanged

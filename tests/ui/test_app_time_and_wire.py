@@ -6,9 +6,15 @@ import anyio
 from textual.widgets import OptionList, Static
 from ui_helpers import scenario_of, wait_for
 
-from tests.support.chat_server import ChatServer, finish, stream_reply, text_chunks, tool_call_chunks, usage_chunk
+from tests.support.chat_server import (
+    ChatServer,
+    finish,
+    stream_reply,
+    text_chunks,
+    tool_call_chunks,
+    usage_chunk,
+)
 from widgets.app import make_app
-from widgets.batch_lanes import BatchLanes
 from widgets.permission_modal import PermissionModal
 from widgets.run_details import RunDetailsScreen
 from workbench.agent import AssistantMessage, ToolResultMessage, tool
@@ -38,7 +44,8 @@ def blocking_tools():  # type: ignore[no-untyped-def]
 
 
 def lanes_text(app) -> str:  # type: ignore[no-untyped-def]
-    return str(app.inspector.query_one(BatchLanes).render())
+    """The inspector's lanes, without the section's title."""
+    return app.inspector.section_text("Batch lanes").split("\n", 1)[1]
 
 
 async def test_lanes_show_a_parallel_batch_with_a_slow_call_and_one_awaiting_approval(make_test_app, tmp_path) -> None:
