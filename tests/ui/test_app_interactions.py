@@ -89,6 +89,39 @@ async def test_selecting_a_card_shows_it_in_the_inspector(make_test_app) -> None
         assert not app.inspector.show(record, "", 0.0, batch=app.view_state.batch_of(record))  # unchanged
 
 
+
+async def test_showing_another_call_lays_out_nothing(make_test_app) -> None:
+    """The inspector is drawn line by line: a call of another shape repaints it, and
+    the screen is not laid out again (a layout and its repaint cost 30 to 70 ms)."""
+    from textual.screen import Screen
+
+    app = make_test_app(scenario_of(TWO_READS, workspace_files={"a.txt": "hello"}))
+    async with app.run_test(size=(140, 44)) as pilot:
+        app.prompt_bar.input.value = "go"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.view_state.run_state == "finished")
+        await pilot.pause(0.2)
+        layouts: list[int] = []
+        original = Screen._refresh_layout
+
+        def counted(screen, *args, **kwargs):  # type: ignore[no-untyped-def]
+            layouts.append(1)
+            return original(screen, *args, **kwargs)
+
+        first, second = app.timeline.batches()[0]
+        try:
+            Screen._refresh_layout = counted  # type: ignore[method-assign]
+            for call_id in (first, second, first):
+                app.select_call(call_id)
+                await pilot.pause()
+                await pilot.pause()
+                name = app.view_state.calls[call_id].name
+                assert app.inspector.plain_lines()[0].startswith(name)
+        finally:
+            Screen._refresh_layout = original  # type: ignore[method-assign]
+        assert layouts == []
+        assert "hello" in app.inspector.section_text("Result")  # read_file's result, shown
+
 async def test_steering_while_running_is_queued_then_delivered(make_test_app) -> None:
     release = anyio.Event()
 
