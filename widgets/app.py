@@ -22,6 +22,7 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer, Header
 
+from widgets import responsive
 from widgets.pacing import Pacer
 from widgets.pause_banner import PauseBanner
 from widgets.prompt_bar import PromptBar
@@ -63,6 +64,7 @@ class WorkbenchApp(SteppingActions, App[int]):
 
     CSS_PATH = "app.tcss"
     TITLE = "Agent Workbench"
+    HORIZONTAL_BREAKPOINTS = responsive.BREAKPOINTS
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+c", "cancel_run", "Cancel run", priority=True),
@@ -143,6 +145,7 @@ class WorkbenchApp(SteppingActions, App[int]):
 
     def on_mount(self) -> None:
         main = self._main
+        responsive.follow_width(self, main)
         self._widgets = _Widgets(
             main.query_one(Timeline),
             main.query_one(ToolInspector),
@@ -173,10 +176,6 @@ class WorkbenchApp(SteppingActions, App[int]):
         if self._unsubscribe is not None:
             self._unsubscribe()
 
-    def on_resize(self) -> None:
-        narrow = self.size.width < 110
-        self._main.set_class(narrow, "-narrow")
-        self._main.query_one(Footer).compact = narrow
 
     # -- events in ---------------------------------------------------------------------
 

@@ -32,6 +32,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
+from widgets import responsive
 from widgets.app import WorkbenchApp
 from widgets.pause_banner import PauseBanner
 from widgets.scrubber import Scrubber
@@ -93,6 +94,7 @@ class ReplayApp(App[ForkRequest | None]):
 
     CSS_PATH = "app.tcss"
     TITLE = "Agent Workbench · replay"
+    HORIZONTAL_BREAKPOINTS = responsive.BREAKPOINTS
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("right", "step(1)", "Event", key_display="←→", priority=True),
@@ -166,16 +168,13 @@ class ReplayApp(App[ForkRequest | None]):
         return self.screen_stack[0].query_one(Scrubber)
 
     def on_mount(self) -> None:
+        responsive.follow_width(self, self.screen_stack[0])
         self.screen_stack[0].query_one(StatusBar).mode = "replay"
         self.timeline.empty_text = "Nothing yet at this point of the session (→ steps forward)."
         for warning in self.session.warnings:
             self.notify(warning, severity="warning", timeout=6, markup=False)
         self.goto(self._start_at)
 
-    def on_resize(self) -> None:
-        narrow = self.size.width < 110
-        self.screen_stack[0].set_class(narrow, "-narrow")
-        self.screen_stack[0].query_one(Footer).compact = narrow
 
     # -- moving ------------------------------------------------------------------------
 

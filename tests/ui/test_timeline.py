@@ -137,11 +137,30 @@ async def test_a_resized_terminal_redraws_the_timeline_at_the_new_width(make_tes
     async with app.run_test(size=(160, 48)) as pilot:
         timeline = await finished_demo(app, pilot)
         wide = max(len(line.rstrip()) for line in timeline.plain_lines())
-        await pilot.resize_terminal(90, 30)
+        await pilot.resize_terminal(120, 30)  # side by side still, the timeline narrower
         await wait_for(pilot, lambda: timeline.size.width < 80)
         narrow = timeline.plain_lines()
         assert max(len(line.rstrip()) for line in narrow) <= timeline.size.width < wide
         assert any("assistant · turn 1" in line for line in narrow)
+
+
+async def test_a_terminal_made_narrow_stacks_the_timeline_over_the_inspector(make_test_app) -> None:
+    """Below 110 cells the screen switches to the stacked layout, and back (at start-up
+    and on every resize), with a compact footer while stacked."""
+    app = make_test_app(approve="all")
+    async with app.run_test(size=(160, 48)) as pilot:
+        timeline = await finished_demo(app, pilot)
+        footer = app.query_one(Footer)
+        assert not app.screen.has_class("-narrow") and not footer.compact
+        await pilot.resize_terminal(90, 30)
+        await wait_for(pilot, lambda: app.screen.has_class("-narrow"))
+        await wait_for(pilot, lambda: timeline.size.width > 80)  # the whole width, stacked
+        assert footer.compact
+        assert app.inspector.region.y > timeline.region.y  # under the timeline
+        assert max(len(line.rstrip()) for line in timeline.plain_lines()) <= timeline.size.width
+        await pilot.resize_terminal(160, 48)
+        await wait_for(pilot, lambda: not app.screen.has_class("-narrow") and not footer.compact)
+        await wait_for(pilot, lambda: app.inspector.region.x > timeline.region.x)  # side by side
 
 
 async def test_a_timeline_made_shorter_keeps_following_the_newest_line(make_test_app) -> None:
