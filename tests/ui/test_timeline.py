@@ -161,6 +161,13 @@ async def test_a_terminal_made_narrow_stacks_the_timeline_over_the_inspector(mak
         await pilot.resize_terminal(160, 48)
         await wait_for(pilot, lambda: not app.screen.has_class("-narrow") and not footer.compact)
         await wait_for(pilot, lambda: app.inspector.region.x > timeline.region.x)  # side by side
+        await pilot.press("f1")  # a dialog on top while the terminal shrinks
+        await wait_for(pilot, lambda: app.screen is not app.screen_stack[0])
+        await pilot.resize_terminal(90, 30)
+        await pilot.pause(0.2)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is app.screen_stack[0])
+        await wait_for(pilot, lambda: app.screen.has_class("-narrow") and footer.compact)
 
 
 async def test_a_timeline_made_shorter_keeps_following_the_newest_line(make_test_app) -> None:
