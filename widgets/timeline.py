@@ -284,12 +284,21 @@ class Timeline(ScrollView, can_focus=True):
             style = self._styles[name] = base + self.get_component_rich_style(name) if name else base
         return style
 
+    def on_mount(self) -> None:
+        # A new theme reaches the component classes after `notify_style_update` ran:
+        # look again once the screen has been refreshed with it.
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self.call_after_refresh(self._restyle))
+
     def notify_style_update(self) -> None:
         super().notify_style_update()
+        self._restyle()
+
+    def _restyle(self) -> None:
+        """Redraw everything if a colour changed (hover and focus changes call this too)."""
         if not self.is_mounted:
             return
-        # Called on every hover and focus change too: redraw only if a colour changed.
-        styles = (self.rich_style, *(self.get_component_rich_style(n) for n in sorted(self.COMPONENT_CLASSES)))
+        names = sorted(self.COMPONENT_CLASSES)
+        styles = (self.rich_style, *(self.get_component_rich_style(n) for n in names))
         if styles == self._style_key:
             return
         self._style_key = styles

@@ -170,11 +170,19 @@ class ToolInspector(ScrollView, can_focus=True):
     def on_resize(self) -> None:
         self._draw()  # the stages' columns and every wrap depend on the width
 
+    def on_mount(self) -> None:
+        # A new theme reaches the component classes after `notify_style_update` ran:
+        # look again once the screen has been refreshed with it.
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self.call_after_refresh(self._restyle))
+
     def notify_style_update(self) -> None:
         super().notify_style_update()
+        self._restyle()
+
+    def _restyle(self) -> None:
+        """Redraw if a colour changed (hover and focus changes call this too)."""
         if not self.is_mounted:
             return
-        # Called on every hover and focus change too: redraw only if a colour changed.
         names = sorted(self.COMPONENT_CLASSES)
         styles = (self.rich_style, *(self.get_component_rich_style(n) for n in names))
         if styles != self._style_key:

@@ -256,3 +256,28 @@ async def test_during_a_burst_only_what_is_on_screen_is_drawn_and_the_track_wait
         assert not timeline.has_class("-fits")
         assert timeline.scroll_y == timeline.max_scroll_y
         assert any("print(11)" in timeline.render_line(y).text for y in range(timeline.size.height))
+
+
+async def test_a_new_theme_recolours_the_timeline_and_the_inspector(make_test_app) -> None:
+    """Both are drawn into cached lines: a theme change must redraw them in its colours."""
+    app = make_test_app(approve="all")
+    async with app.run_test(size=(160, 48)) as pilot:
+        timeline = await finished_demo(app, pilot)
+        inspector = app.inspector
+        await wait_for(pilot, lambda: "Result" in dict(inspector._anchors))
+
+        def head_colour():  # type: ignore[no-untyped-def]
+            y = next(i for i, line in enumerate(timeline.plain_lines()) if "assistant · turn 1" in line)
+            return next(s.style.color for s in timeline._strip(y) if s.text.strip())
+
+        def title_colour():  # type: ignore[no-untyped-def]
+            line = inspector._lines[dict(inspector._anchors)["Result"]]
+            return next(s.style.color for s in line if s.text.strip())
+
+        assert head_colour() == timeline.get_component_rich_style("timeline--head").color
+        old_head, old_title = head_colour(), title_colour()
+        app.theme = "nord"
+        await wait_for(pilot, lambda: timeline.get_component_rich_style("timeline--head").color != old_head)
+        await wait_for(pilot, lambda: head_colour() == timeline.get_component_rich_style("timeline--head").color)
+        await wait_for(pilot, lambda: title_colour() == inspector.get_component_rich_style("inspector--title").color)
+        assert head_colour() != old_head and title_colour() != old_title
