@@ -25,10 +25,9 @@ from textual import events
 from textual.binding import Binding, BindingType
 from textual.geometry import Region, Size
 from textual.message import Message
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from widgets import line_scroll
+from widgets.line_scroll import LineScrollView
 from widgets.timeline_parts import ItemView, Painter, Part, Target, estimate_lines, place
 from widgets.tool_card import CARD_HEIGHT, SLOW_AFTER_MS, card_key, card_strips
 from workbench.view.fold import ViewState
@@ -37,7 +36,7 @@ from workbench.view.records import TimelineItem
 EMPTY_TEXT = "Nothing yet. Type a message below and press Enter (the demo's prompt is already there)."
 
 
-class Timeline(ScrollView, can_focus=True):
+class Timeline(LineScrollView, can_focus=True):
     """All timeline items; `sync(state, now)` redraws what changed. Posts `Selected`."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -62,8 +61,7 @@ class Timeline(ScrollView, can_focus=True):
         "timeline--selected",
     }
 
-    DEFAULT_CSS = line_scroll.FITS_CSS.format(name="Timeline") + """
-    Timeline { overflow-y: scroll; overflow-x: hidden; }
+    DEFAULT_CSS = """
     Timeline > .timeline--user { background: $primary 12%; }
     Timeline > .timeline--user-bar { color: $primary; background: $primary 12%; }
     Timeline > .timeline--head { color: $success; text-style: bold; }
@@ -110,7 +108,6 @@ class Timeline(ScrollView, can_focus=True):
         self._hover: Target | None = None
         self._expanded: set[tuple[int, int]] = set()
         self._styles: dict[str, Style] = {}
-        self._style_key: tuple[Style, ...] = ()
         self._estimated = 0
         """How many parts (at most) still have an estimated height."""
         self._busy = False
@@ -151,7 +148,7 @@ class Timeline(ScrollView, can_focus=True):
             self._relayout()
         self._settle_visible()
         if not busy:
-            line_scroll.hide_empty_track(self)
+            self.hide_empty_track()
             if self._estimated:
                 self._settle_some()  # a few ms now, the rest in later frames
 
@@ -284,24 +281,7 @@ class Timeline(ScrollView, can_focus=True):
             style = self._styles[name] = base + self.get_component_rich_style(name) if name else base
         return style
 
-    def on_mount(self) -> None:
-        # A new theme reaches the component classes after `notify_style_update` ran:
-        # look again once the screen has been refreshed with it.
-        self.app.theme_changed_signal.subscribe(self, lambda _theme: self.call_after_refresh(self._restyle))
-
-    def notify_style_update(self) -> None:
-        super().notify_style_update()
-        self._restyle()
-
-    def _restyle(self) -> None:
-        """Redraw everything if a colour changed (hover and focus changes call this too)."""
-        if not self.is_mounted:
-            return
-        names = sorted(self.COMPONENT_CLASSES)
-        styles = (self.rich_style, *(self.get_component_rich_style(n) for n in names))
-        if styles == self._style_key:
-            return
-        self._style_key = styles
+    def restyle(self) -> None:
         self._styles.clear()
         for view in self._views:
             view.signature, view.parts = None, ()
@@ -394,14 +374,11 @@ class Timeline(ScrollView, can_focus=True):
                     self._card_lines[part.target[1]] = line + start  # type: ignore[index]
             line += view.height
         height = line + 1 if self._views else 2  # a blank line at the end
-        self._set_virtual_size(Size(max(self._width, 0), height))
+        self.set_virtual_size(Size(max(self._width, 0), height))
+        if not self._busy:  # the track's restyle waits for the burst to end
+            self.hide_empty_track()
         self.follow_newest()
         self.refresh()
-
-    def _set_virtual_size(self, size: Size) -> None:
-        line_scroll.set_virtual_size(self, size)
-        if not self._busy:  # the track's restyle waits for the burst to end
-            line_scroll.hide_empty_track(self)
 
     def _locate(self, y: int) -> tuple[Part, int] | None:
         index = bisect_right(self._starts, y) - 1

@@ -25,11 +25,10 @@ from rich.table import Table
 from rich.text import Text
 from textual import events
 from textual.geometry import Size
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from widgets import line_scroll
 from widgets.batch_lanes import render_lanes
+from widgets.line_scroll import LineScrollView
 from widgets.render import (
     field_errors,
     format_ms,
@@ -52,7 +51,7 @@ Block = tuple[str | None, RenderableType | None]
 None, and what it draws (None: an anchor on the line the next block starts)."""
 
 
-class ToolInspector(ScrollView, can_focus=True):
+class ToolInspector(LineScrollView, can_focus=True):
     """Shows one `ToolCallRecord`; `show(record)` redraws when the record changed."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
@@ -62,8 +61,8 @@ class ToolInspector(ScrollView, can_focus=True):
         "inspector--muted",
     }
 
-    DEFAULT_CSS = line_scroll.FITS_CSS.format(name="ToolInspector") + """
-    ToolInspector { padding: 0 1; overflow-y: scroll; overflow-x: hidden; }
+    DEFAULT_CSS = """
+    ToolInspector { padding: 0 1; }
     ToolInspector > .inspector--title { color: $accent; text-style: bold; }
     ToolInspector > .inspector--pane { color: $panel-lighten-2; }
     ToolInspector > .inspector--pane-failed { color: $error; }
@@ -83,7 +82,6 @@ class ToolInspector(ScrollView, can_focus=True):
         """The lane under the mouse: its durations show under the lanes."""
         self._lines: list[Strip] = []
         self._anchors: list[tuple[str, int]] = []
-        self._style_key: tuple[Style, ...] = ()
 
     # -- what it shows -----------------------------------------------------------------
 
@@ -156,8 +154,8 @@ class ToolInspector(ScrollView, can_focus=True):
             for line in console.render_lines(renderable, options, style=base, pad=True):
                 lines.append(Strip(line, width))
         self._lines, self._anchors = lines, anchors
-        line_scroll.set_virtual_size(self, Size(width, len(lines)))
-        line_scroll.hide_empty_track(self)
+        self.set_virtual_size(Size(width, len(lines)))
+        self.hide_empty_track()
         self.refresh()
 
     def render_line(self, y: int) -> Strip:
@@ -170,24 +168,8 @@ class ToolInspector(ScrollView, can_focus=True):
     def on_resize(self) -> None:
         self._draw()  # the stages' columns and every wrap depend on the width
 
-    def on_mount(self) -> None:
-        # A new theme reaches the component classes after `notify_style_update` ran:
-        # look again once the screen has been refreshed with it.
-        self.app.theme_changed_signal.subscribe(self, lambda _theme: self.call_after_refresh(self._restyle))
-
-    def notify_style_update(self) -> None:
-        super().notify_style_update()
-        self._restyle()
-
-    def _restyle(self) -> None:
-        """Redraw if a colour changed (hover and focus changes call this too)."""
-        if not self.is_mounted:
-            return
-        names = sorted(self.COMPONENT_CLASSES)
-        styles = (self.rich_style, *(self.get_component_rich_style(n) for n in names))
-        if styles != self._style_key:
-            self._style_key = styles
-            self._draw()
+    def restyle(self) -> None:
+        self._draw()
 
     def _style(self, name: str) -> Style:
         return self.get_component_rich_style(name)
