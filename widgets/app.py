@@ -176,7 +176,6 @@ class WorkbenchApp(SteppingActions, App[int]):
         if self._unsubscribe is not None:
             self._unsubscribe()
 
-
     # -- events in ---------------------------------------------------------------------
 
     def _on_bus_event(self, event: Any, _signal: Any = None) -> None:

@@ -175,7 +175,6 @@ class ReplayApp(App[ForkRequest | None]):
             self.notify(warning, severity="warning", timeout=6, markup=False)
         self.goto(self._start_at)
 
-
     # -- moving ------------------------------------------------------------------------
 
     def goto(self, position: int) -> None:

@@ -42,8 +42,10 @@ from workbench.view.records import ToolCallRecord
 
 OUTPUT_TAIL_LINES = 400
 STAGES = ("raw", "parsed", "prepared", "validated")
-WIDE = 110
-"""From this width on, the four stages sit side by side; below it, two by two."""
+FOUR_ACROSS = 110
+"""From this inspector width on, the four stages sit side by side; below it, two by two."""
+REVEAL_LINES = 6
+"""A failed stage whose first lines show from the top needs no scrolling to."""
 PLACEHOLDER = "Select a tool call (click a card, or ↑/↓ in the timeline)."
 
 Block = tuple[str | None, RenderableType | None]
@@ -81,7 +83,8 @@ class ToolInspector(LineScrollView, can_focus=True):
         self.hovered_id: str | None = None
         """The lane under the mouse: its durations show under the lanes."""
         self._lines: list[Strip] = []
-        self._anchors: list[tuple[str, int]] = []
+        self._anchors: dict[str, int] = {}
+        """Where each section (by title) and stage pane starts, in drawing order."""
 
     # -- what it shows -----------------------------------------------------------------
 
@@ -116,24 +119,23 @@ class ToolInspector(LineScrollView, can_focus=True):
     def section_text(self, name: str) -> str:
         """The plain text of one section ("Result", "Events", "Batch lanes"...), title
         included; "" if it is not shown."""
+        if name not in self._anchors:
+            return ""
         lines = self.plain_lines()
-        for index, (anchor, start) in enumerate(self._anchors):
-            if anchor == name:
-                end = self._anchors[index + 1][1] if index + 1 < len(self._anchors) else len(lines)
-                return "\n".join(lines[start:end]).strip("\n")
-        return ""
+        start = self._anchors[name]
+        end = min((line for line in self._anchors.values() if line > start), default=len(lines))
+        return "\n".join(lines[start:end]).strip("\n")
 
     def _reveal_line(self, record: ToolCallRecord) -> int:
         """Where a first look at `record` starts: the top, or, on a screen too small for
         it, the stage that failed."""
-        pane = {"parse": "raw", "lookup": "parsed", "prepare": "prepared"}.get(
-            record.failed_stage or "", "validated"
-        )
         if record.failed_stage is None:
             return 0
-        start = dict(self._anchors).get(f"stage-{pane}", 0)
-        height = self.scrollable_content_region.height
-        return 0 if start + 6 <= height else start
+        pane = {"parse": "raw", "lookup": "parsed", "prepare": "prepared"}.get(
+            record.failed_stage, "validated"
+        )
+        start = self._anchors.get(f"stage-{pane}", 0)
+        return 0 if start + REVEAL_LINES <= self.scrollable_content_region.height else start
 
     # -- drawing -----------------------------------------------------------------------
 
@@ -145,10 +147,10 @@ class ToolInspector(LineScrollView, can_focus=True):
         options = console.options.update(width=width, height=None, highlight=False, markup=False)
         base = self.rich_style
         lines: list[Strip] = []
-        anchors: list[tuple[str, int]] = []
+        anchors: dict[str, int] = {}
         for anchor, renderable in self._blocks(width):
             if anchor is not None:
-                anchors.append((anchor, len(lines)))
+                anchors[anchor] = len(lines)
             if renderable is None:
                 continue
             for line in console.render_lines(renderable, options, style=base, pad=True):
@@ -177,7 +179,7 @@ class ToolInspector(LineScrollView, can_focus=True):
     # -- the lanes under the mouse -----------------------------------------------------
 
     def on_mouse_move(self, event: events.MouseMove) -> None:
-        start = dict(self._anchors).get("Batch lanes")
+        start = self._anchors.get("Batch lanes")
         row = event.y + int(self.scroll_y) - (start or 0) - 1  # below the section's title
         hovered = self.batch[row].id if start is not None and 0 <= row < len(self.batch) else None
         if hovered != self.hovered_id:
@@ -205,7 +207,7 @@ class ToolInspector(LineScrollView, can_focus=True):
         yield None, description
         if not narrow:
             yield None, Text("")
-        yield from self._stages(record, 4 if width >= WIDE else 2)
+        yield from self._stages(record, 4 if width >= FOUR_ACROSS else 2)
         if record.started_at is not None:
             detail = self.hovered_id or record.id
             lanes = render_lanes(self.batch, record.id, self.now, max(20, width), detail_id=detail)

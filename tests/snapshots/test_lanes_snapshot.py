@@ -86,7 +86,7 @@ async def test_hovering_a_lane_shows_its_durations() -> None:
         await pilot.pause()
         inspector = app.query_one(ToolInspector)
         assert "write_file [b]: preflight" in inspector.section_text("Batch lanes")
-        first_lane = dict(inspector._anchors)["Batch lanes"] + 1
+        first_lane = inspector._anchors["Batch lanes"] + 1
         await pilot.hover(inspector, offset=(20, first_lane))  # the first lane: run_tests
         lanes = inspector.section_text("Batch lanes")
         assert "run_tests [a]: preflight" in lanes and "executing 1.8s" in lanes

@@ -264,14 +264,14 @@ async def test_a_new_theme_recolours_the_timeline_and_the_inspector(make_test_ap
     async with app.run_test(size=(160, 48)) as pilot:
         timeline = await finished_demo(app, pilot)
         inspector = app.inspector
-        await wait_for(pilot, lambda: "Result" in dict(inspector._anchors))
+        await wait_for(pilot, lambda: "Result" in inspector._anchors)
 
         def head_colour():  # type: ignore[no-untyped-def]
             y = next(i for i, line in enumerate(timeline.plain_lines()) if "assistant · turn 1" in line)
             return next(s.style.color for s in timeline._strip(y) if s.text.strip())
 
         def title_colour():  # type: ignore[no-untyped-def]
-            line = inspector._lines[dict(inspector._anchors)["Result"]]
+            line = inspector._lines[inspector._anchors["Result"]]
             return next(s.style.color for s in line if s.text.strip())
 
         assert head_colour() == timeline.get_component_rich_style("timeline--head").color
