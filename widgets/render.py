@@ -46,9 +46,14 @@ STAGE_ICON: dict[str, str] = {
 }
 
 
-def stage_badge(stage: Stage) -> Text:
+def stage_label(stage: Stage) -> tuple[str, str]:
+    """A stage's icon and name, and its Rich style definition."""
     label, style = STAGE_STYLE[stage]
-    return Text(f"{STAGE_ICON[stage]} {label}", style=style)
+    return f"{STAGE_ICON[stage]} {label}", style
+
+
+def stage_badge(stage: Stage) -> Text:
+    return Text(*stage_label(stage))
 
 
 def format_ms(ms: float | None) -> str:
