@@ -334,12 +334,12 @@ class ToolInspector(LineScrollView, can_focus=True):
 
     def _events(self, record: ToolCallRecord) -> Iterator[Block]:
         body = Text()
-        start = record.events[0].timestamp if record.events else 0.0
-        for event in record.events:
-            body.append(f"+{format_ms(event.timestamp - start):>7}  ", style="dim")
-            body.append(literal(event.label))
-            if event.detail:
-                body.append("  " + literal(event.detail[:160]), style="dim")
+        start = record.events[0][0] if record.events else 0.0
+        for timestamp, label, detail in record.events:
+            body.append(f"+{format_ms(timestamp - start):>7}  ", style="dim")
+            body.append(literal(label))
+            if detail:
+                body.append("  " + literal(detail[:160]), style="dim")
             body.append("\n")
         body.rstrip()
         yield from self._section("Events", body)
