@@ -38,7 +38,13 @@ def test_a_refresh_that_costs_more_spaces_a_burst_further() -> None:
     pacer.painted(0.2)  # a moving average: 0.15
     count = run_events(pacer, 5_000, start=1.0)
     pacer.refreshing(count, now=1.05)
-    assert abs(pacer.delay(now=1.05) - 1.5) < 1e-9  # ten times the cost, not 0.5 s
+    assert abs(pacer.delay(now=1.05) - 3.0) < 1e-9  # twenty times the cost, not 0.5 s
+    for _ in range(8):
+        pacer.painted(0.01)  # cheap refreshes (a small screen): 0.5 s apart again
+    count = run_events(pacer, 5_000, start=4.0, already=count)
+    pacer.refreshing(count, now=4.05)
+    assert pacer.burst
+    assert abs(pacer.delay(now=4.05) - 0.5) < 1e-9
 
 
 def test_the_burst_ends_when_events_slow_down() -> None:
