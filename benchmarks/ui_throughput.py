@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -75,6 +76,16 @@ def build(args: argparse.Namespace, workspace: Path):  # type: ignore[no-untyped
     return build_runtime(options)
 
 
+WINDOW_MARK: Callable[[], object] | None = None
+"""Called where a measured run starts and at its `agent_end` (`ui_instructions.py`
+counts the instructions between the two calls)."""
+
+
+def mark_window() -> None:
+    if WINDOW_MARK is not None:
+        WINDOW_MARK()
+
+
 class Stamps:
     """A bus listener noting how many events arrived, and when the last one and the
     run's end (`agent_end`) did. The agent's time is start to `agent_end`: what the
@@ -92,6 +103,7 @@ class Stamps:
             ATTRIBUTION.on = event.type != "agent_end"
         if event.type == "agent_end":
             self.ended = self.last
+            mark_window()
 
 
 class Attribution:
@@ -196,6 +208,7 @@ async def headless(args: argparse.Namespace, workspace: Path) -> tuple[float, in
     stamps = Stamps()
     runtime.agent.subscribe(stamps)
     with gc_policy.session_gc():  # the policy the app and `--headless` run under
+        mark_window()
         start = time.perf_counter()
         await runtime.agent.prompt("go")
     return stamps.ended - start, stamps.count
@@ -208,6 +221,7 @@ async def with_app(args: argparse.Namespace, workspace: Path) -> tuple[float, fl
     runtime.agent.subscribe(stamps)  # before the app's own listener
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.pause(0.3)  # start-up finishes (the footer builds after the first frame)
+        mark_window()
         start = time.perf_counter()
         app._run_prompt("go")
         await asyncio.sleep(0)
