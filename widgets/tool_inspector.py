@@ -273,8 +273,9 @@ class ToolInspector(LineScrollView, can_focus=True):
 
     def _pane(self, name: str, body: Text, failed: bool, subtitle: str) -> Panel:
         style = self._style("inspector--pane-failed" if failed else "inspector--pane")
-        return Panel(
-            body, title=name, title_align="left", subtitle=subtitle or None,
+        return Panel(  # titles as Text: a str would be parsed as markup (and for emoji codes)
+            body, title=Text(name), title_align="left",
+            subtitle=Text(subtitle) if subtitle else None,
             subtitle_align="right", box=box.ROUNDED, border_style=style, padding=(0, 1),
         )
 
