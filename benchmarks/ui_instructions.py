@@ -38,6 +38,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.workload import add_workload_arguments  # noqa: E402
+
 CLOCK_FACTOR = 55.0
 """How many times slower Python runs under callgrind here (a fixed loop: 0.018 s
 natively, 0.9 to 1.2 s under callgrind, on this VM)."""
@@ -123,10 +127,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--turns", type=int, default=50)
-    parser.add_argument("--calls", type=int, default=20)
-    parser.add_argument("--updates", type=int, default=10)
-    parser.add_argument("--text", type=int, default=2000)
+    add_workload_arguments(parser)
     parser.add_argument("--child", choices=["headless", "app"], help=argparse.SUPPRESS)
     parser.add_argument(
         "--clock-factor", type=float, default=CLOCK_FACTOR,

@@ -27,6 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.workload import add_workload_arguments  # noqa: E402
 from widgets.app import make_app  # noqa: E402
 from workbench import gc_policy  # noqa: E402
 from workbench.agent import AgentToolResult, tool  # noqa: E402
@@ -301,12 +302,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--turns", type=int, default=50)
-    parser.add_argument("--calls", type=int, default=20)
-    parser.add_argument("--updates", type=int, default=10)
-    parser.add_argument(
-        "--text", type=int, default=2000, help="characters of streamed text per turn"
-    )
+    add_workload_arguments(parser)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument(
         "--warm", action="store_true", help="measure runs after the first (see repeat_once)"
