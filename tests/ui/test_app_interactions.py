@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import anyio
 from ui_helpers import scenario_of, wait_for
 
@@ -171,3 +173,23 @@ async def test_untrusted_text_is_shown_literally(make_test_app) -> None:
         reply = next(line for line in lines if "not an escape" in line and "you " not in line)
         assert "␛[31m" in reply
         assert not any("\x1b" in line for line in lines)
+
+
+async def test_the_inspector_lists_a_calls_history_in_order_with_offsets(make_test_app) -> None:
+    app = make_test_app(scenario_of(TWO_READS, workspace_files={"a.txt": "hello"}))
+    async with app.run_test(size=(140, 44)) as pilot:
+        app.prompt_bar.input.value = "go"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.view_state.run_state == "finished")
+        first, _ = app.timeline.batches()[0]
+        app.select_call(first)
+        await pilot.pause()
+        title, *lines = app.inspector.section_text("Events").splitlines()
+        assert title == "Events"
+        rows = [re.fullmatch(r"\s*\+\s*(\S+)  (.*)", line).groups() for line in lines]
+        assert rows[0][0] == "0µs"  # offsets from the call's first event
+        labels = [label for _, label in rows]
+        assert labels == [
+            "preflight started", "arguments validated", "allow (rule: read_file)",
+            "executing", "after hook", "ended  hello", "result sent to the model",
+        ]  # "ended" carries the result's first line
