@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import anyio
-from ui_helpers import scenario_of, wait_for
+from ui_helpers import scenario_of, send, wait_for
 
 from widgets.inject_modal import InjectResultModal
 from widgets.pause_banner import PauseBanner
@@ -25,9 +25,7 @@ async def test_step_mode_pauses_and_step_then_continue_finishes(make_test_app) -
     async with app.run_test(size=(140, 44)) as pilot:
         await pilot.press("f6")
         await wait_for(pilot, lambda: app.view_state.step_mode)
-        app.prompt_bar.input.value = "go"
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: app.view_state.pause is not None)
+        await send(pilot, app, lambda: app.view_state.pause is not None)
         assert app.view_state.pause.point == "before_model"
         assert app.view_state.run_state == "paused"
         assert app.query_one(PauseBanner).has_class("-shown")
@@ -45,9 +43,7 @@ async def test_step_mode_pauses_and_step_then_continue_finishes(make_test_app) -
 async def test_answering_a_paused_call_injects_the_result(make_test_app) -> None:
     app = make_test_app(scenario_of(TWO_READS, workspace_files={"a.txt": "hello"}), breakpoints=["read_file"])
     async with app.run_test(size=(140, 44)) as pilot:
-        app.prompt_bar.input.value = "go"
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: app.view_state.pause is not None)
+        await send(pilot, app, lambda: app.view_state.pause is not None)
         assert app.view_state.pause.breakpoint == "read_file"
         await pilot.press("ctrl+o")
         await wait_for(pilot, lambda: isinstance(app.screen, InjectResultModal))
@@ -63,9 +59,7 @@ async def test_answering_a_paused_call_injects_the_result(make_test_app) -> None
 async def test_selecting_a_card_shows_it_in_the_inspector(make_test_app) -> None:
     app = make_test_app(scenario_of(TWO_READS, workspace_files={"a.txt": "hello"}))
     async with app.run_test(size=(140, 44)) as pilot:
-        app.prompt_bar.input.value = "go"
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: app.view_state.run_state == "finished")
+        await send(pilot, app, lambda: app.view_state.run_state == "finished")
         timeline = app.timeline
         first, second = timeline.batches()[0]
         assert [app.view_state.calls[i].name for i in (first, second)] == ["read_file", "list_directory"]
@@ -99,9 +93,7 @@ async def test_showing_another_call_lays_out_nothing(make_test_app) -> None:
 
     app = make_test_app(scenario_of(TWO_READS, workspace_files={"a.txt": "hello"}))
     async with app.run_test(size=(140, 44)) as pilot:
-        app.prompt_bar.input.value = "go"
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: app.view_state.run_state == "finished")
+        await send(pilot, app, lambda: app.view_state.run_state == "finished")
         await pilot.pause(0.2)
         layouts: list[int] = []
         original = Screen._refresh_layout
@@ -178,9 +170,7 @@ async def test_untrusted_text_is_shown_literally(make_test_app) -> None:
 async def test_the_inspector_lists_a_calls_history_in_order_with_offsets(make_test_app) -> None:
     app = make_test_app(scenario_of(TWO_READS, workspace_files={"a.txt": "hello"}))
     async with app.run_test(size=(140, 44)) as pilot:
-        app.prompt_bar.input.value = "go"
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: app.view_state.run_state == "finished")
+        await send(pilot, app, lambda: app.view_state.run_state == "finished")
         first, _ = app.timeline.batches()[0]
         app.select_call(first)
         await pilot.pause()

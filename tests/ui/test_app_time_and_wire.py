@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import anyio
 from textual.widgets import OptionList, Static
-from ui_helpers import scenario_of, wait_for
+from ui_helpers import scenario_of, send, wait_for
 
 from tests.support.chat_server import (
     ChatServer,
@@ -62,9 +62,7 @@ async def test_lanes_show_a_parallel_batch_with_a_slow_call_and_one_awaiting_app
 
     app = make_test_app(scenario_of(turns), tools=[*tools, *builtin_tools(tmp_path)], allow=["slow", "fast"])
     async with app.run_test(size=(160, 48)) as pilot:
-        app.prompt_bar.input.value = "go"
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, PermissionModal))
+        await send(pilot, app, lambda: isinstance(app.screen, PermissionModal))
         await anyio.sleep(0.05)
         app.screen.dismiss(None)  # look behind the dialog: the call waits for approval
         await wait_for(pilot, lambda: not isinstance(app.screen, PermissionModal))
@@ -98,9 +96,7 @@ async def test_lanes_of_a_sequential_batch_form_a_staircase(make_test_app) -> No
     ]
     app = make_test_app(scenario_of(turns), approve="all")
     async with app.run_test(size=(160, 48)) as pilot:
-        app.prompt_bar.input.value = "go"
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: app.view_state.run_state == "finished")
+        await send(pilot, app, lambda: app.view_state.run_state == "finished")
         app.select_call("call_1_2")
         await pilot.pause()
         lines = lanes_text(app).splitlines()
@@ -118,9 +114,7 @@ async def test_cancelling_one_call_leaves_the_rest_of_the_batch_and_the_turn(mak
     ]
     app = make_test_app(scenario_of(turns), tools=tools, allow=["slow", "fast"])
     async with app.run_test(size=(160, 48)) as pilot:
-        app.prompt_bar.input.value = "go"
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: app.view_state.calls.get("call_1_2") is not None and app.view_state.calls["call_1_2"].stage == "done")
+        await send(pilot, app, lambda: app.view_state.calls.get("call_1_2") is not None and app.view_state.calls["call_1_2"].stage == "done")
         app.select_call("call_1_1")
         await pilot.press("f8")
         await wait_for(pilot, lambda: app.view_state.run_state == "finished")

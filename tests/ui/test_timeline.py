@@ -4,7 +4,7 @@ lazily, and a burst of events coalesced into a few refreshes."""
 from __future__ import annotations
 
 from textual.widgets import Footer
-from ui_helpers import scenario_of, wait_for
+from ui_helpers import scenario_of, send, wait_for
 
 from widgets.run_details import RunDetailsScreen
 from widgets.timeline import Timeline
@@ -117,9 +117,7 @@ async def test_after_a_burst_the_screen_catches_up_with_everything(make_test_app
     app = make_test_app(scenario_of([*turns, {"text": "all done"}]), tools=[chatty], allow=["chatty"])
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.pause(0.3)
-        app.prompt_bar.input.value = "go"
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: app.view_state.run_state == "finished", timeout=60)
+        await send(pilot, app, lambda: app.view_state.run_state == "finished", timeout=60)
         state = app.view_state
         assert state.event_count > 8_000
         assert app.refreshes < state.event_count / 500  # drawn a handful of times, not per event
