@@ -40,7 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.workload import add_workload_arguments  # noqa: E402
+from benchmarks.workload import add_workload_arguments, workload_argv  # noqa: E402
 
 CLOCK_FACTOR = 55.0
 """How many times slower Python runs under callgrind here (a fixed loop: 0.018 s
@@ -71,26 +71,17 @@ def window_instructions(directory: Path) -> int:
 
 def child(args: argparse.Namespace) -> None:
     """Under callgrind: slow the clock, then run one measured run with its marks."""
-    factor = args.clock_factor
-    time.perf_counter = slow_clock(factor, time.perf_counter)  # before Textual binds it
-    time.monotonic = slow_clock(factor, time.monotonic)
+    native = time.perf_counter
+    time.perf_counter = slow_clock(args.clock_factor, native)  # before Textual binds it
+    time.monotonic = slow_clock(args.clock_factor, time.monotonic)
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import ui_throughput
 
     ui_throughput.WINDOW_MARK = os.getppid
-
-    def count_only(stamps: ui_throughput.Stamps, event: object, _signal: object = None) -> None:
-        """`Stamps` without its clock: read for every event, the slowed clock would add
-        as many instructions to both runs (the times are not wanted here)."""
-        stamps.count += 1
-        if event.type == "agent_end":  # type: ignore[attr-defined]
-            ui_throughput.mark_window()
-
-    ui_throughput.Stamps.__call__ = count_only  # type: ignore[method-assign]
-    run = argparse.Namespace(
-        turns=args.turns, calls=args.calls, updates=args.updates, text=args.text,
-        warm=False, attribute=False,
-    )
+    # Read for every event, the slowed clock would add as many instructions to both
+    # runs; the times are not wanted here.
+    ui_throughput.Stamps.clock = staticmethod(native)
+    run = argparse.Namespace(**vars(args), warm=False, attribute=False)
     result = ui_throughput.measure(run, args.child)
     print(json.dumps({"events": result["events"]}))
 
@@ -107,8 +98,7 @@ def count_both(args: argparse.Namespace) -> list[tuple[int, dict]]:
                 "valgrind", "--tool=callgrind", "--dump-before=os_getppid",
                 f"--callgrind-out-file={folder}/callgrind.%p", sys.executable, __file__,
                 "--child", which, "--clock-factor", repr(args.clock_factor),
-                "--turns", str(args.turns), "--calls", str(args.calls),
-                "--updates", str(args.updates), "--text", str(args.text),
+                *workload_argv(args),
             ]
             process = subprocess.Popen(
                 command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True

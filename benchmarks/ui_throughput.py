@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.workload import add_workload_arguments  # noqa: E402
+from benchmarks.workload import add_workload_arguments, workload_argv  # noqa: E402
 from widgets.app import make_app  # noqa: E402
 from workbench import gc_policy  # noqa: E402
 from workbench.agent import AgentToolResult, tool  # noqa: E402
@@ -92,6 +92,9 @@ class Stamps:
     run's end (`agent_end`) did. The agent's time is start to `agent_end`: what the
     screen does after the run is over is the lag, not the agent's time."""
 
+    clock = staticmethod(time.perf_counter)
+    """Read for every event (`ui_instructions.py` keeps it at the unslowed clock)."""
+
     def __init__(self) -> None:
         self.count = 0
         self.last = 0.0
@@ -99,7 +102,7 @@ class Stamps:
 
     def __call__(self, event, _signal=None) -> None:  # type: ignore[no-untyped-def]
         self.count += 1
-        self.last = time.perf_counter()
+        self.last = self.clock()
         if ATTRIBUTION is not None:
             ATTRIBUTION.on = event.type != "agent_end"
         if event.type == "agent_end":
@@ -290,8 +293,7 @@ def repeat_once(args: argparse.Namespace) -> list[dict[str, float]]:
 
 def in_subprocess(args: argparse.Namespace, which: str) -> dict[str, float]:
     command = [
-        sys.executable, __file__, "--one", which, "--turns", str(args.turns),
-        "--calls", str(args.calls), "--updates", str(args.updates), "--text", str(args.text),
+        sys.executable, __file__, "--one", which, *workload_argv(args),
         *(["--attribute"] if args.attribute else []),
     ]
     done = subprocess.run(command, capture_output=True, text=True, check=True)

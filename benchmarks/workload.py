@@ -14,3 +14,11 @@ def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--text", type=int, default=2000, help="characters of streamed text per turn"
     )
+
+
+def workload_argv(args: argparse.Namespace) -> list[str]:
+    """The options `add_workload_arguments` read, as a child process's arguments."""
+    return [
+        "--turns", str(args.turns), "--calls", str(args.calls),
+        "--updates", str(args.updates), "--text", str(args.text),
+    ]
