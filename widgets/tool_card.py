@@ -166,7 +166,7 @@ def second_line(record: ToolCallRecord) -> list[Run]:
     """What the card's second line says: the result, the live output, or what it waits for."""
     if record.stage == "invalid" and record.arg_error:
         return [("↳ " + one_line(record.arg_error, 200), ("red",))]
-    if record.result is not None:
+    if record.content is not None:
         result = record.result_text
         first = "↳ " + (one_line(result, 200) or "(no text)")
         runs: list[Run] = [(first, ("red" if record.is_error else "dim",))]

@@ -314,20 +314,20 @@ class ToolInspector(LineScrollView, can_focus=True):
         yield from self._section("Live output", body, title=title)
 
     def _result(self, record: ToolCallRecord) -> Iterator[Block]:
-        if record.result is None:
+        if record.content is None:
             yield from self._section("Result", Text("no result yet", style="dim"))
             return
         body = Text()
         style = "red" if record.is_error else ""
-        for block in record.result.content:
+        for block in record.content:
             if block.type == "text":
                 body.append(literal(block.text) + "\n", style=style)
             else:
                 image = f"[image {block.mime_type}, {len(block.data)} base64 chars]\n"
                 body.append(image, style="dim")
-        if record.result.details not in (None, {}):
+        if record.details not in (None, {}):
             body.append("details ", style="bold dim")
-            body.append(literal(pretty_json(record.result.details)), style="dim")
+            body.append(literal(pretty_json(record.details)), style="dim")
         body.rstrip()
         flag = "is_error=True" if record.is_error else "is_error=False"
         title = f"Result  ({flag}{', injected' if record.injected else ''})"

@@ -128,6 +128,33 @@ async def test_pause_and_resume_restore_the_stage(tmp_path: Path) -> None:
     assert ("paused" in [p for p, _ in state.calls["call_1_2"].phases])
 
 
+async def test_a_call_s_history_and_phases_follow_its_approval(tmp_path: Path) -> None:
+    from workbench.permissions import PermissionAnswer
+
+    runtime = demo_runtime(tmp_path)  # approve="ask": every call that writes asks
+    state = ViewState()
+
+    async def listen(event, _signal=None):  # type: ignore[no-untyped-def]
+        state.apply(event)
+        if event.type == "permission_request":
+            runtime.gate.decide(event.request_id, PermissionAnswer.deny("not now"))
+
+    runtime.agent.subscribe(listen)
+    with anyio.fail_after(20):
+        await runtime.agent.prompt(runtime.prompt)
+    edit = state.calls["call_3_1"]
+    assert [p for p, _ in edit.phases] == ["preflight", "approval", "preflight", "end"]
+    labels = [label for _, label, _ in edit.events]
+    assert labels == [
+        "preflight started", "arguments validated", "permission requested",
+        "deny (user)", "ended with error", "result sent to the model",
+    ]
+    assert edit.events[3][2].endswith("not now")
+    times = [t for t, _, _ in edit.events]
+    assert times == sorted(times) and dict(edit.phases)["approval"] == times[2]
+    read = state.calls["call_1_1"]  # allowed by a rule: no request, no approval phase
+    assert [p for p, _ in read.phases] == ["preflight", "executing", "after_hook", "end"]
+
 @pytest.mark.parametrize(
     "module",
     ["workbench", "workbench.agent", "workbench.view.fold", "workbench.runtime", "workbench.providers.openai",

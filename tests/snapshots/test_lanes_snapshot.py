@@ -18,7 +18,8 @@ T = 1_790_000_000_000.0
 def record(call_id: str, name: str, stage: str, phases: list[tuple[str, float]], ended: float | None) -> ToolCallRecord:
     r = ToolCallRecord(call_id, name, 1, 0, stage=stage)  # type: ignore[arg-type]
     r.started_at = T + phases[0][1]
-    r.phases = [(p, T + t) for p, t in phases]
+    for phase, start in phases:
+        r.note(T + start, phase, phase=phase)
     r.ended_at = None if ended is None else T + ended
     return r
 

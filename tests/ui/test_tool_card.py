@@ -143,7 +143,7 @@ def test_a_slow_running_call_shows_its_time_as_a_warning() -> None:
 def test_untrusted_label_name_and_arguments_are_shown_literally() -> None:
     call = ToolCallRecord("call-1", "evil\x1b[2Jtool", 1, 0)
     call.parsed = {"cmd": "[bold red]rm[/] \x1b[31m"}
-    call.result, call.is_error = None, False
+    call.content, call.is_error = None, False
     head, _ = drawn_text(call, 120, label="Evil \x1b]0;pwned\x07")
     assert "\x1b" not in head and "\x07" not in head
     assert "␛]0;pwned␇" in head and "evil␛[2Jtool" in head

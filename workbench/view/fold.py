@@ -257,7 +257,7 @@ class ViewState:
         elif isinstance(message, ToolResultMessage):
             record = self.calls.get(message.tool_call_id)
             if record is not None:
-                record.events.append((e.timestamp, "result sent to the model", ""))
+                record.note(e.timestamp, "result sent to the model")
                 record.rev += 1
 
     def _finish_assistant(self, message: AssistantMessage, timestamp: float) -> None:
@@ -320,8 +320,7 @@ class ViewState:
         record.started_at = e.timestamp
         self._started[e.tool_call_id] = None
         self.latest_call_id = e.tool_call_id
-        record.phases.append(("preflight", e.timestamp))
-        record.events.append((e.timestamp, "preflight started", ""))
+        record.note(e.timestamp, "preflight started", phase="preflight")
         self.run_state = "running_tools"
 
     def _on_tool_arguments(self, e: Any) -> None:
@@ -331,20 +330,19 @@ class ViewState:
         record.failed_stage, record.arg_error = e.failed_stage, e.error
         if e.failed_stage is not None:
             record.stage = "invalid"
-            record.events.append((e.timestamp, f"{e.failed_stage} failed", _first(e.error)))
+            record.note(e.timestamp, f"{e.failed_stage} failed", _first(e.error))
         elif e.validated is not None:
             record.stage = "validated"
-            record.events.append((e.timestamp, "arguments validated", ""))
+            record.note(e.timestamp, "arguments validated")
         else:
-            record.events.append((e.timestamp, "not run", _first(e.error)))
+            record.note(e.timestamp, "not run", _first(e.error))
 
     def _on_tool_execution_phase(self, e: Any) -> None:
         record = self._call(e)
         record.stage = "running" if e.phase == "executing" else "after_hook"
         if e.phase == "executing":
             record.executing_at = e.timestamp
-        record.phases.append((e.phase, e.timestamp))
-        record.events.append((e.timestamp, e.phase.replace("_", " "), ""))
+        record.note(e.timestamp, e.phase.replace("_", " "), phase=e.phase)
 
     def _on_tool_execution_update(self, e: Any, count: int = 1) -> None:
         """The latest of `count` updates from one call (each replaces the one before)."""
@@ -359,9 +357,9 @@ class ViewState:
 
     def _on_tool_execution_end(self, e: Any) -> None:
         record = self._call(e)
-        record.result, record.is_error, record.injected = e.result, e.is_error, e.injected
+        record.content, record.details = e.result.content, e.result.details
+        record.is_error, record.injected = e.is_error, e.injected
         record.ended_at = e.timestamp
-        record.phases.append(("end", e.timestamp))
         text = record.result_text
         if record.stage == "invalid":
             pass
@@ -374,7 +372,7 @@ class ViewState:
         else:
             record.stage = "error"
         label = "injected result" if e.injected else ("ended with error" if e.is_error else "ended")
-        record.events.append((e.timestamp, label, _first(text)))
+        record.note(e.timestamp, label, _first(text), phase="end")
         self._started.pop(e.tool_call_id, None)
         if not self._started and self._running_run:
             self.run_state = "streaming"
@@ -385,8 +383,7 @@ class ViewState:
         record = self._call(e)
         record.request = e
         record.stage = "awaiting_approval"
-        record.phases.append(("approval", e.timestamp))
-        record.events.append((e.timestamp, "permission requested", e.rule or ""))
+        record.note(e.timestamp, "permission requested", e.rule or "", phase="approval")
         self.pending_requests[e.request_id] = e.tool_call_id
         self.run_state = "awaiting_approval"
 
@@ -397,11 +394,12 @@ class ViewState:
             record.edited_args = e.edited_args
         if e.request_id is not None:
             self.pending_requests.pop(e.request_id, None)
-            record.phases.append(("preflight", e.timestamp))
         if record.stage == "awaiting_approval":
             record.stage = "validated" if e.decision == "allow" else "denied"
         who = e.decided_by + (f": {e.rule}" if e.rule else "")
-        record.events.append((e.timestamp, f"{e.decision} ({who})", e.reason or ""))
+        # after a request, the call goes back to its preflight
+        phase = "preflight" if e.request_id is not None else None
+        record.note(e.timestamp, f"{e.decision} ({who})", e.reason or "", phase=phase)
         if self.run_state == "awaiting_approval" and not self.pending_requests:
             self.run_state = "running_tools"
 
@@ -417,8 +415,7 @@ class ViewState:
             record.pause = e
             record.stage_before_pause = record.stage
             record.stage = "paused"
-            record.phases.append(("paused", e.timestamp))
-            record.events.append((e.timestamp, f"paused ({e.point})", e.breakpoint or ""))
+            record.note(e.timestamp, f"paused ({e.point})", e.breakpoint or "", phase="paused")
 
     def _on_step_resumed(self, e: Any) -> None:
         paused = self.pause
@@ -435,9 +432,7 @@ class ViewState:
             if record.stage == "paused":
                 record.stage = record.stage_before_pause or "validated"
             resumed_phase = {"before_tool": "preflight", "after_tool": "after_hook"}.get(paused.point)
-            if resumed_phase is not None:
-                record.phases.append((resumed_phase, e.timestamp))
-            record.events.append((e.timestamp, f"resumed: {e.action}", ""))
+            record.note(e.timestamp, f"resumed: {e.action}", phase=resumed_phase)
 
     # -- the wire ------------------------------------------------------------------
 
