@@ -64,9 +64,9 @@ class ToolCallRecord:
     content: list[TextContent | ImageContent] | None = None
     """The result's content once the call has ended (None before)."""
     details: Any = None
-    """The result's details. Kept apart from `content`, not as the result itself: the
-    lists are the ones the transcript holds, so a finished call keeps no objects of
-    its own alive for them (a result model would be three more, a call)."""
+    """The result's details. The two are kept, not the result model: its blocks and
+    details are the ones the transcript holds, so a finished call keeps one object of
+    its own alive for them (the list) instead of four."""
     is_error: bool = False
     injected: bool = False
     request: PermissionRequestEvent | None = None
