@@ -335,8 +335,9 @@ class ToolInspector(LineScrollView, can_focus=True):
 
     def _events(self, record: ToolCallRecord) -> Iterator[Block]:
         body = Text()
-        start = record.events[0][0] if record.events else 0.0
-        for timestamp, label, detail in record.events:
+        events = record.events
+        start = events[0][0] if events else 0.0
+        for timestamp, label, detail in events:
             body.append(f"+{format_ms(timestamp - start):>7}  ", style="dim")
             body.append(literal(label))
             if detail:

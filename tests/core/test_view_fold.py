@@ -155,6 +155,7 @@ async def test_a_call_s_history_and_phases_follow_its_approval(tmp_path: Path) -
     read = state.calls["call_1_1"]  # allowed by a rule: no request, no approval phase
     assert [p for p, _ in read.phases] == ["preflight", "executing", "after_hook", "end"]
 
+
 @pytest.mark.parametrize(
     "module",
     ["workbench", "workbench.agent", "workbench.view.fold", "workbench.runtime", "workbench.providers.openai",

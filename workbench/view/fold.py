@@ -392,13 +392,13 @@ class ViewState:
         record.decision = e
         if e.edited_args is not None:
             record.edited_args = e.edited_args
+        phase = None
         if e.request_id is not None:
             self.pending_requests.pop(e.request_id, None)
+            phase = "preflight"  # answered: the call goes back to its preflight
         if record.stage == "awaiting_approval":
             record.stage = "validated" if e.decision == "allow" else "denied"
         who = e.decided_by + (f": {e.rule}" if e.rule else "")
-        # after a request, the call goes back to its preflight
-        phase = "preflight" if e.request_id is not None else None
         record.note(e.timestamp, f"{e.decision} ({who})", e.reason or "", phase=phase)
         if self.run_state == "awaiting_approval" and not self.pending_requests:
             self.run_state = "running_tools"
