@@ -94,9 +94,12 @@ async def _run_headless(runtime: Any, prompt: str) -> int:
 
     if runtime.mcp is None:
         return await run_headless(runtime, prompt)
+    from workbench.mcp.hub import describe_failure
+
     async with runtime.mcp.attach(runtime.agent) as hub:
         for line in hub.report():
             print(f"workbench: {line}", file=sys.stderr)
+        hub.on_change = lambda c: print(f"workbench: {describe_failure(c)}", file=sys.stderr)
         return await run_headless(runtime, prompt)
 
 

@@ -16,7 +16,7 @@ from rich.text import Text
 
 from workbench import gc_policy
 from workbench.agent import AssistantMessage, ToolResultMessage, UserMessage
-from workbench.agent.types import text_of
+from workbench.agent.types import result_text, text_of
 from workbench.runtime import Runtime
 from workbench.sanitize import literal, one_line
 
@@ -84,7 +84,7 @@ class EventPrinter:
             self.line(("    ✗ ", "red"), (f"{event.failed_stage} failed: ", "red"), one_line(event.error or "", 110))
 
     def on_tool_execution_update(self, event: Any) -> None:
-        text = "".join(getattr(c, "text", "") for c in event.partial_result.content)
+        text = result_text(event.partial_result.content)
         self.line(("    … ", "dim"), (one_line(text.splitlines()[-1] if text.strip() else "", 110), "dim"))
 
     def on_tool_execution_end(self, event: Any) -> None:
