@@ -62,6 +62,8 @@ class RunOptions:
     """Append every bus event to the session file (see `workbench.sessions`)."""
     fork: Any = None
     """A `workbench.sessions.ForkPoint`: start from a recorded session's transcript."""
+    pass_env: list[str] = field(default_factory=list)
+    """Environment variables `run_command` passes on beyond its allow-list (`--pass-env`)."""
 
 
 @dataclass
@@ -92,10 +94,10 @@ class Runtime:
         return None if self.recorder is None else self.recorder.path
 
 
-def builtin_tool_list(workspace: Path) -> list[AgentTool]:
+def builtin_tool_list(workspace: Path, pass_env: list[str] | None = None) -> list[AgentTool]:
     from tools import builtin_tools
 
-    return builtin_tools(workspace)
+    return builtin_tools(workspace, pass_env=pass_env or ())
 
 
 def mcp_hub(options: RunOptions) -> Any:
@@ -136,7 +138,7 @@ def build_runtime(options: RunOptions) -> Runtime:
         )
         stream_fn, model = openai_provider, openai_provider.model
     workspace = options.workspace or scratch_workspace(scenario)
-    tools = options.tools if options.tools is not None else builtin_tool_list(workspace)
+    tools = options.tools if options.tools is not None else builtin_tool_list(workspace, options.pass_env)
     hub = mcp_hub(options)
     fork = options.fork
     agent = Agent(
