@@ -49,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
             mcp=args.mcp,
             mcp_urls=args.mcp_url,
             mcp_servers=_config_mcp_servers(args),
+            pass_env=[*_config_pass_env(args), *args.pass_env],
             session=args.session,
             record=not args.no_record,
         )
@@ -85,6 +86,14 @@ def _config_mcp_servers(args: Any) -> list[Any]:
     from workbench.providers.settings import default_config_path
 
     return load_mcp_servers(args.config or default_config_path(), required=args.config is not None)
+
+
+def _config_pass_env(args: Any) -> list[str]:
+    """`[commands] pass_env` of the config file (--config, else the default)."""
+    from tools.command_env import config_pass_env
+    from workbench.providers.settings import default_config_path
+
+    return config_pass_env(args.config or default_config_path())
 
 
 async def _run_headless(runtime: Any, prompt: str) -> int:
