@@ -20,8 +20,10 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
+from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from typing import IO, Any, Literal, Protocol
 
 import anyio
@@ -34,12 +36,35 @@ from pydantic import ValidationError
 from workbench import __version__
 from workbench.agent import AbortSignal
 from workbench.mcp.config import McpServerConfig
-from workbench.mcp.streams import CallCancel, CancelReasonWriter, WatchedReader, current_call
+from workbench.mcp.streams import (
+    CallCancel,
+    CancelReasonWriter,
+    ToolListGuard,
+    WatchedReader,
+    current_call,
+)
 
-# The SDK logs protocol noise (a server's stray stdout lines, its crashes) with
-# tracebacks; every such failure is reported here as a clear error instead, and
-# a traceback on stderr would tear through the full-screen app.
-logging.getLogger("mcp").addHandler(logging.NullHandler())
+LOG_LINES = 200
+"""How many lines of protocol noise a connection keeps (`McpConnection.log`)."""
+
+_serving: ContextVar[McpConnection | None] = ContextVar("mcp_serving", default=None)
+
+
+class _QuietLog(logging.Handler):
+    """The SDK logs protocol noise (a server's stray lines, malformed notifications)
+    with tracebacks; a traceback on stderr would tear through the full-screen app.
+    Each record goes, as one line, to the log of the connection whose task logged it."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        connection = _serving.get()
+        if connection is not None and record.levelno >= logging.WARNING:
+            connection.note(record.getMessage())
+
+
+for _name in ("mcp", "client"):  # the SDK's session logs under "client"
+    _logger = logging.getLogger(_name)
+    _logger.addHandler(_QuietLog())
+    _logger.propagate = False
 
 Status = Literal["starting", "ready", "failed", "exited", "closed"]
 
@@ -54,6 +79,10 @@ class ProgressFn(Protocol):
 CONNECTION_CLOSED = -32000
 """The code the SDK gives a request whose connection closed under it."""
 STDERR_TAIL_LINES = 6
+
+
+class _Unreadable(Exception):
+    """A server's answer while starting could not be parsed (it is lost)."""
 
 
 class McpCallError(Exception):
@@ -88,6 +117,13 @@ class McpConnection:
         """Each call in flight: how to fail it, and the tool it calls."""
         self._ended = False
         self._stop_requested = False
+        self._start_scope: anyio.CancelScope | None = None
+        self._garbled: str | None = None
+        """The first line this server wrote that was not JSON-RPC (while starting)."""
+        self.dropped: list[str] = []
+        """Why each tool of `tools/list` that could not be read was left out."""
+        self.log: deque[str] = deque(maxlen=LOG_LINES)
+        """Protocol noise from this server: malformed notifications, stray lines."""
         self._done: anyio.Event | None = None
         """Set when `run()` has returned (the transport is closed)."""
         self._http_error: tuple[int, str] | None = None
@@ -110,16 +146,20 @@ class McpConnection:
         self._settled = self._settled or anyio.Event()
         self._done = self._done or anyio.Event()
         self._ended = False
+        _serving.set(self)
+        guard = ToolListGuard(self._tool_dropped)
         try:
             async with self._transport() as (read, write), ClientSession(
-                WatchedReader(read, self._connection_ended),
-                CancelReasonWriter(write),
+                WatchedReader(read, self._connection_ended, guard),
+                CancelReasonWriter(write, guard),
                 message_handler=self._on_message,
                 client_info=mcp_types.Implementation(name="agent-workbench", version=__version__),
             ) as session:
-                with anyio.fail_after(self.config.startup_timeout):
+                with anyio.fail_after(self.config.startup_timeout) as self._start_scope:
                     info = await session.initialize()
                     self.tools = await _list_tools(session)
+                if self._start_scope.cancelled_caught:
+                    raise _Unreadable(self._garbled or "an answer that could not be read")
                 self.server_info = f"{info.server_info.name} {info.server_info.version}".strip()
                 self._session = session
                 self.status = "ready"
@@ -153,6 +193,7 @@ class McpConnection:
         if self._session is not None:
             raise RuntimeError(f"MCP server {self.name} is still running")
         self.status, self.error, self.tools, self.server_info = "starting", None, [], None
+        self.dropped, self._garbled = [], None
         self._stop, self._settled, self._done = anyio.Event(), anyio.Event(), anyio.Event()
         self._stop_requested, self._http_error = False, None
 
@@ -290,9 +331,27 @@ class McpConnection:
 
     # -- failures ----------------------------------------------------------------------
 
+    def _tool_dropped(self, why: str) -> None:
+        self.dropped.append(why)
+        self.note(why)
+
+    def note(self, line: str) -> None:
+        """Keep one line of protocol noise in `log`."""
+        self.log.append(line.splitlines()[0] if line.strip() else line)
+
     async def _on_message(self, message: Any) -> None:
-        """The SDK's message handler: a line that is not JSON-RPC fails the calls in flight."""
+        """The SDK's message handler: a line that is not JSON-RPC fails the calls in flight
+        (their answer may have been in it); a malformed notification is only logged."""
         if not isinstance(message, Exception):
+            return
+        if _is_notification(message):
+            self.note(f"ignored a malformed notification ({_garbage(message)})")
+            return
+        if self.status == "starting":
+            self._garbled = self._garbled or _garbage(message)
+            self.note(f"wrote something that is not JSON-RPC ({_garbage(message)})")
+            if "recursion" in self._garbled and self._start_scope is not None:
+                self._start_scope.cancel()  # its answer is lost: waiting cannot help
             return
         text = (
             f"MCP server {self.name} wrote something that is not a JSON-RPC message "
@@ -324,12 +383,18 @@ class McpConnection:
             why = f"command not found: {config.command[0]}"
         elif isinstance(exc, PermissionError) and config.command is not None:
             why = f"cannot run {config.command[0]}: permission denied"
+        elif isinstance(exc, _Unreadable):
+            why = f"its answer while starting could not be read: {exc}"
+            if "recursion" in str(exc):
+                why += " (JSON nested too deeply: a tool's schema, probably)"
         elif isinstance(exc, TimeoutError):
             why = (
                 f"no answer to initialize within {config.startup_timeout:g}s "
                 "(is it an MCP server speaking over "
                 f"{'stdio' if config.transport == 'stdio' else 'streamable HTTP'}?)"
             )
+            if self._garbled:
+                why += f"; it wrote something that is not JSON-RPC: {self._garbled}"
         elif config.url is not None and self._http_error is not None:
             why = http_failure(config.url, *self._http_error)
         elif config.url is not None and _is_connect_error(exc):
@@ -424,6 +489,14 @@ def _describe(exc: BaseException) -> str:
 
 def _first_line(text: str) -> str:
     return text.strip().splitlines()[0] if text.strip() else text
+
+
+def _is_notification(exc: Exception) -> bool:
+    """Whether a message that failed to parse has a notification's shape (a method, no id)."""
+    if not isinstance(exc, ValidationError) or not exc.errors():
+        return False
+    seen = exc.errors()[0].get("input")
+    return isinstance(seen, dict) and "method" in seen and "id" not in seen
 
 
 def _garbage(exc: Exception) -> str:

@@ -156,7 +156,8 @@ class McpHub:
         for c in self.connections:
             if c.status == "ready":
                 count = sum(1 for t in self.tools if t.source == f"mcp:{c.name}")
-                lines.append(f"MCP server {c.name}: {count} tools ({c.config.target})")
+                line = f"MCP server {c.name}: {count} tools ({c.config.target})"
+                lines.append("\n".join([line, *(f"  {why}" for why in c.dropped)]))
             else:
                 lines.append(describe_failure(c))
         return lines
