@@ -7,6 +7,7 @@ headless mode and the runtime never load Textual.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -46,9 +47,7 @@ def main(argv: list[str] | None = None) -> int:
             breakpoints=args.breakpoints,
             slow_after=args.slow_after,
             capture_chunks=args.capture_chunks,
-            mcp=args.mcp,
-            mcp_urls=args.mcp_url,
-            mcp_servers=_config_mcp_servers(args),
+            mcp_servers=_mcp_servers(args),
             pass_env=[*_config_pass_env(args), *args.pass_env],
             session=args.session,
             record=not args.no_record,
@@ -80,12 +79,18 @@ def _say_session(runtime: Runtime, what: str = "session recorded to") -> None:
         print(f"workbench: {what} {path}", file=sys.stderr)
 
 
-def _config_mcp_servers(args: Any) -> list[Any]:
-    """The `[mcp.servers.NAME]` tables of the config file (--config, else the default)."""
-    from workbench.mcp.config import load_mcp_servers
+def _mcp_servers(args: Any) -> list[Any]:
+    """Every MCP server to start: the config file's `[mcp.servers.NAME]` tables (--config,
+    else the default), then each --mcp-config file's, then the flags' in their order."""
+    from workbench.mcp.config import load_mcp_json, load_mcp_servers, servers_from_flags
     from workbench.providers.settings import default_config_path
 
-    return load_mcp_servers(args.config or default_config_path(), required=args.config is not None)
+    servers = load_mcp_servers(
+        args.config or default_config_path(), required=args.config is not None
+    )
+    for path in args.mcp_config:
+        servers += load_mcp_json(Path(path))
+    return servers + servers_from_flags(getattr(args, "mcp_specs", None) or [])
 
 
 def _config_pass_env(args: Any) -> list[str]:

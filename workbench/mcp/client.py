@@ -245,13 +245,28 @@ class McpConnection:
             from mcp.shared._httpx_utils import create_mcp_http_client
 
             async def seen(response: Any) -> None:
-                if response.status_code >= 400 and response.request.method == "POST":
+                if response.status_code >= 400 and (config.sse or response.request.method == "POST"):
                     self._http_error = (response.status_code, response.reason_phrase or "")
 
-            client = create_mcp_http_client(headers=config.headers or None)
-            client.event_hooks["response"].append(seen)
-            async with client, streamable_http_client(config.url, http_client=client) as streams:
-                yield streams[0], streams[1]
+            def client_factory(**kwargs: Any) -> Any:
+                client = create_mcp_http_client(**kwargs)
+                client.event_hooks["response"].append(seen)
+                return client
+
+            if config.sse:
+                from mcp.client.sse import sse_client
+
+                async with sse_client(
+                    config.url, headers=config.headers or None,
+                    httpx_client_factory=client_factory,
+                ) as streams:
+                    yield streams[0], streams[1]
+            else:
+                client = client_factory(headers=config.headers or None)
+                async with client, streamable_http_client(config.url, http_client=client) as (
+                    streams
+                ):
+                    yield streams[0], streams[1]
 
     # -- calls -------------------------------------------------------------------------
 
@@ -396,7 +411,7 @@ class McpConnection:
             if self._garbled:
                 why += f"; it wrote something that is not JSON-RPC: {self._garbled}"
         elif config.url is not None and self._http_error is not None:
-            why = http_failure(config.url, *self._http_error)
+            why = http_failure(config.url, *self._http_error, sse=config.sse)
         elif config.url is not None and _is_connect_error(exc):
             why = f"nothing answered at {config.url} ({_describe(exc)}): is the server running?"
         elif isinstance(exc, MCPError) and exc.error.code == CONNECTION_CLOSED:
@@ -437,7 +452,7 @@ async def _list_tools(session: ClientSession) -> list[mcp_types.Tool]:
     return tools
 
 
-def http_failure(url: str, status: int, reason: str) -> str:
+def http_failure(url: str, status: int, reason: str, *, sse: bool = False) -> str:
     """What an HTTP error status from an MCP endpoint means, and what to try."""
     head = f"{url} answered HTTP {status}{f' {reason}' if reason else ''}"
     if status == 401:
@@ -447,11 +462,15 @@ def http_failure(url: str, status: int, reason: str) -> str:
         )
     elif status == 403:
         hint = "the server refused the credentials it was given (check the headers)"
+    elif status in (404, 405) and sse:
+        hint = (
+            "there is no SSE MCP endpoint at this path (such servers usually serve /sse; "
+            "a URL ending in /mcp is streamable HTTP: use --mcp-url)"
+        )
     elif status in (404, 405):
         hint = (
             "there is no streamable-HTTP MCP endpoint at this path (such servers usually "
-            "serve /mcp; a URL ending in /sse is the older SSE transport, which the "
-            "workbench does not speak)"
+            "serve /mcp; a URL ending in /sse is the older SSE transport: use --mcp-sse)"
         )
     elif status >= 500:
         hint = "the server failed while answering (see its own log)"

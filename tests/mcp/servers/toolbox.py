@@ -9,7 +9,7 @@ one that exits while idle after answering (`exit_soon`). A server that answers g
 SDK keeps a tool's stray output off the protocol stream.
 
 Run: `python tests/mcp/servers/toolbox.py` (stdio), or with `--http PORT` for
-streamable HTTP on 127.0.0.1.
+streamable HTTP on 127.0.0.1 (`--sse PORT`: the older HTTP+SSE transport).
 """
 
 from __future__ import annotations
@@ -129,5 +129,7 @@ def exit_soon(after: float = 0.2) -> str:
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--http":
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    elif len(sys.argv) == 3 and sys.argv[1] == "--sse":
+        server.run("sse", host="127.0.0.1", port=int(sys.argv[2]))
     else:
         server.run()
