@@ -36,6 +36,18 @@ from pydantic import ValidationError
 from workbench import __version__
 from workbench.agent import AbortSignal
 from workbench.mcp.config import McpServerConfig
+from workbench.mcp.failures import (
+    McpCallError,
+    Unreadable,
+    describe,
+    first_line,
+    garbage,
+    http_failure,
+    is_connect_error,
+    is_notification,
+    leaf,
+    reason_text,
+)
 from workbench.mcp.streams import (
     CallCancel,
     CancelReasonWriter,
@@ -79,18 +91,6 @@ class ProgressFn(Protocol):
 CONNECTION_CLOSED = -32000
 """The code the SDK gives a request whose connection closed under it."""
 STDERR_TAIL_LINES = 6
-
-
-class _Unreadable(Exception):
-    """A server's answer while starting could not be parsed (it is lost)."""
-
-
-class McpCallError(Exception):
-    """A call to an MCP tool failed; `str()` says why, `details` go to the inspector."""
-
-    def __init__(self, message: str, details: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.details = details or {}
 
 
 class McpConnection:
@@ -159,7 +159,7 @@ class McpConnection:
                     info = await session.initialize()
                     self.tools = await _list_tools(session)
                 if self._start_scope.cancelled_caught:
-                    raise _Unreadable(self._garbled or "an answer that could not be read")
+                    raise Unreadable(self._garbled or "an answer that could not be read")
                 self.server_info = f"{info.server_info.name} {info.server_info.version}".strip()
                 self._session = session
                 self.status = "ready"
@@ -173,9 +173,9 @@ class McpConnection:
                         self._set_exited("it exited while idle", stderr=True)
         except Exception as exc:  # noqa: BLE001 - any failure to start is reported, not raised
             if self.status == "starting":
-                self._set_failed(self._start_failure(_leaf(exc)))
+                self._set_failed(self._start_failure(leaf(exc)))
             elif self.status == "ready":  # the transport broke while idle
-                self._set_exited(f"its connection ended: {_describe(_leaf(exc))}", stderr=True)
+                self._set_exited(f"its connection ended: {describe(leaf(exc))}", stderr=True)
         finally:
             self._session = None
             if self.status == "ready":
@@ -245,7 +245,8 @@ class McpConnection:
             from mcp.shared._httpx_utils import create_mcp_http_client
 
             async def seen(response: Any) -> None:
-                if response.status_code >= 400 and (config.sse or response.request.method == "POST"):
+                posted = config.sse or response.request.method == "POST"
+                if response.status_code >= 400 and posted:
                     self._http_error = (response.status_code, response.reason_phrase or "")
 
             def client_factory(**kwargs: Any) -> Any:
@@ -305,7 +306,7 @@ class McpConnection:
             cancel = CallCancel()
 
             def abort(reason: object) -> None:
-                cancel.reason = _reason_text(reason)
+                cancel.reason = reason_text(reason)
                 scope.cancel()
 
             self._inflight[fail] = tool
@@ -318,12 +319,12 @@ class McpConnection:
             except ValidationError as exc:
                 raise McpCallError(
                     f"MCP server {self.name} answered tools/call {tool} with an invalid result: "
-                    f"{_first_line(str(exc))}",
+                    f"{first_line(str(exc))}",
                     details,
                 ) from None
             except Exception as exc:  # noqa: BLE001 - the SDK raises RuntimeError and others
                 raise McpCallError(
-                    f"MCP server {self.name} failed on tools/call {tool}: {_describe(exc)}", details
+                    f"MCP server {self.name} failed on tools/call {tool}: {describe(exc)}", details
                 ) from None
             finally:
                 current_call.reset(token)
@@ -359,18 +360,18 @@ class McpConnection:
         (their answer may have been in it); a malformed notification is only logged."""
         if not isinstance(message, Exception):
             return
-        if _is_notification(message):
-            self.note(f"ignored a malformed notification ({_garbage(message)})")
+        if is_notification(message):
+            self.note(f"ignored a malformed notification ({garbage(message)})")
             return
         if self.status == "starting":
-            self._garbled = self._garbled or _garbage(message)
-            self.note(f"wrote something that is not JSON-RPC ({_garbage(message)})")
+            self._garbled = self._garbled or garbage(message)
+            self.note(f"wrote something that is not JSON-RPC ({garbage(message)})")
             if "recursion" in self._garbled and self._start_scope is not None:
                 self._start_scope.cancel()  # its answer is lost: waiting cannot help
             return
         text = (
             f"MCP server {self.name} wrote something that is not a JSON-RPC message "
-            f"({_garbage(message)}); the calls waiting on it were failed"
+            f"({garbage(message)}); the calls waiting on it were failed"
         )
         for fail in list(self._inflight):
             fail(text)
@@ -398,7 +399,7 @@ class McpConnection:
             why = f"command not found: {config.command[0]}"
         elif isinstance(exc, PermissionError) and config.command is not None:
             why = f"cannot run {config.command[0]}: permission denied"
-        elif isinstance(exc, _Unreadable):
+        elif isinstance(exc, Unreadable):
             why = f"its answer while starting could not be read: {exc}"
             if "recursion" in str(exc):
                 why += " (JSON nested too deeply: a tool's schema, probably)"
@@ -412,12 +413,12 @@ class McpConnection:
                 why += f"; it wrote something that is not JSON-RPC: {self._garbled}"
         elif config.url is not None and self._http_error is not None:
             why = http_failure(config.url, *self._http_error, sse=config.sse)
-        elif config.url is not None and _is_connect_error(exc):
-            why = f"nothing answered at {config.url} ({_describe(exc)}): is the server running?"
+        elif config.url is not None and is_connect_error(exc):
+            why = f"nothing answered at {config.url} ({describe(exc)}): is the server running?"
         elif isinstance(exc, MCPError) and exc.error.code == CONNECTION_CLOSED:
             why = "it exited (or closed the connection) before answering initialize"
         else:
-            why = _describe(exc)
+            why = describe(exc)
         return f"{why}{self._stderr_tail()}"
 
     def _set_failed(self, why: str) -> None:
@@ -450,77 +451,3 @@ async def _list_tools(session: ClientSession) -> list[mcp_types.Tool]:
         if not cursor:
             break
     return tools
-
-
-def http_failure(url: str, status: int, reason: str, *, sse: bool = False) -> str:
-    """What an HTTP error status from an MCP endpoint means, and what to try."""
-    head = f"{url} answered HTTP {status}{f' {reason}' if reason else ''}"
-    if status == 401:
-        hint = (
-            "the server wants credentials: give it a header, e.g. "
-            "headers = { Authorization = \"Bearer ...\" } in the server's config table"
-        )
-    elif status == 403:
-        hint = "the server refused the credentials it was given (check the headers)"
-    elif status in (404, 405) and sse:
-        hint = (
-            "there is no SSE MCP endpoint at this path (such servers usually serve /sse; "
-            "a URL ending in /mcp is streamable HTTP: use --mcp-url)"
-        )
-    elif status in (404, 405):
-        hint = (
-            "there is no streamable-HTTP MCP endpoint at this path (such servers usually "
-            "serve /mcp; a URL ending in /sse is the older SSE transport: use --mcp-sse)"
-        )
-    elif status >= 500:
-        hint = "the server failed while answering (see its own log)"
-    else:
-        hint = "the server did not accept the MCP request"
-    return f"{head}: {hint}"
-
-
-def _is_connect_error(exc: BaseException) -> bool:
-    return type(exc).__name__ in ("ConnectError", "ConnectTimeout") or isinstance(
-        exc, ConnectionError
-    )
-
-
-def _reason_text(reason: object) -> str:
-    """The text sent as a cancellation's reason: the user's, or what aborted the call."""
-    if reason is None:
-        return "the user aborted the call"
-    if isinstance(reason, BaseException):
-        return _describe(reason)
-    return str(reason)
-
-
-def _leaf(exc: BaseException) -> BaseException:
-    """The first real exception inside (nested) exception groups."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
-
-
-def _describe(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def _first_line(text: str) -> str:
-    return text.strip().splitlines()[0] if text.strip() else text
-
-
-def _is_notification(exc: Exception) -> bool:
-    """Whether a message that failed to parse has a notification's shape (a method, no id)."""
-    if not isinstance(exc, ValidationError) or not exc.errors():
-        return False
-    seen = exc.errors()[0].get("input")
-    return isinstance(seen, dict) and "method" in seen and "id" not in seen
-
-
-def _garbage(exc: Exception) -> str:
-    if isinstance(exc, ValidationError) and exc.errors():
-        error = exc.errors()[0]
-        seen = str(error.get("input", ""))[:80]
-        return f"{error['msg']}; got {seen!r}" if seen else str(error["msg"])
-    return _first_line(_describe(exc))[:200]

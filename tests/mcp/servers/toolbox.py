@@ -5,8 +5,8 @@ records a cancellation (`slow_count`), one that fails (`fail`, an `isError`
 result), one that returns an image (`snapshot`) and one an embedded resource
 (`read_note`), one that answers with a JSON-RPC error (`protocol_error`) and one
 that dies mid-call (`crash`), one that answers two text blocks (`two_blocks`) and
-one that exits while idle after answering (`exit_soon`). A server that answers garbage is `garbage.py`: this
-SDK keeps a tool's stray output off the protocol stream.
+one that exits while idle after answering (`exit_soon`). A server that answers
+garbage is `garbage.py`: this SDK keeps a tool's stray output off the protocol stream.
 
 Run: `python tests/mcp/servers/toolbox.py` (stdio), or with `--http PORT` for
 streamable HTTP on 127.0.0.1 (`--sse PORT`: the older HTTP+SSE transport).
