@@ -83,6 +83,7 @@ class WorkbenchApp(SteppingActions, App[int]):
         Binding("f9", "toggle_breakpoint", "Breakpoint"),
         Binding("ctrl+b", "breakpoints", "Breakpoints"),
         Binding("f4", "run_details", "Wire & time"),
+        Binding("f3", "mcp_servers", "MCP servers", show=False),
         Binding("ctrl+l", "focus_prompt", "Prompt"),
     ]
 
@@ -361,6 +362,7 @@ class WorkbenchApp(SteppingActions, App[int]):
                         timeout=12 if failed else 4, markup=False,
                     )
                 hub.on_change = self._mcp_server_exited
+                hub.on_tools_changed = self._mcp_tools_changed
                 self._mcp_started.set()
                 self._refresh_now()
                 await asyncio.Event().wait()  # until the app exits and cancels this worker
@@ -376,6 +378,27 @@ class WorkbenchApp(SteppingActions, App[int]):
             f"{describe_failure(connection)}\nctrl+p, 'Restart MCP server' starts it again.",
             severity="error", timeout=15, markup=False,
         )
+
+    def _mcp_tools_changed(self, connection: Any, added: list[str], removed: list[str]) -> None:
+        tools = [t for t in self.agent.state.tools if t.source == f"mcp:{connection.name}"]
+        self.labels.update({t.name: t.label for t in tools})
+        self.descriptions.update({t.name: t.description for t in tools})
+        self.sources.update({t.name: t.source for t in tools if t.source})
+        change = ", ".join([*(f"+{n}" for n in added), *(f"-{n}" for n in removed)])
+        self.notify(
+            f"MCP server {connection.name} changed its tools ({change or 'same names'}); "
+            "the next model request has the new list", markup=False,
+        )
+
+    def action_mcp_servers(self) -> None:
+        from widgets.mcp_servers import McpServersScreen
+
+        hub = self.runtime.mcp
+        if hub is None:
+            self.notify("No MCP servers in this run (start one with --mcp, --mcp-url or "
+                        "--mcp-config)", severity="warning", markup=False)
+            return
+        self.push_screen(McpServersScreen(hub, self.restart_mcp_server))
 
     @work(group="mcp-restart", exit_on_error=False)
     async def restart_mcp_server(self, name: str) -> None:
@@ -491,6 +514,7 @@ def _command_help(action: str) -> str:
         "cancel_call": "Cancel only the selected running call",
         "focus_prompt": "Put the cursor in the message box",
         "run_details": "Every model request as sent, and where the run's time went",
+        "mcp_servers": "Each MCP server's state, tools, log and stderr; restart one",
     }.get(action, action)
 
 

@@ -48,6 +48,7 @@ def main(argv: list[str] | None = None) -> int:
             slow_after=args.slow_after,
             capture_chunks=args.capture_chunks,
             mcp_servers=_mcp_servers(args),
+            mcp_log_level=args.mcp_log_level,
             pass_env=[*_config_pass_env(args), *args.pass_env],
             session=args.session,
             record=not args.no_record,

@@ -57,6 +57,8 @@ class RunOptions:
     """MCP servers to connect to over streamable HTTP (`--mcp-url`)."""
     mcp_servers: list[Any] = field(default_factory=list)
     """More MCP servers as `workbench.mcp.McpServerConfig`s (the config file's)."""
+    mcp_log_level: str | None = None
+    """The log level asked of MCP servers that log (`--mcp-log-level`)."""
     session: Path | None = None
     """The session file to record to (default: a new file in the user's data directory)."""
     record: bool = True
@@ -101,8 +103,9 @@ def builtin_tool_list(workspace: Path, pass_env: list[str] | None = None) -> lis
     return builtin_tools(workspace, pass_env=pass_env or ())
 
 
-def mcp_hub(options: RunOptions) -> Any:
-    """An `McpHub` for the options' MCP servers, not started (None when there are none).
+def mcp_hub(options: RunOptions, workspace: Path | None = None) -> Any:
+    """An `McpHub` for the options' MCP servers, not started (None when there are none);
+    `workspace` is offered to them as their root.
 
     Raises:
         ValueError: a `--mcp` command that does not split, or a URL that is not http(s).
@@ -111,7 +114,9 @@ def mcp_hub(options: RunOptions) -> Any:
         return None
     from workbench.mcp import McpHub, resolve_servers
 
-    return McpHub(resolve_servers(options.mcp, options.mcp_urls, options.mcp_servers))
+    servers = resolve_servers(options.mcp, options.mcp_urls, options.mcp_servers)
+    roots = [workspace] if workspace is not None else []
+    return McpHub(servers, roots=roots, log_level=options.mcp_log_level)
 
 
 def build_runtime(options: RunOptions) -> Runtime:
@@ -140,7 +145,7 @@ def build_runtime(options: RunOptions) -> Runtime:
         stream_fn, model = openai_provider, openai_provider.model
     workspace = options.workspace or scratch_workspace(scenario)
     tools = options.tools if options.tools is not None else builtin_tool_list(workspace, options.pass_env)
-    hub = mcp_hub(options)
+    hub = mcp_hub(options, workspace)
     fork = options.fork
     agent = Agent(
         stream_fn=stream_fn,

@@ -171,6 +171,13 @@ def build_parser() -> argparse.ArgumentParser:
             help=f"for the MCP server named just before: {about} (repeatable)",
         )
     mcp.add_argument(
+        "--mcp-log-level",
+        choices=("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"),
+        metavar="LEVEL",
+        help="the least severe log lines MCP servers should send (debug ... emergency); "
+        "they are kept per server",
+    )
+    mcp.add_argument(
         "--mcp-config",
         action="append",
         default=[],

@@ -35,6 +35,7 @@ from pydantic import ValidationError
 
 from workbench import __version__
 from workbench.agent import AbortSignal
+from workbench.mcp.capabilities import ClientSide
 from workbench.mcp.config import McpServerConfig
 from workbench.mcp.failures import (
     McpCallError,
@@ -91,6 +92,8 @@ class ProgressFn(Protocol):
 CONNECTION_CLOSED = -32000
 """The code the SDK gives a request whose connection closed under it."""
 STDERR_TAIL_LINES = 6
+STDERR_KEPT_LINES = 50
+"""How many of a stopped server's last stderr lines the status view can still show."""
 
 
 class McpConnection:
@@ -100,8 +103,12 @@ class McpConnection:
         config: the server to start or connect to.
     """
 
-    def __init__(self, config: McpServerConfig) -> None:
+    def __init__(self, config: McpServerConfig, client: ClientSide | None = None) -> None:
         self.config = config
+        self.client = client or ClientSide()
+        """Roots, the server's log and what to do on tools/list_changed."""
+        self.instructions: str | None = None
+        """What the server's `initialize` answer says about using it, if anything."""
         self.status: Status = "starting"
         self.error: str | None = None
         """Why the server failed or exited (None while it is fine)."""
@@ -122,6 +129,7 @@ class McpConnection:
         """The first line this server wrote that was not JSON-RPC (while starting)."""
         self.dropped: list[str] = []
         """Why each tool of `tools/list` that could not be read was left out."""
+        self._last_stderr: list[str] = []
         self.log: deque[str] = deque(maxlen=LOG_LINES)
         """Protocol noise from this server: malformed notifications, stray lines."""
         self._done: anyio.Event | None = None
@@ -154,13 +162,16 @@ class McpConnection:
                 CancelReasonWriter(write, guard),
                 message_handler=self._on_message,
                 client_info=mcp_types.Implementation(name="agent-workbench", version=__version__),
+                **self.client.session_options(),
             ) as session:
                 with anyio.fail_after(self.config.startup_timeout) as self._start_scope:
                     info = await session.initialize()
+                    await self._set_log_level(session, info)
                     self.tools = await _list_tools(session)
                 if self._start_scope.cancelled_caught:
                     raise Unreadable(self._garbled or "an answer that could not be read")
                 self.server_info = f"{info.server_info.name} {info.server_info.version}".strip()
+                self.instructions = info.instructions or None
                 self._session = session
                 self.status = "ready"
                 self._settled.set()
@@ -184,6 +195,7 @@ class McpConnection:
                 self._set_failed("its start was cancelled")
             self._settled.set()
             if self._stderr is not None:
+                self._last_stderr = self.stderr_lines(STDERR_KEPT_LINES)
                 self._stderr.close()
                 self._stderr = None
             self._done.set()
@@ -343,6 +355,7 @@ class McpConnection:
                 {**details, "aborted": True},
             )
         assert isinstance(result, mcp_types.CallToolResult)
+        await self.client.settled()
         return result
 
     # -- failures ----------------------------------------------------------------------
@@ -355,10 +368,26 @@ class McpConnection:
         """Keep one line of protocol noise in `log`."""
         self.log.append(line.splitlines()[0] if line.strip() else line)
 
+    async def relist_tools(self) -> None:
+        """List the server's tools again (after it said its list changed)."""
+        session = self._session
+        if session is not None and self.status == "ready":
+            self.tools = await _list_tools(session)
+
+    async def _set_log_level(self, session: ClientSession, info: Any) -> None:
+        level = self.client.log_level
+        if level is None or getattr(info.capabilities, "logging", None) is None:
+            return
+        try:
+            await session.set_logging_level(level)
+        except MCPError as exc:
+            self.note(f"logging/setLevel {level} was refused: {exc.error.message}")
+
     async def _on_message(self, message: Any) -> None:
         """The SDK's message handler: a line that is not JSON-RPC fails the calls in flight
         (their answer may have been in it); a malformed notification is only logged."""
         if not isinstance(message, Exception):
+            await self.client.notified(message)
             return
         if is_notification(message):
             self.note(f"ignored a malformed notification ({garbage(message)})")
@@ -424,17 +453,21 @@ class McpConnection:
     def _set_failed(self, why: str) -> None:
         self.status, self.error = "failed", why
 
-    def _stderr_tail(self) -> str:
-        """The last lines the server wrote to stderr, as a suffix for a message."""
+    def stderr_lines(self, count: int = STDERR_TAIL_LINES) -> list[str]:
+        """The last non-blank lines the server wrote to stderr (kept after it stopped)."""
         if self._stderr is None:
-            return ""
+            return self._last_stderr[-count:]
         try:
             fd = self._stderr.fileno()
             size = os.fstat(fd).st_size
-            data = os.pread(fd, 4096, max(0, size - 4096)).decode("utf-8", "replace")
+            data = os.pread(fd, 16384, max(0, size - 16384)).decode("utf-8", "replace")
         except (OSError, ValueError):
-            return ""
-        lines = [line for line in data.splitlines() if line.strip()][-STDERR_TAIL_LINES:]
+            return []
+        return [line for line in data.splitlines() if line.strip()][-count:]
+
+    def _stderr_tail(self) -> str:
+        """The last lines the server wrote to stderr, as a suffix for a message."""
+        lines = self.stderr_lines()
         if not lines:
             return ""
         return "\nIts last stderr lines:\n" + "\n".join(f"  {line}" for line in lines)

@@ -61,6 +61,8 @@ class McpServerConfig(BaseModel):
     """Working directory for a stdio server (default: the workbench's own)."""
     headers: dict[str, str] = Field(default_factory=dict)
     """Extra HTTP headers for a URL server (e.g. an Authorization header)."""
+    use_instructions: bool = False
+    """Add the `instructions` of the server's `initialize` answer to the system prompt."""
     startup_timeout: float = Field(default=DEFAULT_STARTUP_TIMEOUT, gt=0)
     """Seconds to start, initialize and list tools before the server counts as failed."""
     source: str = "flag"
