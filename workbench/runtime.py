@@ -92,10 +92,11 @@ class Runtime:
         return None if self.recorder is None else self.recorder.path
 
 
-def builtin_tool_list(workspace: Path) -> list[AgentTool]:
+def builtin_tool_list(workspace: Path, gate: PermissionGate | None = None) -> list[AgentTool]:
+    """The built-in tools; with `gate`, the reading tools show only what it lets them read."""
     from tools import builtin_tools
 
-    return builtin_tools(workspace)
+    return builtin_tools(workspace, gate.may_read if gate is not None else None)
 
 
 def mcp_hub(options: RunOptions) -> Any:
@@ -136,7 +137,15 @@ def build_runtime(options: RunOptions) -> Runtime:
         )
         stream_fn, model = openai_provider, openai_provider.model
     workspace = options.workspace or scratch_workspace(scenario)
-    tools = options.tools if options.tools is not None else builtin_tool_list(workspace)
+    gate = PermissionGate.for_workspace(
+        workspace,
+        policy=options.approve,
+        allow=options.allow,
+        ask=options.ask,
+        deny=options.deny,
+        rules_file=options.rules_file,
+    )
+    tools = options.tools if options.tools is not None else builtin_tool_list(workspace, gate)
     hub = mcp_hub(options)
     fork = options.fork
     agent = Agent(
@@ -152,15 +161,7 @@ def build_runtime(options: RunOptions) -> Runtime:
         recorder = start_recording(
             agent, workspace=workspace, scenario=scenario, path=options.session, fork=fork
         )
-    gate = PermissionGate.for_workspace(
-        workspace,
-        publish=agent.publish,
-        policy=options.approve,
-        allow=options.allow,
-        ask=options.ask,
-        deny=options.deny,
-        rules_file=options.rules_file,
-    )
+    gate.publish = agent.publish
     stepper = Stepper(publish=agent.publish, enabled=options.step, breakpoints=options.breakpoints)
     agent.before_tool_call = chain_before(gate, stepper.before_tool_call)
     agent.after_tool_call = stepper.after_tool_call

@@ -8,7 +8,8 @@ How an argument glob matches depends on the argument's name, because the same
 `*` means different things for a path and for a shell command:
 
 - `path` (or any name ending in `path`): the value is normalised first
-  (`./src/../a.py` -> `a.py`, so `..` cannot sneak past a prefix); `*` and `?`
+  (`./src/../a.py` -> `a.py`, so `..` cannot sneak past a prefix; the gate
+  gives built-in tools' paths in the canonical form the tool opens); `*` and `?`
   stay within one path segment, `**` crosses segments (`src/**` is everything
   under src/, `**/*.py` every Python file).
 - `command` / `cmd`: `*` matches any text except shell operators
@@ -86,12 +87,13 @@ def _translate(pattern: str, style: Style) -> str:
 
 
 def normalise_path(value: str) -> str:
-    """`./a/../b/` -> `b`: the form path globs are matched against."""
-    text = value.replace("\\", "/")
-    if not text:
-        return text
-    norm = posixpath.normpath(text)
-    return norm[2:] if norm.startswith("./") else norm
+    """`./a/../b/` -> `b`: the form path globs are matched against.
+
+    Lexical only, and a backslash stays part of a name, as it is on POSIX. The
+    gate hands built-in tools' paths over already canonical (the real path the
+    tool opens, see `tools.workspace`), so for them this changes nothing.
+    """
+    return posixpath.normpath(value) if value else value
 
 
 def _value_text(value: Any, style: Style) -> str:
