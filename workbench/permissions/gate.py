@@ -202,7 +202,9 @@ class PermissionGate:
         rules = load_rules(workspace, rules_file=file, allow=allow, ask=ask, deny=deny)
         return cls(
             rules, publish=publish, policy=policy, rules_file=file,
-            rules_file_display=display_path(file, workspace), workspace=Workspace(workspace),
+            rules_file_display=display_path(file, workspace),
+            # no directory, no built-in tools (they need one): paths are judged as written
+            workspace=Workspace(workspace) if workspace.is_dir() else None,
         )
 
     @property
