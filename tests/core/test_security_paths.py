@@ -16,8 +16,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tools import builtin_tools
-from tools.workspace import Workspace, WorkspaceError, check_path_text, is_binary
+from tools.workspace import (
+    IGNORED_DIRS,
+    Workspace,
+    WorkspaceError,
+    check_path_text,
+    is_binary,
+    read_sample,
+)
 from workbench.agent import (
+    AbortController,
     AgentContext,
     AgentTool,
     AssistantMessage,
@@ -131,6 +139,9 @@ REFUSALS = {
     "a\u200bb": "contains the character U+200B",
     "a\ud800b": "contains the character U+D800",
     "a\x7fb": "contains the character U+007F",
+    "a\u2028b": "contains the character U+2028",
+    "a\u2029b": "contains the character U+2029",
+    "a\xadb": "contains the character U+00AD",
     "a\\b": "contains a backslash",
     " a": "whitespace at the start or end of a name",
     "a ": "whitespace at the start or end of a name",
@@ -184,13 +195,44 @@ def test_canonical_is_the_opened_file_relative_to_the_root(ws: Path) -> None:
 # -- binary or text ------------------------------------------------------------------
 
 
+def test_the_sniff_is_8_kb(tmp_path: Path) -> None:
+    late_nul = tmp_path / "late.txt"
+    late_nul.write_bytes(b"a" * 8192 + b"\x00")  # past the sniff: text
+    early = tmp_path / "early.bin"
+    early.write_bytes(b"a" * 8191 + b"\xff")
+    assert not is_binary(read_sample(late_nul)) and is_binary(read_sample(early))
+    assert read_sample(late_nul) == b"a" * 8192
+
+
+def test_workspace_basics(ws: Path, tmp_path: Path) -> None:
+    space = Workspace(ws)
+    assert repr(space) == f"Workspace({str(ws)!r})"
+    (ws / "inner.txt").symlink_to(ws / "src" / "app.py")
+    (ws / "outer.txt").symlink_to(tmp_path)
+    assert space.real_inside(ws / "inner.txt") is True
+    assert space.real_inside(ws / "outer.txt") is False
+    assert space.shown(ws / "inner.txt") is True  # nobody said otherwise
+    with pytest.raises(NotADirectoryError, match="is not a directory"):
+        Workspace(ws / "src" / "app.py")
+
+
+async def test_listing_skips_every_ignored_directory(ws: Path) -> None:
+    for name in IGNORED_DIRS:
+        (ws / "src" / name).mkdir(exist_ok=True)
+    list_directory = next(t for t in builtin_tools(ws) if t.name == "list_directory")
+    params = list_directory.parameters.model_validate({"path": "src"})
+    result = await list_directory.execute("c", params, AbortController().signal, None)
+    assert sorted(result.details["skipped"]) == sorted(f"{n}" for n in IGNORED_DIRS)
+    assert result.content[0].text == "app.py"
+
+
 def test_binary_sniffing() -> None:
     assert is_binary(b"abc\x00def")
     assert is_binary(b"caf\xe9 latin-1, no NUL")  # not UTF-8
     assert is_binary(b"\xff\xfe")
     assert is_binary(b"ab\xe2\x41cd")  # a broken sequence in the middle
-    assert not is_binary(b"plain text\n")
-    assert not is_binary(b"")
+    assert is_binary(b"plain text\n") is False
+    assert is_binary(b"") is False
     cut = ("x" * 8190 + "€").encode()[:8192]  # the sniff ends inside a 3-byte character
     assert len(cut) == 8192 and not is_binary(cut)
     assert not is_binary("€".encode()[:1]) and not is_binary("€".encode()[:2])
