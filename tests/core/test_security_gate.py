@@ -127,6 +127,32 @@ async def _decide_no_wait(gate: PermissionGate, ws: Path, path: str) -> str:
     return "asks"
 
 
+async def test_the_rules_file_is_protected_wherever_it_lies(ws: Path) -> None:
+    (ws / "perms.toml").write_text("")
+    (result,) = await run_turn(
+        ws, [("write_file", {"path": "perms.toml", "content": TAKEOVER})],
+        allow=["write_file"], rules_file=ws / "perms.toml",
+    )
+    assert result.is_error and "protected path" in result.text
+    assert (ws / "perms.toml").read_text() == ""
+    gate = PermissionGate.for_workspace(ws, rules_file=ws / "perms.toml")
+    assert gate.protected_files == ("perms.toml",)
+    warning = protection_warning("edit_file", {"path": "perms.toml"}, gate.protected_files)
+    assert warning == (
+        "Protected path: this call changes perms.toml, which holds this run's permission rules."
+    )
+    assert PermissionGate.for_workspace(ws, rules_file=ws.parent / "x.toml").protected_files == ()
+
+
+async def test_a_symlink_into_git_is_protected_too(ws: Path) -> None:
+    (ws / "hooks").symlink_to(ws / ".git" / "hooks", target_is_directory=True)
+    (result,) = await run_turn(
+        ws, [("write_file", {"path": "hooks/pre-commit", "content": "x"})], allow=["write_file"]
+    )
+    assert result.is_error and ".git/hooks/pre-commit, a protected path" in result.text
+    assert not (ws / ".git" / "hooks" / "pre-commit").exists()
+
+
 def test_protection_is_pure_and_spares_reading_tools() -> None:
     assert protected_target("read_file", {"path": ".git/config"}) is None
     assert protected_target("search_files", {"path": ".workbench"}) is None
@@ -142,6 +168,12 @@ def test_protection_is_pure_and_spares_reading_tools() -> None:
     assert not names_protected(CallPattern.parse('write_file(path="**")'), ".git/x")
     assert not names_protected(CallPattern.parse('write_file(content=".git/**")'), ".git/x")
     assert not names_protected(CallPattern.parse("write_file"), ".git/x")
+    assert not names_protected(CallPattern.parse('write_file(path=".git*/**")'), ".git/x")
+    assert names_protected(CallPattern.parse('write_file(path=".git")'), ".git")
+    assert names_protected(CallPattern.parse('w(path="r.toml")'), "r.toml", ["r.toml"])
+    assert not names_protected(CallPattern.parse('w(path="r.toml")'), "r.toml")
+    assert protected_target("write_file", {"path": "r.toml"}, ["r.toml"]) == "r.toml"
+    assert protected_target("write_file", {"path": "r.toml"}) is None
 
 
 # -- a read denied is denied to every reading tool -----------------------------------

@@ -59,7 +59,7 @@ from workbench.permissions.patterns import (
 )
 from workbench.permissions.protected import (
     names_protected,
-    protected_dir,
+    protected_root,
     protected_target,
     protection_warning,
 )
@@ -177,6 +177,13 @@ class PermissionGate:
     ) -> None:
         self.rules = rules if rules is not None else load_rules()
         self.workspace = workspace
+        self.protected_files: tuple[str, ...] = ()
+        """The rules file, relative to the workspace, when it lies inside it (and
+        outside `.workbench/`): protected like `.workbench/` itself."""
+        if workspace is not None and rules_file is not None:
+            real = Path(os.path.realpath(rules_file))
+            if workspace.contains(real):
+                self.protected_files = (workspace.display(real),)
         self.publish = publish
         self.policy: Policy = policy
         self.rules_file = rules_file
@@ -249,10 +256,10 @@ class PermissionGate:
             reader = self.rules.match("read_file", {"path": path})
             if reader is not None and _STRICTNESS[reader.action] > _STRICTNESS[action]:
                 rule, action = reader, reader.action
-        target = protected_target(tool_name, judged)
+        target = protected_target(tool_name, judged, self.protected_files)
         if target is not None and action == "allow":
             assert rule is not None
-            if not names_protected(rule.pattern, target):
+            if not names_protected(rule.pattern, target, self.protected_files):
                 rule, action = None, "ask"
         return rule, action, target
 
@@ -291,7 +298,8 @@ class PermissionGate:
         if self.policy != "ask" and target is not None:
             reason = (
                 f"Permission denied: {name} would change {target}, a protected path; only a "
-                f"rule naming {protected_dir(target)}/ or a person can allow that"
+                f"rule naming {protected_root(target, self.protected_files)} or a person "
+                "can allow that"
             )
             source = f"--approve {self.policy}"
             await self._decided(ctx, "deny", "policy", rule, reason=reason, source=source)
@@ -339,7 +347,7 @@ class PermissionGate:
             rule=rule,
             suggested_pattern=str(suggestion),
             tool=ctx.tool,
-            protected=protection_warning(name, judged),
+            protected=protection_warning(name, judged, self.protected_files),
         )
         self._pending[req.request_id] = req
         try:
