@@ -45,6 +45,7 @@ class PermissionModal(ModalScreen[str | None]):
     PermissionModal #perm-counter, PermissionModal #perm-desc { color: $text-muted; text-wrap: nowrap; text-overflow: ellipsis; }
     PermissionModal #perm-desc { text-style: italic; }
     PermissionModal #perm-args { height: auto; max-height: 45vh; min-height: 4; border: round $panel-lighten-2; padding: 0 1; }
+    PermissionModal #perm-protected { color: $error; text-style: bold; height: auto; }
     PermissionModal #perm-error { color: $error; height: auto; display: none; }
     PermissionModal #perm-error.-shown { display: block; }
     PermissionModal Input { margin: 1 0 0 0; background: $boost; }
@@ -74,6 +75,8 @@ class PermissionModal(ModalScreen[str | None]):
         request = next((r for r in gate.pending if r.request_id == request_id), None)
         self.suggested_pattern = request.suggested_pattern if request else record.name
         self.rule_text = str(request.rule) if request is not None and request.rule else None
+        self.protected = request.protected if request is not None else None
+        """The gate's warning when the call changes a protected path (.git/, .workbench/)."""
 
     def compose(self) -> ComposeResult:
         record = self.record
@@ -92,6 +95,8 @@ class PermissionModal(ModalScreen[str | None]):
             yield Static(Text(literal(counter)), id="perm-counter")
             description = self.tool.description.splitlines()[0] if self.tool else "unknown tool"
             yield Static(Text(literal(description)), id="perm-desc")
+            if self.protected is not None:
+                yield Static(Text(literal(self.protected)), id="perm-protected")
             with VerticalScroll(id="perm-args"):
                 yield Static(self._args_text())
             yield Static("", id="perm-error")

@@ -97,10 +97,14 @@ class Runtime:
         return None if self.recorder is None else self.recorder.path
 
 
-def builtin_tool_list(workspace: Path, pass_env: list[str] | None = None) -> list[AgentTool]:
+def builtin_tool_list(
+    workspace: Path, gate: PermissionGate | None = None, pass_env: list[str] | None = None
+) -> list[AgentTool]:
+    """The built-in tools; with `gate`, the reading tools show only what it lets them read."""
     from tools import builtin_tools
 
-    return builtin_tools(workspace, pass_env=pass_env or ())
+    may_read = gate.may_read if gate is not None else None
+    return builtin_tools(workspace, may_read, pass_env=pass_env or ())
 
 
 def mcp_hub(options: RunOptions, workspace: Path | None = None) -> Any:
@@ -144,7 +148,19 @@ def build_runtime(options: RunOptions) -> Runtime:
         )
         stream_fn, model = openai_provider, openai_provider.model
     workspace = options.workspace or scratch_workspace(scenario)
-    tools = options.tools if options.tools is not None else builtin_tool_list(workspace, options.pass_env)
+    gate = PermissionGate.for_workspace(
+        workspace,
+        policy=options.approve,
+        allow=options.allow,
+        ask=options.ask,
+        deny=options.deny,
+        rules_file=options.rules_file,
+    )
+    tools = (
+        options.tools
+        if options.tools is not None
+        else builtin_tool_list(workspace, gate, options.pass_env)
+    )
     hub = mcp_hub(options, workspace)
     fork = options.fork
     agent = Agent(
@@ -163,15 +179,7 @@ def build_runtime(options: RunOptions) -> Runtime:
         recorder = start_recording(
             agent, workspace=workspace, scenario=scenario, path=options.session, fork=fork
         )
-    gate = PermissionGate.for_workspace(
-        workspace,
-        publish=agent.publish,
-        policy=options.approve,
-        allow=options.allow,
-        ask=options.ask,
-        deny=options.deny,
-        rules_file=options.rules_file,
-    )
+    gate.publish = agent.publish
     stepper = Stepper(publish=agent.publish, enabled=options.step, breakpoints=options.breakpoints)
     agent.before_tool_call = chain_before(gate, stepper.before_tool_call)
     agent.after_tool_call = stepper.after_tool_call

@@ -18,6 +18,7 @@ import anyio
 from workbench.cli.args import Parser
 from workbench.providers.settings import add_provider_arguments
 from workbench.sanitize import literal, one_line
+from workbench.sessions.fork import scenario_of
 from workbench.sessions.reader import Session, SessionError, read_session
 from workbench.sessions.rerun import RerunReport, rerun
 
@@ -73,7 +74,8 @@ def rerun_parser() -> argparse.ArgumentParser:
         type=Path,
         metavar="DIR",
         help="where the tools run (default: a fresh copy of the recorded "
-        "scenario's files, else the recorded workspace)",
+        "scenario's files; without a scenario you are asked whether to use the current "
+        "directory; the path stored in the session is never used)",
     )
     parser.add_argument(
         "--approve",
@@ -151,6 +153,10 @@ def rerun_main(argv: list[str]) -> int:
     session = load(args.file, "rerun")
     if session is None:
         return EXIT_USAGE
+    if args.workspace is None and scenario_of(session) is None:
+        args.workspace = _ask_for_cwd(session)
+        if args.workspace is None:
+            return EXIT_USAGE
 
     async def go() -> RerunReport:
         return await rerun(
@@ -172,6 +178,31 @@ def rerun_main(argv: list[str]) -> int:
     for line in report_lines(report, args.file, args.approve, quiet=args.quiet):
         print(line)
     return EXIT_DIFFERS if report.differs else EXIT_SAME
+
+
+def _ask_for_cwd(session: Session) -> Path | None:
+    """The current directory, if a person at a terminal agrees to re-run there."""
+    recorded = repr(session.header.workspace or "(unknown)")
+    if not sys.stdin.isatty():
+        print(
+            f"workbench rerun: the session ran in {recorded}; a re-run does not trust a path "
+            "from a session file: pass --workspace DIR",
+            file=sys.stderr,
+        )
+        return None
+    cwd = Path.cwd()
+    question = (
+        f"The session ran in {recorded} (not trusted: a session file can say anything).\n"
+        f"Re-run its tools in the current directory, {literal(str(cwd))}? [y/N] "
+    )
+    try:
+        answer = input(question)
+    except EOFError:
+        answer = ""
+    if answer.strip().lower() not in ("y", "yes"):
+        print("workbench rerun: not re-run; pass --workspace DIR", file=sys.stderr)
+        return None
+    return cwd
 
 
 def report_lines(
