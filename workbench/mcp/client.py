@@ -26,6 +26,7 @@ from typing import IO, Any, Literal, Protocol
 
 import anyio
 import mcp_types
+import psutil
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
@@ -34,6 +35,7 @@ from pydantic import ValidationError
 from workbench import __version__
 from workbench.agent import AbortSignal
 from workbench.mcp.config import McpServerConfig
+from workbench.proctree import ProcessTree
 
 # The SDK logs protocol noise (a server's stray stdout lines, its crashes) with
 # tracebacks; every such failure is reported here as a clear error instead, and
@@ -61,6 +63,42 @@ class McpCallError(Exception):
     def __init__(self, message: str, details: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.details = details or {}
+
+
+SERVER_TREE_GRACE = 2.0
+"""Seconds a stdio server's leftover processes get after SIGTERM before SIGKILL."""
+SERVER_WATCH_INTERVAL = 0.5
+"""Seconds between looks at whether a stdio server is still alive."""
+
+
+async def _end_tree_when_server_exits(tree: ProcessTree) -> None:
+    """Keep track of the server's descendants; once the server itself has exited,
+    end whatever it left behind (its session then ends as its pipes close)."""
+    me = os.getpid()
+    for _ in range(20):
+        root = next((p for p in tree.members() if _parent(p) == me), None)
+        if root is not None:
+            tree.adopt(root.pid)
+            break
+        await anyio.sleep(SERVER_WATCH_INTERVAL / 10)
+    while tree.root is not None and _alive(tree.root):
+        tree.watch()
+        await anyio.sleep(SERVER_WATCH_INTERVAL)
+    await tree.end(SERVER_TREE_GRACE)
+
+
+def _parent(proc: psutil.Process) -> int | None:
+    try:
+        return proc.ppid()
+    except psutil.Error:
+        return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
 
 
 class McpConnection:
@@ -145,14 +183,24 @@ class McpConnection:
         config = self.config
         if config.command is not None:
             self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
+            tree = ProcessTree(f"mcp-{config.name}")
             params = StdioServerParameters(
                 command=config.command[0],
                 args=list(config.command[1:]),
-                env=config.env or None,
+                env=tree.env(dict(config.env)),
                 cwd=config.cwd,
             )
-            async with stdio_client(params, errlog=self._stderr) as (read, write):
-                yield read, write
+            try:
+                async with stdio_client(params, errlog=self._stderr) as (read, write):
+                    async with anyio.create_task_group() as tg:
+                        tg.start_soon(_end_tree_when_server_exits, tree)
+                        yield read, write
+                        tg.cancel_scope.cancel()
+            finally:
+                # The SDK ends the server's process group; children that left it
+                # (setsid, double fork) end here, whether the server exited or was stopped.
+                with anyio.CancelScope(shield=True):
+                    await tree.end(SERVER_TREE_GRACE)
         else:
             assert config.url is not None
             async with AsyncExitStack() as stack:
