@@ -101,7 +101,6 @@ def test_export_comes_in_pieces_that_add_up_to_the_whole(demo_session: Path, fmt
     assert "".join(pieces) == export(session, fmt)  # type: ignore[arg-type]
     # One piece per turn or message at least: the export is written as it is made.
     assert len(pieces) > 10
-    assert max(map(len, pieces)) < len("".join(pieces)) / 4
     if fmt == "json":
         assert json.loads("".join(pieces))["messages"] == [
             e.message.model_dump(mode="json") for e in session.events if e.type == "message_end"
