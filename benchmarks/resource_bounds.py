@@ -101,11 +101,22 @@ async def edit_file_sparse(ws: Path) -> dict[str, Any]:
     return {"error": error, "says": text[:70]}
 
 
+async def _no_newlines(ws: Path, size: int) -> dict[str, Any]:
+    command = f"head -c {size} /dev/zero | tr '\\0' x"
+    text, error = await _call(ws, "run_command", command=command)
+    return {"error": error, "result_chars": len(text)}
+
+
 @case
 async def command_no_newlines(ws: Path) -> dict[str, Any]:
     """run_command printing 10 MB without a newline."""
-    text, error = await _call(ws, "run_command", command="head -c 10000000 /dev/zero | tr '\\0' x")
-    return {"error": error, "result_chars": len(text)}
+    return await _no_newlines(ws, 10_000_000)
+
+
+@case
+async def command_no_newlines_40mb(ws: Path) -> dict[str, Any]:
+    """The same with 40 MB (the issue's size: quadratic shows)."""
+    return await _no_newlines(ws, 40_000_000)
 
 
 async def _session_of(
