@@ -26,7 +26,6 @@ from typing import IO, Any, Literal, Protocol
 
 import anyio
 import mcp_types
-import psutil
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
@@ -74,31 +73,14 @@ SERVER_WATCH_INTERVAL = 0.5
 async def _end_tree_when_server_exits(tree: ProcessTree) -> None:
     """Keep track of the server's descendants; once the server itself has exited,
     end whatever it left behind (its session then ends as its pipes close)."""
-    me = os.getpid()
     for _ in range(20):
-        root = next((p for p in tree.members() if _parent(p) == me), None)
-        if root is not None:
-            tree.adopt(root.pid)
+        if tree.adopt_child():
             break
         await anyio.sleep(SERVER_WATCH_INTERVAL / 10)
-    while tree.root is not None and _alive(tree.root):
+    while tree.root_running():
         tree.watch()
         await anyio.sleep(SERVER_WATCH_INTERVAL)
     await tree.end(SERVER_TREE_GRACE)
-
-
-def _parent(proc: psutil.Process) -> int | None:
-    try:
-        return proc.ppid()
-    except psutil.Error:
-        return None
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False
 
 
 class McpConnection:
