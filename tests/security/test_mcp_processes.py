@@ -65,3 +65,25 @@ async def test_a_server_that_exits_by_itself_takes_its_children_with_it(tmp_path
             await a.prompt("go")
             pids = [int(p) for p in pids_file.read_text().split()]
             assert await wait_dead(pids)  # while the workbench still runs
+
+
+HOSTILE = Path(__file__).parent / "servers" / "hostile_schema.py"
+
+
+async def test_a_servers_schema_regexes_are_time_bounded_in_and_out() -> None:
+    value = "a" * 40 + "!"
+    a = agent(
+        {"tool_calls": [{"name": "hostile__echo", "arguments": {"s": value}}]},
+        {"tool_calls": [{"name": "hostile__report", "arguments": {}}]},
+        {"text": "done"},
+    )
+    config = McpServerConfig(name="hostile", command=(sys.executable, str(HOSTILE)))
+    started = time.monotonic()
+    with anyio.fail_after(30):
+        async with McpHub([config]).attach(a):
+            await a.prompt("go")
+    results = [m for m in a.state.messages if m.role == "toolResult"]
+    assert [r.is_error for r in results] == [True, True]
+    assert "Validating arguments for tool hostile__echo failed: Regular expression" in results[0].text
+    assert "failed on tools/call report: RegexTimeout" in results[1].text
+    assert time.monotonic() - started < 15

@@ -128,6 +128,7 @@ class McpConnection:
                 with anyio.fail_after(self.config.startup_timeout):
                     info = await session.initialize()
                     self.tools = await _list_tools(session)
+                    _bound_output_schemas(session, self.tools)
                 self.server_info = f"{info.server_info.name} {info.server_info.version}".strip()
                 self._session = session
                 self.status = "ready"
@@ -345,6 +346,36 @@ async def _list_tools(session: ClientSession) -> list[mcp_types.Tool]:
         if not cursor:
             break
     return tools
+
+
+def _bound_output_schemas(session: ClientSession, tools: list[mcp_types.Tool]) -> None:
+    """Give the SDK time-bounded validators for the tools' output schemas.
+
+    The SDK checks a result's `structuredContent` against the tool's `outputSchema`
+    with `jsonschema`, whose `pattern` matching has no time bound: a hostile server
+    could freeze the event loop with its own schema. The SDK keeps the compiled
+    validators in a cache (by tool name) that it fills only when empty; filling it
+    first with `schema_patterns` validators bounds that matching too.
+    """
+    cache = getattr(session, "_tool_output_validators", None)
+    if not isinstance(cache, dict):
+        return
+    from jsonschema import SchemaError  # type: ignore[import-untyped]
+    from jsonschema.validators import validator_for  # type: ignore[import-untyped]
+    from referencing import Registry
+
+    from workbench.agent.schema_patterns import with_safe_patterns
+
+    for tool in tools:
+        schema = tool.output_schema
+        if not isinstance(schema, dict):
+            continue
+        cls = validator_for(schema)
+        try:
+            cls.check_schema(schema)
+        except SchemaError:
+            continue  # the SDK reports an invalid schema itself, at the call
+        cache[tool.name] = with_safe_patterns(cls)(schema, registry=Registry())
 
 
 def _leaf(exc: BaseException) -> BaseException:
