@@ -127,8 +127,11 @@ def _validate_json_schema(
     tool: AgentTool, schema: dict[str, Any], prepared: dict[str, Any]
 ) -> JsonArguments:
     validator = _schema_validator(tool, schema)
+    from workbench.agent.schema_patterns import time_bound
+
     try:
-        problems = list(_schema_problems(validator, prepared))
+        with time_bound():
+            problems = list(_schema_problems(validator, prepared))
     except Exception as exc:  # noqa: BLE001 - e.g. a $ref that does not resolve
         raise ArgumentsError(
             "validate", f"Validating arguments for tool {tool.name} failed: {_describe(exc)}"

@@ -124,24 +124,28 @@ def load(path: Path, command: str) -> Session | None:
 
 
 def export_main(argv: list[str]) -> int:
-    from workbench.sessions.export import export
+    from workbench.sessions.export import iter_export
 
     args = export_parser().parse_args(argv)
     session = load(args.file, "export")
     if session is None:
         return EXIT_USAGE
-    text = export(session, args.format)
+    pieces = iter_export(session, args.format)
     if args.output is None:
-        sys.stdout.write(text)
+        for piece in pieces:
+            sys.stdout.write(piece)
         return 0
     try:
-        args.output.write_text(text, encoding="utf-8")
+        with args.output.open("w", encoding="utf-8") as out:
+            for piece in pieces:  # written as made: the whole text is never held
+                out.write(piece)
+            written = out.tell()
     except OSError as exc:
         print(
             f"workbench export: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr
         )
         return EXIT_USAGE
-    print(f"wrote {args.output} ({len(text.encode())} bytes)", file=sys.stderr)
+    print(f"wrote {args.output} ({written} bytes)", file=sys.stderr)
     return 0
 
 

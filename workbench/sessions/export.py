@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 from collections import deque
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any, Literal
 
@@ -26,10 +28,20 @@ Format = Literal["md", "json"]
 
 def export(session: Session, fmt: Format) -> str:
     """The session as Markdown (`md`) or JSON (`json`)."""
-    return to_markdown(session) if fmt == "md" else to_json(session)
+    return "".join(iter_export(session, fmt))
+
+
+def iter_export(session: Session, fmt: Format) -> Iterator[str]:
+    """The export in pieces, in order: write each as it comes, and memory stays flat
+    (one turn's tool results at a time, never the whole text)."""
+    return iter_markdown(session) if fmt == "md" else iter_json(session)
 
 
 def to_json(session: Session) -> str:
+    return "".join(iter_json(session))
+
+
+def iter_json(session: Session) -> Iterator[str]:
     header = session.header
     data = {
         "format": "agent-workbench-transcript",
@@ -41,12 +53,26 @@ def to_json(session: Session) -> str:
         "parent": header.parent.model_dump(mode="json") if header.parent else None,
         "system_prompt": header.system_prompt,
         "tools": [t.model_dump(mode="json") for t in header.tools],
-        "messages": [m.model_dump(mode="json") for m in messages_of(session.events)],
+        "messages": [],
     }
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    # The same text as one json.dumps(indent=2) of it all, a message at a time.
+    head = json.dumps(data, indent=2, ensure_ascii=False)
+    yield head.removesuffix("[]\n}")
+    first = True
+    for event in session.events:
+        if event.type != "message_end":
+            continue
+        message = json.dumps(event.message.model_dump(mode="json"), indent=2, ensure_ascii=False)
+        yield ("[\n" if first else ",\n") + textwrap.indent(message, "    ")
+        first = False
+    yield "[]\n}\n" if first else "\n  ]\n}\n"
 
 
 def to_markdown(session: Session) -> str:
+    return "".join(iter_markdown(session))
+
+
+def iter_markdown(session: Session) -> Iterator[str]:
     header = session.header
     out: list[str] = [f"# Session {literal(session.path.name)}", ""]
     created = datetime.fromtimestamp(header.created / 1000.0).strftime("%Y-%m-%d %H:%M:%S")
@@ -70,31 +96,54 @@ def to_markdown(session: Session) -> str:
         out.append("- The recording was cut off (its last line was incomplete).")
     if header.system_prompt:
         out += ["", "## System prompt", "", *_quote(header.system_prompt)]
-    out += _body(session.events)
-    return "\n".join(out).rstrip() + "\n"
+    # The whole text ends in exactly one newline: hold each piece's trailing blank
+    # lines back until something follows them.
+    held = ""
+    for piece in (out, *_body(session.events)):
+        text = "\n".join(piece)
+        body = text.rstrip()
+        if body:
+            yield held + body
+            held = text[len(body):] + "\n"
+        else:
+            held += text + "\n"
+    yield "\n"
 
 
-def _body(events: list[Any]) -> list[str]:
+def _body(events: Iterable[Any]) -> Iterator[list[str]]:
+    """The turns, one piece of lines at a time. An assistant message is written once
+    its calls' results have arrived (they follow it, within its turn), so only that
+    turn's results and decisions are held."""
     results: dict[str, deque[ToolResultMessage]] = {}
     decisions: dict[str, Any] = {}
-    for event in events:
-        if event.type == "message_end" and isinstance(event.message, ToolResultMessage):
-            results.setdefault(event.message.tool_call_id, deque()).append(event.message)
-        elif event.type == "permission_decision":
-            decisions[event.tool_call_id] = event
-    out: list[str] = []
+    waiting: AssistantMessage | None = None
     turn = 0
     for event in events:
-        if event.type == "turn_start":
+        kind = event.type
+        if kind == "permission_decision":
+            decisions[event.tool_call_id] = event
+            continue
+        if kind == "message_end" and isinstance(event.message, ToolResultMessage):
+            results.setdefault(event.message.tool_call_id, deque()).append(event.message)
+            continue
+        if kind not in ("turn_start", "message_end"):
+            continue
+        if kind == "message_end" and event.message.role not in ("user", "assistant"):
+            continue
+        if waiting is not None:
+            yield _assistant(waiting, results, decisions)
+            waiting = None
+            results.clear()
+            decisions.clear()
+        if kind == "turn_start":
             turn += 1
-            out += ["", f"## Turn {turn}"]
-        elif event.type == "message_end":
-            message = event.message
-            if message.role == "user":
-                out += ["", "**User**", "", literal(text_of(message.content))]
-            elif isinstance(message, AssistantMessage):
-                out += _assistant(message, results, decisions)
-    return out
+            yield ["", f"## Turn {turn}"]
+        elif event.message.role == "user":
+            yield ["", "**User**", "", literal(text_of(event.message.content))]
+        elif isinstance(event.message, AssistantMessage):
+            waiting = event.message
+    if waiting is not None:
+        yield _assistant(waiting, results, decisions)
 
 
 def _assistant(
