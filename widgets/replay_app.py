@@ -37,6 +37,7 @@ from widgets.app import WorkbenchApp
 from widgets.pause_banner import PauseBanner
 from widgets.scrubber import Scrubber
 from widgets.status_bar import StatusBar
+from widgets.terminal_safety import SafeTextApp
 from widgets.timeline import Timeline
 from widgets.tool_inspector import ToolInspector
 from workbench.sanitize import literal
@@ -89,7 +90,7 @@ class ForkModal(ModalScreen[ForkChoice | None]):
         self.dismiss(None)
 
 
-class ReplayApp(App[ForkRequest | None]):
+class ReplayApp(SafeTextApp, App[ForkRequest | None]):
     """A recorded session, one event at a time. Returns a ForkRequest if the user forks."""
 
     CSS_PATH = "app.tcss"
@@ -141,7 +142,7 @@ class ReplayApp(App[ForkRequest | None]):
         self._render_again = False
         self.rendered_position = -1
         """The position the screen shows (it lags `position` while keys are held)."""
-        self.sub_title = f"{literal(session.path.name)} · {header.model.provider}:{header.model.id}"
+        self.sub_title = f"{session.path.name} · {header.model.provider}:{header.model.id}"
 
     # -- layout ------------------------------------------------------------------------
 

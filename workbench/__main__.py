@@ -61,9 +61,13 @@ def main(argv: list[str] | None = None) -> int:
     if not headless:
         from widgets.app import make_app
 
+        from workbench.cli.headless import recording_exit_code, say_recording_problem
+
         code = make_app(runtime).run() or 0
+        for problem in runtime.recorder.problems if runtime.recorder else ():
+            say_recording_problem(problem)
         _say_session(runtime)
-        return code
+        return recording_exit_code(runtime, code)
 
     prompt = args.headless or runtime.prompt
     if not prompt:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import signal as signals
+import sys
 from typing import Any
 
 import anyio
@@ -22,6 +23,7 @@ from workbench.sanitize import literal, one_line
 
 EXIT_FINISHED = 0
 EXIT_ERROR = 1
+EXIT_NOT_RECORDED = 3
 EXIT_ABORTED = 130
 
 
@@ -106,7 +108,8 @@ class EventPrinter:
 
 
 def exit_code(runtime: Runtime) -> int:
-    """0 finished, 1 the model or the run ended in error, 130 aborted."""
+    """0 finished, 1 the model or the run ended in error, 3 finished but the session
+    file does not hold the whole run, 130 aborted."""
     messages = runtime.agent.state.messages
     last = next((m for m in reversed(messages) if isinstance(m, AssistantMessage)), None)
     if last is None:
@@ -115,13 +118,26 @@ def exit_code(runtime: Runtime) -> int:
         return EXIT_ABORTED
     if last.stop_reason == "error":
         return EXIT_ERROR
-    return EXIT_FINISHED
+    return recording_exit_code(runtime, EXIT_FINISHED)
+
+
+def recording_exit_code(runtime: Runtime, code: int) -> int:
+    """`code`, or 3 when it is 0 and the session recording had a problem."""
+    recorder = runtime.recorder
+    return EXIT_NOT_RECORDED if code == EXIT_FINISHED and recorder and recorder.problems else code
+
+
+def say_recording_problem(text: str) -> None:
+    """A recording problem as one line on stderr."""
+    print(f"workbench: session {literal(text)}", file=sys.stderr, flush=True)
 
 
 async def run_headless(runtime: Runtime, prompt: str, console: Console | None = None) -> int:
     """Run one prompt to completion, printing events; Ctrl-C aborts the run cleanly."""
     console = console or Console(highlight=False)
     runtime.agent.subscribe(EventPrinter(console))
+    if runtime.recorder is not None:
+        runtime.recorder.on_problem = say_recording_problem
 
     async def abort_on_sigint() -> None:
         with anyio.open_signal_receiver(signals.SIGINT) as received:
