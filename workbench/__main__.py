@@ -60,7 +60,6 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if not headless:
         from widgets.app import make_app
-
         from workbench.cli.headless import recording_exit_code, say_recording_problem
 
         code = make_app(runtime).run() or 0

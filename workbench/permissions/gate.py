@@ -40,6 +40,7 @@ from workbench.permissions.patterns import CallPattern, PatternError, suggest_pa
 from workbench.permissions.rules import (
     RULES_FILE,
     Rule,
+    RuleError,
     RuleSet,
     append_rule,
     display_path,
@@ -318,7 +319,9 @@ class PermissionGate:
             raise AnswerError("No rules file to save to; this gate was made without one")
         try:
             return append_rule(self.rules_file, pattern, "allow", self.rules_file_display)
-        except OSError as exc:
+        except RuleError as exc:
+            raise AnswerError(f"Could not save the rule: {exc}") from None
+        except (OSError, UnicodeError) as exc:
             raise AnswerError(f"Could not save the rule to {self.rules_file}: {exc}") from None
 
     def _settle_covered(self, rule: Rule) -> None:

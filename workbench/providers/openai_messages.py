@@ -45,6 +45,7 @@ from workbench.agent.types import (
     ToolResultMessage,
     UserMessage,
 )
+from workbench.json_text import loads
 from workbench.providers.settings import TOOL_CHOICE_KEYWORDS, OpenAISettings
 
 JsonDict = dict[str, Any]
@@ -212,7 +213,7 @@ def wire_arguments(call: ToolCall, malformed_arguments: MalformedArguments = "re
 
 def is_json_object(raw: str) -> bool:
     try:
-        return isinstance(json.loads(raw), dict)
+        return isinstance(loads(raw), dict)
     except ValueError:
         return False
 

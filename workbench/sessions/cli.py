@@ -114,10 +114,10 @@ def load(path: Path, command: str) -> Session | None:
     try:
         session = read_session(path)
     except SessionError as exc:
-        print(f"workbench {command}: {exc}", file=sys.stderr)
+        print(f"workbench {command}: {literal(str(exc))}", file=sys.stderr)
         return None
     for warning in session.warnings:
-        print(f"workbench {command}: warning: {warning}", file=sys.stderr)
+        print(f"workbench {command}: warning: {literal(warning)}", file=sys.stderr)
     return session
 
 
