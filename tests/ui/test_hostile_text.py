@@ -17,7 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ui_helpers import wait_for
+from rich.segment import Segment
+from rich.style import Style
+from textual.color import Color
+from textual.widgets import Checkbox, Static
+from ui_helpers import scenario_of, wait_for
 
 from tests.support.hostile import (
     EVIL,
@@ -27,10 +31,12 @@ from tests.support.hostile import (
     make_non_utf8_file,
 )
 from widgets.app import make_app
+from widgets.permission_modal import PermissionModal
 from widgets.replay_app import ForkedApp, ForkModal, ReplayApp
+from widgets.terminal_safety import TerminalGuard
 from workbench.providers.scripted import Scenario
 from workbench.runtime import RunOptions, build_runtime
-from workbench.sanitize import literal
+from workbench.sanitize import UNSAFE, literal
 from workbench.sessions.fork import ForkChoice, ForkRequest, fork_options
 from workbench.sessions.history import first_prompt
 from workbench.sessions.reader import read_session
@@ -136,3 +142,41 @@ async def test_replay_and_a_fork_at_turn_0_show_hostile_text_literally(
         await pilot.pause()
         assert forked.prompt_bar.input.value == literal(prompt)  # ...the box shows it literal
         _assert_clean(frames, forked)
+
+
+async def test_always_allowing_a_pattern_that_holds_a_lone_surrogate_keeps_the_app_and_the_rules(
+    make_test_app: Any, tmp_path: Path, frames: FrameScanner
+) -> None:
+    turns = [{"tool_calls": [{"name": "run_command", "raw": '{"command": "\\ud800"}'}]},
+             {"text": "done"}]
+    app = make_test_app(scenario_of(turns, prompt="go"), approve="ask")
+    rules = tmp_path / ".workbench" / "rules.toml"
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, PermissionModal))
+        app.screen.query_one("#save", Checkbox).value = True
+        await pilot.press("p")  # always allow the suggested pattern, and save it
+        await pilot.pause()
+        error = app.screen.query_one("#perm-error", Static)
+        assert "lone surrogate" in str(error.render()) and isinstance(app.screen, PermissionModal)
+        assert not rules.exists()  # nothing half written
+        await pilot.press("a")
+        await wait_for(pilot, lambda: app.view_state.run_state == "finished")
+        _assert_clean(frames, app)
+    assert frames.seen("⟨U\\+D800⟩")
+
+
+def test_the_guard_replaces_what_slips_through_and_keeps_the_width() -> None:
+    guard = TerminalGuard()
+    clean = [Segment("plain "), Segment("text", Style(bold=True))]
+    assert guard.apply(clean, Color(0, 0, 0)) is clean
+    dirty = [
+        Segment("a\x1b]2;x\x07b\u202e", Style(bold=True)),
+        Segment("link", Style(link="https://x/\x1b]52;c;eA==\x07")),
+        Segment("\ud800", None),
+    ]
+    out = guard.apply(dirty, Color(0, 0, 0))
+    assert [s.cell_length for s in out] == [s.cell_length for s in dirty]
+    assert not any(UNSAFE.search(s.text) for s in out)
+    assert out[0].text.startswith("a␛") and out[1].style is not None and not out[1].style.link
+    assert guard.slipped == 3
