@@ -371,7 +371,7 @@ def replay_main(argv: list[str]) -> int:
     try:
         runtime = build_runtime(options)
     except (OSError, ValueError) as exc:
-        print(f"workbench replay: cannot fork: {exc}", file=sys.stderr)
+        print(f"workbench replay: cannot fork: {literal(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     fork: ForkPoint = options.fork
     prefill = "" if fork.events else first_prompt(session.events)

@@ -14,6 +14,7 @@ import anyio
 from workbench.cli.args import build_parser, pace_of
 from workbench.providers.settings import settings_from_args
 from workbench.runtime import RunOptions, Runtime, build_runtime
+from workbench.sanitize import literal
 from workbench.sessions.cli import SUBCOMMANDS, subcommand_main
 
 
@@ -56,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError(f"--workspace {options.workspace} is not a directory")
         runtime = build_runtime(options)
     except (OSError, ValueError) as exc:
-        print(f"workbench: {exc}", file=sys.stderr)
+        print(f"workbench: {literal(str(exc))}", file=sys.stderr)
         return 2
     if not headless:
         from widgets.app import make_app
@@ -99,7 +100,7 @@ async def _run_headless(runtime: Any, prompt: str) -> int:
         return await run_headless(runtime, prompt)
     async with runtime.mcp.attach(runtime.agent) as hub:
         for line in hub.report():
-            print(f"workbench: {line}", file=sys.stderr)
+            print(f"workbench: {literal(line)}", file=sys.stderr)
         return await run_headless(runtime, prompt)
 
 

@@ -167,7 +167,7 @@ def rerun_main(argv: list[str]) -> int:
     try:
         report = anyio.run(go)
     except (OSError, ValueError) as exc:
-        print(f"workbench rerun: {exc}", file=sys.stderr)
+        print(f"workbench rerun: {literal(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     for line in report_lines(report, args.file, args.approve, quiet=args.quiet):
         print(line)
