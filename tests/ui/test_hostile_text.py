@@ -75,7 +75,7 @@ async def test_the_live_app_shows_hostile_text_literally(
 ) -> None:
     runtime = _runtime(tmp_path / "ws", tmp_path / "live.jsonl", approve="ask")
     app = make_app(runtime)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
         await pilot.pause()
         box = app.prompt_bar.input
         assert box.value == literal("please " + EVIL)  # what it shows is what it sends
@@ -86,8 +86,12 @@ async def test_the_live_app_shows_hostile_text_literally(
         for record in list(app.view_state.calls.values()):  # every call in the inspector
             app.select_call(record.id)
             await pilot.pause()
+        app.select_call("id" + EVIL)
         await pilot.press("f9")  # a notification naming the selected (hostile) tool
-        await pilot.pause()
+        await wait_for(pilot, lambda: any(
+            n.message.startswith("No breakpoint on tool␛]52") for n in app._notifications
+        ))  # the hostile name is no pattern: said, no crash
+        await pilot.pause(0.1)
         await pilot.press("f4")  # the wire view: the request body as sent
         await pilot.pause()
         await pilot.press("escape")
@@ -95,6 +99,7 @@ async def test_the_live_app_shows_hostile_text_literally(
         _assert_clean(frames, app)
     assert frames.seen(SHOWN_OSC_52) and frames.seen("⟨U\\+202E⟩") and frames.seen("⟨U\\+200B⟩")
     assert frames.seen("⟨U\\+DCFF⟩")  # the non-UTF-8 file name, listed
+    assert frames.seen("No breakpoint on")
     assert runtime.recorder.problems == []  # and the session holds every event
 
 
@@ -109,12 +114,15 @@ async def test_replay_and_a_fork_at_turn_0_show_hostile_text_literally(
     header["model"]["provider"] = "provider" + EVIL  # a crafted header
     header["workspace"] = str(tmp_path / "ws") + EVIL
     lines[0] = json.dumps(header).encode()
+    unrecordable = {"type": "unrecordable", "event_type": "kind" + EVIL, "error": EVIL}
+    lines.insert(-2, json.dumps({"seq": 0, "ts": 0, "event": unrecordable}).encode())
     path.write_bytes(b"\n".join(lines))
     session = read_session(path)
-    assert not session.warnings
+    [warning] = session.warnings  # shown as a notification
+    assert f"a kind{EVIL} event could not be recorded" in warning
     choice = ForkChoice("choice " + EVIL)
     app = ReplayApp(session, at=0, fork_choices=[choice])
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
         await wait_for(pilot, lambda: app.settled)
         for _ in range(40):
             await pilot.press("right")
@@ -138,7 +146,7 @@ async def test_replay_and_a_fork_at_turn_0_show_hostile_text_literally(
     prompt = first_prompt(session.events)
     assert OSC_52 in prompt  # the recorded prompt still holds the escape...
     forked = ForkedApp(build_runtime(options), options.fork, prefill=prompt)
-    async with forked.run_test(size=SIZE) as pilot:
+    async with forked.run_test(size=SIZE, notifications=True) as pilot:
         await pilot.pause()
         assert forked.prompt_bar.input.value == literal(prompt)  # ...the box shows it literal
         _assert_clean(frames, forked)
@@ -151,7 +159,7 @@ async def test_always_allowing_a_pattern_that_holds_a_lone_surrogate_keeps_the_a
              {"text": "done"}]
     app = make_test_app(scenario_of(turns, prompt="go"), approve="ask")
     rules = tmp_path / ".workbench" / "rules.toml"
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, PermissionModal))
         app.screen.query_one("#save", Checkbox).value = True
