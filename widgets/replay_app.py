@@ -342,6 +342,7 @@ class ForkedApp(WorkbenchApp):
 
 def replay_main(argv: list[str]) -> int:
     """`workbench replay FILE [--at N] [fork options]`."""
+    from workbench.cli.headless import recording_exit_code, say_recording_problem
     from workbench.providers.settings import settings_from_args
     from workbench.runtime import build_runtime
     from workbench.sessions.cli import EXIT_USAGE, load, replay_parser
@@ -376,6 +377,9 @@ def replay_main(argv: list[str]) -> int:
     fork: ForkPoint = options.fork
     prefill = "" if fork.events else first_prompt(session.events)
     code = ForkedApp(runtime, fork, prefill=prefill).run() or 0
-    if runtime.session_path is not None and runtime.session_path.exists():
-        print(f"workbench: forked session recorded to {runtime.session_path}", file=sys.stderr)
-    return code
+    recorder = runtime.recorder
+    for problem in recorder.problems if recorder else ():
+        say_recording_problem(problem)
+    if recorder is not None and recorder.error is None and recorder.path.exists():
+        print(f"workbench: forked session recorded to {recorder.path}", file=sys.stderr)
+    return recording_exit_code(runtime, code)

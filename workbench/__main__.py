@@ -79,7 +79,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _say_session(runtime: Runtime, what: str = "session recorded to") -> None:
     path = runtime.session_path
-    if path is not None and (what != "session recorded to" or path.exists()):
+    failed = runtime.recorder is not None and runtime.recorder.error is not None
+    if path is not None and (what != "session recorded to" or (path.exists() and not failed)):
         print(f"workbench: {what} {path}", file=sys.stderr)
 
 

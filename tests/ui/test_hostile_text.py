@@ -188,3 +188,23 @@ def test_the_guard_replaces_what_slips_through_and_keeps_the_width() -> None:
     assert not any(UNSAFE.search(s.text) for s in out)
     assert out[0].text.startswith("a␛") and out[1].style is not None and not out[1].style.link
     assert guard.slipped == 3
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+async def test_a_recording_failure_is_a_notification_and_the_exit_code_is_3(
+    make_test_app: Any,
+) -> None:
+    from workbench.cli.headless import recording_exit_code
+
+    turns = [{"tool_calls": [{"name": "list_directory", "arguments": {"path": "."}}]},
+             {"text": "done"}]
+    app = make_test_app(scenario_of(turns, prompt="go"), session=Path("/dev/full"))
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.view_state.run_state == "finished")
+        [note] = [n for n in app._notifications if n.severity == "error"]
+        assert note.message == (
+            "Session recording to /dev/full stopped: OSError: No space left on device"
+        )
+        await pilot.pause()
+    assert recording_exit_code(app.runtime, 0) == 3
