@@ -92,3 +92,27 @@ def escape_chars(text: str, pattern: re.Pattern[str]) -> str:
     """JSON `text` with every character `pattern` matches written as its `\\uXXXX` escape
     (the same JSON value, with nothing invisible or unprintable left in it)."""
     return pattern.sub(_escape, text)
+
+
+def without_surrogates(data: Any) -> tuple[Any, int]:
+    """`data` (JSON values) with every lone surrogate replaced by U+FFFD, and how many.
+
+    For a body sent over the wire, which must be UTF-8: a server cannot be handed
+    the escape `utf8` writes to files (many reject it). Unchanged parts are the
+    same objects, so text without surrogates costs one regex search a string.
+    """
+    if isinstance(data, str):
+        count = len(_SURROGATE.findall(data))
+        return (_SURROGATE.sub("\ufffd", data), count) if count else (data, 0)
+    if isinstance(data, dict):
+        total, out = 0, {}
+        for key, value in data.items():
+            (key, a), (value, b) = without_surrogates(key), without_surrogates(value)
+            out[key] = value
+            total += a + b
+        return (out, total) if total else (data, 0)
+    if isinstance(data, list):
+        pairs = [without_surrogates(item) for item in data]
+        total = sum(count for _, count in pairs)
+        return ([item for item, _ in pairs], total) if total else (data, 0)
+    return data, 0

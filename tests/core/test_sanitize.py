@@ -60,3 +60,22 @@ def test_utf8_round_trips_any_string(text: str) -> None:
     assert json.loads(encoded) == text
     assert UNSAFE.search(escape := escape_chars(json.dumps(text, ensure_ascii=False), UNSAFE)) is None
     assert json.loads(escape) == text
+
+
+def test_a_request_body_is_always_utf8() -> None:
+    from workbench.agent import UserMessage
+    from workbench.agent.config import LlmContext
+    from workbench.providers.openai_messages import build_request_body
+    from workbench.providers.settings import OpenAISettings
+
+    text = "files: bytes\udcff\udcfename.txt, a\ud800"  # what list_directory saw
+    context = LlmContext(system_prompt="s", messages=[UserMessage(content=text)], tools=[])
+    body, notes = build_request_body("m", context, OpenAISettings(model="m"))
+    json.dumps(body, ensure_ascii=False).encode("utf-8")  # what the HTTP client does
+    assert body["messages"][1]["content"] == "files: bytes\ufffd\ufffdname.txt, a\ufffd"
+    assert notes == [
+        "3 lone surrogate(s) (text that is not UTF-8, such as a file name's bytes) sent as "
+        "U+FFFD: a request body must be UTF-8"
+    ]
+    clean = LlmContext(system_prompt="s", messages=[UserMessage(content="plain")], tools=[])
+    assert build_request_body("m", clean, OpenAISettings(model="m"))[1] == []
