@@ -28,6 +28,7 @@ from widgets.pause_banner import PauseBanner
 from widgets.prompt_bar import PromptBar
 from widgets.status_bar import StatusBar
 from widgets.stepping_actions import SteppingActions
+from widgets.terminal_safety import SafeTextApp
 from widgets.timeline import Timeline
 from widgets.tool_inspector import ToolInspector
 from workbench import gc_policy
@@ -63,7 +64,7 @@ def _text(message: Any) -> str:
     return message.content if isinstance(message.content, str) else text_of(message.content)
 
 
-class WorkbenchApp(SteppingActions, App[int]):
+class WorkbenchApp(SafeTextApp, SteppingActions, App[int]):
     """The workbench: timeline, inspector, status, prompt, and the dialogs."""
 
     CSS_PATH = "app.tcss"
@@ -159,6 +160,11 @@ class WorkbenchApp(SteppingActions, App[int]):
             main.query_one(PauseBanner),
         )
         self._unsubscribe = self.agent.subscribe(self._on_bus_event)
+        recorder = self.runtime.recorder
+        if recorder is not None:
+            recorder.on_problem = self._recording_problem
+            for problem in recorder.problems:
+                self._recording_problem(problem)
         self.prompt_bar.input.value = self.prefill
         self.prompt_bar.input.focus()
         self.set_interval(0.25, self._tick)
@@ -167,6 +173,10 @@ class WorkbenchApp(SteppingActions, App[int]):
         if self.runtime.mcp is not None:
             self._mcp_started = asyncio.Event()
             self._serve_mcp()
+
+    def _recording_problem(self, text: str) -> None:
+        """The session file will not hold the whole run: say so (the exit code says it too)."""
+        self.notify(f"Session {text}", severity="error", timeout=20)
 
     def _apply_gc_policy(self) -> None:
         """Once the screen is up, what is alive is here to stay (see `gc_policy`)."""
@@ -180,6 +190,8 @@ class WorkbenchApp(SteppingActions, App[int]):
             self._gc_thresholds = None
         if self._unsubscribe is not None:
             self._unsubscribe()
+        if self.runtime.recorder is not None:
+            self.runtime.recorder.on_problem = None
 
     # -- events in ---------------------------------------------------------------------
 

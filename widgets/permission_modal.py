@@ -22,6 +22,7 @@ from textual.widgets import Button, Checkbox, Input, Static
 from widgets.json_editor import JsonEditModal
 from widgets.render import stage_view
 from workbench.agent import AgentTool
+from workbench.json_text import normal
 from workbench.permissions import AnswerError, PermissionAnswer, PermissionGate
 from workbench.sanitize import literal
 from workbench.view.records import ToolCallRecord
@@ -126,7 +127,7 @@ class PermissionModal(ModalScreen[str | None]):
         text.append("\n")
         text.append_text(stage_view(args, record.parsed))
         raw = record.raw
-        if raw is not None and _normal(raw) != _normal(json.dumps(args)):
+        if raw is not None and normal(raw) != normal(json.dumps(args)):
             text.append("\nraw, as the model sent it\n", style="bold")
             text.append(literal(raw), style="dim")
         return text
@@ -189,9 +190,3 @@ class PermissionModal(ModalScreen[str | None]):
             return False
         return True
 
-
-def _normal(text: str) -> str:
-    try:
-        return json.dumps(json.loads(text), sort_keys=True)
-    except (ValueError, TypeError):
-        return text

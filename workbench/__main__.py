@@ -15,6 +15,7 @@ import anyio
 from workbench.cli.args import build_parser, pace_of, parse
 from workbench.providers.settings import settings_from_args
 from workbench.runtime import RunOptions, Runtime, build_runtime
+from workbench.sanitize import literal
 from workbench.sessions.cli import SUBCOMMANDS, subcommand_main
 
 
@@ -57,14 +58,17 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError(f"--workspace {options.workspace} is not a directory")
         runtime = build_runtime(options)
     except (OSError, ValueError) as exc:
-        print(f"workbench: {exc}", file=sys.stderr)
+        print(f"workbench: {literal(str(exc))}", file=sys.stderr)
         return 2
     if not headless:
         from widgets.app import make_app
+        from workbench.cli.headless import recording_exit_code, say_recording_problem
 
         code = make_app(runtime, prefill=args.prompt).run() or 0
+        for problem in runtime.recorder.problems if runtime.recorder else ():
+            say_recording_problem(problem)
         _say_session(runtime)
-        return code
+        return recording_exit_code(runtime, code)
 
     prompt = args.headless or runtime.prompt
     if not prompt:
@@ -76,7 +80,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _say_session(runtime: Runtime, what: str = "session recorded to") -> None:
     path = runtime.session_path
-    if path is not None and (what != "session recorded to" or path.exists()):
+    failed = runtime.recorder is not None and runtime.recorder.error is not None
+    if path is not None and (what != "session recorded to" or (path.exists() and not failed)):
         print(f"workbench: {what} {path}", file=sys.stderr)
 
 
@@ -113,8 +118,10 @@ async def _run_headless(runtime: Any, prompt: str, jsonl: bool = False) -> int:
 
     async with runtime.mcp.attach(runtime.agent) as hub:
         for line in hub.report():
-            print(f"workbench: {line}", file=sys.stderr)
-        hub.on_change = lambda c: print(f"workbench: {describe_failure(c)}", file=sys.stderr)
+            print(f"workbench: {literal(line)}", file=sys.stderr)
+        hub.on_change = lambda c: print(
+            f"workbench: {literal(describe_failure(c))}", file=sys.stderr
+        )
         return await run_headless(runtime, prompt, jsonl=jsonl)
 
 

@@ -51,7 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
         const="",
         metavar="PROMPT",
         help="run once without the app and print the event stream; PROMPT defaults to the "
-        "scenario's own. Exit code: 0 finished, 1 error, 130 aborted",
+        "scenario's own. Exit code: 0 finished, 1 error, 3 finished but the session could not "
+        "be recorded whole, 130 aborted",
     )
     parser.add_argument(
         "prompt",

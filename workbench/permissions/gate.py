@@ -67,6 +67,7 @@ from workbench.permissions.rules import (
     RULES_FILE,
     Action,
     Rule,
+    RuleError,
     RuleSet,
     append_rule,
     display_path,
@@ -439,7 +440,9 @@ class PermissionGate:
             raise AnswerError("No rules file to save to; this gate was made without one")
         try:
             return append_rule(self.rules_file, pattern, "allow", self.rules_file_display)
-        except OSError as exc:
+        except RuleError as exc:
+            raise AnswerError(f"Could not save the rule: {exc}") from None
+        except (OSError, UnicodeError) as exc:
             raise AnswerError(f"Could not save the rule to {self.rules_file}: {exc}") from None
 
     def _settle_covered(self, rule: Rule) -> None:

@@ -116,10 +116,10 @@ def load(path: Path, command: str) -> Session | None:
     try:
         session = read_session(path)
     except SessionError as exc:
-        print(f"workbench {command}: {exc}", file=sys.stderr)
+        print(f"workbench {command}: {literal(str(exc))}", file=sys.stderr)
         return None
     for warning in session.warnings:
-        print(f"workbench {command}: warning: {warning}", file=sys.stderr)
+        print(f"workbench {command}: warning: {literal(warning)}", file=sys.stderr)
     return session
 
 
@@ -177,7 +177,7 @@ def rerun_main(argv: list[str]) -> int:
     try:
         report = anyio.run(go)
     except (OSError, ValueError) as exc:
-        print(f"workbench rerun: {exc}", file=sys.stderr)
+        print(f"workbench rerun: {literal(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     for line in report_lines(report, args.file, args.approve, quiet=args.quiet):
         print(line)
