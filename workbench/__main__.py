@@ -6,7 +6,9 @@ headless mode and the runtime never load Textual.
 
 from __future__ import annotations
 
+import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -15,6 +17,8 @@ from workbench.cli.args import build_parser, pace_of
 from workbench.providers.settings import settings_from_args
 from workbench.runtime import RunOptions, Runtime, build_runtime
 from workbench.sessions.cli import SUBCOMMANDS, subcommand_main
+
+PROJECT_COMMANDS = ("init", "run")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,6 +29,10 @@ def main(argv: list[str] | None = None) -> int:
 
             return replay_main(argv[1:])
         return subcommand_main(argv[0], argv[1:])
+    if argv and argv[0] in PROJECT_COMMANDS:  # init | run FILE:AGENT
+        from workbench.cli.project import project_main
+
+        return project_main(argv[0], argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     headless = args.headless is not None
@@ -32,8 +40,9 @@ def main(argv: list[str] | None = None) -> int:
     if headless and approve == "ask":
         parser.error("--approve ask needs the app; headless runs take all, none or rules")
     try:
+        apply_project(args, Path.cwd())
         options = RunOptions(
-            scenario=args.scenario,
+            scenario=args.scenario or "demo",
             workspace=args.workspace,
             pace=pace_of(args.pace, headless),
             provider_settings=settings_from_args(args),
@@ -48,9 +57,15 @@ def main(argv: list[str] | None = None) -> int:
             capture_chunks=args.capture_chunks,
             mcp=args.mcp,
             mcp_urls=args.mcp_url,
-            mcp_servers=_config_mcp_servers(args),
+            mcp_servers=[*args.project_mcp, *_config_mcp_servers(args)],
             session=args.session,
             record=not args.no_record,
+            tool_specs=args.tool_specs or [],
+            builtin_tools=args.builtin_tools,
+            project_dir=args.project_dir,
+            system_prompt=system_prompt_of(args),
+            max_turns=args.max_turns,
+            tool_choice_sticky=bool(args.tool_choice_sticky),
         )
         if options.workspace is not None and not options.workspace.is_dir():
             raise ValueError(f"--workspace {options.workspace} is not a directory")
@@ -71,6 +86,58 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     _say_session(runtime, "recording the session to")
     return anyio.run(_run_headless, runtime, prompt)
+
+
+# What a project file may set, by flag (`dest`): (key in the file, is a path).
+_PROJECT_FLAGS = {
+    "tool_specs": ("tools", False),
+    "builtin_tools": ("builtin_tools", False),
+    "profile": ("profile", False),
+    "model": ("model", False),
+    "base_url": ("base_url", False),
+    "tool_choice": ("tool_choice", False),
+    "tool_choice_sticky": ("tool_choice_sticky", False),
+    "scenario": ("scenario", True),
+    "rules": ("rules", True),
+    "workspace": ("workspace", True),
+    "max_turns": ("max_turns", False),
+}
+
+
+def apply_project(args: argparse.Namespace, directory: Path) -> None:
+    """Fill the flags not given from the project file of `directory` (if any).
+
+    Sets `args.project_dir` (where tool specs are found) and `args.project_mcp` (its
+    MCP servers). Raises ValueError for a bad project file.
+    """
+    from workbench.project.config import find_project
+
+    args.project_dir = directory
+    args.project_mcp = []
+    project = find_project(directory)
+    if project is None:
+        return
+    args.project_dir = project.directory
+    for dest, (key, is_path) in _PROJECT_FLAGS.items():
+        value = getattr(project, key)
+        if getattr(args, dest, None) is None and value not in (None, []):
+            setattr(args, dest, project.resolve(value) if is_path else value)
+    prompt_given = args.system_prompt is not None or args.system_prompt_file is not None
+    if not prompt_given:
+        args.system_prompt = project.system_prompt
+        args.system_prompt_file = project.resolve(project.system_prompt_file)
+    args.project_mcp = project.mcp_servers()
+
+
+def system_prompt_of(args: argparse.Namespace) -> str | None:
+    """`--system-prompt`, or the text of `--system-prompt-file` (None: neither)."""
+    if args.system_prompt_file is None:
+        return args.system_prompt  # type: ignore[no-any-return]
+    path: Path = args.system_prompt_file
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"--system-prompt-file {path}: {getattr(exc, 'strerror', None) or exc}") from None
 
 
 def _say_session(runtime: Runtime, what: str = "session recorded to") -> None:

@@ -2,8 +2,9 @@
 
 `AgentTool` is the dataclass form from pi (`name`, `label`, `description`,
 `parameters`, `execute`, optional `prepare_arguments` and `execution_mode`).
-`@tool` builds one from an annotated async function, the way pydantic-ai and the
-OpenAI Agents SDK users expect.
+`@tool` builds one from an annotated function (async, or sync: a sync one runs in a
+worker thread so it cannot freeze the app), the way pydantic-ai and the OpenAI Agents
+SDK users expect.
 
 `parameters` is a pydantic model, or a JSON Schema object (a dict) for tools that
 bring their own schema (MCP servers do). Arguments validated against a JSON Schema
@@ -12,6 +13,7 @@ become a `JsonArguments` instance, so hooks and `execute` handle both kinds alik
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import re
@@ -20,6 +22,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Annotated, Any, Literal, get_args, get_origin, get_type_hints, overload
 
+import anyio
+import anyio.from_thread
+import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic.fields import FieldInfo
 
@@ -92,7 +97,7 @@ _SPECIAL = {"tool_call_id", "signal", "on_update"}
 
 
 @overload
-def tool(fn: Callable[..., Awaitable[Any]], /) -> AgentTool: ...
+def tool(fn: Callable[..., Any], /) -> AgentTool: ...
 
 
 @overload
@@ -103,11 +108,11 @@ def tool(
     description: str | None = None,
     execution_mode: ExecutionMode | None = None,
     prepare_arguments: PrepareArguments | None = None,
-) -> Callable[[Callable[..., Awaitable[Any]]], AgentTool]: ...
+) -> Callable[[Callable[..., Any]], AgentTool]: ...
 
 
 def tool(
-    fn: Callable[..., Awaitable[Any]] | None = None,
+    fn: Callable[..., Any] | None = None,
     /,
     *,
     name: str | None = None,
@@ -115,19 +120,23 @@ def tool(
     description: str | None = None,
     execution_mode: ExecutionMode | None = None,
     prepare_arguments: PrepareArguments | None = None,
-) -> AgentTool | Callable[[Callable[..., Awaitable[Any]]], AgentTool]:
-    """Build an `AgentTool` from an annotated async function.
+) -> AgentTool | Callable[[Callable[..., Any]], AgentTool]:
+    """Build an `AgentTool` from an annotated function, async or sync.
 
     The parameters model comes from the signature (or from a single parameter
     annotated with a pydantic model); descriptions come from the docstring's first
     paragraph and its `Args:` section. The function may also take `tool_call_id`,
     `signal` and `on_update` by name. It may return an `AgentToolResult`, a string,
     a list of content blocks, or any JSON-serialisable value.
+
+    A sync function runs in a worker thread (abandoned, not killed, when the call is
+    cancelled after an abort); its `on_update` may be called from that thread.
     """
 
-    def build(func: Callable[..., Awaitable[Any]]) -> AgentTool:
-        if not inspect.iscoroutinefunction(func):
-            raise TypeError(f"@tool needs an async function, got {func!r}")
+    def build(func: Callable[..., Any]) -> AgentTool:
+        if not callable(func) or inspect.isclass(func):
+            raise TypeError(f"@tool needs a function, got {func!r}")
+        is_async = inspect.iscoroutinefunction(func)
         summary, arg_docs = _parse_docstring(inspect.getdoc(func) or "")
         params_model, single = _parameters_model(func, arg_docs)
         wanted = set(inspect.signature(func).parameters) & _SPECIAL
@@ -141,7 +150,14 @@ def tool(
                 kwargs[single] = params
             else:
                 kwargs.update({k: getattr(params, k) for k in type(params).model_fields})
-            return to_tool_result(await func(**kwargs))
+            if is_async:
+                return to_tool_result(await func(**kwargs))
+            if "on_update" in kwargs:
+                kwargs["on_update"] = _from_thread(on_update)
+            call = functools.partial(func, **kwargs)
+            return to_tool_result(await anyio.to_thread.run_sync(call, abandon_on_cancel=True))
+
+        execute.__wrapped__ = func  # type: ignore[attr-defined]  # where the tool was written
 
         tool_name = name or func.__name__
         return AgentTool(
@@ -155,6 +171,15 @@ def tool(
         )
 
     return build(fn) if fn is not None else build
+
+
+def _from_thread(on_update: OnUpdate) -> OnUpdate:
+    """`on_update` for a worker thread: each update is handed to the event loop."""
+
+    def push(partial: AgentToolResult) -> None:
+        anyio.from_thread.run_sync(on_update, partial)
+
+    return push
 
 
 def to_tool_result(value: Any) -> AgentToolResult:

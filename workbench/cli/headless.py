@@ -17,6 +17,7 @@ from rich.text import Text
 from workbench import gc_policy
 from workbench.agent import AssistantMessage, ToolResultMessage, UserMessage
 from workbench.agent.types import text_of
+from workbench.cli.args import EXIT_MAX_TURNS
 from workbench.runtime import Runtime
 from workbench.sanitize import literal, one_line
 
@@ -101,12 +102,18 @@ class EventPrinter:
         reason = f": {event.reason}" if event.reason else ""
         self.line(("  ! ", "magenta"), f"{event.decision} {event.tool_name} by {who}{reason}")
 
+    def on_run_limit(self, event: Any) -> None:
+        self.line(("■ ", "bold yellow"), (event.text, "bold yellow"))
+
     def on_agent_end(self, event: Any) -> None:
         self.console.rule(Text(f"end: {self.turn} turns, {self.tool_calls} tool calls", style="bold"), style="dim")
 
 
 def exit_code(runtime: Runtime) -> int:
-    """0 finished, 1 the model or the run ended in error, 130 aborted."""
+    """0 finished, 1 the model or the run ended in error, 3 stopped by --max-turns,
+    130 aborted."""
+    if runtime.turn_limit is not None and runtime.turn_limit.reached:
+        return EXIT_MAX_TURNS
     messages = runtime.agent.state.messages
     last = next((m for m in reversed(messages) if isinstance(m, AssistantMessage)), None)
     if last is None:

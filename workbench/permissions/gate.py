@@ -179,7 +179,8 @@ class PermissionGate:
     ) -> BeforeToolCallResult | None:
         name = ctx.tool_call.name
         args = ctx.args.model_dump(mode="json")
-        rule = self.rules.match(name, args)
+        builtin = ctx.tool is not None and ctx.tool.source == "builtin"
+        rule = self.rules.match(name, args, builtin=builtin)
         action = rule.action if rule is not None else "ask"
         if action == "allow":
             assert rule is not None
