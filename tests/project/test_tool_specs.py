@@ -95,7 +95,7 @@ def test_attr_specs_pick_one_object_or_a_list(project: Path) -> None:
     """)
     assert [t.name for t in load_tools(["listed.py:TOOLS"], project)] == ["shout", "one"]
     assert [t.name for t in load_tools(["agent_tools:add"], project)] == ["add"]
-    assert load_tools(["agent_tools:add"], project)[0].source == "module agent_tools:6"
+    assert load_tools(["agent_tools:add"], project)[0].source == "file agent_tools.py:6"
 
 
 @pytest.mark.parametrize(

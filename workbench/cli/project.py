@@ -55,22 +55,27 @@ def run_main(argv: list[str]) -> int:
         print(f"workbench run: {exc}", file=sys.stderr)
         return 2
     workspace = args.workspace or Path.cwd()
-    if args.headless is not None:
-        approve = args.approve or "rules"
-        if approve == "ask":
-            parser.error("--approve ask needs the app; headless runs take all, none or rules")
-        import anyio
+    headless = args.headless is not None
+    approve = args.approve or ("rules" if headless else "ask")
+    if headless and approve == "ask":
+        parser.error("--approve ask needs the app; headless runs take all, none or rules")
+    options = {"workspace": workspace, "rules": args.rules, "step": args.step,
+               "session": args.session, "approve": approve}
+    with embed.attach(agent, **options) as runtime:
+        if headless:
+            import anyio
 
-        return anyio.run(
-            lambda: embed.run_headless(
-                agent, args.headless, approve=approve, workspace=workspace,
-                rules=args.rules, session=args.session,
-            )
-        )
-    return embed.run_app(
-        agent, workspace=workspace, rules=args.rules, step=args.step, session=args.session,
-        approve=args.approve or "ask",
-    )
+            from workbench.cli.headless import run_headless
+
+            code = anyio.run(run_headless, runtime, args.headless)
+        else:
+            from widgets.app import make_app
+
+            code = make_app(runtime).run() or 0
+        path = runtime.session_path
+    if path is not None and path.exists():
+        print(f"workbench: session recorded to {path}", file=sys.stderr)
+    return code
 
 
 def project_main(command: str, argv: list[str]) -> int:

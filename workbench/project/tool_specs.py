@@ -52,9 +52,15 @@ class ToolSpec:
     """The file path or the module name."""
     attr: str | None
     is_file: bool
+    flag: str = "--tools"
+    """How messages name it (`workbench run` passes its own)."""
+
+    @property
+    def named(self) -> str:
+        return f"{self.flag} {self.text}".strip()
 
 
-def parse_spec(text: str, base: Path) -> ToolSpec:
+def parse_spec(text: str, base: Path, flag: str = "--tools") -> ToolSpec:
     """Split `file.py[:attr]` or `module[:attr]`; a path is relative to `base`."""
     target, attr = text, None
     head, sep, tail = text.rpartition(":")
@@ -62,12 +68,12 @@ def parse_spec(text: str, base: Path) -> ToolSpec:
         target, attr = head, tail
     looks_like_file = target.endswith(".py") or "/" in target or "\\" in target
     if looks_like_file or (base / target).is_file():
-        return ToolSpec(text, target, attr, True)
+        return ToolSpec(text, target, attr, True, flag)
     if not all(part.isidentifier() for part in target.split(".")):
         raise ToolSpecError(
-            f"--tools {text}: not a Python file (no such file) nor a module name"
+            f"{flag} {text}: not a Python file (no such file) nor a module name"
         )
-    return ToolSpec(text, target, attr, False)
+    return ToolSpec(text, target, attr, False, flag)
 
 
 def load_tools(specs: Sequence[str], base: Path | None = None) -> list[AgentTool]:
@@ -88,7 +94,7 @@ def load_tools(specs: Sequence[str], base: Path | None = None) -> list[AgentTool
 
 
 def load_spec(spec: ToolSpec, base: Path) -> list[AgentTool]:
-    module = _import(spec, base)
+    module = import_spec(spec, base)
     if spec.attr is not None:
         try:
             value: Any = module
@@ -96,13 +102,13 @@ def load_spec(spec: ToolSpec, base: Path) -> list[AgentTool]:
                 value = getattr(value, part)
         except AttributeError:
             raise ToolSpecError(
-                f"--tools {spec.text}: {spec.target} has no attribute {spec.attr!r}"
+                f"{spec.named}: {spec.target} has no attribute {spec.attr!r}"
             ) from None
         tools = _as_tools(value, spec.attr, spec, module, strict=True)
     else:
         tools = _module_tools(module, spec)
     if not tools:
-        raise ToolSpecError(f"--tools {spec.text}: no tools found. {_found(module, spec)}")
+        raise ToolSpecError(f"{spec.named}: no tools found. {_found(module, spec)}")
     for t in tools:
         if t.source is None:
             t.source = _origin(t, spec, base)
@@ -137,14 +143,15 @@ def _on_path(directory: Path) -> None:
         sys.path.insert(0, entry)
 
 
-def _import(spec: ToolSpec, base: Path) -> ModuleType:
+def import_spec(spec: ToolSpec, base: Path) -> ModuleType:
+    """Import the spec's file or module (its failures become `ToolSpecError`s)."""
     if not spec.is_file:
         if spec.target in sys.modules:
             return sys.modules[spec.target]
         return _run_user_code(spec, lambda: importlib.import_module(spec.target), None)
     path = (base / spec.target).resolve()
     if not path.is_file():
-        raise ToolSpecError(f"--tools {spec.text}: no such file {path}")
+        raise ToolSpecError(f"{spec.named}: no such file {path}")
     _on_path(path.parent)
     # A private module name: the file may be called `tools.py` or `json.py`.
     digest = hashlib.sha1(str(path).encode()).hexdigest()[:8]
@@ -153,7 +160,7 @@ def _import(spec: ToolSpec, base: Path) -> ModuleType:
         return sys.modules[name]
     module_spec = importlib.util.spec_from_file_location(name, path)
     if module_spec is None or module_spec.loader is None:
-        raise ToolSpecError(f"--tools {spec.text}: cannot load {path} as Python")
+        raise ToolSpecError(f"{spec.named}: cannot load {path} as Python")
     module = importlib.util.module_from_spec(module_spec)
     sys.modules[name] = module
 
@@ -175,14 +182,14 @@ def _run_user_code(spec: ToolSpec, run: Any, path: Path | None) -> ModuleType:
     except ModuleNotFoundError as exc:
         if exc.name == spec.target and path is None:
             raise ToolSpecError(
-                f"--tools {spec.text}: no module named {spec.target!r} "
+                f"{spec.named}: no module named {spec.target!r} "
                 f"(and no file {spec.target!r} here)"
             ) from None
         raise ToolSpecError(_user_traceback(spec, exc)) from None
     except Exception as exc:  # noqa: BLE001 - the user's code failed: show them why
         raise ToolSpecError(_user_traceback(spec, exc)) from None
     except SystemExit as exc:
-        raise ToolSpecError(f"--tools {spec.text}: the module called exit({exc.code})") from None
+        raise ToolSpecError(f"{spec.named}: the module called exit({exc.code})") from None
 
 
 def _user_traceback(spec: ToolSpec, exc: BaseException) -> str:
@@ -193,7 +200,7 @@ def _user_traceback(spec: ToolSpec, exc: BaseException) -> str:
         [f for f in te.stack if not f.filename.startswith((here, "<frozen"))]
     )
     body = "".join(te.format()).rstrip()
-    return f"--tools {spec.text}: importing it failed\n{body}"
+    return f"{spec.named}: importing it failed\n{body}"
 
 
 # -- finding tools -----------------------------------------------------------------------
@@ -224,7 +231,7 @@ def _as_tools(
         if strict:
             kinds = sorted({type(v).__name__ for v in value if not isinstance(v, AgentTool)})
             raise ToolSpecError(
-                f"--tools {spec.text}: {name} is a {type(value).__name__} that holds "
+                f"{spec.named}: {name} is a {type(value).__name__} that holds "
                 f"{', '.join(kinds) or 'nothing'}, not only tools"
             )
         return []
@@ -234,7 +241,7 @@ def _as_tools(
         what = "a function without type hints on every parameter" if inspect.isfunction(value) else (
             f"a {type(value).__name__}"
         )
-        raise ToolSpecError(f"--tools {spec.text}: {name} is {what}, not a tool")
+        raise ToolSpecError(f"{spec.named}: {name} is {what}, not a tool")
     return []
 
 
@@ -243,7 +250,7 @@ def _wrap(fn: Any, spec: ToolSpec) -> AgentTool:
         return tool(fn)
     except Exception as exc:  # noqa: BLE001 - a signature pydantic cannot model
         raise ToolSpecError(
-            f"--tools {spec.text}: cannot make a tool of {fn.__name__}: {exc}"
+            f"{spec.named}: cannot make a tool of {fn.__name__}: {exc}"
         ) from None
 
 
@@ -273,21 +280,25 @@ def _function_of(value: Any) -> Any:
 
 
 def _origin(t: AgentTool, spec: ToolSpec, base: Path) -> str:
-    """`file agent_tools.py:12` or `module mypkg.tools:12` (the line of its function)."""
-    fn = inspect.unwrap(_function_of(t)) if callable(_function_of(t)) else None
+    return origin_of(t, base) or (f"file {spec.target}" if spec.is_file else f"module {spec.target}")
+
+
+def origin_of(t: AgentTool, base: Path) -> str | None:
+    """`file agent_tools.py:12` (a file of the project, relative to `base`), else
+    `module mypkg.tools:12`: where the tool's function is written (None: unknown)."""
+    target = _function_of(t)
+    fn = inspect.unwrap(target) if callable(target) else None
     code = getattr(fn, "__code__", None)
     if code is None:
-        where = spec.target
-        return f"file {where}" if spec.is_file else f"module {where}"
-    path = Path(code.co_filename)
-    try:
-        shown = str(path.resolve().relative_to(base))
-    except ValueError:
-        shown = str(path)
+        return None
+    path, line = Path(code.co_filename), code.co_firstlineno
     module = getattr(fn, "__module__", "") or ""
-    if spec.is_file or module.startswith("_workbench_tools_"):
-        return f"file {shown}:{code.co_firstlineno}"
-    return f"module {module}:{code.co_firstlineno}"
+    try:
+        return f"file {path.resolve().relative_to(base)}:{line}"
+    except ValueError:  # outside the project: an installed module, or a file elsewhere
+        if module and not module.startswith("_workbench_tools_") and module != "__main__":
+            return f"module {module}:{line}"
+        return f"file {path}:{line}"
 
 
 def _found(module: ModuleType, spec: ToolSpec) -> str:
