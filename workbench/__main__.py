@@ -120,7 +120,9 @@ def apply_project(args: argparse.Namespace, directory: Path) -> None:
     args.project_dir = project.directory
     for dest, (key, is_path) in _PROJECT_FLAGS.items():
         value = getattr(project, key)
-        if getattr(args, dest, None) is None and value not in (None, []):
+        if value is None or (dest == "tool_specs" and not value):
+            continue  # not in the file (`builtin_tools = []` is: it means none)
+        if getattr(args, dest, None) is None:
             setattr(args, dest, project.resolve(value) if is_path else value)
     prompt_given = args.system_prompt is not None or args.system_prompt_file is not None
     if not prompt_given:

@@ -128,6 +128,7 @@ system_prompt = "You are a careful assistant. Use the tools to answer."
 # base_url = "http://localhost:11434/v1"
 # model = "qwen3:8b"
 # tool_choice = "required"        # forced until the first tool call, then auto
+# tool_choice_sticky = true       # ...or forced for the whole run
 
 # Without a model: a scripted scenario (see examples/ in the workbench repo).
 # scenario = "scenario.json"
