@@ -203,7 +203,8 @@ def build_runtime(options: RunOptions) -> Runtime:
     recorder = None
     if options.record:  # first on the bus: an event is on disk before anyone acts on it
         recorder = start_recording(
-            agent, workspace=workspace, scenario=scenario, path=options.session, fork=fork
+            agent, workspace=workspace, scenario=scenario, path=options.session, fork=fork,
+            setup=lambda: agent_setup(options, hub),
         )
     gate = PermissionGate.for_workspace(
         workspace,
@@ -228,6 +229,41 @@ def build_runtime(options: RunOptions) -> Runtime:
         agent, workspace, scenario, prompt, model, gate=gate, stepper=stepper, recorder=recorder,
         mcp=hub, slow_after=options.slow_after, turn_limit=turn_limit,
     )
+
+
+def agent_setup(options: RunOptions, hub: Any) -> Any:
+    """What the session header records to build this agent again (see `AgentSetup`)."""
+    from workbench.sessions.header import AgentSetup, RecordedServer
+
+    servers = [] if hub is None else [c.config for c in hub.connections]
+    return AgentSetup(
+        tool_specs=list(options.tool_specs),
+        project_dir=str((options.project_dir or Path.cwd()).resolve()),
+        builtin_tools=options.builtin_tools,
+        mcp_servers=[
+            RecordedServer(
+                name=s.name,
+                command=list(s.command) if s.command is not None else None,
+                url=without_password(s.url),
+                cwd=s.cwd,
+            )
+            for s in servers
+        ],
+    )
+
+
+def without_password(url: str | None) -> str | None:
+    """The URL with any `user:password@` dropped (headers and env are never recorded)."""
+    if url is None:
+        return None
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def limit_turns(agent: Agent, max_turns: int | None) -> Any:

@@ -228,6 +228,8 @@ async def rerun(
     tools: list[Any] | None = None,
     record_to: Path | None = None,
     tool_abort_grace: float = 2.0,
+    setup: Any = None,
+    mcp_servers: list[Any] | None = None,
 ) -> RerunReport:
     """Re-run `session`'s tool flow on the real tools; compare every result.
 
@@ -237,12 +239,15 @@ async def rerun(
         approve: how "ask" rules are answered (a re-run has nobody to ask).
         tools: the tools (default: the built-in tools bound to the workspace).
         record_to: also record the re-run as a new session there.
+        setup: an `AgentSetup` to build the agent from instead (its built-ins, its
+            `--tools` specs, its MCP servers, started for the re-run and stopped after).
+            The caller decides whether a recorded setup may be trusted.
+        mcp_servers: `McpServerConfig`s that replace the setup's servers.
 
     Raises:
-        ValueError: no workspace to run in.
+        ValueError: no workspace to run in, or a setup whose tools do not load.
     """
     from workbench.permissions import PermissionGate
-    from workbench.runtime import builtin_tool_list
     from workbench.sessions.fork import scenario_of
     from workbench.sessions.recorder import start_recording
     from workbench.workspace import scratch_workspace
@@ -258,10 +263,9 @@ async def rerun(
             where = header.workspace or "(none)"
             raise ValueError(f"the recorded workspace {where} is gone: pass --workspace DIR")
     report = RerunReport(workspace=workspace)
-    tools = tools if tools is not None else builtin_tool_list(workspace)
-    missing = sorted({t.name for t in header.tools} - {t.name for t in tools})
-    if missing:
-        report.warnings.append(f"tools recorded but not available now: {', '.join(missing)}")
+    hub = None
+    if tools is None:
+        tools, hub = setup_tools(setup, workspace, mcp_servers)
     model = RecordedModel()
     agent = Agent(
         stream_fn=model,
@@ -273,7 +277,9 @@ async def rerun(
         tool_abort_grace=tool_abort_grace,
     )
     if record_to is not None:
-        start_recording(agent, workspace=workspace, scenario=scenario, path=record_to)
+        start_recording(
+            agent, workspace=workspace, scenario=scenario, path=record_to, setup=setup
+        )
     agent.before_tool_call = PermissionGate.for_workspace(
         workspace,
         publish=agent.publish,
@@ -290,8 +296,15 @@ async def rerun(
             now.append(event.message)
 
     agent.subscribe(collect)
-    for number, run in enumerate(recorded_runs(session.events), 1):
-        await _replay_run(agent, model, run, number, report)
+    if hub is None:
+        await _replay_all(agent, model, session, report, header)
+    else:
+        async with hub.attach(agent):
+            report.warnings += [
+                line for c, line in zip(hub.connections, hub.report(), strict=True)
+                if c.status != "ready"
+            ]
+            await _replay_all(agent, model, session, report, header)
     recorded = [
         m
         for m in (e.message for e in session.events if e.type == "message_end")
@@ -305,6 +318,44 @@ async def rerun(
     ]
     report.calls = compare(recorded, now, requested)
     return report
+
+
+def setup_tools(
+    setup: Any, workspace: Path, mcp_servers: list[Any] | None = None
+) -> tuple[list[Any], Any]:
+    """The tools of an `AgentSetup` (None: the built-ins), and an `McpHub` for its
+    servers or `mcp_servers` (None when there are none)."""
+    from workbench.mcp.config import McpServerConfig
+    from workbench.runtime import builtin_tool_list
+
+    tools = builtin_tool_list(workspace, setup.builtin_tools if setup is not None else None)
+    if setup is not None and setup.tool_specs:
+        from workbench.project import load_tools, refuse_duplicates
+
+        base = Path(setup.project_dir) if setup.project_dir else None
+        tools += load_tools(setup.tool_specs, base)
+        refuse_duplicates(tools)
+    if mcp_servers is None:
+        recorded = setup.mcp_servers if setup is not None else []
+        mcp_servers = [
+            McpServerConfig(name=s.name, command=s.command, url=s.url, cwd=s.cwd, source="session")
+            for s in recorded
+        ]
+    if not mcp_servers:
+        return tools, None
+    from workbench.mcp import McpHub
+
+    return tools, McpHub(mcp_servers)
+
+
+async def _replay_all(
+    agent: Agent, model: RecordedModel, session: Session, report: RerunReport, header: Any
+) -> None:
+    missing = sorted({t.name for t in header.tools} - {t.name for t in agent.state.tools})
+    if missing:
+        report.warnings.append(f"tools recorded but not available now: {', '.join(missing)}")
+    for number, run in enumerate(recorded_runs(session.events), 1):
+        await _replay_run(agent, model, run, number, report)
 
 
 async def _replay_run(
