@@ -325,6 +325,9 @@ class ToolInspector(LineScrollView, can_focus=True):
             else:
                 image = f"[image {block.mime_type}, {len(block.data)} base64 chars]\n"
                 body.append(image, style="dim")
+        if record.structured is not None:
+            body.append("structured content ", style="bold")
+            body.append(literal(pretty_json(record.structured)) + "\n")
         if record.details not in (None, {}):
             body.append("details ", style="bold dim")
             body.append(literal(pretty_json(record.details)), style="dim")

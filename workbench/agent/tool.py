@@ -39,6 +39,12 @@ class AgentToolResult(BaseModel):
     details: Any = None
     terminate: bool = False
     """Ask the loop to stop after this batch (it stops only if every result asks)."""
+    is_error: bool = False
+    """The call failed, without raising: the model sees an error result, and `details`
+    (and `structured_content`) are kept, which a raised exception cannot carry."""
+    structured_content: Any = None
+    """A JSON value for programs (MCP's `structuredContent`); checked against the
+    tool's `output_schema` when it has one. The model reads `content`."""
 
     @classmethod
     def text(cls, text: str, details: Any = None) -> AgentToolResult:
@@ -82,6 +88,9 @@ class AgentTool:
     """"sequential" makes the whole batch it appears in run one call at a time."""
     source: str | None = field(default=None, compare=False)
     """Where the tool comes from ("builtin", "mcp:server", ...), for display."""
+    output_schema: type[BaseModel] | dict[str, Any] | None = None
+    """The shape of the results' `structured_content` (a pydantic model or a JSON
+    Schema). A result that does not match (or has none) becomes an error result."""
 
     @cached_property
     def json_schema(self) -> dict[str, Any]:
@@ -89,6 +98,14 @@ class AgentTool:
         if isinstance(self.parameters, dict):
             return self.parameters
         return self.parameters.model_json_schema()
+
+    @property
+    def output_json_schema(self) -> dict[str, Any] | None:
+        """The JSON Schema of `output_schema` (None without one)."""
+        schema = self.output_schema
+        if schema is None or isinstance(schema, dict):
+            return schema
+        return schema.model_json_schema()
 
 
 # -- the decorator -----------------------------------------------------------------
@@ -108,6 +125,7 @@ def tool(
     description: str | None = None,
     execution_mode: ExecutionMode | None = None,
     prepare_arguments: PrepareArguments | None = None,
+    output_schema: type[BaseModel] | dict[str, Any] | None = None,
 ) -> Callable[[Callable[..., Any]], AgentTool]: ...
 
 
@@ -120,6 +138,7 @@ def tool(
     description: str | None = None,
     execution_mode: ExecutionMode | None = None,
     prepare_arguments: PrepareArguments | None = None,
+    output_schema: type[BaseModel] | dict[str, Any] | None = None,
 ) -> AgentTool | Callable[[Callable[..., Any]], AgentTool]:
     """Build an `AgentTool` from an annotated function, async or sync.
 
@@ -128,6 +147,9 @@ def tool(
     paragraph and its `Args:` section. The function may also take `tool_call_id`,
     `signal` and `on_update` by name. It may return an `AgentToolResult`, a string,
     a list of content blocks, or any JSON-serialisable value.
+
+    With `output_schema`, a returned value (a dict, a pydantic model) also becomes the
+    result's `structured_content`, checked against the schema.
 
     A sync function runs in a worker thread (abandoned, not killed, when the call is
     cancelled after an abort); its `on_update` may be called from that thread.
@@ -151,11 +173,18 @@ def tool(
             else:
                 kwargs.update({k: getattr(params, k) for k in type(params).model_fields})
             if is_async:
-                return to_tool_result(await func(**kwargs))
-            if "on_update" in kwargs:
-                kwargs["on_update"] = _from_thread(on_update)
-            call = functools.partial(func, **kwargs)
-            return to_tool_result(await anyio.to_thread.run_sync(call, abandon_on_cancel=True))
+                value = await func(**kwargs)
+            else:
+                if "on_update" in kwargs:
+                    kwargs["on_update"] = _from_thread(on_update)
+                call = functools.partial(func, **kwargs)
+                value = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+            result = to_tool_result(value)
+            if output_schema is not None and result.structured_content is None and not (
+                isinstance(value, AgentToolResult)
+            ):
+                result.structured_content = result.details
+            return result
 
         execute.__wrapped__ = func  # type: ignore[attr-defined]  # where the tool was written
 
@@ -168,6 +197,7 @@ def tool(
             execute=execute,
             prepare_arguments=prepare_arguments,
             execution_mode=execution_mode,
+            output_schema=output_schema,
         )
 
     return build(fn) if fn is not None else build

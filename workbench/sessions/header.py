@@ -43,6 +43,8 @@ class ToolInfo(BaseModel):
     source: str | None = None
     """Where the tool came from ("builtin", "mcp:server", ...), if known."""
     json_schema: dict[str, Any] = Field(default_factory=dict)
+    output_schema: dict[str, Any] | None = None
+    """The JSON Schema of its results' structured content, if it declares one."""
 
 
 class ModelInfo(BaseModel):
@@ -117,14 +119,16 @@ def tool_info(tool: AgentTool) -> ToolInfo:
     """Describe a tool by what the model saw of it (schema failures are not fatal)."""
     try:
         schema = tool.json_schema
+        output = tool.output_json_schema
     except Exception as exc:  # noqa: BLE001 - a tool with a broken schema still records
-        schema = {"error": f"{type(exc).__name__}: {exc}"}
+        schema, output = {"error": f"{type(exc).__name__}: {exc}"}, None
     return ToolInfo(
         name=tool.name,
         label=tool.label,
         description=tool.description,
         source=getattr(tool, "source", None),
         json_schema=schema,
+        output_schema=output,
     )
 
 
