@@ -40,33 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     if headless and approve == "ask":
         parser.error("--approve ask needs the app; headless runs take all, none or rules")
     try:
-        apply_project(args, Path.cwd())
-        options = RunOptions(
-            scenario=args.scenario or "demo",
-            workspace=args.workspace,
-            pace=pace_of(args.pace, headless),
-            provider_settings=settings_from_args(args),
-            approve=approve,
-            rules_file=args.rules,
-            allow=args.allow,
-            ask=args.ask,
-            deny=args.deny,
-            step=args.step,
-            breakpoints=args.breakpoints,
-            slow_after=args.slow_after,
-            capture_chunks=args.capture_chunks,
-            mcp=args.mcp,
-            mcp_urls=args.mcp_url,
-            mcp_servers=[*args.project_mcp, *_config_mcp_servers(args)],
-            session=args.session,
-            record=not args.no_record,
-            tool_specs=args.tool_specs or [],
-            builtin_tools=args.builtin_tools,
-            project_dir=args.project_dir,
-            system_prompt=system_prompt_of(args),
-            max_turns=args.max_turns,
-            tool_choice_sticky=bool(args.tool_choice_sticky),
-        )
+        options = options_from_args(args, headless, approve)
         if options.workspace is not None and not options.workspace.is_dir():
             raise ValueError(f"--workspace {options.workspace} is not a directory")
         runtime = build_runtime(options)
@@ -86,6 +60,41 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     _say_session(runtime, "recording the session to")
     return anyio.run(_run_headless, runtime, prompt)
+
+
+def options_from_args(args: argparse.Namespace, headless: bool, approve: Any) -> RunOptions:
+    """The run the flags (and the current directory's project file) describe.
+
+    Raises:
+        ValueError: a bad project file, prompt file or provider setting.
+    """
+    apply_project(args, Path.cwd())
+    return RunOptions(
+        scenario=args.scenario or "demo",
+        workspace=args.workspace,
+        pace=pace_of(args.pace, headless),
+        provider_settings=settings_from_args(args),
+        approve=approve,
+        rules_file=args.rules,
+        allow=args.allow,
+        ask=args.ask,
+        deny=args.deny,
+        step=args.step,
+        breakpoints=args.breakpoints,
+        slow_after=args.slow_after,
+        capture_chunks=args.capture_chunks,
+        mcp=args.mcp,
+        mcp_urls=args.mcp_url,
+        mcp_servers=[*args.project_mcp, *_config_mcp_servers(args)],
+        session=args.session,
+        record=not args.no_record,
+        tool_specs=args.tool_specs or [],
+        builtin_tools=args.builtin_tools,
+        project_dir=args.project_dir,
+        system_prompt=system_prompt_of(args),
+        max_turns=args.max_turns,
+        tool_choice_sticky=bool(args.tool_choice_sticky),
+    )
 
 
 # What a project file may set, by flag (`dest`): (key in the file, is a path).

@@ -189,3 +189,34 @@ async def test_the_limit_stops_between_turns_and_the_run_can_go_on(tmp_path: Pat
     await runtime.agent.continue_()  # the transcript is valid: the run goes on from it
     assert not runtime.turn_limit.reached
     assert messages[-1].role == "assistant" and messages[-1].text == "done"
+
+
+def test_the_readmes_three_steps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """README "Debug your own agent": init, name your tools and model, run."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["init"]) == 0
+    (tmp_path / "agent_tools.py").write_text(
+        'def add_task(title: str, due: str | None = None) -> str:\n'
+        '    """Add a task to the list."""\n'
+        '    return f"added {title}"\n',
+        encoding="utf-8",
+    )
+    with ChatServer() as srv:
+        toml = tmp_path / "workbench.toml"
+        toml.write_text(
+            toml.read_text(encoding="utf-8")
+            + f'\nbase_url = "{srv.url}"\nmodel = "test-model"\n',
+            encoding="utf-8",
+        )
+        srv.script(
+            stream_reply([*tool_call_chunks(0, "c1", "add_task", '{"title": "x"}'),
+                          finish("tool_calls")]),
+            text_reply(),
+        )
+        assert main(["--headless", "go", "--approve", "all", "--no-record"]) == 0
+        body = srv.requests[0].json
+    assert body["messages"][0]["content"].startswith("You are a careful assistant.")
+    names = [t["function"]["name"] for t in body["tools"]]
+    assert names[-1] == "add_task" and "read_file" in names
+    assert "added x" in capsys.readouterr().out
