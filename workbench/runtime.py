@@ -14,6 +14,7 @@ from typing import Any, Literal
 from workbench.agent import Agent, AgentTool, Model, StreamFn
 from workbench.permissions import PermissionGate, chain_before
 from workbench.providers.scripted import Scenario, ScriptedProvider
+from workbench.redact import Redactor, known_secrets
 from workbench.sessions.recorder import start_recording
 from workbench.stepper import Stepper
 from workbench.workspace import scratch_workspace
@@ -75,6 +76,8 @@ class RunOptions:
     """Append every bus event to the session file (see `workbench.sessions`)."""
     fork: Any = None
     """A `workbench.sessions.ForkPoint`: start from a recorded session's transcript."""
+    pass_env: list[str] = field(default_factory=list)
+    """Environment variables `run_command` passes on beyond its allow-list (`--pass-env`)."""
 
 
 @dataclass
@@ -107,7 +110,9 @@ class Runtime:
         return None if self.recorder is None else self.recorder.path
 
 
-def builtin_tool_list(workspace: Path, names: list[str] | None = None) -> list[AgentTool]:
+def builtin_tool_list(
+    workspace: Path, names: list[str] | None = None, pass_env: list[str] | None = None
+) -> list[AgentTool]:
     """The built-in tools bound to `workspace`: all of them, or those named (in order).
 
     Raises:
@@ -115,7 +120,7 @@ def builtin_tool_list(workspace: Path, names: list[str] | None = None) -> list[A
     """
     from tools import builtin_tools
 
-    tools = builtin_tools(workspace)
+    tools = builtin_tools(workspace, pass_env=pass_env or ())
     if names is None:
         return tools
     by_name = {t.name: t for t in tools}
@@ -136,7 +141,7 @@ def run_tools(options: RunOptions, workspace: Path) -> list[AgentTool]:
     """
     if options.tools is not None:
         return list(options.tools)
-    tools = builtin_tool_list(workspace, options.builtin_tools)
+    tools = builtin_tool_list(workspace, options.builtin_tools, options.pass_env)
     if options.tool_specs:
         from workbench.project import load_tools, refuse_duplicates
 
@@ -200,6 +205,9 @@ def build_runtime(options: RunOptions) -> Runtime:
         messages=fork.messages if fork else (),
         tool_abort_grace=options.tool_abort_grace,
     )
+    servers = [c.config for c in hub.connections] if hub is not None else []
+    redactor = Redactor(known_secrets(options.provider_settings, servers))
+    agent.redact = redactor if redactor else None
     recorder = None
     if options.record:  # first on the bus: an event is on disk before anyone acts on it
         recorder = start_recording(

@@ -42,6 +42,18 @@ def output_problem(tool: AgentTool, result: AgentToolResult) -> str | None:
     return "\n".join(lines)
 
 
+def checked_result(tool: AgentTool, result: AgentToolResult) -> tuple[AgentToolResult, bool]:
+    """A returned result, and whether it is an error: the tool said so (`is_error`), or
+    its structured content breaks its output schema (then an error result saying how,
+    keeping the content it came with for the inspector)."""
+    problem = output_problem(tool, result)
+    if problem is None:
+        return result, result.is_error
+    failed = AgentToolResult.text(problem, details={} if result.details is None else result.details)
+    failed.structured_content = result.structured_content
+    return failed, True
+
+
 def _model_problems(model: type[BaseModel], value: Any) -> list[tuple[tuple[Any, ...], str]]:
     try:
         model.model_validate(value)
