@@ -26,7 +26,7 @@ Nothing here imports Textual until `run_app` needs it.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -77,13 +77,12 @@ def attach(
     _name_sources(agent)
     saved = (agent.before_tool_call, agent.after_tool_call, agent.stream_fn,
              agent.should_stop_after_turn)
-    unsubscribe: list[Callable[[], None]] = []
+    listeners = list(agent.bus._listeners)  # noqa: SLF001 - yours, restored on the way out
     recorder = None
     if record:
         from workbench.sessions.recorder import start_recording
 
         recorder = start_recording(agent, workspace=root, path=Path(session) if session else None)
-        unsubscribe.append(lambda: _remove_listener(agent, recorder))
     gate = PermissionGate.for_workspace(
         root, publish=agent.publish, policy=approve, allow=list(allow), ask=list(ask),
         deny=list(deny), rules_file=Path(rules) if rules else None,
@@ -93,12 +92,12 @@ def attach(
     agent.before_tool_call = chain_before(user_before, gate, stepper.before_tool_call)
     agent.after_tool_call = chain_after(user_after, stepper.after_tool_call)
     agent.stream_fn = stepper.wrap_stream_fn(user_stream)
-    unsubscribe.append(agent.subscribe(stepper.on_event))
+    agent.subscribe(stepper.on_event)
     if hasattr(user_stream, "on_event") and hasattr(user_stream, "publish"):
         # the workbench's OpenAI-compatible provider: its requests go to the network view
         if user_stream.publish is None:
             user_stream.publish = agent.publish
-        unsubscribe.append(agent.subscribe(user_stream.on_event))
+        agent.subscribe(user_stream.on_event)
     turn_limit = limit_turns(agent, max_turns)
     runtime = Runtime(
         agent, root, None, "", agent.state.model, gate=gate, stepper=stepper,
@@ -110,10 +109,7 @@ def attach(
     finally:
         (agent.before_tool_call, agent.after_tool_call, agent.stream_fn,
          agent.should_stop_after_turn) = saved
-        for undo in unsubscribe:
-            undo()
-        if turn_limit is not None:
-            _remove_listener(agent, turn_limit.on_event)
+        agent.bus._listeners[:] = listeners  # noqa: SLF001 - the recorder, printers, ... go
         if recorder is not None:
             recorder.close()
         setattr(agent, _ATTACHED, None)
@@ -190,9 +186,3 @@ def _name_sources(agent: Agent) -> None:
     for t in agent.state.tools:
         if t.source is None:
             t.source = origin_of(t, base) or "python"
-
-
-def _remove_listener(agent: Agent, listener: Any) -> None:
-    listeners = agent.bus._listeners  # noqa: SLF001 - the recorder has no unsubscribe of its own
-    if listener in listeners:
-        listeners.remove(listener)

@@ -76,6 +76,7 @@ async def test_your_hook_runs_first_and_a_deny_from_either_side_wins(tmp_path: P
     assert results["c"].is_error and "forbidden" in results["c"].text
     # yours again afterwards, and the run was recorded as usual
     assert agent.before_tool_call is mine and agent.stream_fn is stream
+    assert agent.bus._listeners == []  # the recorder and the printer are gone too
     recorded = read_session(session)
     assert recorded.header.system_prompt == "yours"
     assert [t.source for t in recorded.header.tools] == [note.source]

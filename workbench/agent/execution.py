@@ -374,7 +374,7 @@ class BatchRunner:
             # An exception may carry `details` (e.g. a command's exit code) for the UI.
             make = aborted_result if isinstance(exc, AbortError) else error_result
             return make(_describe(exc), getattr(exc, "details", None)), True
-        return to_tool_result(run.value), False
+        return checked_result(p.tool, to_tool_result(run.value))
 
     async def _phase(self, call: ToolCall, phase: Any) -> None:
         await self.emit(ToolExecutionPhaseEvent(tool_call_id=call.id, tool_name=call.name, phase=phase))
