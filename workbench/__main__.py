@@ -149,7 +149,8 @@ def system_prompt_of(args: argparse.Namespace) -> str | None:
     try:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"--system-prompt-file {path}: {getattr(exc, 'strerror', None) or exc}") from None
+        why = getattr(exc, "strerror", None) or exc
+        raise ValueError(f"--system-prompt-file {path}: {why}") from None
 
 
 def _say_session(runtime: Runtime, what: str = "session recorded to") -> None:

@@ -28,7 +28,10 @@ class TurnLimit:
     """
 
     def __init__(
-        self, max_turns: int, publish: Callable[[Any], Awaitable[None]], then: StopHook | None = None
+        self,
+        max_turns: int,
+        publish: Callable[[Any], Awaitable[None]],
+        then: StopHook | None = None,
     ) -> None:
         if max_turns < 1:
             raise ValueError(f"--max-turns must be at least 1 (got {max_turns})")

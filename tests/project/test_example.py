@@ -4,23 +4,11 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
 from workbench.__main__ import main
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "todo_agent"
-
-
-@pytest.fixture
-def todo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A fresh copy of the example (its tools write tasks.json where they run)."""
-    project = tmp_path / "todo_agent"
-    shutil.copytree(EXAMPLE, project, ignore=shutil.ignore_patterns("tasks.json", "__pycache__"))
-    monkeypatch.chdir(project)
-    return project
 
 
 def test_the_example_runs_headless_end_to_end(todo: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -124,3 +124,25 @@ def test_a_fork_rebuilds_the_recorded_agent(recorded: Path) -> None:
     assert options.tool_specs == ["my_tools.py"]
     assert options.project_dir == recorded.parent.resolve()
     assert [s.name for s in options.mcp_servers] == ["toolbox"]
+
+
+async def test_an_mcp_tool_named_like_yours_is_refused_with_both_origins(tmp_path: Path) -> None:
+    from workbench.agent import Agent, Model
+    from workbench.mcp import McpHub, McpServerConfig
+    from workbench.project import load_tools
+    from workbench.providers.scripted import Scenario, ScriptedProvider
+
+    (tmp_path / "mine.py").write_text(
+        'def toolbox__fail(reason: str) -> str:\n    """Mine."""\n    return reason\n',
+        encoding="utf-8",
+    )
+    tools = load_tools(["mine.py"], tmp_path)
+    provider = ScriptedProvider(Scenario.model_validate({"name": "x", "turns": [{"text": "hi"}]}))
+    agent = Agent(stream_fn=provider, model=Model(id="m"), tools=tools)
+    hub = McpHub([McpServerConfig(name="toolbox", command=[sys.executable, str(TOOLBOX)])])
+    async with hub.attach(agent):
+        names = [t.name for t in agent.state.tools]
+        assert names.count("toolbox__fail") == 1 and agent.state.tools[0].source == "file mine.py:1"
+        assert hub.report()[-1] == (
+            "MCP server toolbox: tool toolbox__fail not added: the name is taken by file mine.py:1"
+        )

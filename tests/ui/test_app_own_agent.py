@@ -4,27 +4,14 @@ run cut by --max-turns with a notice."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
-import pytest
 from ui_helpers import wait_for
 
 from widgets.permission_modal import PermissionModal
 from workbench.__main__ import options_from_args
 from workbench.cli.args import build_parser
 from workbench.runtime import build_runtime
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "todo_agent"
-
-
-@pytest.fixture
-def todo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A fresh copy of the example, as the current directory (the project file is read)."""
-    project = tmp_path / "todo_agent"
-    shutil.copytree(EXAMPLE, project, ignore=shutil.ignore_patterns("tasks.json", "__pycache__"))
-    monkeypatch.chdir(project)
-    return project
 
 
 def app_for(*argv: str):  # type: ignore[no-untyped-def]

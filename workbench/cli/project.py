@@ -20,7 +20,10 @@ def init_main(argv: list[str]) -> int:
     try:
         path = write_starter(Path.cwd())
     except FileExistsError:
-        print(f"workbench init: {FILE_NAME} already exists here; not overwriting it", file=sys.stderr)
+        print(
+            f"workbench init: {FILE_NAME} already exists here; not overwriting it",
+            file=sys.stderr,
+        )
         return 2
     print(f"wrote {path}: edit it, then run `workbench` here")
     return 0
@@ -42,7 +45,9 @@ def run_main(argv: list[str]) -> int:
         default=None,
         help='how "ask" is answered (app default: ask; headless default: rules)',
     )
-    parser.add_argument("--workspace", type=Path, metavar="DIR", help="where the rules apply (default: .)")
+    parser.add_argument(
+        "--workspace", type=Path, metavar="DIR", help="where the rules apply (default: .)"
+    )
     parser.add_argument("--rules", type=Path, metavar="FILE", help="rules file")
     parser.add_argument("--step", action="store_true", help="start in step mode")
     parser.add_argument("--session", type=Path, metavar="FILE", help="record the session to FILE")

@@ -108,7 +108,9 @@ class RuleSet:
         """Add a rule; on a specificity tie it beats every rule added before it."""
         self.rules.append(rule)
 
-    def match(self, tool_name: str, args: Mapping[str, Any], *, builtin: bool = True) -> Rule | None:
+    def match(
+        self, tool_name: str, args: Mapping[str, Any], *, builtin: bool = True
+    ) -> Rule | None:
         """The deciding rule for a call (see the module docstring), or None.
 
         `builtin=False` (a tool from elsewhere that shares a built-in's name): the

@@ -238,9 +238,10 @@ def _as_tools(
     if _is_typed_function(value):
         return [_wrap(value, spec)]
     if strict:
-        what = "a function without type hints on every parameter" if inspect.isfunction(value) else (
-            f"a {type(value).__name__}"
-        )
+        if inspect.isfunction(value):
+            what = "a function without type hints on every parameter"
+        else:
+            what = f"a {type(value).__name__}"
         raise ToolSpecError(f"{spec.named}: {name} is {what}, not a tool")
     return []
 
@@ -280,7 +281,8 @@ def _function_of(value: Any) -> Any:
 
 
 def _origin(t: AgentTool, spec: ToolSpec, base: Path) -> str:
-    return origin_of(t, base) or (f"file {spec.target}" if spec.is_file else f"module {spec.target}")
+    fallback = f"file {spec.target}" if spec.is_file else f"module {spec.target}"
+    return origin_of(t, base) or fallback
 
 
 def origin_of(t: AgentTool, base: Path) -> str | None:

@@ -300,10 +300,9 @@ async def rerun(
         await _replay_all(agent, model, session, report, header)
     else:
         async with hub.attach(agent):
-            report.warnings += [
-                line for c, line in zip(hub.connections, hub.report(), strict=True)
-                if c.status != "ready"
-            ]
+            from workbench.mcp.hub import describe_failure
+
+            report.warnings += [describe_failure(c) for c in hub.failed] + hub.refused
             await _replay_all(agent, model, session, report, header)
     recorded = [
         m
