@@ -35,7 +35,7 @@ from workbench import gc_policy
 from workbench.agent.clock import now_ms
 from workbench.agent.events import AgentEndEvent
 from workbench.agent.types import text_of
-from workbench.events import PermissionRequestEvent, StepPausedEvent
+from workbench.events import PermissionRequestEvent, RunLimitEvent, StepPausedEvent
 from workbench.runtime import Runtime
 from workbench.view.fold import ViewState
 
@@ -203,10 +203,15 @@ class WorkbenchApp(SafeTextApp, SteppingActions, App[int]):
             self._fold_queued()
         if type(event) in URGENT:
             self.call_later(self._refresh_now)
+        elif type(event) is RunLimitEvent:
+            self.call_later(self._say_limit, event)
         elif not self._refresh_pending:  # the first event since the last refresh
             now = time.perf_counter()
             self.pacer.arrived(now)
             self._schedule_refresh(now)
+
+    def _say_limit(self, event: RunLimitEvent) -> None:
+        self.notify(event.text, title="Run stopped", severity="warning", timeout=15, markup=False)
 
     def _schedule_refresh(self, now: float | None = None) -> None:
         if not self._refresh_pending:

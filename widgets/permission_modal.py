@@ -94,8 +94,12 @@ class PermissionModal(ModalScreen[str | None]):
                 f"id {record.id}" + (f" · asked by rule {self.rule_text}" if self.rule_text else "")
             )
             yield Static(Text(literal(counter)), id="perm-counter")
-            description = self.tool.description.splitlines()[0] if self.tool else "unknown tool"
-            yield Static(Text(literal(description)), id="perm-desc")
+            lines = self.tool.description.splitlines() if self.tool else ["unknown tool"]
+            desc = Text(literal(lines[0] if lines else "(no description)"))
+            source = self.tool.source if self.tool else None
+            if source and source != "builtin":  # where the code that will run lives
+                desc.append(f"  · from {literal(source)}", style="bold cyan")
+            yield Static(desc, id="perm-desc")
             if self.protected is not None:
                 yield Static(Text(literal(self.protected)), id="perm-protected")
             with VerticalScroll(id="perm-args"):

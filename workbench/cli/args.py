@@ -51,8 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
         const="",
         metavar="PROMPT",
         help="run once without the app and print the event stream; PROMPT defaults to the "
-        "scenario's own. Exit code: 0 finished, 1 error, 3 finished but the session could not "
-        "be recorded whole, 130 aborted",
+        "scenario's own. Exit code: 0 finished, 1 error, 2 bad input, 3 finished but the "
+        f"session could not be recorded whole, {EXIT_MAX_TURNS} stopped by --max-turns, "
+        "130 aborted",
     )
     parser.add_argument(
         "prompt",
@@ -70,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     run = parser.add_argument_group("run")
     run.add_argument(
         "--scenario",
-        default="demo",
+        default=None,
         metavar="FILE",
         help="scripted scenario: a JSON file or a built-in name (default: demo)",
     )
@@ -199,9 +200,77 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="keep each model response's raw streamed chunks for the network view (F4)",
     )
+    add_agent_arguments(parser)
     add_provider_arguments(parser)
     return parser
 
+
+EXIT_MAX_TURNS = 4
+"""Headless exit code of a run that `--max-turns` stopped."""
+
+
+def add_agent_arguments(parser: argparse.ArgumentParser) -> None:
+    """Your own agent: tools, built-ins, system prompt, limits (all default to "not given",
+    so a project file's values apply unless a flag overrides them)."""
+    agent = parser.add_argument_group(
+        "your agent",
+        "Debug your own tools and prompt. A workbench.toml in the current directory (or "
+        "[tool.workbench] in its pyproject.toml) can set all of these; flags override it.",
+    )
+    agent.add_argument(
+        "--tools",
+        dest="tool_specs",
+        action="append",
+        default=None,
+        metavar="SPEC",
+        help="load your tools from a Python file or module: ./agent_tools.py, mypkg.tools, "
+        "agent_tools.py:TOOLS (AgentTools, @tool functions, lists of them, or functions "
+        "with type hints; repeatable)",
+    )
+    agent.add_argument(
+        "--builtin-tools",
+        type=builtin_names,
+        metavar="NAMES|none",
+        help="which built-in tools to offer, comma-separated (default: all six)",
+    )
+    prompt = agent.add_mutually_exclusive_group()
+    prompt.add_argument("--system-prompt", metavar="TEXT", help="the system prompt")
+    prompt.add_argument(
+        "--system-prompt-file", type=Path, metavar="FILE", help="read the system prompt from FILE"
+    )
+    agent.add_argument(
+        "--max-turns",
+        type=positive_int,
+        metavar="N",
+        help=f"stop each run cleanly after N model turns (headless exit code {EXIT_MAX_TURNS})",
+    )
+    agent.add_argument(
+        "--tool-choice-sticky",
+        action="store_true",
+        default=None,
+        help="keep a forced --tool-choice for the whole run (default: after the model's "
+        "first tool call it becomes auto, so the run can end)",
+    )
+
+
+def builtin_names(value: str) -> list[str]:
+    """`read_file,run_command` -> the names; `none` -> []."""
+    if value.strip().lower() == "none":
+        return []
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("give tool names separated by commas, or none")
+    return names
+
+
+def positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {number}")
+    return number
 
 def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
     """Parse `argv`, with the prompt allowed anywhere among the flags.

@@ -21,6 +21,7 @@ from rich.text import Text
 from workbench import gc_policy
 from workbench.agent import AssistantMessage, ToolResultMessage, UserMessage
 from workbench.agent.types import result_text, text_of
+from workbench.cli.args import EXIT_MAX_TURNS
 from workbench.runtime import Runtime
 from workbench.sanitize import literal, one_line
 from workbench.sessions.codec import encode
@@ -153,6 +154,9 @@ class EventPrinter:
         reason = f": {event.reason}" if event.reason else ""
         self.line(("  ! ", "magenta"), f"{event.decision} {event.tool_name} by {who}{reason}")
 
+    def on_run_limit(self, event: Any) -> None:
+        self.line(("■ ", "bold yellow"), (event.text, "bold yellow"))
+
     def on_agent_end(self, event: Any) -> None:
         self.console.rule(Text(f"end: {self.turn} turns, {self.tool_calls} tool calls", style="bold"), style="dim")
 
@@ -186,7 +190,9 @@ def _reader_gone(runtime: Runtime) -> Callable[[], None]:
 
 def exit_code(runtime: Runtime) -> int:
     """0 finished, 1 the model or the run ended in error, 3 finished but the session
-    file does not hold the whole run, 130 aborted."""
+    file does not hold the whole run, 4 stopped by --max-turns, 130 aborted."""
+    if runtime.turn_limit is not None and runtime.turn_limit.reached:
+        return EXIT_MAX_TURNS
     messages = runtime.agent.state.messages
     last = next((m for m in reversed(messages) if isinstance(m, AssistantMessage)), None)
     if last is None:

@@ -326,18 +326,27 @@ def load_mcp_servers(path: Path, *, required: bool = False) -> list[McpServerCon
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ValueError(f"Cannot read config file {path}: {exc}") from None
     tables = data.get("mcp", {}).get("servers", {}) if isinstance(data.get("mcp"), dict) else {}
+    return servers_from_tables(tables, str(path))
+
+
+def servers_from_tables(
+    tables: Any, where: str, directory: Path | None = None
+) -> list[McpServerConfig]:
+    """`[mcp.servers.NAME]` tables as servers (`where` names the file in errors; a
+    relative `cwd` is taken from `directory` when given)."""
     if not isinstance(tables, dict):
-        raise ValueError(f"Bad [mcp.servers] in {path}: expected tables [mcp.servers.NAME]")
+        raise ValueError(f"Bad [mcp.servers] in {where}: expected tables [mcp.servers.NAME]")
     servers = []
     for name, table in tables.items():
         if not isinstance(table, dict):
-            raise ValueError(f"Bad MCP server {name!r} in {path}: expected a table")
+            raise ValueError(f"Bad MCP server {name!r} in {where}: expected a table")
+        table = {**table, "name": name, "source": where}
+        if directory is not None and isinstance(table.get("cwd"), str):
+            table["cwd"] = str(directory / table["cwd"])
         try:
-            servers.append(
-                McpServerConfig.model_validate({**table, "name": name, "source": str(path)})
-            )
+            servers.append(McpServerConfig.model_validate(table))
         except ValidationError as exc:
-            raise ValueError(f"Bad MCP server {name!r} in {path}: {_first_error(exc)}") from None
+            raise ValueError(f"Bad MCP server {name!r} in {where}: {_first_error(exc)}") from None
     return servers
 
 

@@ -63,6 +63,8 @@ class McpHub:
         """Called when a ready server exits on its own (to tell the user at once)."""
         self._tg: TaskGroup | None = None
         self._agent: Any = None
+        self.refused: list[str] = []
+        """Tools not added because another tool has their name (one line each)."""
         for connection in self.connections:
             connection.on_status = self._changed
 
@@ -185,7 +187,16 @@ class McpHub:
     @asynccontextmanager
     async def attach(self, agent: Any) -> AsyncIterator[McpHub]:
         """Start the servers, add their tools to `agent.state.tools` while inside."""
-        await self.start(taken=[t.name for t in agent.state.tools])
+        own = {t.name: t for t in agent.state.tools if not (t.source or "").startswith("mcp:")}
+        await self.start(taken=[t.name for t in agent.state.tools if t.name not in own])
+        # A name taken by a built-in or one of your tools is refused, not renamed: two
+        # tools the model could mix up must not both be offered.
+        self.refused = [
+            f"MCP server {(t.source or '')[4:]}: tool {t.name} not added: the name is taken "
+            f"by {own[t.name].source or 'another tool'}"
+            for t in self.tools if t.name in own
+        ]
+        self.tools = [t for t in self.tools if t.name not in own]
         try:
             agent.state.tools = [*agent.state.tools, *self.tools]
             agent.state.system_prompt = with_instructions(
@@ -217,7 +228,7 @@ class McpHub:
                 lines.append("\n".join([line, *notes]))
             else:
                 lines.append(describe_failure(c))
-        return lines
+        return lines + self.refused
 
 
 def describe_failure(connection: McpConnection) -> str:

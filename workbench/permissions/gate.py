@@ -243,14 +243,15 @@ class PermissionGate:
         return out
 
     def judge(
-        self, tool_name: str, judged: Mapping[str, Any]
+        self, tool_name: str, judged: Mapping[str, Any], *, builtin: bool = True
     ) -> tuple[Rule | None, Action, str | None]:
         """(deciding rule, action, protected path or None) for a call's judged arguments.
 
         The rule is None when no rule matched, or when an allow was turned into a
         question because the call changes a protected path the rule does not name.
+        `builtin=False`: the tool only shares a built-in's name (see `RuleSet.match`).
         """
-        rule = self.rules.match(tool_name, judged)
+        rule = self.rules.match(tool_name, judged, builtin=builtin)
         action: Action = rule.action if rule is not None else "ask"
         path = judged.get("path")
         if tool_name == "edit_file" and isinstance(path, str):
@@ -286,7 +287,8 @@ class PermissionGate:
             reason = f"Permission denied: {exc}"
             await self._decided(ctx, "deny", "rule", None, reason=reason, source="workspace")
             return BeforeToolCallResult(block=True, reason=reason)
-        rule, action, target = self.judge(name, judged)
+        builtin = ctx.tool is not None and ctx.tool.source == "builtin"
+        rule, action, target = self.judge(name, judged, builtin=builtin)
         if action == "allow":
             assert rule is not None
             await self._decided(ctx, "allow", _by(rule), rule)

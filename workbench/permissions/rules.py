@@ -111,14 +111,22 @@ class RuleSet:
         """Add a rule; on a specificity tie it beats every rule added before it."""
         self.rules.append(rule)
 
-    def match(self, tool_name: str, args: Mapping[str, Any]) -> Rule | None:
-        """The deciding rule for a call (see the module docstring), or None."""
+    def match(
+        self, tool_name: str, args: Mapping[str, Any], *, builtin: bool = True
+    ) -> Rule | None:
+        """The deciding rule for a call (see the module docstring), or None.
+
+        `builtin=False` (a tool from elsewhere that shares a built-in's name): the
+        defaults that allow the read-only built-ins do not apply to it.
+        """
         best: tuple[tuple[int, int, int], int, Rule] | None = None
         fallback: Rule | None = None
         for index, rule in enumerate(self.rules):
             if not rule.pattern.matches(tool_name, args):
                 continue
             if rule.is_default:
+                if not builtin and rule.action == "allow":
+                    continue
                 if fallback is None or _beats(rule, fallback):
                     fallback = rule
                 continue

@@ -174,6 +174,7 @@ def start_recording(
     path: Path | None = None,
     fork: Any = None,
     fsync: bool = False,
+    setup: Any = None,
 ) -> Recorder:
     """Record `agent`'s bus from now on; call it before anything else subscribes.
 
@@ -181,6 +182,7 @@ def start_recording(
         path: the session file (default: a new one in `default_session_dir()`).
         fork: a `ForkPoint`: its parent is named in the header and the parent's
             history up to the fork is copied first, so the new file replays whole.
+        setup: the `AgentSetup` to record (or a function making it at the first event).
 
     Raises:
         FileExistsError: `path` exists.
@@ -197,6 +199,7 @@ def start_recording(
             system_prompt=state.system_prompt,
             scenario=scenario,
             parent=fork.parent if fork is not None else None,
+            setup=setup() if callable(setup) else setup,
         )
 
     label = scenario.name if scenario is not None else state.model.id

@@ -239,6 +239,8 @@ async def rerun(
     tools: list[Any] | None = None,
     record_to: Path | None = None,
     tool_abort_grace: float = 2.0,
+    setup: Any = None,
+    mcp_servers: list[Any] | None = None,
 ) -> RerunReport:
     """Re-run `session`'s tool flow on the real tools; compare every result.
 
@@ -250,12 +252,16 @@ async def rerun(
         approve: how "ask" rules are answered (a re-run has nobody to ask).
         tools: the tools (default: the built-in tools bound to the workspace).
         record_to: also record the re-run as a new session there.
+        setup: an `AgentSetup` to build the agent from instead (its built-ins, its
+            `--tools` specs, its MCP servers, started for the re-run and stopped after).
+            The caller decides whether a recorded setup may be trusted.
+        mcp_servers: `McpServerConfig`s that replace the setup's servers.
 
     Raises:
-        ValueError: no workspace to run in, or `/` or the home directory.
+        ValueError: no workspace to run in, `/` or the home directory, or a setup whose
+            tools do not load.
     """
     from workbench.permissions import PermissionGate
-    from workbench.runtime import builtin_tool_list
     from workbench.sessions.fork import scenario_of
     from workbench.sessions.recorder import start_recording
     from workbench.workspace import scratch_workspace
@@ -275,10 +281,13 @@ async def rerun(
         workspace, policy=approve, allow=list(allow), ask=list(ask), deny=list(deny),
         rules_file=rules_file,
     )
-    tools = tools if tools is not None else builtin_tool_list(workspace, gate)
-    missing = sorted({t.name for t in header.tools} - {t.name for t in tools})
-    if missing:
-        report.warnings.append(f"tools recorded but not available now: {', '.join(missing)}")
+    hub = None
+    if tools is None:
+        tools, hub = setup_tools(setup, workspace, mcp_servers, gate)
+    if hub is None:
+        missing = sorted({t.name for t in header.tools} - {t.name for t in tools})
+        if missing:
+            report.warnings.append(f"tools recorded but not available now: {', '.join(missing)}")
     model = RecordedModel()
     agent = Agent(
         stream_fn=model,
@@ -290,7 +299,9 @@ async def rerun(
         tool_abort_grace=tool_abort_grace,
     )
     if record_to is not None:
-        start_recording(agent, workspace=workspace, scenario=scenario, path=record_to)
+        start_recording(
+            agent, workspace=workspace, scenario=scenario, path=record_to, setup=setup
+        )
     gate.publish = agent.publish
     agent.before_tool_call = gate
     now: list[ToolResultMessage] = []
@@ -300,8 +311,14 @@ async def rerun(
             now.append(event.message)
 
     agent.subscribe(collect)
-    for number, run in enumerate(recorded_runs(session.events), 1):
-        await _replay_run(agent, model, run, number, report)
+    if hub is None:
+        await _replay_all(agent, model, session, report, header)
+    else:
+        async with hub.attach(agent):
+            from workbench.mcp.hub import describe_failure
+
+            report.warnings += [describe_failure(c) for c in hub.failed] + hub.refused
+            await _replay_all(agent, model, session, report, header)
     recorded = [
         m
         for m in (e.message for e in session.events if e.type == "message_end")
@@ -315,6 +332,46 @@ async def rerun(
     ]
     report.calls = compare(recorded, now, requested)
     return report
+
+
+def setup_tools(
+    setup: Any, workspace: Path, mcp_servers: list[Any] | None = None, gate: Any = None
+) -> tuple[list[Any], Any]:
+    """The tools of an `AgentSetup` (None: the built-ins), and an `McpHub` for its
+    servers or `mcp_servers` (None when there are none); with `gate`, the reading
+    tools show only what it lets them read."""
+    from workbench.mcp.config import McpServerConfig
+    from workbench.runtime import builtin_tool_list
+
+    names = setup.builtin_tools if setup is not None else None
+    tools = builtin_tool_list(workspace, names, gate=gate)
+    if setup is not None and setup.tool_specs:
+        from workbench.project import load_tools, refuse_duplicates
+
+        base = Path(setup.project_dir) if setup.project_dir else None
+        tools += load_tools(setup.tool_specs, base)
+        refuse_duplicates(tools)
+    if mcp_servers is None:
+        recorded = setup.mcp_servers if setup is not None else []
+        mcp_servers = [
+            McpServerConfig(name=s.name, command=s.command, url=s.url, cwd=s.cwd, source="session")
+            for s in recorded
+        ]
+    if not mcp_servers:
+        return tools, None
+    from workbench.mcp import McpHub
+
+    return tools, McpHub(mcp_servers, roots=[workspace])
+
+
+async def _replay_all(
+    agent: Agent, model: RecordedModel, session: Session, report: RerunReport, header: Any
+) -> None:
+    missing = sorted({t.name for t in header.tools} - {t.name for t in agent.state.tools})
+    if missing:
+        report.warnings.append(f"tools recorded but not available now: {', '.join(missing)}")
+    for number, run in enumerate(recorded_runs(session.events), 1):
+        await _replay_run(agent, model, run, number, report)
 
 
 async def _replay_run(

@@ -358,6 +358,7 @@ class ViewState:
     def _on_tool_execution_end(self, e: Any) -> None:
         record = self._call(e)
         record.content, record.details = e.result.content, e.result.details
+        record.structured = e.result.structured_content
         record.is_error, record.injected = e.is_error, e.injected
         record.ended_at = e.timestamp
         text = record.result_text
