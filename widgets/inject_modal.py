@@ -11,7 +11,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Checkbox, Static, TextArea
+from textual.widgets import Button, Static, TextArea
+
+from widgets.clear_checkbox import ClearCheckbox
 
 from workbench.sanitize import literal
 
@@ -19,7 +21,7 @@ from workbench.sanitize import literal
 class InjectResultModal(ModalScreen[str | None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+s", "apply", "Send result"),
-        Binding("escape", "cancel", "Back"),
+        Binding("escape", "cancel", "Back", priority=True),
     ]
 
     DEFAULT_CSS = """
@@ -44,7 +46,7 @@ class InjectResultModal(ModalScreen[str | None]):
             title.append(" yourself: the tool will not run; the model gets this text as its result.")
             yield Static(title, classes="title")
             yield TextArea(id="result-text")
-            yield Checkbox("Mark the result as an error (is_error)", id="is-error")
+            yield ClearCheckbox("Mark the result as an error (is_error)", id="is-error")
             yield Static("", id="inject-error")
             with Horizontal():
                 yield Button("Send result (ctrl+s)", variant="warning", id="apply", compact=True)
@@ -57,7 +59,7 @@ class InjectResultModal(ModalScreen[str | None]):
     def action_apply(self) -> None:
         text = self.query_one(TextArea).text
         try:
-            self.on_submit(text, self.query_one(Checkbox).value)
+            self.on_submit(text, self.query_one(ClearCheckbox).value)
         except ValueError as exc:
             self.query_one("#inject-error", Static).update(Text(literal(str(exc))))
             return
