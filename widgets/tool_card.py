@@ -18,14 +18,14 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.strip import Strip
 
-from widgets.render import compact_json, format_ms, stage_label
+from widgets.render import WAIT_SHOWN_MS, compact_json, format_ms, format_times, stage_label
 from workbench.sanitize import literal, one_line
 from workbench.view.records import ToolCallRecord
 
 CARD_HEIGHT = 2
 BAR = "▌"
 SLOW_AFTER_MS = 10_000.0
-"""A running call's time turns into a warning after this long."""
+"""A running call's working time (waits not counted) turns into a warning after this long."""
 
 Run = tuple[str, tuple[str, ...]]
 """Some text and the Rich style definitions it is drawn in, applied in order on top of
@@ -36,8 +36,8 @@ def card_key(record: ToolCallRecord, selected: bool, now_ms: float, slow_after_m
     """Everything a card's drawing depends on besides the width."""
     if record.started_at is None or record.finished:
         return (record.rev, selected)
-    elapsed = record.elapsed_ms(now_ms) or 0.0
-    return (record.rev, selected, format_ms(elapsed), elapsed > slow_after_ms)
+    times = record.times(now_ms)
+    return (record.rev, selected, format_times(times), times is not None and times[0] > slow_after_ms)
 
 
 def card_strips(
@@ -70,12 +70,14 @@ def card_strips(
     badge: list[Run] = [(stage, (stage_style,))]
     if record.injected:
         badge.append((" injected", (stage_style, "bold yellow")))
-    elapsed = record.elapsed_ms(now_ms)
-    if elapsed is not None:
-        slow = not record.finished and elapsed > slow_after_ms
+    times = record.times(now_ms)
+    if times is not None:  # working time; the slow warning counts it alone
+        slow = not record.finished and times[0] > slow_after_ms
         badge.append((" ", (stage_style,)))
         warning = "bold yellow reverse" if slow else "dim"
-        badge.append((f"{format_ms(elapsed):>6}", (stage_style, warning)))
+        badge.append((f"{format_ms(times[0]):>6}", (stage_style, warning)))
+        if times[1] >= WAIT_SHOWN_MS:
+            badge.append((f" +{format_ms(times[1])} wait", (stage_style, "dim italic")))
     return [
         row_strip(console, width, bar, head, badge, style, base, margin),
         row_strip(console, width, bar, second_line(record), [], style, base, margin),

@@ -32,6 +32,7 @@ from widgets.line_scroll import LineScrollView
 from widgets.render import (
     field_errors,
     format_ms,
+    format_times,
     pretty_json,
     raw_view,
     stage_badge,
@@ -230,9 +231,9 @@ class ToolInspector(LineScrollView, can_focus=True):
             head.append(f"  {literal(self.source)}", style="bold cyan")
         head.append(f"  {literal(record.id)}  ", style="dim")
         head.append_text(stage_badge(record.stage))
-        elapsed = record.elapsed_ms(self.now)
-        if elapsed is not None:
-            head.append(f"  {format_ms(elapsed)}", style="dim")
+        times = record.times(self.now)
+        if times is not None:
+            head.append(f"  {format_times(times)}", style="dim")
         if record.injected:
             head.append("  result injected by you", style="bold yellow")
         return head

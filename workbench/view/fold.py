@@ -333,7 +333,9 @@ class ViewState:
             record.note(e.timestamp, f"{e.failed_stage} failed", _first(e.error))
         elif e.validated is not None:
             record.stage = "validated"
-            record.note(e.timestamp, "arguments validated")
+            # Ready: from here it waits for its turn (hooks decide in microseconds; a
+            # person's approval or a pause is a phase of its own).
+            record.note(e.timestamp, "arguments validated", phase="queued")
         else:
             record.note(e.timestamp, "not run", _first(e.error))
 
@@ -395,7 +397,7 @@ class ViewState:
         phase = None
         if e.request_id is not None:
             self.pending_requests.pop(e.request_id, None)
-            phase = "preflight"  # answered: the call goes back to its preflight
+            phase = "queued"  # answered: the call waits for its turn
         if record.stage == "awaiting_approval":
             record.stage = "validated" if e.decision == "allow" else "denied"
         who = e.decided_by + (f": {e.rule}" if e.rule else "")
@@ -431,7 +433,7 @@ class ViewState:
                 record.edited_args = e.edited_args
             if record.stage == "paused":
                 record.stage = record.stage_before_pause or "validated"
-            resumed_phase = {"before_tool": "preflight", "after_tool": "after_hook"}.get(paused.point)
+            resumed_phase = {"before_tool": "queued", "after_tool": "after_hook"}.get(paused.point)
             record.note(e.timestamp, f"resumed: {e.action}", phase=resumed_phase)
 
     # -- the wire ------------------------------------------------------------------

@@ -40,6 +40,9 @@ RunState = Literal[
 ]
 
 
+WAITING_PHASES = frozenset({"approval", "paused", "queued"})
+"""Phases in which a call waits (on a person, or on its batch) rather than works."""
+
 CallEvent = tuple[float, str, str]
 """One line of a call's own history, for the inspector: (timestamp, label, detail)."""
 
@@ -102,8 +105,8 @@ class ToolCallRecord:
 
     @property
     def phases(self) -> list[tuple[str, float]]:
-        """(phase, start timestamp) in order: preflight, approval, paused, executing,
-        after_hook, end."""
+        """(phase, start timestamp) in order: preflight, approval, paused, queued (ready,
+        waiting for its batch), executing, after_hook, end."""
         h = self.history
         return [(h[i + 3], h[i]) for i in range(0, len(h), 4) if h[i + 3] is not None]
 
@@ -123,6 +126,33 @@ class ToolCallRecord:
             return None
         end = self.ended_at if self.ended_at is not None else now_ms
         return max(0.0, end - self.started_at)
+
+    def waited_ms(self, now_ms: float) -> float:
+        """Time it spent waiting, not working: for approval, at a pause, or queued
+        behind its batch (an unfinished wait runs to `now_ms`)."""
+        h = self.history
+        waited, since = 0.0, None
+        for i in range(0, len(h), 4):
+            phase = h[i + 3]
+            if phase is None:
+                continue
+            if since is not None:
+                waited += h[i] - since
+            since = h[i] if phase in WAITING_PHASES else None
+        if since is not None:
+            end = self.ended_at if self.ended_at is not None else now_ms
+            waited += max(0.0, end - since)
+        return waited
+
+    def times(self, now_ms: float) -> tuple[float, float] | None:
+        """(working, waiting) milliseconds since it started; None before it starts.
+        Working is everything but the waits: the argument pipeline, execute, the
+        after hook."""
+        elapsed = self.elapsed_ms(now_ms)
+        if elapsed is None:
+            return None
+        waited = self.waited_ms(now_ms) if self.history else 0.0
+        return max(0.0, elapsed - waited), waited
 
     @property
     def result_text(self) -> str:
