@@ -153,7 +153,7 @@ async def test_a_call_s_history_and_phases_follow_its_approval(tmp_path: Path) -
     times = [t for t, _, _ in edit.events]
     assert times == sorted(times) and dict(edit.phases)["approval"] == times[2]
     read = state.calls["call_1_1"]  # allowed by a rule: no request, no approval phase
-    assert [p for p, _ in read.phases] == ["preflight", "queued", "executing", "after_hook", "end"]
+    assert [p for p, _ in read.phases] == ["preflight", "queued", "executing", "end"]  # no after hook: @error reviews results
 
 
 @pytest.mark.parametrize(
