@@ -1,4 +1,5 @@
-"""InjectResultModal: answer a paused tool call with a result you write, instead of running it."""
+"""InjectResultModal: answer a paused tool call with a result you write, instead of running
+it, or replace the error result a call stopped at (`@error`)."""
 
 from __future__ import annotations
 
@@ -34,16 +35,23 @@ class InjectResultModal(ModalScreen[str | None]):
     InjectResultModal Button { margin: 0 0 0 1; }
     """
 
-    def __init__(self, tool_name: str, on_submit: Callable[[str, bool], Any]) -> None:
+    def __init__(
+        self, tool_name: str, on_submit: Callable[[str, bool], Any], *, replacing: bool = False
+    ) -> None:
         super().__init__()
         self.tool_name = tool_name
         self.on_submit = on_submit
+        self.replacing = replacing
+        """At an `@error` stop: the text replaces the error result the call ended with."""
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            title = Text("Answer ")
+            title = Text("Replace the error result of " if self.replacing else "Answer ")
             title.append(literal(self.tool_name), style="bold")
-            title.append(" yourself: the tool will not run; the model gets this text as its result.")
+            if self.replacing:
+                title.append(": the model gets this text instead of the error.")
+            else:
+                title.append(" yourself: the tool will not run; the model gets this text as its result.")
             yield Static(title, classes="title")
             yield TextArea(id="result-text")
             yield ClearCheckbox("Mark the result as an error (is_error)", id="is-error")

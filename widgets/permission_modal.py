@@ -136,8 +136,12 @@ class PermissionModal(ModalScreen[str | None]):
 
     def _args_text(self) -> Text:
         record = self.record
-        args = record.validated if record.validated is not None else record.parsed
+        # What the gate judges: the request's arguments, exactly what would run (after
+        # an edit at failed arguments, say, not the model's).
+        args = record.request.args if record.request is not None else record.ran_args
         text = Text("validated arguments", style="bold")
+        if record.edited_args is not None:
+            text.append("  ✎ edited by you", style="bold yellow")
         if record.parsed is not None and args != record.parsed:
             text.append("  (+ added, ~ changed since the model's arguments)", style="dim")
         text.append("\n")
@@ -210,7 +214,7 @@ class PermissionModal(ModalScreen[str | None]):
 
     def action_edit(self) -> None:
         record = self.record
-        args = record.validated if record.validated is not None else (record.parsed or {})
+        args = (record.request.args if record.request is not None else record.ran_args) or {}
 
         def submit(new_args: dict[str, Any]) -> None:
             self.gate.decide(self.request_id, PermissionAnswer.edit(new_args))

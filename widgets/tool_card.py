@@ -61,7 +61,9 @@ def card_strips(
     if label != record.name:
         head.append((literal(record.name) + " ", ("dim",)))
     head.append((" ", ()))
-    args = record.validated or record.parsed
+    if record.edited_args is not None:  # what ran; the model's own are in the inspector
+        head.append(("✎ edited by you ", ("bold yellow",)))
+    args = record.ran_args
     if args:
         head.append((compact_json(args, 200), ("italic",)))
     elif record.raw:
@@ -69,7 +71,7 @@ def card_strips(
     stage, stage_style = stage_label(record.stage)
     badge: list[Run] = [(stage, (stage_style,))]
     if record.injected:
-        badge.append((" injected", (stage_style, "bold yellow")))
+        badge.append((" injected by you", (stage_style, "bold yellow")))
     times = record.times(now_ms)
     if times is not None:  # working time; the slow warning counts it alone
         slow = not record.finished and times[0] > slow_after_ms
@@ -182,5 +184,17 @@ def second_line(record: ToolCallRecord) -> list[Run]:
     if record.stage == "awaiting_approval":
         return [("↳ waiting for your decision", ("magenta",))]
     if record.stage == "paused":
-        return [("↳ paused before it runs", ("yellow",))]
+        return [paused_line(record)]
     return []
+
+
+def paused_line(record: ToolCallRecord) -> Run:
+    """Where the call is stopped, as its card says it."""
+    pause = record.pause
+    point = pause.point if pause is not None else "before_tool"
+    if point == "after_tool" and pause.result is not None:
+        text = "".join(getattr(c, "text", "") for c in pause.result.content)
+        return ("‖ stopped at its error result (not sent yet): " + one_line(text, 200), ("yellow",))
+    if point == "invalid_arguments":
+        return ("‖ stopped at its failed arguments: " + one_line(record.arg_error or "", 200), ("yellow",))
+    return ("↳ paused before it runs", ("yellow",))

@@ -325,6 +325,14 @@ class ViewState:
 
     def _on_tool_arguments(self, e: Any) -> None:
         record = self._call(e)
+        if e.edited:  # a person's edit after the model's failed: the model's stages stay
+            record.edited_args = e.validated if e.validated is not None else e.parsed
+            record.edited_in = "failed arguments"
+            record.stage = "validated" if e.failed_stage is None else "invalid"
+            record.note(e.timestamp, "edited arguments validated" if e.failed_stage is None
+                        else f"edited arguments: {e.failed_stage} failed", _first(e.error),
+                        phase="queued" if e.failed_stage is None else None)
+            return
         record.raw = e.raw if e.raw is not None else record.raw
         record.parsed, record.prepared, record.validated = e.parsed, e.prepared, e.validated
         record.failed_stage, record.arg_error = e.failed_stage, e.error
@@ -393,7 +401,7 @@ class ViewState:
         record = self._call(e)
         record.decision = e
         if e.edited_args is not None:
-            record.edited_args = e.edited_args
+            record.edited_args, record.edited_in = e.edited_args, "the permission dialog"
         phase = None
         if e.request_id is not None:
             self.pending_requests.pop(e.request_id, None)
@@ -431,6 +439,10 @@ class ViewState:
             record.rev += 1
             if e.edited_args is not None:
                 record.edited_args = e.edited_args
+                record.edited_in = "failed arguments" if paused.point == "invalid_arguments" else "a pause"
+            if e.action == "inject":
+                after = paused.point == "after_tool"
+                record.injected_at = "in place of its error result" if after else "before it ran"
             if record.stage == "paused":
                 record.stage = record.stage_before_pause or "validated"
             resumed_phase = {"before_tool": "queued", "after_tool": "after_hook"}.get(paused.point)

@@ -77,6 +77,11 @@ class ToolCallRecord:
     pause: StepPausedEvent | None = None
     stage_before_pause: Stage | None = None
     edited_args: dict[str, Any] | None = None
+    """The arguments that ran when a person edited the model's (the latest edit)."""
+    edited_in: str | None = None
+    """Where that edit was made: "the permission dialog", "a pause", "failed arguments"."""
+    injected_at: str | None = None
+    """For an injected result: "before it ran" or "in place of its error result"."""
     started_at: float | None = None
     """tool_execution_start: the call entered preflight."""
     executing_at: float | None = None
@@ -109,6 +114,18 @@ class ToolCallRecord:
         waiting for its batch), executing, after_hook, end."""
         h = self.history
         return [(h[i + 3], h[i]) for i in range(0, len(h), 4) if h[i + 3] is not None]
+
+    @property
+    def model_args(self) -> dict[str, Any] | None:
+        """The arguments as the model's own went through the pipeline (as far as they got)."""
+        if self.validated is not None:
+            return self.validated
+        return self.prepared if self.prepared is not None else self.parsed
+
+    @property
+    def ran_args(self) -> dict[str, Any] | None:
+        """The arguments the call runs (or ran) with: a person's edit, else the model's."""
+        return self.edited_args if self.edited_args is not None else self.model_args
 
     @property
     def finished(self) -> bool:
