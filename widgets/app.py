@@ -251,12 +251,14 @@ class WorkbenchApp(SteppingActions, App[int]):
         pacer.refreshing(state.event_count, started, waiting=waiting)
         now = now_ms()
         following = self.follow_latest and state.latest_call_id is not None
-        if following:
-            self.selected_id = state.latest_call_id
-        if state.pause is not self._pause_seen:  # a new pause selects its call, whatever was picked
-            self._pause_seen = state.pause
-            if state.pause is not None and state.pause.tool_call_id in state.calls:
-                self.selected_id = state.pause.tool_call_id
+        pause = state.pause
+        paused_call = pause.tool_call_id if pause is not None and pause.tool_call_id in state.calls else None
+        if following:  # following shows the call the run is stopped at, else the newest
+            self.selected_id = paused_call or state.latest_call_id
+        if pause is not self._pause_seen:  # a new pause selects its call, whatever was picked
+            self._pause_seen = pause
+            if paused_call is not None:
+                self.selected_id = paused_call
         w.timeline.selected_id = self.selected_id
         w.timeline.sync(state, now, busy=pacer.burst)
         inspected = False
