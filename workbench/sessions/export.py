@@ -1,10 +1,13 @@
 """Export a session: a readable Markdown transcript, or the normalized messages as JSON.
 
 The Markdown is for people (a bug report, a review): each turn's messages, and for
-every tool call its arguments, who allowed it and its result. Untrusted text goes
+every tool call its arguments (and, when a person edited them, the ones that ran),
+who allowed it and its result (and who wrote or cancelled it, when a person did). Untrusted text goes
 through `sanitize.literal` (so a transcript `cat` to a terminal runs no escapes),
 and code blocks get a fence longer than any backtick run inside them. The JSON is
-for programs: the header's facts and every message exactly as the agent held it.
+for programs: the header's facts, every message exactly as the agent held it (the
+model's tool calls as sent), and the interventions: each edit, injected result and
+cancel, with who made it and the arguments that ran.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 from collections import deque
+from dataclasses import asdict
 from datetime import datetime
 from typing import Any, Literal
 
@@ -19,6 +23,7 @@ from workbench.agent import AssistantMessage, ToolCall, ToolResultMessage
 from workbench.agent.types import text_of
 from workbench.sanitize import literal
 from workbench.sessions.history import messages_of
+from workbench.sessions.interventions import Intervention, interventions
 from workbench.sessions.reader import Session
 
 Format = Literal["md", "json"]
@@ -42,6 +47,10 @@ def to_json(session: Session) -> str:
         "system_prompt": header.system_prompt,
         "tools": [t.model_dump(mode="json") for t in header.tools],
         "messages": [m.model_dump(mode="json") for m in messages_of(session.events)],
+        "interventions": [
+            {k: v for k, v in asdict(i).items() if v is not None}
+            for i in interventions(session.events)
+        ],
     }
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
@@ -77,6 +86,9 @@ def to_markdown(session: Session) -> str:
 def _body(events: list[Any]) -> list[str]:
     results: dict[str, deque[ToolResultMessage]] = {}
     decisions: dict[str, Any] = {}
+    changed: dict[str, list[Intervention]] = {}
+    for item in interventions(events):
+        changed.setdefault(item.tool_call_id, []).append(item)
     for event in events:
         if event.type == "message_end" and isinstance(event.message, ToolResultMessage):
             results.setdefault(event.message.tool_call_id, deque()).append(event.message)
@@ -93,7 +105,7 @@ def _body(events: list[Any]) -> list[str]:
             if message.role == "user":
                 out += ["", "**User**", "", literal(text_of(message.content))]
             elif isinstance(message, AssistantMessage):
-                out += _assistant(message, results, decisions)
+                out += _assistant(message, results, decisions, changed)
     return out
 
 
@@ -101,6 +113,7 @@ def _assistant(
     message: AssistantMessage,
     results: dict[str, deque[ToolResultMessage]],
     decisions: dict[str, Any],
+    changed: dict[str, list[Intervention]],
 ) -> list[str]:
     out = ["", f"**Assistant** ({literal(message.model or 'model')}, stop: {message.stop_reason})"]
     for block in message.content:
@@ -110,20 +123,28 @@ def _assistant(
             out += ["", literal(block.text)]
         elif isinstance(block, ToolCall):
             queue = results.get(block.id)
-            out += _call(block, queue.popleft() if queue else None, decisions.get(block.id))
+            result = queue.popleft() if queue else None
+            out += _call(block, result, decisions.get(block.id), changed.get(block.id, []))
     if message.stop_reason in ("error", "aborted"):
         out += ["", f"*Model {message.stop_reason}: {literal(message.error_message or '')}*"]
     return out
 
 
-def _call(call: ToolCall, result: ToolResultMessage | None, decision: Any) -> list[str]:
+def _call(
+    call: ToolCall, result: ToolResultMessage | None, decision: Any, changed: list[Intervention]
+) -> list[str]:
     out = ["", f"### Tool call `{literal(call.name)}` ({literal(call.id)})"]
     arguments = json.dumps(call.arguments, indent=2, ensure_ascii=False)
     raw = call.raw_arguments
+    edits = [i for i in changed if i.kind == "edited_arguments"]
+    said = "Arguments, as the model sent them" if edits else "Arguments"
     if raw is not None and _normal(raw) != _normal(arguments):
         out += _fenced(raw, "text", "Arguments, as the model sent them (not a JSON object):")
     else:
-        out += _fenced(arguments, "json", "Arguments:")
+        out += _fenced(arguments, "json", f"{said}:")
+    if edits:  # what ran: the last edit
+        ran = json.dumps(edits[-1].arguments, indent=2, ensure_ascii=False)
+        out += _fenced(ran, "json", f"Arguments that ran ({edits[-1].describe()}):")
     if decision is not None:
         who = f"by {decision.decided_by}" + (
             f", rule `{literal(decision.rule)}`" if decision.rule else ""
@@ -136,7 +157,14 @@ def _call(call: ToolCall, result: ToolResultMessage | None, decision: Any) -> li
         out += ["", "Result: *none recorded*"]
     else:
         label = "error" if result.is_error else "ok"
-        extra = ", injected by a person" if result.injected else ""
+        injected = next((i for i in changed if i.kind == "injected_result"), None)
+        if injected is not None:
+            extra = f", {injected.describe()}"
+        else:
+            extra = ", injected by a person" if result.injected else ""
+        cancel = next((i for i in changed if i.kind == "cancelled"), None)
+        if cancel is not None:
+            extra += f", {cancel.describe()}"
         out += ["", f"Result ({label}{extra}):"]
         out += _fenced(result.text or "(no text)", "text")
     return out
