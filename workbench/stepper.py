@@ -60,19 +60,22 @@ from workbench.agent import (
 )
 from workbench.agent.clock import now_ms
 from workbench.agent.config import resolve
+from workbench.breakpoints import (
+    ERROR,
+    INVALID,
+    SPECIAL,
+    STAGE_BREAKPOINTS,
+    Breakpoint,
+    StepperError,
+    canonical,
+)
 from workbench.events import PausePoint, StepModeEvent, StepPausedEvent, StepResumedEvent
 from workbench.permissions.edits import InvalidEdit, revalidate
 from workbench.permissions.hooks import chain_after, chain_before, wait_unless_aborted
-from workbench.permissions.patterns import CallPattern, PatternError
 
 ResumeKind = Literal["step", "continue", "run_to_end", "edit", "inject"]
 Publish = Callable[[Any], Awaitable[None] | None]
 
-INVALID = "@invalid"
-ERROR = "@error"
-STAGE_BREAKPOINTS = {"parse": "@parse", "lookup": "@unknown", "prepare": "@prepare", "validate": "@validate"}
-"""A breakpoint for each stage of the argument pipeline (`@invalid` is all of them)."""
-SPECIAL = frozenset({INVALID, ERROR, *STAGE_BREAKPOINTS.values()})
 _ALLOWED: dict[str, tuple[str, ...]] = {
     "before_model": ("step", "continue", "run_to_end"),
     "before_tool": ("step", "continue", "run_to_end", "edit", "inject"),
@@ -85,36 +88,6 @@ __all__ = [
     "ERROR", "INVALID", "SPECIAL", "STAGE_BREAKPOINTS", "Breakpoint", "Pause", "Resume", "Stepper", "StepperError",
     "chain_after", "chain_before",
 ]
-
-
-class StepperError(ValueError):
-    """A breakpoint or a resume action was refused; `str()` says why (a pause stays paused)."""
-
-
-@dataclass(frozen=True)
-class Breakpoint:
-    """Where to pause: a tool name (glob), an argument pattern, or one of `SPECIAL`
-    (`@invalid`, `@parse`, `@unknown`, `@prepare`, `@validate`, `@error`)."""
-
-    text: str
-    pattern: CallPattern | None = None
-    """None for the `@` ones."""
-
-    @classmethod
-    def parse(cls, text: str) -> Breakpoint:
-        text = text.strip()
-        if text in SPECIAL:
-            return cls(text)
-        if text.startswith("@"):
-            raise StepperError(
-                f"Unknown breakpoint {text!r}: use a tool name, a pattern, or one of "
-                + ", ".join(sorted(SPECIAL))
-            )
-        try:
-            pattern = CallPattern.parse(text)
-        except PatternError as exc:
-            raise StepperError(str(exc)) from None
-        return cls(str(pattern), pattern)
 
 
 @dataclass(frozen=True)
@@ -227,7 +200,7 @@ class Stepper:
 
     async def remove_breakpoint(self, text: str) -> bool:
         """Remove a breakpoint by its text; False if there was none."""
-        key = text.strip() if text.strip() in SPECIAL else _canonical(text)
+        key = text.strip() if text.strip() in SPECIAL else canonical(text)
         removed = self._breakpoints.pop(key, None) is not None
         if removed:
             await self._publish_mode()
@@ -461,11 +434,3 @@ def _rerun_pipeline(pause: Pause, args: dict[str, Any] | None) -> BaseModel:
         raise StepperError(str(outcome.error))
     assert outcome.validated is not None
     return outcome.validated
-
-
-def _canonical(text: str) -> str:
-    try:
-        return str(CallPattern.parse(text))
-    except PatternError:
-        return text.strip()
-

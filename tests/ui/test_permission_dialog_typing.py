@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from textual.widgets import Button, Input, TextArea
+from textual.widgets import Button, TextArea
 from ui_helpers import scenario_of, wait_for
 
 from widgets.clear_checkbox import ClearCheckbox

@@ -31,7 +31,6 @@ from workbench.agent.config import (
     resolve,
 )
 from workbench.agent.emit import Emit
-from workbench.agent.updates import UpdatePump
 from workbench.agent.events import (
     MessageEndEvent,
     MessageStartEvent,
@@ -42,6 +41,7 @@ from workbench.agent.events import (
 )
 from workbench.agent.tool import AgentTool, AgentToolResult, to_tool_result
 from workbench.agent.types import AssistantMessage, ToolCall, ToolResultMessage
+from workbench.agent.updates import UpdatePump
 
 
 @dataclass
