@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from textual.widgets import TextArea
-from ui_helpers import scenario_of, send, wait_for
+from ui_helpers import blocking_tools, scenario_of, send, wait_for
 
 from widgets.inject_modal import InjectResultModal
 from widgets.json_editor import JsonEditModal
@@ -92,19 +92,9 @@ async def test_edits_and_injected_results_show_in_cards_exports_and_rerun(make_t
 
 
 async def test_a_call_cancelled_with_f8_says_who_everywhere(make_test_app, tmp_path: Path) -> None:
-    import anyio
-
     from tools import builtin_tools
-    from workbench.agent import tool
 
-    @tool
-    async def slow(signal) -> str:  # type: ignore[no-untyped-def]
-        """Wait until aborted."""
-        with anyio.CancelScope() as scope:
-            signal.add_listener(lambda _reason: scope.cancel())
-            await anyio.sleep_forever()
-        signal.throw_if_aborted()
-        return "never"
+    _release, (slow, _fast) = blocking_tools()
 
     turns = [{"tool_calls": [{"name": "slow", "arguments": {}}]}, {"text": "ok"}]
     app = make_test_app(scenario_of(turns), tools=[slow, *builtin_tools(tmp_path)], allow=["slow"])

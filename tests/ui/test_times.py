@@ -6,10 +6,9 @@ import html
 import re
 
 import anyio
-from ui_helpers import scenario_of, send, wait_for
+from ui_helpers import blocking_tools, scenario_of, send, wait_for
 
 from widgets.permission_modal import PermissionModal
-from workbench.agent import tool
 from workbench.agent.clock import now_ms
 from workbench.view.summary import phase_durations
 
@@ -59,23 +58,6 @@ async def test_a_call_that_waited_for_you_shows_its_work_and_its_wait_and_ticks_
     assert wait_seconds(line) >= 0.9 and re.search(r"\d+(µs|ms) \+", line)
 
 
-def blocking_tool():  # type: ignore[no-untyped-def]
-    release = anyio.Event()
-
-    @tool
-    async def slow() -> str:
-        """Wait until released."""
-        await release.wait()
-        return "slow done"
-
-    @tool
-    async def fast() -> str:
-        """Return at once."""
-        return "fast done"
-
-    return release, [slow, fast]
-
-
 def warned(app, words: str) -> bool:  # type: ignore[no-untyped-def]
     """The card's time is drawn as the slow-call warning (reversed)."""
     timeline = app.timeline
@@ -87,7 +69,7 @@ def warned(app, words: str) -> bool:  # type: ignore[no-untyped-def]
 
 
 async def test_the_slow_warning_counts_execution_not_waiting_for_approval(make_test_app, tmp_path) -> None:
-    release, tools = blocking_tool()
+    release, tools = blocking_tools()
     turns = [
         {"tool_calls": [{"name": "slow", "arguments": {}}]},
         {"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "1"}}]},
@@ -112,7 +94,7 @@ async def test_the_slow_warning_counts_execution_not_waiting_for_approval(make_t
 
 
 async def test_lanes_draw_a_call_queued_behind_a_sibling_awaiting_approval(make_test_app, tmp_path) -> None:
-    _release, tools = blocking_tool()
+    _release, tools = blocking_tools()
     turns = [
         {"tool_calls": [
             {"name": "fast", "arguments": {}},
