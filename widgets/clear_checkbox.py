@@ -18,4 +18,4 @@ class ClearCheckbox(Checkbox):
     @property
     def _button(self) -> Content:
         style = self.get_visual_style("toggle--label")
-        return Content.assemble(("[x]" if self.value else "[ ]", style))
+        return Content.assemble(("[x] " if self.value else "[ ] ", style))

@@ -54,7 +54,7 @@ class PermissionModal(ModalScreen[str | None]):
 
     DEFAULT_CSS = """
     PermissionModal { align: center middle; }
-    PermissionModal > Vertical { width: 100; max-width: 96%; height: auto; max-height: 90%; border: thick $warning; background: $surface; padding: 0 1; }
+    PermissionModal > Vertical { width: 100; max-width: 96%; height: auto; max-height: 94%; border: thick $warning; background: $surface; padding: 0 1; }
     PermissionModal #perm-title { text-style: bold; }
     PermissionModal #perm-counter, PermissionModal #perm-desc { color: $text-muted; text-wrap: nowrap; text-overflow: ellipsis; }
     PermissionModal #perm-desc { text-style: italic; }
@@ -66,7 +66,7 @@ class PermissionModal(ModalScreen[str | None]):
     PermissionModal Input:focus { background: $accent 30%; text-style: bold; }
     PermissionModal #reason-hint { color: $text-muted; height: 1; }
     PermissionModal #reason-hint.-active { color: $accent; text-style: bold; }
-    PermissionModal .buttons { height: auto; margin: 1 0 0 0; }
+    PermissionModal .buttons { height: auto; }
     PermissionModal .buttons.second { margin: 0; }
     PermissionModal Button { margin: 0 2 0 0; }
     PermissionModal Button:focus { text-style: bold reverse; }

@@ -106,7 +106,7 @@ async def test_the_save_checkbox_looks_different_off_and_on(make_test_app) -> No
         await pilot.click("#save")
         assert box.value
         on = str(box.render())
-        assert off.startswith("[ ]") and on.startswith("[x]")
+        assert off.startswith("[ ] ") and on.startswith("[x] ")
 
 
 async def test_a_tool_without_arguments_gets_one_always_button(make_test_app, tmp_path) -> None:
