@@ -69,7 +69,7 @@ class PermissionModal(ModalScreen[str | None]):
     PermissionModal .buttons { height: auto; }
     PermissionModal .buttons.second { margin: 0; }
     PermissionModal Button { margin: 0 2 0 0; }
-    PermissionModal Button:focus { text-style: bold reverse; }
+    PermissionModal Button:focus { background: $accent !important; color: $background !important; text-style: bold !important; }
     PermissionModal ClearCheckbox { margin: 0; }
     PermissionModal ClearCheckbox:focus > .toggle--label { text-style: bold reverse; }
     """
