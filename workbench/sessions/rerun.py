@@ -12,7 +12,9 @@ side never diverges: only results are compared (their content and `is_error`;
 each with its recorded prompts (or as a continue, for a fork), and user messages
 that arrived mid-run (steering, follow-ups) are injected after the same reply.
 Calls whose recorded result was written by a person (injected) or cut short by an
-abort are reported but not compared: nothing real produced them.
+abort are reported but not compared: nothing real produced them. Calls whose
+arguments a person edited run with the edited arguments (what ran then), judged by
+today's rules like any other, and their outcome says so.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from workbench.agent import (
     ToolResultMessage,
 )
 from workbench.providers.stream_builder import StreamBuilder
+from workbench.sessions.interventions import edited_arguments
 from workbench.sessions.reader import Session
 
 Status = Literal["same", "differs", "missing", "extra", "skipped"]
@@ -261,7 +264,7 @@ async def rerun(
         ValueError: no workspace to run in, `/` or the home directory, or a setup whose
             tools do not load.
     """
-    from workbench.permissions import PermissionGate
+    from workbench.permissions import PermissionGate, chain_before
     from workbench.sessions.fork import scenario_of
     from workbench.sessions.recorder import start_recording
     from workbench.workspace import scratch_workspace
@@ -284,10 +287,6 @@ async def rerun(
     hub = None
     if tools is None:
         tools, hub = setup_tools(setup, workspace, mcp_servers, gate)
-    if hub is None:
-        missing = sorted({t.name for t in header.tools} - {t.name for t in tools})
-        if missing:
-            report.warnings.append(f"tools recorded but not available now: {', '.join(missing)}")
     model = RecordedModel()
     agent = Agent(
         stream_fn=model,
@@ -303,7 +302,10 @@ async def rerun(
             agent, workspace=workspace, scenario=scenario, path=record_to, setup=setup
         )
     gate.publish = agent.publish
-    agent.before_tool_call = gate
+    edits = edited_arguments(session.events)
+    replay = _RecordedEdits(edits)
+    agent.before_tool_call = chain_before(replay.before_tool_call, gate)  # the gate judges the edit
+    agent.on_arguments_failed = replay.arguments_failed
     now: list[ToolResultMessage] = []
 
     def collect(event: Any, _signal: Any = None) -> None:
@@ -331,6 +333,12 @@ async def rerun(
         for call in r.tool_calls
     ]
     report.calls = compare(recorded, now, requested)
+    for outcome in report.calls:
+        if outcome.tool_call_id in edits and not outcome.note:
+            outcome.note = (
+                f"ran with the arguments edited by the user {edits[outcome.tool_call_id][1]} in "
+                "the recording, not the model's"
+            )
     return report
 
 
@@ -372,6 +380,35 @@ async def _replay_all(
         report.warnings.append(f"tools recorded but not available now: {', '.join(missing)}")
     for number, run in enumerate(recorded_runs(session.events), 1):
         await _replay_run(agent, model, run, number, report)
+
+
+class _RecordedEdits:
+    """Puts a person's recorded edits back where they were made: before the call runs,
+    or (for arguments that failed) into the pipeline again."""
+
+    def __init__(self, edits: dict[str, tuple[dict[str, Any], str]]) -> None:
+        self.edits = edits
+        self.retried: set[str] = set()
+
+    def before_tool_call(self, ctx: Any, _signal: Any = None) -> Any:
+        from workbench.agent import BeforeToolCallResult
+        from workbench.permissions.edits import InvalidEdit, revalidate
+
+        edit = self.edits.get(ctx.tool_call.id)
+        if edit is None:
+            return None
+        try:
+            ctx.args = revalidate(ctx.tool, edit[0])
+        except InvalidEdit as exc:
+            return BeforeToolCallResult(block=True, reason=f"The recorded edit is no longer valid: {exc}")
+        return None
+
+    def arguments_failed(self, ctx: Any, _signal: Any = None) -> dict[str, Any] | None:
+        call_id = ctx.tool_call.id
+        if call_id in self.retried or call_id not in self.edits:
+            return None
+        self.retried.add(call_id)
+        return self.edits[call_id][0]
 
 
 async def _replay_run(
