@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 
@@ -109,10 +110,11 @@ def export_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def load(path: Path, command: str) -> Session | None:
-    """Read a session, printing its warnings; None (after one error line) if it cannot be read."""
+def load(path: Path, command: str, on_batch: Any = None) -> Session | None:
+    """Read a session, printing its warnings; None (after one error line) if it cannot be
+    read. `on_batch`: see `read_session`."""
     try:
-        session = read_session(path)
+        session = read_session(path, on_batch)
     except SessionError as exc:
         print(f"workbench {command}: {exc}", file=sys.stderr)
         return None

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections import deque
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Literal
 
@@ -19,6 +20,7 @@ from workbench.agent import AssistantMessage, ToolCall, ToolResultMessage
 from workbench.agent.types import text_of
 from workbench.sanitize import literal
 from workbench.sessions.history import messages_of
+from workbench.sessions.log import of_kinds
 from workbench.sessions.reader import Session
 
 Format = Literal["md", "json"]
@@ -74,17 +76,17 @@ def to_markdown(session: Session) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def _body(events: list[Any]) -> list[str]:
+def _body(events: Sequence[Any]) -> list[str]:
     results: dict[str, deque[ToolResultMessage]] = {}
     decisions: dict[str, Any] = {}
-    for event in events:
+    for event in of_kinds(events, ["message_end", "permission_decision"]):
         if event.type == "message_end" and isinstance(event.message, ToolResultMessage):
             results.setdefault(event.message.tool_call_id, deque()).append(event.message)
         elif event.type == "permission_decision":
             decisions[event.tool_call_id] = event
     out: list[str] = []
     turn = 0
-    for event in events:
+    for event in of_kinds(events, ["turn_start", "message_end"]):
         if event.type == "turn_start":
             turn += 1
             out += ["", f"## Turn {turn}"]

@@ -35,6 +35,8 @@ from workbench.agent import (
     ToolResultMessage,
 )
 from workbench.providers.stream_builder import StreamBuilder
+from workbench.sessions.history import messages_of
+from workbench.sessions.log import of_kinds
 from workbench.sessions.reader import Session
 
 Status = Literal["same", "differs", "missing", "extra", "skipped"]
@@ -54,7 +56,7 @@ class RecordedRun:
 def recorded_runs(events: Sequence[Any]) -> list[RecordedRun]:
     """Split the events into runs (at each `agent_start`)."""
     runs: list[RecordedRun] = []
-    for event in events:
+    for event in of_kinds(events, ["agent_start", "message_end"]):
         if event.type == "agent_start":
             runs.append(RecordedRun())
         elif event.type == "message_end" and runs:
@@ -290,19 +292,11 @@ async def rerun(
             now.append(event.message)
 
     agent.subscribe(collect)
-    for number, run in enumerate(recorded_runs(session.events), 1):
+    runs = recorded_runs(session.events)
+    for number, run in enumerate(runs, 1):
         await _replay_run(agent, model, run, number, report)
-    recorded = [
-        m
-        for m in (e.message for e in session.events if e.type == "message_end")
-        if isinstance(m, ToolResultMessage)
-    ]
-    requested = [
-        call.id
-        for run in recorded_runs(session.events)
-        for r in run.replies
-        for call in r.tool_calls
-    ]
+    recorded = [m for m in messages_of(session.events) if isinstance(m, ToolResultMessage)]
+    requested = [call.id for run in runs for r in run.replies for call in r.tool_calls]
     report.calls = compare(recorded, now, requested)
     return report
 
