@@ -273,3 +273,47 @@ async def test_a_session_reads_the_same_in_small_chunks_and_keeps_no_events(
     assert len(small.stamps) == len(expected) and small.stamps[3] <= small.stamps[-1]
     scrub.attach(small.events)
     assert scrub.position == len(expected) and scrub.state == live
+
+
+async def test_a_flood_of_updates_is_recorded_as_deltas_at_a_bounded_rate(tmp_path: Path) -> None:
+    """A tool sending 2,000 updates, each its whole growing log (as an MCP server's
+    progress does): the session holds each recorded update as what it added, past the
+    first 200 at most ten a second, the output capped to its tail; the replay ends on
+    the live output and counts every update."""
+    from workbench.agent import AgentToolResult, tool
+    from workbench.sessions.compact import FREE_UPDATES, OUTPUT_CAP
+
+    @tool
+    async def chatty(on_update) -> str:  # type: ignore[no-untyped-def]
+        """Report progress 2,000 times."""
+        lines: list[str] = []
+        for i in range(2_000):
+            lines.append(f"progress {i}: " + "x" * 40)
+            on_update(AgentToolResult.text("\n".join(lines), details={"i": i}))
+        return "done"
+
+    data = {
+        "name": "flood",
+        "prompt": "go",
+        "turns": [{"tool_calls": [{"name": "chatty", "arguments": {}}]}, {"text": "ok"}],
+    }
+    runtime, live = await record_run(tmp_path / "ws", data, tools=[chatty], allow=["chatty"])
+    record = next(iter(live.calls.values()))
+    assert record.update_count == 2_000 and len(record.output) > OUTPUT_CAP
+    size = runtime.session_path.stat().st_size
+    assert size < 400_000  # each update whole: 2,000 x 57 KB on average, 110 MB
+    session = read_session(runtime.session_path)
+    updates = [e for e in session.events if e.type == "tool_execution_update"]
+    assert len(updates) == FREE_UPDATES + 1 and updates[-1].unrecorded == 2_000 - len(updates)
+    assert updates[-1].args == {} and updates[-1].partial_result.details == {"i": 1_999}
+    replayed = fold(session.events)
+    shown = next(iter(replayed.calls.values()))
+    assert shown.update_count == 2_000
+    left_out = len(record.output) - OUTPUT_CAP
+    assert shown.output == (
+        f"[{left_out:,} characters before this were not recorded]\n" + record.output[left_out:]
+    )
+    lines = lines_of(runtime.session_path)
+    later = [line for line in lines[1:] if line["event"]["type"] == "tool_execution_update"][1:]
+    assert all("content" not in line["event"]["partial_result"] for line in later)
+    assert all(line["start_args"] and "args" not in line["event"] for line in later)

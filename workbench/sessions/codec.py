@@ -22,15 +22,25 @@ from typing import Any
 
 from workbench.agent import AssistantMessage, TextContent, ThinkingContent, ToolCall
 from workbench.events import parse_event
+from workbench.sessions.compact import Expander
 from workbench.providers.stream_builder import parse_arguments_leniently
 
 _COMPACT = {"message": True, "assistant_message_event": {"partial": True}}
 
 
-def encode(seq: int, ts: float, event: Any) -> bytes:
-    """The line for `event` (newline included). Values JSON cannot hold become strings."""
+def encode(
+    seq: int, ts: float, event: Any, fields: dict[str, Any] | None = None, exclude: Any = None
+) -> bytes:
+    """The line for `event` (newline included). Values JSON cannot hold become strings.
+
+    `fields` are added to the line and `exclude` left out of the event, as
+    `sessions.compact` decides for a tool's updates."""
     extra = ""
-    if event.type == "message_update":
+    if fields:
+        extra = "".join(f",{json.dumps(k)}:{json.dumps(v, ensure_ascii=False)}" for k, v in fields.items())
+    if exclude is not None:
+        body = event.model_dump_json(exclude=exclude, fallback=str)
+    elif event.type == "message_update":
         ame = event.assistant_message_event
         body = event.model_dump_json(exclude=_COMPACT, exclude_none=True, fallback=str)
         if ame.type == "toolcall_start" and ame.content_index is not None:
@@ -49,14 +59,19 @@ class Decoder:
 
     def __init__(self) -> None:
         self._partial: AssistantMessage | None = None
+        self._expander = Expander()
 
     def decode(self, line: dict[str, Any]) -> Any:
-        """The event of one decoded line (raises pydantic's ValidationError if bad)."""
+        """The event of one decoded line (raises pydantic's ValidationError if bad, and
+        ValueError for a compact line whose earlier lines were not read)."""
         data = line["event"]
         kind = data.get("type") if isinstance(data, dict) else None
         if kind == "message_update" and "message" not in data:
             return self._update(data, line.get("block"))
+        if kind == "tool_execution_update":
+            data = self._expander.expand(line, data)
         event = parse_event(data)
+        self._expander.read(event)
         if kind == "message_start" and isinstance(event.message, AssistantMessage):
             self._partial = event.message
         elif kind == "message_end":

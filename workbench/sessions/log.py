@@ -7,8 +7,9 @@ decodes lines when they are asked for:
 
 - `log[i]` decodes one event (a small cache keeps the last ones, so asking again
   gives the same object);
-- iterating, or `log[a:b]`, decodes in order with the codec's `Decoder`, so a
-  streamed message is rebuilt whole, as `read_session` always gave it;
+- iterating, or `log[a:b]`, decodes in order with the codec's `Decoder` (from the
+  start of the turn `a` is in), so a streamed message is rebuilt whole, as
+  `read_session` always gave it;
 - `of_kinds(log, kinds)` decodes only the events of those types (what export and
   rerun read: messages, decisions, runs);
 - `fold_batches(a, b)` hands the view fold events in batches, with each run of
@@ -163,7 +164,10 @@ class EventLog(Sequence[Any]):
         cache = self._cache
         event = cache.get(index)
         if event is None:
-            event = next(self._decode_range(index, index + 1))
+            try:
+                event = Decoder().decode(json.loads(next(self._lines(index, index + 1))))
+            except ValueError:  # a compact line: read it after the lines it refers to
+                event = next(self._decode_range(index, index + 1))
             cache[index] = event
             if len(cache) > CACHED:
                 cache.popitem(last=False)
@@ -176,8 +180,12 @@ class EventLog(Sequence[Any]):
 
     def iter_kinds(self, kinds: Iterable[str], start: int = 0, stop: int | None = None) -> Iterator[Any]:
         """The events of these types, in order, decoded one by one."""
-        wanted = {self._code[k] for k in kinds if k in self._code}
+        names = set(kinds)
         stop = len(self) if stop is None else stop
+        if "tool_execution_update" in names:  # compact lines need the lines before them
+            yield from (e for e in self._decode_range(start, stop) if e.type in names)
+            return
+        wanted = {self._code[k] for k in names if k in self._code}
         codes = self.codes
         with self.path.open("rb") as handle:
             for index in range(start, stop):
@@ -201,9 +209,18 @@ class EventLog(Sequence[Any]):
     # -- reading lines ---------------------------------------------------------------------
 
     def _decode_range(self, start: int, stop: int) -> Iterator[Any]:
+        """Events `start`..`stop`, decoded in order from the turn `start` is in: a
+        streamed message is rebuilt from its start, and a compact update line
+        (`sessions.compact`) finds the call's start and earlier output."""
+        if start >= stop:
+            return
+        turn = self.codes.rfind(bytes((self._code["turn_start"],)), 0, start + 1)
+        first = max(turn, 0)
         decoder = Decoder()
-        for raw in self._lines(start, stop):
-            yield decoder.decode(json.loads(raw))
+        for index, raw in enumerate(self._lines(first, stop), first):
+            event = decoder.decode(json.loads(raw))
+            if index >= start:
+                yield event
 
     def _line(self, handle: Any, index: int) -> bytes:
         handle.seek(self.offsets[index])

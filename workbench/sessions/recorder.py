@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.sessions.codec import dumps_header, encode
+from workbench.sessions.compact import Compactor
 from workbench.sessions.header import SessionHeader
 
 log = logging.getLogger("workbench.sessions")
@@ -64,6 +65,7 @@ class Recorder:
         """Why recording stopped, if a write failed."""
         self._fd: int | None = None
         self._closed = False
+        self._compactor = Compactor()
         if self.path.exists():
             raise FileExistsError(f"session file {self.path} already exists")
         if not lazy:
@@ -104,17 +106,26 @@ class Recorder:
         try:
             if self._fd is None:
                 self._open()
-            line = encode(
-                self.events_written + 1, time.time() * 1000.0 if ts is None else ts, event
-            )
-            self._write(line)
-            self.events_written += 1
+            now = time.time() * 1000.0 if ts is None else ts
+            for line in self._compactor.lines(event, now):
+                self._write_event(*line)
         except Exception as exc:  # noqa: BLE001 - recording must never break a run
             self.error = f"{type(exc).__name__}: {exc}"
             log.error("session recording to %s stopped: %s", self.path, self.error)
             self.close()
 
+    def _write_event(self, event: Any, ts: float, fields: Any = None, exclude: Any = None) -> None:
+        self._write(encode(self.events_written + 1, ts, event, fields, exclude))
+        self.events_written += 1
+
     def close(self) -> None:
+        if self._fd is not None and self.error is None:
+            try:  # the updates held back (see `sessions.compact`)
+                for line in self._compactor.held():
+                    self._write_event(*line)
+            except Exception as exc:  # noqa: BLE001 - recording must never break a run
+                self.error = f"{type(exc).__name__}: {exc}"
+                log.error("session recording to %s stopped: %s", self.path, self.error)
         if self._fd is not None:
             try:
                 os.close(self._fd)
@@ -130,8 +141,8 @@ class Recorder:
         self._write(dumps_header(self.header))
         prelude, self._prelude = self._prelude, []
         for event, ts in prelude:
-            self.events_written += 1
-            self._write(encode(self.events_written, ts, event))
+            for line in self._compactor.lines(event, ts):
+                self._write_event(*line)
 
     def _write(self, data: bytes) -> None:
         assert self._fd is not None

@@ -152,13 +152,16 @@ class ViewState:
     def _tool_updates(self, events: Sequence[Any], i: int, n: int) -> int:
         """Fold the run of `on_update`s from one call starting at `events[i]`."""
         call_id = events[i].tool_call_id
+        unrecorded = events[i].unrecorded
         j = i + 1
         while j < n:
             fields = events[j].__dict__
             if fields["type"] != "tool_execution_update" or fields["tool_call_id"] != call_id:
                 break
+            unrecorded += fields["unrecorded"]
             j += 1
-        self._on_tool_execution_update(events[j - 1], count=j - i)
+        last = events[j - 1]
+        self._on_tool_execution_update(last, count=j - i + unrecorded - last.unrecorded)
         return j
 
     @property
@@ -372,7 +375,9 @@ class ViewState:
         record.note(e.timestamp, e.phase.replace("_", " "), phase=e.phase)
 
     def _on_tool_execution_update(self, e: Any, count: int = 1) -> None:
-        """The latest of `count` updates from one call (each replaces the one before)."""
+        """The latest of `count` updates from one call (each replaces the one before),
+        and the `unrecorded` ones a session left out before it."""
+        count += e.unrecorded
         record = self._call(e)
         content = e.partial_result.content
         if len(content) == 1:  # the usual case: one text block
@@ -486,7 +491,7 @@ _HANDLERS = {
 def fold(events: Iterable[Any], state: ViewState | None = None) -> ViewState:
     """Fold `events` into `state` (a fresh one by default) and return it."""
     state = state or ViewState()
-    state.apply_all(events if isinstance(events, Sequence) else list(events))
+    state.apply_all(events if isinstance(events, (list, tuple)) else list(events))
     return state
 
 
