@@ -142,6 +142,9 @@ class ToolExecutionUpdateEvent(Event):
     tool_name: str
     args: dict[str, Any]
     partial_result: AgentToolResult
+    unrecorded: int = 0
+    """Workbench addition: updates of this call before this one that a session
+    recording left out (it records at a bounded rate); always 0 live."""
 
 
 class ToolExecutionEndEvent(Event):

@@ -24,13 +24,19 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict
 from datetime import datetime
+from itertools import chain
 from typing import Any, Literal
 
 from workbench.agent import AssistantMessage, ToolCall, ToolResultMessage
 from workbench.agent.types import text_of
 from workbench.json_text import escape_chars, normal
 from workbench.sanitize import UNSAFE, literal
-from workbench.sessions.interventions import Intervention, InterventionReader
+from workbench.sessions.interventions import (
+    INTERVENTION_KINDS,
+    Intervention,
+    InterventionReader,
+)
+from workbench.sessions.log import of_kinds
 from workbench.sessions.reader import Session
 
 Format = Literal["md", "json"]
@@ -72,7 +78,7 @@ def iter_json(session: Session) -> Iterator[str]:
     first = True
     reader = InterventionReader()
     changes: list[dict[str, Any]] = []
-    for event in session.events:
+    for event in of_kinds(session.events, ("message_end", *INTERVENTION_KINDS)):
         changes += [
             {k: v for k, v in asdict(i).items() if v is not None} for i in reader.feed(event)
         ]
@@ -117,7 +123,7 @@ def iter_markdown(session: Session) -> Iterator[str]:
     # The whole text ends in exactly one newline: hold each piece's trailing blank
     # lines back until something follows them.
     held = ""
-    for piece in (out, *_body(session.events)):
+    for piece in chain([out], _body(session.events)):
         text = "\n".join(piece)
         body = text.rstrip()
         if body:
@@ -138,7 +144,8 @@ def _body(events: Iterable[Any]) -> Iterator[list[str]]:
     changed: dict[str, list[Intervention]] = {}
     reader = InterventionReader()
     turn = 0
-    for event in events:
+    kinds = ("turn_start", "message_end", "permission_decision", *INTERVENTION_KINDS)
+    for event in of_kinds(events, kinds):
         for item in reader.feed(event):
             changed.setdefault(item.tool_call_id, []).append(item)
         kind = event.type

@@ -9,7 +9,7 @@ interventions back from the events, so an export shows both (and who did it) and
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -40,6 +40,10 @@ class Intervention:
         return f"{what} by {self.by} {self.where}"
 
 
+INTERVENTION_KINDS = ("permission_decision", "step_paused", "step_resumed", "tool_execution_end")
+"""The event types interventions are read from."""
+
+
 class InterventionReader:
     """Reads interventions from events one at a time (an export streams a session)."""
 
@@ -67,7 +71,7 @@ def interventions(events: Iterable[Any]) -> list[Intervention]:
     return [item for event in events for item in reader.feed(event)]
 
 
-def edited_arguments(events: Sequence[Any]) -> dict[str, tuple[dict[str, Any], str]]:
+def edited_arguments(events: Iterable[Any]) -> dict[str, tuple[dict[str, Any], str]]:
     """Per call id: the arguments a person last edited it to, and where."""
     out: dict[str, tuple[dict[str, Any], str]] = {}
     for item in interventions(events):

@@ -38,7 +38,9 @@ from workbench.agent import (
     ToolResultMessage,
 )
 from workbench.providers.stream_builder import StreamBuilder
-from workbench.sessions.interventions import edited_arguments
+from workbench.sessions.history import messages_of
+from workbench.sessions.interventions import INTERVENTION_KINDS, edited_arguments
+from workbench.sessions.log import of_kinds
 from workbench.sessions.reader import Session
 
 Status = Literal["same", "differs", "missing", "extra", "skipped"]
@@ -58,7 +60,7 @@ class RecordedRun:
 def recorded_runs(events: Sequence[Any]) -> list[RecordedRun]:
     """Split the events into runs (at each `agent_start`)."""
     runs: list[RecordedRun] = []
-    for event in events:
+    for event in of_kinds(events, ["agent_start", "message_end"]):
         if event.type == "agent_start":
             runs.append(RecordedRun())
         elif event.type == "message_end" and runs:
@@ -302,7 +304,7 @@ async def rerun(
             agent, workspace=workspace, scenario=scenario, path=record_to, setup=setup
         )
     gate.publish = agent.publish
-    edits = edited_arguments(session.events)
+    edits = edited_arguments(of_kinds(session.events, INTERVENTION_KINDS))
     replay = _RecordedEdits(edits)
     agent.before_tool_call = chain_before(replay.before_tool_call, gate)  # the gate judges the edit
     agent.on_arguments_failed = replay.arguments_failed
@@ -313,25 +315,17 @@ async def rerun(
             now.append(event.message)
 
     agent.subscribe(collect)
+    runs = recorded_runs(session.events)
     if hub is None:
-        await _replay_all(agent, model, session, report, header)
+        await _replay_all(agent, model, runs, report, header)
     else:
         async with hub.attach(agent):
             from workbench.mcp.hub import describe_failure
 
             report.warnings += [describe_failure(c) for c in hub.failed] + hub.refused
-            await _replay_all(agent, model, session, report, header)
-    recorded = [
-        m
-        for m in (e.message for e in session.events if e.type == "message_end")
-        if isinstance(m, ToolResultMessage)
-    ]
-    requested = [
-        call.id
-        for run in recorded_runs(session.events)
-        for r in run.replies
-        for call in r.tool_calls
-    ]
+            await _replay_all(agent, model, runs, report, header)
+    recorded = [m for m in messages_of(session.events) if isinstance(m, ToolResultMessage)]
+    requested = [call.id for run in runs for r in run.replies for call in r.tool_calls]
     report.calls = compare(recorded, now, requested)
     for outcome in report.calls:
         if outcome.tool_call_id in edits and not outcome.note:
@@ -373,12 +367,12 @@ def setup_tools(
 
 
 async def _replay_all(
-    agent: Agent, model: RecordedModel, session: Session, report: RerunReport, header: Any
+    agent: Agent, model: RecordedModel, runs: list[RecordedRun], report: RerunReport, header: Any
 ) -> None:
     missing = sorted({t.name for t in header.tools} - {t.name for t in agent.state.tools})
     if missing:
         report.warnings.append(f"tools recorded but not available now: {', '.join(missing)}")
-    for number, run in enumerate(recorded_runs(session.events), 1):
+    for number, run in enumerate(runs, 1):
         await _replay_run(agent, model, run, number, report)
 
 
