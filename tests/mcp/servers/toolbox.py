@@ -4,9 +4,9 @@ Tools: a nested schema (`place_order`), a slow tool that reports progress and
 records a cancellation (`slow_count`), one that fails (`fail`, an `isError`
 result), one that returns an image (`snapshot`) and one an embedded resource
 (`read_note`), one that answers with a JSON-RPC error (`protocol_error`) and one
-that dies mid-call (`crash`), one that answers two text blocks (`two_blocks`) and
-one that exits while idle after answering (`exit_soon`), one that logs (`chatty`),
-one that adds a tool (`grow`) and one that asks for the client's roots (`roots`).
+that dies mid-call (`crash`), one that answers two text blocks (`two_blocks`,
+annotated read-only; `fail` is annotated destructive) and one that exits while
+idle after answering (`exit_soon`), one that logs (`chatty`), one that adds a tool (`grow`) and one that asks for the client's roots (`roots`).
 A server that answers garbage is `garbage.py`: this SDK keeps a tool's stray output
 off the protocol stream.
 
@@ -28,7 +28,7 @@ import anyio
 from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
-from mcp.types import EmbeddedResource, TextContent, TextResourceContents
+from mcp.types import EmbeddedResource, TextContent, TextResourceContents, ToolAnnotations
 from pydantic import BaseModel, Field
 
 # A 1x1 red PNG.
@@ -76,7 +76,7 @@ async def slow_count(n: int, delay: float, ctx: Context, marker: str | None = No
     return f"counted to {n}"
 
 
-@server.tool()
+@server.tool(annotations=ToolAnnotations(destructiveHint=True, readOnlyHint=False))
 def fail(reason: str) -> str:
     """Always fails with `reason` (an `isError` result)."""
     raise ToolError(f"refused: {reason}")
@@ -111,7 +111,7 @@ async def crash(after: float = 0.2) -> str:
     os._exit(3)
 
 
-@server.tool()
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True, destructiveHint=False))
 def two_blocks() -> list[TextContent]:
     """Answers with two text blocks."""
     return [TextContent(type="text", text="first block:"), TextContent(type="text", text="second")]
