@@ -1,14 +1,14 @@
 """A small stdio MCP server for the tests, written with the official SDK.
 
-Tools: a nested schema (`place_order`), a slow tool that reports progress and
-records a cancellation (`slow_count`), one that fails (`fail`, an `isError`
-result), one that returns an image (`snapshot`) and one an embedded resource
-(`read_note`), one that answers with a JSON-RPC error (`protocol_error`) and one
-that dies mid-call (`crash`), one that answers two text blocks (`two_blocks`,
-annotated read-only; `fail` is annotated destructive) and one that exits while
-idle after answering (`exit_soon`), one that logs (`chatty`), one that adds a tool (`grow`) and one that asks for the client's roots (`roots`).
-A server that answers garbage is `garbage.py`: this SDK keeps a tool's stray output
-off the protocol stream.
+Tools: a nested schema (`place_order`), a slow tool that reports progress and records
+a cancellation (`slow_count`), one that fails (`fail`, an `isError` result), one that
+returns an image (`snapshot`) and one an embedded resource (`read_note`), one that
+answers with a JSON-RPC error (`protocol_error`) and one that dies mid-call (`crash`),
+one that answers two text blocks (`two_blocks`, annotated read-only; `fail` is
+annotated destructive) and one that exits while idle after answering (`exit_soon`),
+one that logs (`chatty`), one that adds a tool (`grow`) and one that asks for the
+client's roots (`roots`). A server that answers garbage is `garbage.py`: this SDK
+keeps a tool's stray output off the protocol stream.
 
 Run: `python tests/mcp/servers/toolbox.py` (stdio), or with `--http PORT` for
 streamable HTTP on 127.0.0.1 (`--sse PORT`: the older HTTP+SSE transport).
