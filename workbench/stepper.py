@@ -60,6 +60,7 @@ from workbench.agent import (
 )
 from workbench.agent.clock import now_ms
 from workbench.agent.config import resolve
+from workbench.agent.loop import close_stream
 from workbench.breakpoints import (
     ERROR,
     INVALID,
@@ -264,8 +265,14 @@ class Stepper:
                     )
                     yield AssistantMessageEvent(type="error", message=message)
                     return
-            async for event in stream_fn(model, context, options):
-                yield event
+            # Closed here, not left to the garbage collector: an inner stream dropped at
+            # its `done` stays suspended, holding its request's copy of the transcript.
+            inner = stream_fn(model, context, options)
+            try:
+                async for event in inner:
+                    yield event
+            finally:
+                await close_stream(inner)
 
         return stepped
 

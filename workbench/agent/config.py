@@ -253,3 +253,6 @@ class AgentLoopConfig:
     """Workbench addition: asked when a call's arguments fail (the stepper's `@invalid`)."""
     on_error_result: ErrorResultHook | None = None
     """Workbench addition: asked with every error result before it is final (`@error`)."""
+    redact: Callable[[str], str] | None = None
+    """Applied to every string of every tool result and update (e.g. a
+    `workbench.redact.Redactor`); results are size-capped whether or not it is set."""

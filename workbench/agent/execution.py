@@ -30,6 +30,7 @@ from workbench.agent.config import (
     ToolCallAborts,
     resolve,
 )
+from workbench.agent.detached import ABANDON_AFTER, Detached
 from workbench.agent.emit import Emit
 from workbench.agent.events import (
     MessageEndEvent,
@@ -39,6 +40,7 @@ from workbench.agent.events import (
     ToolExecutionPhaseEvent,
     ToolExecutionStartEvent,
 )
+from workbench.agent.result_limits import limit_result
 from workbench.agent.tool import AgentTool, AgentToolResult, to_tool_result
 from workbench.agent.types import AssistantMessage, ToolCall, ToolResultMessage
 from workbench.agent.updates import UpdatePump
@@ -366,40 +368,52 @@ class BatchRunner:
     async def _execute(
         self, p: Prepared, signal: AbortSignal, tg: TaskGroup
     ) -> tuple[AgentToolResult, bool]:
-        pump = UpdatePump(self.emit, p.tool_call, tg)
+        pump = UpdatePump(self.emit, p.tool_call, tg, self.config.redact)
         grace = self.config.tool_abort_grace
-        killed = True  # unless execute comes back by itself before the grace runs out
-        with anyio.CancelScope() as scope:
+        run = Detached(p.tool.execute, (p.tool_call.id, p.args, signal, pump.push))
+        with anyio.CancelScope() as waiting:
 
             def on_abort(_reason: Any) -> None:
-                # The tool has `grace` seconds to stop on its own, then it is cancelled.
-                scope.deadline = anyio.current_time() + grace
+                # The tool has `grace` seconds to stop on its own, then it is cancelled;
+                # one that does not even end then (stuck in a thread) is left behind.
+                run.scope.deadline = anyio.current_time() + grace
+                waiting.deadline = run.scope.deadline + ABANDON_AFTER
 
             remove = signal.add_listener(on_abort)
             try:
-                value = await resolve(p.tool.execute(p.tool_call.id, p.args, signal, pump.push))
-                killed = scope.cancel_called  # it swallowed the cancellation
-                outcome = (to_tool_result(value), False)
-            except Exception as exc:  # noqa: BLE001 - a raising tool is an error result
-                killed = scope.cancel_called
-                # An exception may carry `details` (e.g. a command's exit code) for the UI.
-                make = aborted_result if isinstance(exc, AbortError) else error_result
-                outcome = (make(_describe(exc), getattr(exc, "details", None)), True)
+                await run.start()
             finally:
                 remove()
+                if not run.done.is_set():
+                    run.scope.cancel()
         await pump.close()
-        if killed:
+        if not run.done.is_set():
+            text = (
+                f"{_aborted_text(signal)}: tool {p.tool_call.name} did not stop within "
+                f"{grace:g}s of the abort signal, nor when cancelled; it was abandoned "
+                "(a thread it started may still be running)"
+            )
+            return aborted_result(text), True
+        if run.failure is not None:
+            raise run.failure
+        if run.scope.cancel_called:  # it ended only when cancelled (or swallowed that)
             text = (
                 f"{_aborted_text(signal)}: tool {p.tool_call.name} did not stop within "
                 f"{grace:g}s of the abort signal and was cancelled"
             )
             return aborted_result(text), True
-        return outcome
+        if run.error is not None:
+            exc = run.error
+            # An exception may carry `details` (e.g. a command's exit code) for the UI.
+            make = aborted_result if isinstance(exc, AbortError) else error_result
+            return make(_describe(exc), getattr(exc, "details", None)), True
+        return to_tool_result(run.value), False
 
     async def _phase(self, call: ToolCall, phase: Any) -> None:
         await self.emit(ToolExecutionPhaseEvent(tool_call_id=call.id, tool_name=call.name, phase=phase))
 
     async def _end(self, f: Finalized) -> None:
+        f.result = limit_result(f.result, self.config.redact)
         controller = self.controllers.pop(id(f.tool_call), None)
         if controller is not None:
             self.aborts.close(f.tool_call.id, controller)

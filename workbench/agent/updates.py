@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections import deque
+from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
 
 from workbench.agent.emit import Emit
 from workbench.agent.events import ToolExecutionUpdateEvent
+from workbench.agent.result_limits import limit_result
 from workbench.agent.tool import AgentToolResult, to_tool_result
 from workbench.agent.types import ToolCall
 
@@ -16,9 +18,10 @@ from workbench.agent.types import ToolCall
 class UpdatePump:
     """Delivers a call's `on_update` partial results in order, and none after close."""
 
-    __slots__ = ("emit", "call", "tg", "queue", "open", "idle", "running")
+    __slots__ = ("emit", "call", "tg", "queue", "open", "idle", "running", "redact")
 
-    def __init__(self, emit: Emit, call: ToolCall, tg: TaskGroup) -> None:
+    def __init__(self, emit: Emit, call: ToolCall, tg: TaskGroup, redact: Any = None) -> None:
+        self.redact = redact
         self.emit = emit
         self.call = call
         self.tg = tg
@@ -32,7 +35,7 @@ class UpdatePump:
             return
         if not isinstance(partial, AgentToolResult):
             partial = to_tool_result(partial)
-        self.queue.append(partial)
+        self.queue.append(limit_result(partial, self.redact))
         if not self.running:
             self.running = True
             self.idle = anyio.Event()
