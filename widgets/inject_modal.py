@@ -15,7 +15,6 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static, TextArea
 
 from widgets.clear_checkbox import ClearCheckbox
-
 from workbench.sanitize import literal
 
 

@@ -210,7 +210,16 @@ class Agent:
         self._follow_ups.clear()
 
     def reset(self) -> None:
-        """Forget the transcript, the queues and any error. Abort a run first."""
+        """Forget the transcript, the queues and any error.
+
+        Raises:
+            RuntimeError: a run is going (abort it and `await wait_for_idle()` first).
+        """
+        if self._controller is not None:
+            raise RuntimeError(
+                "Cannot reset the agent while a run is going: call abort(), "
+                "await wait_for_idle(), then reset()."
+            )
         self.state.messages = []
         self.state.is_streaming = False
         self.state.streaming_message = None
@@ -241,9 +250,9 @@ class Agent:
             get_follow_up_messages=self._follow_up_hook,
             tool_abort_grace=self.tool_abort_grace,
             tool_call_aborts=self._call_aborts,
+            redact=self.redact,
             on_arguments_failed=self.on_arguments_failed,
             on_error_result=self.on_error_result,
-            redact=self.redact,
         )
 
     async def _steering_hook(self) -> list[Message]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
-from typing import Any
+from collections.abc import Callable
 
 import anyio
 from anyio.abc import TaskGroup
@@ -20,8 +20,11 @@ class UpdatePump:
 
     __slots__ = ("emit", "call", "tg", "queue", "open", "idle", "running", "redact")
 
-    def __init__(self, emit: Emit, call: ToolCall, tg: TaskGroup, redact: Any = None) -> None:
+    def __init__(
+        self, emit: Emit, call: ToolCall, tg: TaskGroup, redact: Callable[[str], str] | None = None
+    ) -> None:
         self.redact = redact
+        """Applied to every string of every update (updates are size-capped either way)."""
         self.emit = emit
         self.call = call
         self.tg = tg

@@ -9,7 +9,7 @@ interventions back from the events, so an export shows both (and who did it) and
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -40,25 +40,38 @@ class Intervention:
         return f"{what} by {self.by} {self.where}"
 
 
-def interventions(events: Sequence[Any]) -> list[Intervention]:
-    """Every intervention, in the order they happened."""
-    out: list[Intervention] = []
-    pauses: dict[str, Any] = {}
-    for event in events:
+INTERVENTION_KINDS = ("permission_decision", "step_paused", "step_resumed", "tool_execution_end")
+"""The event types interventions are read from."""
+
+
+class InterventionReader:
+    """Reads interventions from events one at a time (an export streams a session)."""
+
+    def __init__(self) -> None:
+        self._pauses: dict[str, Any] = {}
+
+    def feed(self, event: Any) -> list[Intervention]:
+        """The interventions `event` completes (usually none)."""
         kind = event.type
         if kind == "permission_decision" and event.edited_args is not None:
-            out.append(Intervention(event.tool_call_id, "edited_arguments", _who(event.decided_by),
-                                    "in the permission dialog", arguments=event.edited_args))
-        elif kind == "step_paused":
-            pauses[event.pause_id] = event
+            return [Intervention(event.tool_call_id, "edited_arguments", _who(event.decided_by),
+                                 "in the permission dialog", arguments=event.edited_args)]
+        if kind == "step_paused":
+            self._pauses[event.pause_id] = event
         elif kind == "step_resumed":
-            out += _from_resume(event, pauses.get(event.pause_id))
+            return _from_resume(event, self._pauses.pop(event.pause_id, None))
         elif kind == "tool_execution_end" and _cancelled_by_person(event):
-            out.append(Intervention(event.tool_call_id, "cancelled", "the user", _how(event)))
-    return out
+            return [Intervention(event.tool_call_id, "cancelled", "the user", _how(event))]
+        return []
 
 
-def edited_arguments(events: Sequence[Any]) -> dict[str, tuple[dict[str, Any], str]]:
+def interventions(events: Iterable[Any]) -> list[Intervention]:
+    """Every intervention, in the order they happened."""
+    reader = InterventionReader()
+    return [item for event in events for item in reader.feed(event)]
+
+
+def edited_arguments(events: Iterable[Any]) -> dict[str, tuple[dict[str, Any], str]]:
     """Per call id: the arguments a person last edited it to, and where."""
     out: dict[str, tuple[dict[str, Any], str]] = {}
     for item in interventions(events):

@@ -31,6 +31,21 @@ log = logging.getLogger(__name__)
 _DELTAS = frozenset({"text_delta", "thinking_delta", "toolcall_delta"})
 
 
+@dataclass(slots=True)
+class DeltaRun:
+    """`count` streamed deltas of one kind to one block, joined: what a session reader
+    hands the fold in place of the delta events themselves (`sessions.log`). It folds,
+    and counts, exactly as those events would."""
+
+    kind: str
+    content_index: int
+    text: str
+    count: int
+    timestamp: float
+    """The last delta's."""
+    type: str = "delta_run"
+
+
 @dataclass
 class ViewState:
     items: list[TimelineItem] = field(default_factory=list)
@@ -58,6 +73,9 @@ class ViewState:
     """The call that most recently started its preflight."""
     _running_run: bool = False
     _replied_this_run: bool = False
+    reached_back: bool = False
+    """An event changed a call or a request of an earlier turn (a model reusing a call
+    id does it): the earlier turns' objects are not final (see `view.checkpoint`)."""
 
     # -- the fold ------------------------------------------------------------------
 
@@ -134,13 +152,16 @@ class ViewState:
     def _tool_updates(self, events: Sequence[Any], i: int, n: int) -> int:
         """Fold the run of `on_update`s from one call starting at `events[i]`."""
         call_id = events[i].tool_call_id
+        unrecorded = events[i].unrecorded
         j = i + 1
         while j < n:
             fields = events[j].__dict__
             if fields["type"] != "tool_execution_update" or fields["tool_call_id"] != call_id:
                 break
+            unrecorded += fields["unrecorded"]
             j += 1
-        self._on_tool_execution_update(events[j - 1], count=j - i)
+        last = events[j - 1]
+        self._on_tool_execution_update(last, count=j - i + unrecorded - last.unrecorded)
         return j
 
     @property
@@ -237,6 +258,10 @@ class ViewState:
                 record.rev += count
         item.rev += count
 
+    def _on_delta_run(self, e: DeltaRun) -> None:
+        self._on_deltas(e.kind, e.content_index, e.text, e.count)
+        self.event_count += e.count - 1  # the fold counts the run as one event
+
     def _on_message_end(self, e: Any) -> None:
         message = e.message
         if isinstance(message, UserMessage):
@@ -257,6 +282,7 @@ class ViewState:
         elif isinstance(message, ToolResultMessage):
             record = self.calls.get(message.tool_call_id)
             if record is not None:
+                self.reached_back |= record.turn != self.turn
                 record.note(e.timestamp, "result sent to the model")
                 record.rev += 1
 
@@ -303,6 +329,8 @@ class ViewState:
             self.calls[call_id] = record
             if self.turns:
                 self.turns[-1].tool_call_ids.append(call_id)
+        elif record.turn != self.turn:
+            self.reached_back = True
         return record
 
     # -- tool calls ------------------------------------------------------------------
@@ -311,6 +339,8 @@ class ViewState:
         record = self.calls.get(e.tool_call_id)
         if record is None:  # a call the fold never saw requested (e.g. a partial replay)
             record = self._new_call(e.tool_call_id, e.tool_name, len(self.calls))
+        elif record.turn != self.turn:
+            self.reached_back = True
         record.rev += 1
         return record
 
@@ -355,7 +385,9 @@ class ViewState:
         record.note(e.timestamp, e.phase.replace("_", " "), phase=e.phase)
 
     def _on_tool_execution_update(self, e: Any, count: int = 1) -> None:
-        """The latest of `count` updates from one call (each replaces the one before)."""
+        """The latest of `count` updates from one call (each replaces the one before),
+        and the `unrecorded` ones a session left out before it."""
+        count += e.unrecorded
         record = self._call(e)
         content = e.partial_result.content
         if len(content) == 1:  # the usual case: one text block
@@ -368,6 +400,7 @@ class ViewState:
     def _on_tool_execution_end(self, e: Any) -> None:
         record = self._call(e)
         record.content, record.details = e.result.content, e.result.details
+        record.structured = e.result.structured_content
         record.is_error, record.injected = e.is_error, e.injected
         record.ended_at = e.timestamp
         text = record.result_text
@@ -435,6 +468,7 @@ class ViewState:
         self.run_state = "running_tools" if paused is not None and paused.tool_call_id else "streaming"
         if paused is not None and paused.tool_call_id in self.calls:
             record = self.calls[paused.tool_call_id]
+            self.reached_back |= record.turn != self.turn
             record.pause = None
             record.rev += 1
             if e.edited_args is not None:
@@ -458,6 +492,7 @@ class ViewState:
     def _on_provider_response(self, e: Any) -> None:
         record = self.network.get(e.request_id)
         if record is not None:
+            self.reached_back |= record.turn != self.turn
             record.response = e
 
 
@@ -471,7 +506,7 @@ _HANDLERS = {
 def fold(events: Iterable[Any], state: ViewState | None = None) -> ViewState:
     """Fold `events` into `state` (a fresh one by default) and return it."""
     state = state or ViewState()
-    state.apply_all(events if isinstance(events, Sequence) else list(events))
+    state.apply_all(events if isinstance(events, (list, tuple)) else list(events))
     return state
 
 

@@ -72,6 +72,8 @@ class ToolCallRecord:
     its own alive for them (the list) instead of four."""
     is_error: bool = False
     injected: bool = False
+    structured: Any = None
+    """The result's structured content (for tools with an output schema)."""
     request: PermissionRequestEvent | None = None
     decision: PermissionDecisionEvent | None = None
     pause: StepPausedEvent | None = None
