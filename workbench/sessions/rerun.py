@@ -329,10 +329,7 @@ async def rerun(
     report.calls = compare(recorded, now, requested)
     for outcome in report.calls:
         if outcome.tool_call_id in edits and not outcome.note:
-            outcome.note = (
-                f"ran with the arguments edited by the user {edits[outcome.tool_call_id][1]} in "
-                "the recording, not the model's"
-            )
+            outcome.note = f"ran as edited by the user {edits[outcome.tool_call_id][1]}"
     return report
 
 

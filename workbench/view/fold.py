@@ -479,7 +479,7 @@ class ViewState:
                 record.injected_at = "in place of its error result" if after else "before it ran"
             if record.stage == "paused":
                 record.stage = record.stage_before_pause or "validated"
-            resumed_phase = {"before_tool": "queued", "after_tool": "after_hook"}.get(paused.point)
+            resumed_phase = "queued" if paused.point == "before_tool" else None
             record.note(e.timestamp, f"resumed: {e.action}", phase=resumed_phase)
 
     # -- the wire ------------------------------------------------------------------
