@@ -242,6 +242,7 @@ async def rerun(
         ValueError: no workspace to run in.
     """
     from workbench.permissions import PermissionGate
+    from workbench.redact import redactor_for
     from workbench.runtime import builtin_tool_list
     from workbench.sessions.fork import scenario_of
     from workbench.sessions.recorder import start_recording
@@ -272,6 +273,7 @@ async def rerun(
         tools=tools,
         tool_abort_grace=tool_abort_grace,
     )
+    agent.redact = redactor_for()
     if record_to is not None:
         start_recording(agent, workspace=workspace, scenario=scenario, path=record_to)
     agent.before_tool_call = PermissionGate.for_workspace(
