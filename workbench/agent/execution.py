@@ -341,6 +341,8 @@ class BatchRunner:
                     run.scope.cancel()
         await pump.close()
         if not run.done.is_set():
+            global _abandoned
+            _abandoned += 1
             text = (
                 f"{_aborted_text(signal)}: tool {p.tool_call.name} did not stop within "
                 f"{grace:g}s of the abort signal, nor when cancelled; it was abandoned "
@@ -437,6 +439,13 @@ class _Detached:
 
 _running: set[asyncio.Task[None]] = set()
 """Detached tool tasks still running (a reference keeps each alive until it ends)."""
+_abandoned = 0
+
+
+def abandoned_calls() -> int:
+    """How many tool calls this process gave up waiting for (their threads may still run)."""
+    return _abandoned
+
 
 ABANDON_AFTER = 0.5
 """Seconds a cancelled tool gets to end before the call stops waiting for it."""
