@@ -28,13 +28,14 @@ from widgets.pause_banner import PauseBanner
 from widgets.prompt_bar import PromptBar
 from widgets.status_bar import StatusBar
 from widgets.stepping_actions import SteppingActions
+from widgets.terminal_safety import SafeTextApp
 from widgets.timeline import Timeline
 from widgets.tool_inspector import ToolInspector
 from workbench import gc_policy
 from workbench.agent.clock import now_ms
 from workbench.agent.events import AgentEndEvent
 from workbench.agent.types import text_of
-from workbench.events import PermissionRequestEvent, StepPausedEvent
+from workbench.events import PermissionRequestEvent, RunLimitEvent, StepPausedEvent
 from workbench.runtime import Runtime
 from workbench.view.fold import ViewState
 
@@ -63,7 +64,7 @@ def _text(message: Any) -> str:
     return message.content if isinstance(message.content, str) else text_of(message.content)
 
 
-class WorkbenchApp(SteppingActions, App[int]):
+class WorkbenchApp(SafeTextApp, SteppingActions, App[int]):
     """The workbench: timeline, inspector, status, prompt, and the dialogs."""
 
     CSS_PATH = "app.tcss"
@@ -83,6 +84,7 @@ class WorkbenchApp(SteppingActions, App[int]):
         Binding("f9", "toggle_breakpoint", "Breakpoint"),
         Binding("ctrl+b", "breakpoints", "Breakpoints"),
         Binding("f4", "run_details", "Wire & time"),
+        Binding("f3", "mcp_servers", "MCP servers", show=False),
         Binding("ctrl+l", "focus_prompt", "Prompt"),
     ]
 
@@ -158,6 +160,11 @@ class WorkbenchApp(SteppingActions, App[int]):
             main.query_one(PauseBanner),
         )
         self._unsubscribe = self.agent.subscribe(self._on_bus_event)
+        recorder = self.runtime.recorder
+        if recorder is not None:
+            recorder.on_problem = self._recording_problem
+            for problem in recorder.problems:
+                self._recording_problem(problem)
         self.prompt_bar.input.value = self.prefill
         self.prompt_bar.input.focus()
         self.set_interval(0.25, self._tick)
@@ -166,6 +173,10 @@ class WorkbenchApp(SteppingActions, App[int]):
         if self.runtime.mcp is not None:
             self._mcp_started = asyncio.Event()
             self._serve_mcp()
+
+    def _recording_problem(self, text: str) -> None:
+        """The session file will not hold the whole run: say so (the exit code says it too)."""
+        self.notify(f"Session {text}", severity="error", timeout=20)
 
     def _apply_gc_policy(self) -> None:
         """Once the screen is up, what is alive is here to stay (see `gc_policy`)."""
@@ -179,6 +190,8 @@ class WorkbenchApp(SteppingActions, App[int]):
             self._gc_thresholds = None
         if self._unsubscribe is not None:
             self._unsubscribe()
+        if self.runtime.recorder is not None:
+            self.runtime.recorder.on_problem = None
 
     # -- events in ---------------------------------------------------------------------
 
@@ -190,10 +203,15 @@ class WorkbenchApp(SteppingActions, App[int]):
             self._fold_queued()
         if type(event) in URGENT:
             self.call_later(self._refresh_now)
+        elif type(event) is RunLimitEvent:
+            self.call_later(self._say_limit, event)
         elif not self._refresh_pending:  # the first event since the last refresh
             now = time.perf_counter()
             self.pacer.arrived(now)
             self._schedule_refresh(now)
+
+    def _say_limit(self, event: RunLimitEvent) -> None:
+        self.notify(event.text, title="Run stopped", severity="warning", timeout=15, markup=False)
 
     def _schedule_refresh(self, now: float | None = None) -> None:
         if not self._refresh_pending:
@@ -360,6 +378,8 @@ class WorkbenchApp(SteppingActions, App[int]):
                         line, severity="error" if failed else "information",
                         timeout=12 if failed else 4, markup=False,
                     )
+                hub.on_change = self._mcp_server_exited
+                hub.on_tools_changed = self._mcp_tools_changed
                 self._mcp_started.set()
                 self._refresh_now()
                 await asyncio.Event().wait()  # until the app exits and cancels this worker
@@ -367,6 +387,55 @@ class WorkbenchApp(SteppingActions, App[int]):
             self.notify(f"MCP servers could not be started: {exc}", severity="error", markup=False)
         finally:
             self._mcp_started.set()
+
+    def _mcp_server_exited(self, connection: Any) -> None:
+        from workbench.mcp.hub import describe_failure
+
+        self.notify(
+            f"{describe_failure(connection)}\nctrl+p, 'Restart MCP server' starts it again.",
+            severity="error", timeout=15, markup=False,
+        )
+
+    def _mcp_tools_changed(self, connection: Any, added: list[str], removed: list[str]) -> None:
+        tools = [t for t in self.agent.state.tools if t.source == f"mcp:{connection.name}"]
+        self.labels.update({t.name: t.label for t in tools})
+        self.descriptions.update({t.name: t.description for t in tools})
+        self.sources.update({t.name: t.source for t in tools if t.source})
+        change = ", ".join([*(f"+{n}" for n in added), *(f"-{n}" for n in removed)])
+        self.notify(
+            f"MCP server {connection.name} changed its tools ({change or 'same names'}); "
+            "the next model request has the new list", markup=False,
+        )
+
+    def action_mcp_servers(self) -> None:
+        from widgets.mcp_servers import McpServersScreen
+
+        hub = self.runtime.mcp
+        if hub is None:
+            self.notify("No MCP servers in this run (start one with --mcp, --mcp-url or "
+                        "--mcp-config)", severity="warning", markup=False)
+            return
+        self.push_screen(McpServersScreen(hub, self.restart_mcp_server))
+
+    @work(group="mcp-restart", exit_on_error=False)
+    async def restart_mcp_server(self, name: str) -> None:
+        """Start MCP server `name` again; its tools replace the old ones."""
+        hub = self.runtime.mcp
+        assert hub is not None
+        try:
+            connection = await hub.restart(name)
+        except (KeyError, RuntimeError) as exc:
+            self.notify(str(exc), severity="warning", markup=False)
+            return
+        if connection.status != "ready":
+            self.notify(hub.report()[hub.connections.index(connection)],
+                        severity="error", timeout=12, markup=False)
+            return
+        tools = [t for t in hub.tools if t.source == f"mcp:{name}"]
+        self.labels.update({t.name: t.label for t in tools})
+        self.descriptions.update({t.name: t.description for t in tools})
+        self.sources.update({t.name: t.source for t in tools if t.source})
+        self.notify(f"MCP server {name} restarted: {len(tools)} tools", markup=False)
 
     @on(Timeline.Selected)
     def _card_selected(self, event: Timeline.Selected) -> None:
@@ -431,6 +500,14 @@ class WorkbenchApp(SteppingActions, App[int]):
                     _command_help(binding.action),
                     lambda action=binding.action: self.run_action(action),
                 )
+        hub = self.runtime.mcp
+        for connection in hub.connections if hub is not None else ():
+            if connection.status in ("failed", "exited"):
+                yield SystemCommand(
+                    f"Restart MCP server {connection.name}",
+                    f"It {connection.status}: start it again and list its tools anew",
+                    lambda name=connection.name: self.restart_mcp_server(name),
+                )
         if screen is self._main:
             yield SystemCommand(
                 "Thinking (t in the timeline)",
@@ -454,6 +531,7 @@ def _command_help(action: str) -> str:
         "cancel_call": "Cancel only the selected running call",
         "focus_prompt": "Put the cursor in the message box",
         "run_details": "Every model request as sent, and where the run's time went",
+        "mcp_servers": "Each MCP server's state, tools, log and stderr; restart one",
     }.get(action, action)
 
 

@@ -226,7 +226,7 @@ class ToolInspector(LineScrollView, can_focus=True):
     def _head(self, record: ToolCallRecord) -> Text:
         head = Text()
         head.append(literal(record.name), style="bold")
-        if self.source.startswith("mcp:"):  # the MCP server the tool lives on
+        if self.source and self.source != "builtin":  # an MCP server, your file, ...
             head.append(f"  {literal(self.source)}", style="bold cyan")
         head.append(f"  {literal(record.id)}  ", style="dim")
         head.append_text(stage_badge(record.stage))
@@ -325,6 +325,9 @@ class ToolInspector(LineScrollView, can_focus=True):
             else:
                 image = f"[image {block.mime_type}, {len(block.data)} base64 chars]\n"
                 body.append(image, style="dim")
+        if record.structured is not None:
+            body.append("structured content ", style="bold")
+            body.append(literal(pretty_json(record.structured)) + "\n")
         if record.details not in (None, {}):
             body.append("details ", style="bold dim")
             body.append(literal(pretty_json(record.details)), style="dim")

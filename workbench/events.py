@@ -140,8 +140,28 @@ class ProviderResponseEvent(Event):
     """The finish reason exactly as the server sent it (before mapping to a stop reason)."""
 
 
+# -- run limits ----------------------------------------------------------------------
+
+
+class RunLimitEvent(Event):
+    """The run was stopped by a limit (`--max-turns`), after a complete turn."""
+
+    type: Literal["run_limit"] = "run_limit"
+    max_turns: int
+    turns: int
+    """Model turns the run had when it stopped."""
+
+    @property
+    def text(self) -> str:
+        return (
+            f"Stopped after {self.turns} model turns (--max-turns {self.max_turns}); "
+            "the model still had tool calls to follow up on"
+        )
+
+
 WorkbenchEvent = (
-    PermissionRequestEvent
+    RunLimitEvent
+    | PermissionRequestEvent
     | PermissionDecisionEvent
     | StepModeEvent
     | StepPausedEvent

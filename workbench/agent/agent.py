@@ -204,7 +204,16 @@ class Agent:
         self._follow_ups.clear()
 
     def reset(self) -> None:
-        """Forget the transcript, the queues and any error. Abort a run first."""
+        """Forget the transcript, the queues and any error.
+
+        Raises:
+            RuntimeError: a run is going (abort it and `await wait_for_idle()` first).
+        """
+        if self._controller is not None:
+            raise RuntimeError(
+                "Cannot reset the agent while a run is going: call abort(), "
+                "await wait_for_idle(), then reset()."
+            )
         self.state.messages = []
         self.state.is_streaming = False
         self.state.streaming_message = None

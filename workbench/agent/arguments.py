@@ -24,6 +24,7 @@ from pydantic_core import to_jsonable_python
 from workbench.agent.events import ToolArgumentsEvent
 from workbench.agent.tool import AgentTool, JsonArguments
 from workbench.agent.types import ToolCall
+from workbench.json_text import JsonDepthError, loads
 
 Stage = Literal["parse", "lookup", "prepare", "validate"]
 
@@ -44,7 +45,11 @@ def parse_arguments(tool_call: ToolCall) -> dict[str, Any]:
     if not raw.strip():
         return {}
     try:
-        value = json.loads(raw)
+        value = loads(raw)
+    except JsonDepthError as exc:
+        raise ArgumentsError(
+            "parse", f"Arguments for tool {tool_call.name} are not usable: {exc}"
+        ) from None
     except json.JSONDecodeError as exc:
         raise ArgumentsError(
             "parse",

@@ -149,6 +149,8 @@ class ToolExecutionEndEvent(Event):
     is_error: bool
     injected: bool = False
     """Workbench addition: the result was supplied by a person instead of executing."""
+    duration_ms: float | None = None
+    """How long `execute()` took (monotonic clock); None when it never ran."""
 
 
 AgentEvent = Annotated[

@@ -11,6 +11,7 @@ call runs under its own abort signal linked to the run's.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
@@ -39,6 +40,7 @@ from workbench.agent.events import (
     ToolExecutionStartEvent,
     ToolExecutionUpdateEvent,
 )
+from workbench.agent.output import checked_result
 from workbench.agent.result_limits import limit_result
 from workbench.agent.tool import AgentTool, AgentToolResult, to_tool_result
 from workbench.agent.types import AssistantMessage, ToolCall, ToolResultMessage
@@ -50,6 +52,8 @@ class Finalized:
     result: AgentToolResult
     is_error: bool
     injected: bool = False
+    duration_ms: float | None = None
+    """How long execute() took (None: it never ran)."""
 
 
 @dataclass
@@ -59,6 +63,8 @@ class Prepared:
     args: BaseModel
     signal: AbortSignal
     """The call's own abort signal (linked to the run's)."""
+    duration_ms: float | None = None
+    """Set once execute() has returned (or raised)."""
 
 
 @dataclass
@@ -95,6 +101,7 @@ def result_message(f: Finalized) -> ToolResultMessage:
         details=f.result.details,
         is_error=f.is_error,
         injected=f.injected,
+        structured_content=f.result.structured_content,
     )
 
 
@@ -297,9 +304,10 @@ class BatchRunner:
         if signal.aborted:  # aborted by a listener of the phase event
             return Finalized(p.tool_call, aborted_result(_aborted_text(signal)), True)
         result, is_error = await self._execute(p, signal, tg)
+        ms = p.duration_ms
         hook = self.config.after_tool_call
         if hook is None:
-            return Finalized(p.tool_call, result, is_error)
+            return Finalized(p.tool_call, result, is_error, duration_ms=ms)
         await self._phase(p.tool_call, "after_hook")
         ctx = AfterToolCallContext(
             self.message, p.tool_call, p.args, result, is_error, self.context, p.tool
@@ -307,16 +315,20 @@ class BatchRunner:
         try:
             after = await resolve(hook(ctx, signal))
         except Exception as exc:  # noqa: BLE001
-            return Finalized(p.tool_call, error_result(f"after_tool_call failed: {_describe(exc)}"), True)
+            failed = error_result(f"after_tool_call failed: {_describe(exc)}")
+            return Finalized(p.tool_call, failed, True, duration_ms=ms)
         if after is not None:
             result = AgentToolResult(
                 content=result.content if after.content is None else after.content,
                 details=result.details if after.details is None else after.details,
                 terminate=result.terminate if after.terminate is None else after.terminate,
+                structured_content=result.structured_content,
             )
             is_error = is_error if after.is_error is None else after.is_error
-            return Finalized(p.tool_call, result, is_error, injected=bool(after.injected))
-        return Finalized(p.tool_call, result, is_error)
+            return Finalized(
+                p.tool_call, result, is_error, injected=bool(after.injected), duration_ms=ms
+            )
+        return Finalized(p.tool_call, result, is_error, duration_ms=ms)
 
     async def _execute(
         self, p: Prepared, signal: AbortSignal, tg: TaskGroup
@@ -333,9 +345,11 @@ class BatchRunner:
                 waiting.deadline = run.scope.deadline + ABANDON_AFTER
 
             remove = signal.add_listener(on_abort)
+            started = time.monotonic()
             try:
                 await run.start()
             finally:
+                p.duration_ms = (time.monotonic() - started) * 1000.0
                 remove()
                 if not run.done.is_set():
                     run.scope.cancel()
@@ -362,7 +376,7 @@ class BatchRunner:
             # An exception may carry `details` (e.g. a command's exit code) for the UI.
             make = aborted_result if isinstance(exc, AbortError) else error_result
             return make(_describe(exc), getattr(exc, "details", None)), True
-        return to_tool_result(run.value), False
+        return checked_result(p.tool, to_tool_result(run.value))
 
     async def _phase(self, call: ToolCall, phase: Any) -> None:
         await self.emit(ToolExecutionPhaseEvent(tool_call_id=call.id, tool_name=call.name, phase=phase))
@@ -380,6 +394,7 @@ class BatchRunner:
                 result=f.result,
                 is_error=f.is_error,
                 injected=f.injected,
+                duration_ms=f.duration_ms,
             )
         )
 

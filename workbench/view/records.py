@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from workbench.agent.types import ImageContent, TextContent
+from workbench.agent.types import ImageContent, TextContent, result_text
 from workbench.events import (
     PermissionDecisionEvent,
     PermissionRequestEvent,
@@ -69,6 +69,8 @@ class ToolCallRecord:
     its own alive for them (the list) instead of four."""
     is_error: bool = False
     injected: bool = False
+    structured: Any = None
+    """The result's structured content (for tools with an output schema)."""
     request: PermissionRequestEvent | None = None
     decision: PermissionDecisionEvent | None = None
     pause: StepPausedEvent | None = None
@@ -128,7 +130,7 @@ class ToolCallRecord:
     def result_text(self) -> str:
         if self.content is None:
             return ""
-        return "".join(getattr(c, "text", "") for c in self.content)
+        return result_text(self.content)
 
 
 @dataclass
