@@ -34,7 +34,8 @@ async def test_a_huge_result_keeps_head_and_tail_and_says_its_size(tmp_path: Pat
     @tool
     async def flood() -> AgentToolResult:
         """Returns far too much."""
-        return AgentToolResult.text("H" * 10 + "x" * 3_000_000 + "T" * 10, details={"raw": "y" * 300_000})
+        text = "H" * 10 + "x" * 3_000_000 + "T" * 10
+        return AgentToolResult.text(text, details={"raw": "y" * 300_000})
 
     provider = ScriptedProvider(scenario({"name": "flood", "arguments": {}}))
     agent = Agent(stream_fn=provider, model=provider.model, tools=[flood])

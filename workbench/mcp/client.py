@@ -35,6 +35,11 @@ from pydantic import ValidationError
 
 from workbench import __version__
 from workbench.agent import AbortSignal
+from workbench.mcp.bounds import (
+    SERVER_TREE_GRACE,
+    bound_output_schemas,
+    end_tree_when_server_exits,
+)
 from workbench.mcp.capabilities import ClientSide
 from workbench.mcp.config import McpServerConfig
 from workbench.mcp.failures import (
@@ -95,25 +100,6 @@ CONNECTION_CLOSED = -32000
 STDERR_TAIL_LINES = 6
 STDERR_KEPT_LINES = 50
 """How many of a stopped server's last stderr lines the status view can still show."""
-
-
-SERVER_TREE_GRACE = 2.0
-"""Seconds a stdio server's leftover processes get after SIGTERM before SIGKILL."""
-SERVER_WATCH_INTERVAL = 0.5
-"""Seconds between looks at whether a stdio server is still alive."""
-
-
-async def _end_tree_when_server_exits(tree: ProcessTree) -> None:
-    """Keep track of the server's descendants; once the server itself has exited,
-    end whatever it left behind (its session then ends as its pipes close)."""
-    for _ in range(20):
-        if tree.adopt_child():
-            break
-        await anyio.sleep(SERVER_WATCH_INTERVAL / 10)
-    while tree.root_running():
-        tree.watch()
-        await anyio.sleep(SERVER_WATCH_INTERVAL)
-    await tree.end(SERVER_TREE_GRACE)
 
 
 class McpConnection:
@@ -188,7 +174,7 @@ class McpConnection:
                     info = await session.initialize()
                     await self._set_log_level(session, info)
                     self.tools = await _list_tools(session)
-                    _bound_output_schemas(session, self.tools)
+                    bound_output_schemas(session, self.tools)
                 if self._start_scope.cancelled_caught:
                     raise Unreadable(self._garbled or "an answer that could not be read")
                 self.server_info = f"{info.server_info.name} {info.server_info.version}".strip()
@@ -275,7 +261,7 @@ class McpConnection:
             try:
                 async with stdio_client(params, errlog=self._stderr) as (read, write):
                     async with anyio.create_task_group() as tg:
-                        tg.start_soon(_end_tree_when_server_exits, tree)
+                        tg.start_soon(end_tree_when_server_exits, tree)
                         yield read, write
                         tg.cancel_scope.cancel()
             finally:
@@ -404,7 +390,7 @@ class McpConnection:
         session = self._session
         if session is not None and self.status == "ready":
             self.tools = await _list_tools(session)
-            _bound_output_schemas(session, self.tools)
+            bound_output_schemas(session, self.tools)
 
     async def _set_log_level(self, session: ClientSession, info: Any) -> None:
         level = self.client.log_level
@@ -516,33 +502,3 @@ async def _list_tools(session: ClientSession) -> list[mcp_types.Tool]:
         if not cursor:
             break
     return tools
-
-
-def _bound_output_schemas(session: ClientSession, tools: list[mcp_types.Tool]) -> None:
-    """Give the SDK time-bounded validators for the tools' output schemas.
-
-    The SDK checks a result's `structuredContent` against the tool's `outputSchema`
-    with `jsonschema`, whose `pattern` matching has no time bound: a hostile server
-    could freeze the event loop with its own schema. The SDK keeps the compiled
-    validators in a cache (by tool name) that it fills only when empty; filling it
-    first with `schema_patterns` validators bounds that matching too.
-    """
-    cache = getattr(session, "_tool_output_validators", None)
-    if not isinstance(cache, dict):
-        return
-    from jsonschema import SchemaError  # type: ignore[import-untyped]
-    from jsonschema.validators import validator_for  # type: ignore[import-untyped]
-    from referencing import Registry
-
-    from workbench.agent.schema_patterns import with_safe_patterns
-
-    for tool in tools:
-        schema = tool.output_schema
-        if not isinstance(schema, dict):
-            continue
-        cls = validator_for(schema)
-        try:
-            cls.check_schema(schema)
-        except SchemaError:
-            continue  # the SDK reports an invalid schema itself, at the call
-        cache[tool.name] = with_safe_patterns(cls)(schema, registry=Registry())
