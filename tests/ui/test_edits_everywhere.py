@@ -12,8 +12,8 @@ from widgets.inject_modal import InjectResultModal
 from widgets.json_editor import JsonEditModal
 from widgets.permission_modal import PermissionModal
 from workbench.sessions import read_session
-from workbench.sessions.export import to_json, to_markdown
 from workbench.sessions.cli import report_lines
+from workbench.sessions.export import to_json, to_markdown
 from workbench.sessions.rerun import rerun
 
 TURNS = [

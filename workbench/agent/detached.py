@@ -56,3 +56,16 @@ _running: set[asyncio.Task[None]] = set()
 
 ABANDON_AFTER = 0.5
 """Seconds a cancelled tool gets to end before the call stops waiting for it."""
+
+_abandoned = 0
+
+
+def note_abandoned() -> None:
+    """Count a call given up on (its thread may still run)."""
+    global _abandoned
+    _abandoned += 1
+
+
+def abandoned_calls() -> int:
+    """How many tool calls this process gave up waiting for (their threads may still run)."""
+    return _abandoned

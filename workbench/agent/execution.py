@@ -31,7 +31,7 @@ from workbench.agent.config import (
     ToolCallAborts,
     resolve,
 )
-from workbench.agent.detached import ABANDON_AFTER, Detached
+from workbench.agent.detached import ABANDON_AFTER, Detached, note_abandoned
 from workbench.agent.emit import Emit
 from workbench.agent.events import (
     MessageEndEvent,
@@ -408,6 +408,7 @@ class BatchRunner:
                     run.scope.cancel()
         await pump.close()
         if not run.done.is_set():
+            note_abandoned()
             text = (
                 f"{_aborted_text(signal)}: tool {p.tool_call.name} did not stop within "
                 f"{grace:g}s of the abort signal, nor when cancelled; it was abandoned "

@@ -33,6 +33,9 @@ from pydantic import ValidationError
 
 from workbench import __version__
 from workbench.agent import AbortSignal
+from workbench.mcp.bounds import (
+    bound_output_schemas,
+)
 from workbench.mcp.capabilities import ClientSide
 from workbench.mcp.config import McpServerConfig
 from workbench.mcp.failures import (
@@ -47,7 +50,7 @@ from workbench.mcp.failures import (
     leaf,
     reason_text,
 )
-from workbench.mcp.listing import bound_output_schemas, list_tools
+from workbench.mcp.listing import list_tools
 from workbench.mcp.streams import (
     CallCancel,
     CancelReasonWriter,

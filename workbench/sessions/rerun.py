@@ -267,6 +267,7 @@ async def rerun(
             tools do not load.
     """
     from workbench.permissions import PermissionGate, chain_before
+    from workbench.redact import redactor_for
     from workbench.sessions.fork import scenario_of
     from workbench.sessions.recorder import start_recording
     from workbench.workspace import scratch_workspace
@@ -299,6 +300,7 @@ async def rerun(
         tools=tools,
         tool_abort_grace=tool_abort_grace,
     )
+    agent.redact = redactor_for(None, [c.config for c in hub.connections] if hub else [])
     if record_to is not None:
         start_recording(
             agent, workspace=workspace, scenario=scenario, path=record_to, setup=setup
