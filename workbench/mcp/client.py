@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
+import warnings
 from collections import deque
 from collections.abc import Callable
 from contextvars import ContextVar
@@ -28,7 +29,7 @@ from typing import IO, Any, Literal, Protocol
 import anyio
 import mcp_types
 from mcp import ClientSession
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from pydantic import ValidationError
 
 from workbench import __version__
@@ -73,6 +74,11 @@ class _QuietLog(logging.Handler):
         if connection is not None and record.levelno >= logging.WARNING:
             connection.note(record.getMessage())
 
+
+# The SDK warns, on stderr, about capabilities the 2026-07-28 revision deprecates
+# (logging, roots, sampling); servers still use them, and a warning on stderr would
+# tear through the full-screen app.
+warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 
 for _name in ("mcp", "client"):  # the SDK's session logs under "client"
     _logger = logging.getLogger(_name)

@@ -16,7 +16,6 @@ tools: the others and the run go on.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from functools import partial
@@ -109,9 +108,7 @@ class McpHub:
             connection.client.roots = list(roots)
             session = connection._session
             if session is not None and connection.status == "ready":
-                with warnings.catch_warnings():  # deprecated by the 2026-07-28 revision, still used
-                    warnings.simplefilter("ignore")
-                    await session.send_roots_list_changed()
+                await session.send_roots_list_changed()
 
     def _changed(self, connection: McpConnection) -> None:
         if self.on_change is not None:
