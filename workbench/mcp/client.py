@@ -57,6 +57,7 @@ from workbench.mcp.streams import (
     current_call,
 )
 from workbench.mcp.transports import http_transport, stdio_transport
+from workbench.mcp.wire import Wire
 
 LOG_LINES = 200
 """How many lines of protocol noise a connection keeps (`McpConnection.log`)."""
@@ -113,6 +114,8 @@ class McpConnection:
         self.config = config
         self.client = client or ClientSide()
         """Roots, the server's log and what to do on tools/list_changed."""
+        self.wire = Wire()
+        """Every JSON-RPC message with the server, both ways (the last few hundred)."""
         self.instructions: str | None = None
         """What the server's `initialize` answer says about using it, if anything."""
         self.status: Status = "starting"
@@ -161,11 +164,11 @@ class McpConnection:
         self._done = self._done or anyio.Event()
         self._ended = False
         _serving.set(self)
-        guard = ToolListGuard(self._tool_dropped)
+        taps = [self.wire, ToolListGuard(self._tool_dropped)]  # the wire sees what came
         try:
             async with self._transport() as (read, write), ClientSession(
-                WatchedReader(read, self._connection_ended, guard),
-                CancelReasonWriter(write, guard),
+                WatchedReader(read, self._connection_ended, taps),
+                CancelReasonWriter(write, taps),
                 message_handler=self._on_message,
                 client_info=mcp_types.Implementation(name="agent-workbench", version=__version__),
                 **self.client.session_options(),

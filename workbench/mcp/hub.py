@@ -85,6 +85,11 @@ class McpHub:
         for connection in self.connections:
             connection.client.asker = asker
 
+    def mask(self, redact: Callable[[str], str] | None) -> None:
+        """Mask known secrets in what the servers' wire logs keep."""
+        for connection in self.connections:
+            connection.wire.redact = redact
+
     def use_model(self, stream_fn: Any, model: Any) -> None:
         """Answer sampling requests with this provider and model."""
         self._sampler = Sampler(stream_fn, model)
