@@ -229,6 +229,8 @@ def build_runtime(options: RunOptions) -> Runtime:
     )
     servers = [c.config for c in hub.connections] if hub is not None else []
     agent.redact = redactor_for(options.provider_settings, servers)
+    if hub is not None:
+        hub.mask(agent.redact)
     recorder = None
     if options.record:  # first on the bus: an event is on disk before anyone acts on it
         recorder = start_recording(
