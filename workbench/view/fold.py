@@ -446,6 +446,11 @@ class ViewState:
         if record is not None:
             record.response = e
 
+    def _on_response_released(self, e: Any) -> None:
+        record = self.network.get(e.request_id)
+        if record is not None:
+            record.released = e
+
 
 _HANDLERS = {
     name[len("_on_"):]: method
