@@ -1,0 +1,75 @@
+"""Requests grouped into conversations: several agents at once, each its own session."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+
+import openai
+
+from tests.proxy.proxy_helpers import AGENT_KEY, running_proxy, session_of, tool_loop
+from tests.support.chat_server import (
+    Reply,
+    ReceivedRequest,
+    finish,
+    role_chunk,
+    stream_reply,
+    text_chunks,
+    tool_call_chunks,
+)
+from tests.support.fixtures import chat_server  # noqa: F401
+from workbench.sessions.reader import read_session
+
+
+def scripted_model():
+    """Asks for a file (a fresh call id each time), then answers with what came back."""
+    numbers = itertools.count(1)
+
+    def reply(request: ReceivedRequest) -> Reply:
+        last = request.json["messages"][-1]
+        if last["role"] == "tool":
+            return stream_reply([role_chunk(), *text_chunks(f"got {last['content']}"), finish()])
+        n = next(numbers)
+        path = "a.txt" if n % 2 else "b.txt"
+        calls = tool_call_chunks(0, f"call_{n}", "read_file", json.dumps({"path": path}))
+        return stream_reply([role_chunk(), *calls, finish("tool_calls")], gap=0.01)
+
+    return reply
+
+
+async def test_two_agents_at_once_are_two_conversations_and_two_sessions(chat_server, tmp_path):
+    chat_server.default = scripted_model()
+    async with running_proxy(chat_server, tmp_path) as proxy:
+        clients = [openai.AsyncOpenAI(base_url=proxy.url, api_key=AGENT_KEY, max_retries=0) for _ in range(2)]
+        results = await asyncio.gather(
+            *(tool_loop(c, "read a file", stream=True) for c in clients)
+        )
+        for c in clients:
+            await c.close()
+    assert sorted(text for text, _ in results) == ["got alpha contents", "got beta contents"]
+    assert len(proxy.conversations) == 2
+    paths = {c.recorder.path for c in proxy.conversations}
+    assert len(paths) == 2
+    for number in (1, 2):
+        session, state = session_of(proxy, number)
+        (call,) = state.calls.values()
+        assert call.stage == "done"
+        path = json.loads(call.raw)["path"]
+        assert call.result_text == {"a.txt": "alpha contents", "b.txt": "beta contents"}[path]
+        assert len(state.network) == 2 and state.run_state == "finished"
+        assert read_session(session.path).header.model.provider == "proxy"
+
+
+async def test_a_request_that_extends_a_conversation_joins_it(chat_server, tmp_path):
+    chat_server.default = scripted_model()
+    async with running_proxy(chat_server, tmp_path) as proxy:
+        client = openai.AsyncOpenAI(base_url=proxy.url, api_key=AGENT_KEY, max_retries=0)
+        _, messages = await tool_loop(client, "read a file", stream=True)
+        await tool_loop(client, "and another", stream=True, messages=messages)
+        await tool_loop(client, "read a file", stream=True)  # a fresh start: a new conversation
+        await client.close()
+    assert len(proxy.conversations) == 2
+    _, first = session_of(proxy, 1)
+    assert first.runs == 2 and len(first.calls) == 2 and len(first.network) == 4
+    assert [i.blocks[0].text for i in first.items if i.kind == "user"] == ["read a file", "and another"]
