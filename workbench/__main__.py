@@ -19,6 +19,10 @@ from workbench.sessions.cli import SUBCOMMANDS, subcommand_main
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "proxy":
+        from workbench.cli.proxy import proxy_main
+
+        return proxy_main(argv[1:])
     if argv and argv[0] in SUBCOMMANDS:  # replay | rerun | export FILE
         if argv[0] == "replay":
             from widgets.replay_app import replay_main

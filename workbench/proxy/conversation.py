@@ -158,6 +158,8 @@ class Conversation:
         self._inbox_send, self._inbox = anyio.create_memory_object_stream[Exchange](math.inf)
         self._running = False
         self._executing: set[str] = set()
+        self.never_answered: list[str] = []
+        """Released calls whose result never came back (flagged as errors)."""
 
     # -- requests in ---------------------------------------------------------------
 
@@ -252,10 +254,9 @@ class Conversation:
             await self._settle(call_id, ReleasedCall(call_id, call.name, params.model_dump(mode="json")))
         await wait_unless_aborted(answer.event, signal)
         self.answers.pop(call_id, None)
-        if not answer.event.is_set():
-            raise NoResult("The run was aborted while waiting for the agent's result")
-        if answer.message is None:
-            raise NoResult(answer.why)
+        if not answer.event.is_set() or answer.message is None:
+            self.never_answered.append(call_id)
+            raise NoResult(answer.why if answer.event.is_set() else "The run was aborted while waiting for the agent's result")
         return AgentToolResult(
             content=[TextContent(text=content_text(answer.message.get("content")))],
             details={"answered_by": "agent"},

@@ -16,9 +16,10 @@ it answers. A request that extends none starts a new conversation.
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import json
 import socket
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,6 @@ from workbench.proxy.wire import safe_headers
 from workbench.stepper import Breakpoint, Stepper
 
 METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD"]
-LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
 
 
 @dataclass
@@ -219,7 +219,7 @@ class Proxy:
             self.asgi(), log_level="warning", access_log=False, lifespan="off",
             timeout_graceful_shutdown=1,
         )
-        server = uvicorn.Server(config)
+        server = _Server(config)
         timeout = httpx2.Timeout(connect=10.0, read=None, write=30.0, pool=10.0)
         try:
             async with httpx2.AsyncClient(timeout=timeout) as client, anyio.create_task_group() as tg:
@@ -247,8 +247,27 @@ class Proxy:
         return f"http://{shown}:{self.port}/v1"
 
 
+class _Server(uvicorn.Server):
+    """uvicorn, minus its signal handlers: Ctrl-C belongs to whoever runs the proxy
+    (the headless loop stops it cleanly; in the app it is a key)."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
 async def _serve(server: uvicorn.Server, sock: socket.socket) -> None:
     await server.serve(sockets=[sock])
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` is reachable from this machine only."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def bind(host: str, port: int) -> socket.socket:
