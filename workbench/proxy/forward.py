@@ -21,6 +21,8 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 from workbench.agent import AssistantMessageEvent, LlmContext, Model, StreamOptions
 from workbench.events import ProviderRequestEvent, ProviderResponseEvent, ResponseReleasedEvent
 from workbench.proxy.exchange import Exchange
@@ -175,16 +177,28 @@ class _Turn:
     async def _stream(self, response: Any) -> AsyncIterator[AssistantMessageEvent]:
         splitter = SSESplitter()
         async for piece in response.aiter_raw():
-            for event in splitter.feed(piece):
-                for e in self._event(event):
+            events = splitter.feed(piece)
+            sent = [self._pass_early(raw) for raw in events]
+            if any(sent):  # let the agent's copy be written before the reading below
+                await anyio.lowlevel.checkpoint()
+            for raw, was_sent in zip(events, sent, strict=True):
+                for e in self._event(raw, was_sent):
                     yield e
         rest = splitter.rest()
         if rest.strip():
-            for e in self._event(rest):
+            for e in self._event(rest, False):
                 yield e
 
-    def _event(self, raw: bytes) -> Events:
-        """One SSE event: copied on (or held), then read."""
+    def _pass_early(self, raw: bytes) -> bool:
+        """Copy an event on before reading it, when reading it cannot make it wait: not
+        while holding, and not an event that may start a tool call or end the stream."""
+        if self.holding or self.last or b"tool_calls" in raw or b"[DONE]" in raw:
+            return False
+        self.exchange.send(raw)
+        return True
+
+    def _event(self, raw: bytes, sent: bool) -> Events:
+        """One SSE event: read, and copied on (or held) unless it already was."""
         name, data = event_data(raw)
         events: Events = []
         if data is not None:
@@ -203,10 +217,13 @@ class _Turn:
                 self.ttft_ms = (time.monotonic() - self.started) * 1000
             if not self.holding:
                 self.holding = any(
-                    e.type == "toolcall_start" and self.proxy.must_hold(self._name_at(e.content_index), self.conv.runtime.stepper)
+                    e.type == "toolcall_start"
+                    and self.proxy.must_hold(self._name_at(e.content_index), self.conv.runtime.stepper)
                     for e in events
                 )
-        if self.last:
+        if sent:
+            pass
+        elif self.last:
             self.last.append(raw)  # anything after [DONE] keeps its place
         elif self.holding:
             self.held.append(raw)
