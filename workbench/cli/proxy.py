@@ -98,9 +98,11 @@ def proxy_main(argv: list[str]) -> int:
         return 2
     try:
         if args.headless:
+            proxy.bind()
             return anyio.run(serve_headless, proxy)
         from widgets.proxy_app import ProxyApp
 
+        proxy.bind()  # a port in use fails here, before the screen opens
         code = ProxyApp(proxy).run() or 0
     except OSError as exc:
         print(f"workbench proxy: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)

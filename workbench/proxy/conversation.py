@@ -158,6 +158,7 @@ class Conversation:
         self._inbox_send, self._inbox = anyio.create_memory_object_stream[Exchange](math.inf)
         self._running = False
         self._executing: set[str] = set()
+        self.calls_seen = 0
         self.never_answered: list[str] = []
         """Released calls whose result never came back (flagged as errors)."""
 
@@ -264,6 +265,8 @@ class Conversation:
 
     async def _on_event(self, event: Any, _signal: Any = None) -> None:
         """A held call the loop ended without executing it was taken out of the response."""
+        if event.type == "tool_execution_start":
+            self.calls_seen += 1
         if event.type != "tool_execution_end" or event.tool_call_id in self._executing:
             return
         pending = self.pending

@@ -95,6 +95,7 @@ class Proxy:
         self.client: httpx2.AsyncClient | None = None
         self.port: int | None = None
         self._tg: Any = None
+        self._socket: socket.socket | None = None
 
     # -- conversations -------------------------------------------------------------
 
@@ -209,12 +210,22 @@ class Proxy:
 
     # -- running -------------------------------------------------------------------------
 
+    def bind(self) -> socket.socket:
+        """Take the listening socket now (`running` does, if not done before).
+
+        Raises:
+            OSError: the address cannot be had (the port is in use, ...).
+        """
+        if self._socket is None:
+            self._socket = bind(self.options.host, self.options.port)
+            self.port = self._socket.getsockname()[1]
+        return self._socket
+
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[Proxy]:
         """Listen (and forward) until the block ends; then flag every call still waiting
         for its result, end each conversation's run and close its session."""
-        sock = bind(self.options.host, self.options.port)
-        self.port = sock.getsockname()[1]
+        sock = self.bind()
         config = uvicorn.Config(
             self.asgi(), log_level="warning", access_log=False, lifespan="off",
             timeout_graceful_shutdown=1,
@@ -236,6 +247,7 @@ class Proxy:
                             await conv.agent.wait_for_idle()
         finally:
             sock.close()
+            self._socket = None
             for conv in self.conversations:
                 if conv.recorder is not None:
                     conv.recorder.close()
