@@ -73,3 +73,23 @@ async def test_a_request_that_extends_a_conversation_joins_it(chat_server, tmp_p
     _, first = session_of(proxy, 1)
     assert first.runs == 2 and len(first.calls) == 2 and len(first.network) == 4
     assert [i.blocks[0].text for i in first.items if i.kind == "user"] == ["read a file", "and another"]
+
+
+async def test_a_conversation_session_opens_in_replay(chat_server, tmp_path):
+    from tests.proxy.proxy_helpers import text_reply, tool_reply
+    from tests.ui.ui_helpers import wait_for
+    from widgets.replay_app import ReplayApp
+
+    chat_server.script(tool_reply("call_r1", "a.txt", text="Reading."), text_reply("alpha."))
+    async with running_proxy(chat_server, tmp_path) as proxy:
+        client = openai.AsyncOpenAI(base_url=proxy.url, api_key=AGENT_KEY, max_retries=0)
+        await tool_loop(client, "read a.txt", stream=True)
+        await client.close()
+    session, live = session_of(proxy)
+    app = ReplayApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.settled)
+        assert app.position == len(session.events)
+        call = app.view_state.calls["call_r1"]
+        assert call.stage == "done" and call.result_text == "alpha contents"
+        assert app.view_state.run_state == live.run_state == "finished"
