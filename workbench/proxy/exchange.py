@@ -18,6 +18,11 @@ import anyio
 from workbench.proxy.wire import JsonDict, MessageKey, message_keys
 
 
+class UpstreamCut(Exception):
+    """Ends a streamed response without its last chunk, as the upstream's ended: the
+    agent sees the connection fail, not a clean end it might take for a whole reply."""
+
+
 class Exchange:
     def __init__(self, body: JsonDict, raw: bytes, headers: dict[str, str]) -> None:
         self.body = body
@@ -33,6 +38,7 @@ class Exchange:
         self.whole: bytes | None = None
         self.ready = anyio.Event()
         self._send, self._receive = anyio.create_memory_object_stream[bytes](math.inf)
+        self._cut = False
 
     def start(self, status: int, media_type: str, whole: bytes | None = None) -> None:
         """Send the head (and, for a whole response, the body)."""
@@ -60,7 +66,14 @@ class Exchange:
     def close(self) -> None:
         self._send.close()
 
+    def cut(self) -> None:
+        """End a streamed body abruptly, after what was sent (see `UpstreamCut`)."""
+        self._cut = True
+        self._send.close()
+
     async def pieces(self) -> AsyncIterator[bytes]:
         async with self._receive:
             async for piece in self._receive:
                 yield piece
+        if self._cut:
+            raise UpstreamCut("the upstream's response ended early")

@@ -291,7 +291,10 @@ class _Turn:
                 exchange.send(raw)
         # else: the reply failed after its calls were held, and no call may go out
         # undecided: the agent sees the stream cut, as if the upstream had failed.
-        exchange.close()
+        if self.whole is None and message is not None and message.stop_reason in ("error", "aborted"):
+            exchange.cut()
+        else:
+            exchange.close()
         await self.proxy.publish(conv, ResponseReleasedEvent(
             request_id=self.request_id, changed=self.holding, held=self.holding,
             removed=[c.id for c in calls] if self.holding else [],

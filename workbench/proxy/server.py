@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import ipaddress
+import logging
 import json
 import socket
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -36,9 +37,21 @@ from starlette.routing import Route
 from workbench.permissions import CallPattern, Policy, Rule, load_rules
 from workbench.permissions.rules import RULES_FILE, display_path
 from workbench.proxy.conversation import Conversation
-from workbench.proxy.exchange import Exchange
+from workbench.proxy.exchange import Exchange, UpstreamCut
 from workbench.proxy.wire import safe_headers
 from workbench.stepper import Breakpoint, Stepper
+
+class _QuietCuts(logging.Filter):
+    """uvicorn reports a response body that raised; a cut (`UpstreamCut`) is meant."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+            exc = exc.exceptions[0]
+        return not isinstance(exc, UpstreamCut)
+
+
+logging.getLogger("uvicorn.error").addFilter(_QuietCuts())
 
 METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD"]
 
