@@ -110,3 +110,25 @@ async def test_finish_reason_and_usage_survive_a_rewrite(chat_server, tmp_path):
     _, state = session_of(proxy)
     released = [json.loads(c) for c in next(iter(state.network.values())).released.chunks if c != "[DONE]"]
     assert released[-1]["usage"]["total_tokens"] == 15
+
+
+async def test_a_tool_name_sent_in_pieces_cannot_slip_past_a_rule(chat_server, tmp_path):
+    from tests.support.chat_server import chunk
+
+    pieces = [
+        role_chunk(),
+        chunk({"tool_calls": [{"index": 0, "id": "call_n1", "type": "function", "function": {"name": "read", "arguments": ""}}]}),
+        chunk({"tool_calls": [{"index": 0, "function": {"name": "_file"}}]}),
+        chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"path": "b.txt"}'}}]}),
+        finish("tool_calls"),
+    ]
+    chat_server.script(stream_reply(pieces, gap=0.01))
+    async with running_proxy(chat_server, tmp_path, deny=["read_file"]) as proxy:
+        client = client_of(proxy)
+        ran: list[str] = []
+        with pytest.raises(openai.APIError):
+            await tool_loop(client, "read b.txt", stream=True, ran=ran)
+        await client.close()
+    assert ran == []
+    _, state = session_of(proxy)
+    assert state.calls["call_n1"].name == "read_file" and state.calls["call_n1"].stage == "denied"

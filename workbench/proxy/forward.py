@@ -130,6 +130,10 @@ class _Turn:
         self.last: list[bytes] = []
         """The stream's closing events, sent once the conversation is up to date."""
         self.whole: dict[str, Any] | None = None
+        self.passed: dict[int, str] = {}
+        """Tool calls copied on as they came, by content index, with their names then."""
+        self.cut = False
+        """A call copied on turned out to need a decision: the stream is cut for the agent."""
         self.broken: str | None = None
         """Why the stream could not be read on (it is still copied to the agent)."""
         self.settled = False
@@ -215,12 +219,8 @@ class _Turn:
                     self.broken = str(exc)
             if self.ttft_ms is None and self.reader.first_content:
                 self.ttft_ms = (time.monotonic() - self.started) * 1000
-            if not self.holding:
-                self.holding = any(
-                    e.type == "toolcall_start"
-                    and self.proxy.must_hold(self._name_at(e.content_index), self.conv.runtime.stepper)
-                    for e in events
-                )
+            if not self.holding and b"tool_calls" in raw:
+                self._check_hold(events)
         if sent:
             pass
         elif self.last:
@@ -230,6 +230,29 @@ class _Turn:
         else:
             self.exchange.send(raw)
         return events
+
+    def _check_hold(self, events: Events) -> None:
+        """Hold from a tool call on if a rule or breakpoint could stop it. A name that
+        grows after its first piece (some servers send it in parts) and only then
+        needs holding cuts the stream: the agent has the call's first pieces, and
+        must not run a call nobody judged."""
+        stepper = self.conv.runtime.stepper
+        for e in events:
+            if e.type == "toolcall_start" and e.content_index is not None:
+                self.passed[e.content_index] = self._name_at(e.content_index)
+        for index, name in self.passed.items():
+            current = self._name_at(index)
+            if current == name and index not in self._new(events):
+                continue
+            self.passed[index] = current
+            if self.proxy.must_hold(current, stepper):
+                self.holding = True
+                self.cut = index not in self._new(events)
+                return
+
+    @staticmethod
+    def _new(events: Events) -> set[int]:
+        return {e.content_index for e in events if e.type == "toolcall_start" and e.content_index is not None}
 
     def _name_at(self, index: int | None) -> str:
         content = self.builder.message.content
@@ -269,7 +292,7 @@ class _Turn:
         for call in calls:  # a call of a tool the agent never declared still gets a tool
             conv.foreign_tool(call.name)
         ok = message is not None and message.stop_reason not in ("error", "aborted")
-        waiting = calls and ok and (self.holding or self.whole is not None)
+        waiting = calls and ok and not self.cut and (self.holding or self.whole is not None)
         if waiting:
             from workbench.proxy.conversation import PendingRelease
 
@@ -279,7 +302,7 @@ class _Turn:
                 held=self.held + self.last if self.whole is None else None, body=self.whole,
             )
             return
-        if message is not None and message.stop_reason != "error" and exchange.ready.is_set():
+        if message is not None and message.stop_reason != "error" and exchange.ready.is_set() and not self.cut:
             key = reply_key(message.text, [(c.id, c.name) for c in calls])
             conv.expect(exchange, key, [c.id for c in calls])
         else:
@@ -291,7 +314,8 @@ class _Turn:
                 exchange.send(raw)
         # else: the reply failed after its calls were held, and no call may go out
         # undecided: the agent sees the stream cut, as if the upstream had failed.
-        if self.whole is None and message is not None and message.stop_reason in ("error", "aborted"):
+        failed = message is not None and message.stop_reason in ("error", "aborted")
+        if self.whole is None and (failed or self.cut):
             exchange.cut()
         else:
             exchange.close()

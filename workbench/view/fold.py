@@ -270,6 +270,7 @@ class ViewState:
             if isinstance(block, ToolCall):
                 item.blocks.append(Block("toolCall", tool_call_id=block.id))
                 record = self._new_call(block.id, block.name, index)
+                record.name = block.name  # a name streamed in pieces is whole only now
                 record.raw = block.raw_arguments
                 record.parsed = block.arguments
                 if record.stage == "streaming":
