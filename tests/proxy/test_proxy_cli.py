@@ -64,3 +64,12 @@ def test_loopback_hosts_are_not_warned_about():
 
     assert all(is_loopback(h) for h in ("127.0.0.1", "127.0.0.2", "::1", "localhost"))
     assert not any(is_loopback(h) for h in ("0.0.0.0", "192.168.1.5", "::", "example.com"))
+
+
+def test_an_upstream_url_with_a_password_is_refused():
+    import pytest
+
+    from workbench.proxy import Proxy, ProxyOptions
+
+    with pytest.raises(ValueError, match="holds a password"):
+        Proxy(ProxyOptions(upstream="https://user:sk-secret@example.com/v1"))

@@ -24,6 +24,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 import httpx2
@@ -89,6 +90,8 @@ class Proxy:
         self.upstream = options.upstream.rstrip("/")
         if not self.upstream.startswith(("http://", "https://")):
             raise ValueError(f"--upstream {options.upstream!r} is not an http(s) URL")
+        if urlsplit(self.upstream).password is not None:
+            raise ValueError("--upstream holds a password: put the key in an environment variable (--api-key-env)")
         self.chat_url = self.upstream + "/chat/completions"
         self.workspace = (options.workspace or Path.cwd()).resolve()
         file = options.rules_file or self.workspace / RULES_FILE
