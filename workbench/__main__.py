@@ -11,7 +11,7 @@ from typing import Any
 
 import anyio
 
-from workbench.cli.args import build_parser, pace_of
+from workbench.cli.args import build_parser, pace_of, parse
 from workbench.providers.settings import settings_from_args
 from workbench.runtime import RunOptions, Runtime, build_runtime
 from workbench.sessions.cli import SUBCOMMANDS, subcommand_main
@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
             return replay_main(argv[1:])
         return subcommand_main(argv[0], argv[1:])
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parse(parser, argv)
     headless = args.headless is not None
     approve = args.approve or ("rules" if headless else "ask")
     if headless and approve == "ask":
@@ -53,6 +53,7 @@ def main(argv: list[str] | None = None) -> int:
             mcp=args.mcp,
             mcp_urls=args.mcp_url,
             mcp_servers=_config_mcp_servers(args),
+            pass_env=[*_config_pass_env(args), *args.pass_env],
             session=args.session,
             record=not args.no_record,
         )
@@ -65,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     if not headless:
         from widgets.app import make_app
 
-        code = make_app(runtime).run() or 0
+        code = make_app(runtime, prefill=args.prompt).run() or 0
         _say_session(runtime)
         return code
 
@@ -74,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         print("workbench: --headless needs a PROMPT (the model has no scenario prompt)", file=sys.stderr)
         return 2
     _say_session(runtime, "recording the session to")
-    return anyio.run(_run_headless, runtime, prompt)
+    return anyio.run(_run_headless, runtime, prompt, args.jsonl)
 
 
 def _say_session(runtime: Runtime, what: str = "session recorded to") -> None:
@@ -91,17 +92,28 @@ def _config_mcp_servers(args: Any) -> list[Any]:
     return load_mcp_servers(args.config or default_config_path(), required=args.config is not None)
 
 
-async def _run_headless(runtime: Any, prompt: str) -> int:
+def _config_pass_env(args: Any) -> list[str]:
+    """`[commands] pass_env` of the config file (--config, else the default)."""
+    from tools.command_env import config_pass_env
+    from workbench.providers.settings import default_config_path
+
+    return config_pass_env(args.config or default_config_path())
+
+
+async def _run_headless(runtime: Any, prompt: str, jsonl: bool = False) -> int:
     """Start the MCP servers first (if any) and say how each went; the run goes on
     with whatever started."""
     from workbench.cli.headless import run_headless
 
     if runtime.mcp is None:
-        return await run_headless(runtime, prompt)
+        return await run_headless(runtime, prompt, jsonl=jsonl)
+    from workbench.mcp.hub import describe_failure
+
     async with runtime.mcp.attach(runtime.agent) as hub:
         for line in hub.report():
             print(f"workbench: {line}", file=sys.stderr)
-        return await run_headless(runtime, prompt)
+        hub.on_change = lambda c: print(f"workbench: {describe_failure(c)}", file=sys.stderr)
+        return await run_headless(runtime, prompt, jsonl=jsonl)
 
 
 if __name__ == "__main__":

@@ -44,6 +44,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="run once without the app and print the event stream; PROMPT defaults to the "
         "scenario's own. Exit code: 0 finished, 1 error, 130 aborted",
     )
+    parser.add_argument(
+        "prompt",
+        nargs="?",
+        metavar="PROMPT",
+        help="the first message, anywhere on the line: sent at once with --headless, "
+        "put in the message box in the app",
+    )
+    parser.add_argument(
+        "--jsonl",
+        action="store_true",
+        help="with --headless: print the event stream as JSON lines on stdout "
+        "(one event a line, as in a session file) instead of the readable log",
+    )
     run = parser.add_argument_group("run")
     run.add_argument(
         "--scenario",
@@ -74,6 +87,15 @@ def build_parser() -> argparse.ArgumentParser:
     perms.add_argument("--allow", action="append", default=[], metavar="RULE", help="allow calls matching RULE (repeatable)")
     perms.add_argument("--ask", action="append", default=[], metavar="RULE", help="ask before calls matching RULE (repeatable)")
     perms.add_argument("--deny", action="append", default=[], metavar="RULE", help="deny calls matching RULE (repeatable)")
+    perms.add_argument(
+        "--pass-env",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="pass the environment variable NAME to run_command (repeatable; commands get "
+        "only PATH, HOME, USER, SHELL, LANG, LC_*, TERM, TMPDIR and the like by default; "
+        "also [commands] pass_env in the config file)",
+    )
     perms.add_argument(
         "--approve",
         choices=["ask", "all", "none", "rules"],
@@ -136,6 +158,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_provider_arguments(parser)
     return parser
+
+
+def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """Parse `argv`, with the prompt allowed anywhere among the flags.
+
+    `--headless PROMPT` and a positional PROMPT are the same thing; giving both is a
+    mistake, and so is `--jsonl` without `--headless`.
+    """
+    args = parser.parse_intermixed_args(argv)
+    if args.prompt is not None and args.headless:
+        parser.error("two prompts given (after --headless and on its own): give one")
+    if args.headless is not None and args.prompt is not None:
+        args.headless = args.prompt
+    if args.jsonl and args.headless is None:
+        parser.error("--jsonl prints a headless run: add --headless")
+    return args
 
 
 def pace_of(value: float | None, headless: bool) -> float:
