@@ -93,3 +93,31 @@ async def test_a_conversation_session_opens_in_replay(chat_server, tmp_path):
         call = app.view_state.calls["call_r1"]
         assert call.stage == "done" and call.result_text == "alpha contents"
         assert app.view_state.run_state == live.run_state == "finished"
+
+
+async def test_a_first_request_with_history_starts_after_it(chat_server, tmp_path):
+    from tests.proxy.proxy_helpers import text_reply
+
+    chat_server.script(text_reply("welcome back", streamed=False))
+    history = [
+        {"role": "system", "content": "You read files."},
+        {"role": "user", "content": "read a.txt"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "call_old", "type": "function", "function": {"name": "read_file", "arguments": "{}"}},
+            "not a call",
+        ]},
+        {"role": "tool", "tool_call_id": "call_old", "content": "alpha contents"},
+        {"role": "user", "content": "thanks, and now?"},
+    ]
+    async with running_proxy(chat_server, tmp_path) as proxy:
+        client = openai.AsyncOpenAI(base_url=proxy.url, api_key=AGENT_KEY, max_retries=0)
+        reply = await client.chat.completions.create(model="test-model", messages=history)
+        await client.close()
+    assert reply.choices[0].message.content == "welcome back"
+    conv = proxy.conversations[0]
+    assert [m.role for m in conv.agent.state.messages] == ["user", "assistant", "toolResult", "user", "assistant"]
+    assert conv.agent.state.system_prompt == "You read files."
+    _, state = session_of(proxy)
+    assert [i.blocks[0].text for i in state.items if i.kind == "user"] == ["thanks, and now?"]
+    assert state.calls == {}
+    assert chat_server.requests[0].json["messages"] == history

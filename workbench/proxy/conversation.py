@@ -170,11 +170,11 @@ class Conversation:
         self.declare_tools(exchange.body.get("tools"))
         new = [m for m in exchange.messages[len(self.known):] if isinstance(m, dict)]
         if not self.known:  # a first request may carry history: the run starts after it
-            last_reply = max(
-                (i for i, m in enumerate(new) if m.get("role") == "assistant"), default=-1
-            )
-            self.agent.state.messages = to_messages(new[: last_reply + 1])
-            new = new[last_reply + 1 :]
+            start = len(new)
+            while start and new[start - 1].get("role") == "user":
+                start -= 1
+            self.agent.state.messages = to_messages(new[:start])
+            new = new[start:]
         results = {m.get("tool_call_id"): m for m in new if m.get("role") == "tool"}
         for call_id, answer in self.answers.items():
             answer.settle(results.get(call_id))
@@ -353,7 +353,9 @@ def to_messages(history: list[dict[str, Any]]) -> list[Message]:
             if text:
                 content.append(TextContent(text=text))
             for call in m.get("tool_calls") or ():
-                function = call.get("function") or {} if isinstance(call, dict) else {}
+                if not isinstance(call, dict):
+                    continue
+                function = call.get("function") if isinstance(call.get("function"), dict) else {}
                 call_id = str(call.get("id") or f"call_{next(_call_numbers)}")
                 names[call_id] = str(function.get("name") or "")
                 content.append(ToolCall(
