@@ -121,3 +121,21 @@ async def test_a_first_request_with_history_starts_after_it(chat_server, tmp_pat
     assert [i.blocks[0].text for i in state.items if i.kind == "user"] == ["thanks, and now?"]
     assert state.calls == {}
     assert chat_server.requests[0].json["messages"] == history
+
+
+async def test_a_proxy_session_exports_and_refuses_a_rerun(chat_server, tmp_path):
+    from tests.proxy.proxy_helpers import text_reply, tool_reply
+    from workbench.sessions.cli import subcommand_main
+
+    chat_server.script(tool_reply("call_x1", "a.txt"), text_reply("alpha."))
+    async with running_proxy(chat_server, tmp_path) as proxy:
+        client = openai.AsyncOpenAI(base_url=proxy.url, api_key=AGENT_KEY, max_retries=0)
+        await tool_loop(client, "read a.txt", stream=True)
+        await client.close()
+    session, _ = session_of(proxy)
+    out = tmp_path / "run.md"
+    assert subcommand_main("export", [str(session.path), "--format", "md", "-o", str(out)]) == 0
+    assert "### Tool call `read_file` (call_x1)" in out.read_text()
+    import anyio
+
+    assert await anyio.to_thread.run_sync(subcommand_main, "rerun", [str(session.path)]) == 2
