@@ -10,7 +10,7 @@ per chunk, the difference and the ratio.
 
     python benchmarks/proxy_latency.py                 # 8 rounds of 200 chunks, 2 ms apart
     python benchmarks/proxy_latency.py --rounds 20 --chunks 500 --gap 0.001
-    python benchmarks/proxy_latency.py --hold          # with a rule on the tool (text chunks still stream)
+    python benchmarks/proxy_latency.py --hold          # with a deny rule (text still streams)
 """
 
 from __future__ import annotations
@@ -59,7 +59,10 @@ class _Upstream(BaseHTTPRequestHandler):
             else:
                 delta, finish = {"content": f"{time.monotonic_ns()} "}, None
             chunk = {
-                "id": "bench", "object": "chat.completion.chunk", "created": 0, "model": "bench",
+                "id": "bench",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": "bench",
                 "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
             }
             data = f"data: {json.dumps(chunk)}\n\n".encode()
@@ -87,12 +90,28 @@ async def one_stream(client: httpx2.AsyncClient, base: str) -> list[float]:
 
 
 def start_proxy(upstream: str, sessions: str, hold: bool) -> tuple[subprocess.Popen[str], str]:
-    args = [sys.executable, "-m", "workbench", "proxy", "--headless", "--upstream", upstream,
-            "--port", "0", "--session-dir", sessions, "--api-key-env", "BENCH_NO_KEY"]
+    args = [
+        sys.executable,
+        "-m",
+        "workbench",
+        "proxy",
+        "--headless",
+        "--upstream",
+        upstream,
+        "--port",
+        "0",
+        "--session-dir",
+        sessions,
+        "--api-key-env",
+        "BENCH_NO_KEY",
+    ]
     if hold:
         args += ["--deny", "read_file"]
     proc = subprocess.Popen(
-        args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        args,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     assert proc.stdout is not None
@@ -111,7 +130,9 @@ def summary(samples: list[float]) -> tuple[float, float]:
 
 
 async def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--chunks", type=int, default=200)
     parser.add_argument("--gap", type=float, default=0.002, help="seconds between upstream chunks")
@@ -140,13 +161,17 @@ async def main() -> None:
     httpd.shutdown()
     d_med, d_p95 = summary(direct)
     p_med, p_p95 = summary(through)
-    print(f"{args.rounds} rounds x {args.chunks} chunks, {args.gap * 1000:g} ms apart"
-          f"{' (deny rule on read_file)' if args.hold else ''}; {sessions_written} sessions recorded")
+    print(
+        f"{args.rounds} rounds x {args.chunks} chunks, {args.gap * 1000:g} ms apart"
+        f"{' (deny rule on read_file)' if args.hold else ''}; {sessions_written} sessions recorded"
+    )
     print(f"{'path':<16}{'median µs':>12}{'p95 µs':>12}")
     print(f"{'direct':<16}{d_med:>12.0f}{d_p95:>12.0f}")
     print(f"{'through proxy':<16}{p_med:>12.0f}{p_p95:>12.0f}")
-    print(f"added per chunk: {p_med - d_med:.0f} µs median, {p_p95 - d_p95:.0f} µs p95; "
-          f"ratio of medians {p_med / d_med:.2f}")
+    print(
+        f"added per chunk: {p_med - d_med:.0f} µs median, {p_p95 - d_p95:.0f} µs p95; "
+        f"ratio of medians {p_med / d_med:.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -73,7 +73,9 @@ class ProxyApp(WorkbenchApp):
     async def _serve_proxy(self) -> None:
         try:
             async with self.proxy.running():
-                self.sub_title = f"listening on {self.proxy.url} · forwarding to {self.proxy.upstream}"
+                self.sub_title = (
+                    f"listening on {self.proxy.url} · forwarding to {self.proxy.upstream}"
+                )
                 self.timeline.empty_text = (
                     f"Waiting for an agent: point its base URL at {self.proxy.url}"
                 )
@@ -102,7 +104,9 @@ class ProxyApp(WorkbenchApp):
 
     def _waiting_on_person(self) -> bool:
         state = self.view_state
-        return self.current is not None and (state.pause is not None or bool(state.pending_requests))
+        return self.current is not None and (
+            state.pause is not None or bool(state.pending_requests)
+        )
 
     def show_conversation(self, conv: Any) -> None:
         """Put `conv` on the screen (its events so far folded in)."""
@@ -179,7 +183,14 @@ def _row(conv: Any, shown: bool) -> tuple[Any, ...]:
         status = "agent running tools"
     else:
         status = "idle"
-    return (conv.number, conv.agent.state.model.id, status, conv.calls_seen, len(conv.never_answered), shown)
+    return (
+        conv.number,
+        conv.agent.state.model.id,
+        status,
+        conv.calls_seen,
+        len(conv.never_answered),
+        shown,
+    )
 
 
 def _label(number: int, model: str, status: str, calls: int, missing: int, shown: bool) -> Text:

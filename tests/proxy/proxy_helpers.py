@@ -43,8 +43,13 @@ READ_FILE = {
 @contextlib.asynccontextmanager
 async def running_proxy(server: ChatServer, tmp_path: Path, **options: Any) -> AsyncIterator[Proxy]:
     opts = ProxyOptions(
-        upstream=server.url, api_key=UPSTREAM_KEY, port=0, approve="rules",
-        session_dir=tmp_path / "sessions", workspace=tmp_path, **options,
+        upstream=server.url,
+        api_key=UPSTREAM_KEY,
+        port=0,
+        approve="rules",
+        session_dir=tmp_path / "sessions",
+        workspace=tmp_path,
+        **options,
     )
     async with Proxy(opts).running() as proxy:
         yield proxy
@@ -53,12 +58,18 @@ async def running_proxy(server: ChatServer, tmp_path: Path, **options: Any) -> A
 def tool_reply(call_id: str, path: str, *, streamed: bool = True, text: str = "") -> Any:
     arguments = json.dumps({"path": path})
     if not streamed:
-        call = {"id": call_id, "type": "function", "function": {"name": "read_file", "arguments": arguments}}
+        call = {
+            "id": call_id,
+            "type": "function",
+            "function": {"name": "read_file", "arguments": arguments},
+        }
         from tests.support.chat_server import Reply
 
         return Reply.json(completion(text or None, tool_calls=[call], finish_reason="tool_calls"))
     chunks = [role_chunk()] + (text_chunks(text, 2) if text else [])
-    return stream_reply(chunks + tool_call_chunks(0, call_id, "read_file", arguments) + [finish("tool_calls")])
+    return stream_reply(
+        chunks + tool_call_chunks(0, call_id, "read_file", arguments) + [finish("tool_calls")]
+    )
 
 
 def text_reply(text: str, *, streamed: bool = True) -> Any:
@@ -77,11 +88,18 @@ def read_file(path: str) -> str:
 
 
 async def tool_loop(
-    client: openai.AsyncOpenAI, prompt: str, *, stream: bool, ran: list[str] | None = None,
-    messages: list[dict[str, Any]] | None = None, max_turns: int = 5,
+    client: openai.AsyncOpenAI,
+    prompt: str,
+    *,
+    stream: bool,
+    ran: list[str] | None = None,
+    messages: list[dict[str, Any]] | None = None,
+    max_turns: int = 5,
 ) -> tuple[str, list[dict[str, Any]]]:
     """A minimal agent: ask, run each read_file call locally, send the results back."""
-    messages = messages if messages is not None else [{"role": "system", "content": "You read files."}]
+    messages = (
+        messages if messages is not None else [{"role": "system", "content": "You read files."}]
+    )
     messages.append({"role": "user", "content": prompt})
     for _ in range(max_turns):
         text, calls = await _ask(client, messages, stream)
@@ -95,16 +113,26 @@ async def tool_loop(
             args = json.loads(call["function"]["arguments"])
             if ran is not None:
                 ran.append(args["path"])
-            messages.append({"role": "tool", "tool_call_id": call["id"], "content": read_file(args["path"])})
+            messages.append(
+                {"role": "tool", "tool_call_id": call["id"], "content": read_file(args["path"])}
+            )
     raise AssertionError("the loop did not end")
 
 
-async def _ask(client: openai.AsyncOpenAI, messages: list[dict[str, Any]], stream: bool) -> tuple[str, list[dict[str, Any]]]:
+async def _ask(
+    client: openai.AsyncOpenAI, messages: list[dict[str, Any]], stream: bool
+) -> tuple[str, list[dict[str, Any]]]:
     if not stream:
-        done = await client.chat.completions.create(model="test-model", messages=messages, tools=[READ_FILE])
+        done = await client.chat.completions.create(
+            model="test-model", messages=messages, tools=[READ_FILE]
+        )
         message = done.choices[0].message
         calls = [
-            {"id": c.id, "type": "function", "function": {"name": c.function.name, "arguments": c.function.arguments}}
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {"name": c.function.name, "arguments": c.function.arguments},
+            }
             for c in message.tool_calls or []
         ]
         return message.content or "", calls
@@ -119,7 +147,9 @@ async def _ask(client: openai.AsyncOpenAI, messages: list[dict[str, Any]], strea
         delta = chunk.choices[0].delta
         text += delta.content or ""
         for c in delta.tool_calls or []:
-            slot = calls.setdefault(c.index, {"id": "", "type": "function", "function": {"name": "", "arguments": ""}})
+            slot = calls.setdefault(
+                c.index, {"id": "", "type": "function", "function": {"name": "", "arguments": ""}}
+            )
             slot["id"] = c.id or slot["id"]
             if c.function is not None:
                 slot["function"]["name"] += c.function.name or ""

@@ -5,7 +5,14 @@ from __future__ import annotations
 import openai
 import pytest
 
-from tests.proxy.proxy_helpers import AGENT_KEY, FILES, running_proxy, session_of, text_reply, tool_reply
+from tests.proxy.proxy_helpers import (
+    AGENT_KEY,
+    FILES,
+    running_proxy,
+    session_of,
+    text_reply,
+    tool_reply,
+)
 from tests.support.fixtures import chat_server  # noqa: F401
 
 agents = pytest.importorskip("agents")
@@ -26,7 +33,9 @@ def make_agent(proxy, ran: list[str]):
         return FILES[path]
 
     model = agents.OpenAIChatCompletionsModel(model="test-model", openai_client=client)
-    return agents.Agent(name="reader", instructions="You read files.", tools=[read_file], model=model), client
+    return agents.Agent(
+        name="reader", instructions="You read files.", tools=[read_file], model=model
+    ), client
 
 
 async def run(agent, prompt: str, streamed: bool) -> str:
@@ -40,7 +49,10 @@ async def run(agent, prompt: str, streamed: bool) -> str:
 
 @pytest.mark.parametrize("streamed", [False, True])
 async def test_agents_sdk_call_and_result_matched_by_id(chat_server, tmp_path, streamed):
-    chat_server.script(tool_reply("call_sdk1", "a.txt", streamed=streamed), text_reply("alpha it is", streamed=streamed))
+    chat_server.script(
+        tool_reply("call_sdk1", "a.txt", streamed=streamed),
+        text_reply("alpha it is", streamed=streamed),
+    )
     ran: list[str] = []
     async with running_proxy(chat_server, tmp_path) as proxy:
         agent, client = make_agent(proxy, ran)
@@ -55,11 +67,15 @@ async def test_agents_sdk_call_and_result_matched_by_id(chat_server, tmp_path, s
     assert call.stage == "done" and call.result_text == "alpha contents"
     # the SDK's own request carried the result under the same id
     sent = chat_server.requests[1].json["messages"]
-    assert any(m.get("tool_call_id") == "call_sdk1" and m["content"] == "alpha contents" for m in sent)
+    assert any(
+        m.get("tool_call_id") == "call_sdk1" and m["content"] == "alpha contents" for m in sent
+    )
 
 
 @pytest.mark.parametrize("streamed", [False, True])
-async def test_agents_sdk_receives_the_denial_instead_of_running_the_tool(chat_server, tmp_path, streamed):
+async def test_agents_sdk_receives_the_denial_instead_of_running_the_tool(
+    chat_server, tmp_path, streamed
+):
     chat_server.script(tool_reply("call_sdk2", "b.txt", streamed=streamed))
     ran: list[str] = []
     async with running_proxy(chat_server, tmp_path, deny=["read_file"]) as proxy:
@@ -67,7 +83,9 @@ async def test_agents_sdk_receives_the_denial_instead_of_running_the_tool(chat_s
         output = await run(agent, "what is in b.txt?", streamed)
         await client.close()
     assert ran == []
-    assert output == "[workbench] read_file was not run: Permission denied by rule read_file (--deny)"
+    assert (
+        output == "[workbench] read_file was not run: Permission denied by rule read_file (--deny)"
+    )
     assert len(chat_server.requests) == 1
     _session, state = session_of(proxy)
     call = state.calls["call_sdk2"]

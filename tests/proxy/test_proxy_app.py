@@ -15,9 +15,15 @@ from workbench.proxy import Proxy, ProxyOptions
 
 
 def make_app(chat_server, tmp_path, **options) -> ProxyApp:
-    proxy = Proxy(ProxyOptions(
-        upstream=chat_server.url, port=0, session_dir=tmp_path / "sessions", workspace=tmp_path, **options,
-    ))
+    proxy = Proxy(
+        ProxyOptions(
+            upstream=chat_server.url,
+            port=0,
+            session_dir=tmp_path / "sessions",
+            workspace=tmp_path,
+            **options,
+        )
+    )
     return ProxyApp(proxy)
 
 
@@ -35,7 +41,9 @@ async def test_a_held_call_asks_in_a_dialog_and_runs_once_allowed(chat_server, t
         ran: list[str] = []
         agent = asyncio.create_task(tool_loop(client, "read a.txt", stream=True, ran=ran))
         await wait_for(pilot, lambda: isinstance(app.screen, PermissionModal))
-        assert app.screen.record.name == "read_file" and app.screen.record.raw == '{"path": "a.txt"}'
+        assert (
+            app.screen.record.name == "read_file" and app.screen.record.raw == '{"path": "a.txt"}'
+        )
         assert ran == [] and not agent.done()  # the response waits for the answer
         (row,) = listed(app)
         assert "1 test-model" in row and "awaiting approval" in row
@@ -51,8 +59,10 @@ async def test_a_held_call_asks_in_a_dialog_and_runs_once_allowed(chat_server, t
 
 async def test_conversations_side_by_side_one_shown_at_a_time(chat_server, tmp_path):
     chat_server.script(
-        tool_reply("call_v1", "a.txt"), text_reply("first done"),
-        tool_reply("call_v2", "b.txt"), text_reply("second done"),
+        tool_reply("call_v1", "a.txt"),
+        text_reply("first done"),
+        tool_reply("call_v2", "b.txt"),
+        text_reply("second done"),
     )
     app = make_app(chat_server, tmp_path)
     async with app.run_test(size=(140, 40)) as pilot:
@@ -87,7 +97,10 @@ async def test_the_network_view_shows_the_request_as_sent_and_as_forwarded(chat_
         _, messages = await tool_loop(client, "read b.txt", stream=True)
         await tool_loop(client, "fine", stream=True, messages=messages)
         await client.close()
-        await wait_for(pilot, lambda: len(app.view_state.network) == 2 and app.view_state.run_state == "finished")
+        await wait_for(
+            pilot,
+            lambda: len(app.view_state.network) == 2 and app.view_state.run_state == "finished",
+        )
         await pilot.press("f4")
         await wait_for(pilot, lambda: isinstance(app.screen, RunDetailsScreen))
 

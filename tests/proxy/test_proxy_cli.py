@@ -23,13 +23,28 @@ def start(args: list[str], tmp_path: Path) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "UPSTREAM_KEY": UPSTREAM_KEY, "COLUMNS": "200"}
     return subprocess.Popen(
         [sys.executable, "-m", "workbench", "proxy", *args, "--session-dir", str(tmp_path)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
     )
 
 
 async def test_headless_proxy_prints_records_and_stops_on_ctrl_c(chat_server, tmp_path):
     chat_server.script(tool_reply("call_h1", "a.txt"), text_reply("alpha."))
-    proc = start(["--upstream", chat_server.url, "--port", "0", "--headless", "--api-key-env", "UPSTREAM_KEY"], tmp_path)
+    proc = start(
+        [
+            "--upstream",
+            chat_server.url,
+            "--port",
+            "0",
+            "--headless",
+            "--api-key-env",
+            "UPSTREAM_KEY",
+        ],
+        tmp_path,
+    )
     try:
         assert proc.stdout is not None
         first = proc.stdout.readline()

@@ -10,8 +10,8 @@ import openai
 
 from tests.proxy.proxy_helpers import AGENT_KEY, running_proxy, session_of, tool_loop
 from tests.support.chat_server import (
-    Reply,
     ReceivedRequest,
+    Reply,
     finish,
     role_chunk,
     stream_reply,
@@ -41,10 +41,11 @@ def scripted_model():
 async def test_two_agents_at_once_are_two_conversations_and_two_sessions(chat_server, tmp_path):
     chat_server.default = scripted_model()
     async with running_proxy(chat_server, tmp_path) as proxy:
-        clients = [openai.AsyncOpenAI(base_url=proxy.url, api_key=AGENT_KEY, max_retries=0) for _ in range(2)]
-        results = await asyncio.gather(
-            *(tool_loop(c, "read a file", stream=True) for c in clients)
-        )
+        clients = [
+            openai.AsyncOpenAI(base_url=proxy.url, api_key=AGENT_KEY, max_retries=0)
+            for _ in range(2)
+        ]
+        results = await asyncio.gather(*(tool_loop(c, "read a file", stream=True) for c in clients))
         for c in clients:
             await c.close()
     assert sorted(text for text, _ in results) == ["got alpha contents", "got beta contents"]
@@ -72,7 +73,10 @@ async def test_a_request_that_extends_a_conversation_joins_it(chat_server, tmp_p
     assert len(proxy.conversations) == 2
     _, first = session_of(proxy, 1)
     assert first.runs == 2 and len(first.calls) == 2 and len(first.network) == 4
-    assert [i.blocks[0].text for i in first.items if i.kind == "user"] == ["read a file", "and another"]
+    assert [i.blocks[0].text for i in first.items if i.kind == "user"] == [
+        "read a file",
+        "and another",
+    ]
 
 
 async def test_a_conversation_session_opens_in_replay(chat_server, tmp_path):
@@ -102,10 +106,18 @@ async def test_a_first_request_with_history_starts_after_it(chat_server, tmp_pat
     history = [
         {"role": "system", "content": "You read files."},
         {"role": "user", "content": "read a.txt"},
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "call_old", "type": "function", "function": {"name": "read_file", "arguments": "{}"}},
-            "not a call",
-        ]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_old",
+                    "type": "function",
+                    "function": {"name": "read_file", "arguments": "{}"},
+                },
+                "not a call",
+            ],
+        },
         {"role": "tool", "tool_call_id": "call_old", "content": "alpha contents"},
         {"role": "user", "content": "thanks, and now?"},
     ]
@@ -115,7 +127,13 @@ async def test_a_first_request_with_history_starts_after_it(chat_server, tmp_pat
         await client.close()
     assert reply.choices[0].message.content == "welcome back"
     conv = proxy.conversations[0]
-    assert [m.role for m in conv.agent.state.messages] == ["user", "assistant", "toolResult", "user", "assistant"]
+    assert [m.role for m in conv.agent.state.messages] == [
+        "user",
+        "assistant",
+        "toolResult",
+        "user",
+        "assistant",
+    ]
     assert conv.agent.state.system_prompt == "You read files."
     _, state = session_of(proxy)
     assert [i.blocks[0].text for i in state.items if i.kind == "user"] == ["thanks, and now?"]

@@ -9,7 +9,14 @@ import openai
 import pytest
 
 from tests.proxy.proxy_helpers import AGENT_KEY, running_proxy, session_of, tool_loop, tool_reply
-from tests.support.chat_server import Drop, Reply, finish, role_chunk, stream_reply, tool_call_chunks
+from tests.support.chat_server import (
+    Drop,
+    Reply,
+    finish,
+    role_chunk,
+    stream_reply,
+    tool_call_chunks,
+)
 from tests.support.fixtures import chat_server  # noqa: F401
 from workbench.proxy import Proxy, ProxyOptions
 from workbench.proxy.conversation import PROXY_STOPPED
@@ -24,7 +31,9 @@ async def test_an_upstream_error_reaches_the_agent_as_it_was_sent(chat_server, t
     async with running_proxy(chat_server, tmp_path) as proxy:
         client = client_of(proxy)
         with pytest.raises(openai.AuthenticationError, match="bad key upstream"):
-            await client.chat.completions.create(model="test-model", messages=[{"role": "user", "content": "hi"}])
+            await client.chat.completions.create(
+                model="test-model", messages=[{"role": "user", "content": "hi"}]
+            )
         await client.close()
     _, state = session_of(proxy)
     assert state.run_state == "error" and "bad key upstream" in state.error
@@ -36,11 +45,15 @@ async def test_an_unreachable_upstream_is_a_502_saying_so(tmp_path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # nothing listens here once closed
-    opts = ProxyOptions(upstream=f"http://127.0.0.1:{port}/v1", port=0, session_dir=tmp_path, workspace=tmp_path)
+    opts = ProxyOptions(
+        upstream=f"http://127.0.0.1:{port}/v1", port=0, session_dir=tmp_path, workspace=tmp_path
+    )
     async with Proxy(opts).running() as proxy:
         client = client_of(proxy)
         with pytest.raises(openai.APIStatusError) as info:
-            await client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}], stream=True)
+            await client.chat.completions.create(
+                model="m", messages=[{"role": "user", "content": "hi"}], stream=True
+            )
         await client.close()
     assert info.value.status_code == 502
     assert "The upstream" in info.value.message and "failed" in info.value.message
@@ -94,21 +107,29 @@ async def test_finish_reason_and_usage_survive_a_rewrite(chat_server, tmp_path):
     from tests.support.chat_server import usage_chunk
 
     calls = tool_call_chunks(0, "call_f1", "read_file", '{"path": "a.txt"}')
-    chat_server.script(stream_reply([role_chunk(), *calls, finish("tool_calls"), usage_chunk(10, 5)]))
+    chat_server.script(
+        stream_reply([role_chunk(), *calls, finish("tool_calls"), usage_chunk(10, 5)])
+    )
     async with running_proxy(chat_server, tmp_path, deny=["read_file"]) as proxy:
         client = client_of(proxy)
         stream = await client.chat.completions.create(
-            model="test-model", messages=[{"role": "user", "content": "read"}], stream=True,
+            model="test-model",
+            messages=[{"role": "user", "content": "read"}],
+            stream=True,
             stream_options={"include_usage": True},
         )
         chunks = [c async for c in stream]
         await client.close()
     assert chunks[-1].usage is not None and chunks[-1].usage.total_tokens == 15
-    reasons = [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason]
+    reasons = [
+        c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason
+    ]
     assert reasons == ["stop"]
     assert not any(c.choices and c.choices[0].delta.tool_calls for c in chunks)
     _, state = session_of(proxy)
-    released = [json.loads(c) for c in next(iter(state.network.values())).released.chunks if c != "[DONE]"]
+    released = [
+        json.loads(c) for c in next(iter(state.network.values())).released.chunks if c != "[DONE]"
+    ]
     assert released[-1]["usage"]["total_tokens"] == 15
 
 
@@ -117,7 +138,18 @@ async def test_a_tool_name_sent_in_pieces_cannot_slip_past_a_rule(chat_server, t
 
     pieces = [
         role_chunk(),
-        chunk({"tool_calls": [{"index": 0, "id": "call_n1", "type": "function", "function": {"name": "read", "arguments": ""}}]}),
+        chunk(
+            {
+                "tool_calls": [
+                    {
+                        "index": 0,
+                        "id": "call_n1",
+                        "type": "function",
+                        "function": {"name": "read", "arguments": ""},
+                    }
+                ]
+            }
+        ),
         chunk({"tool_calls": [{"index": 0, "function": {"name": "_file"}}]}),
         chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"path": "b.txt"}'}}]}),
         finish("tool_calls"),

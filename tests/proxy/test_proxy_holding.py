@@ -9,7 +9,14 @@ import time
 import httpx2
 import openai
 
-from tests.proxy.proxy_helpers import AGENT_KEY, running_proxy, session_of, text_reply, tool_loop, tool_reply
+from tests.proxy.proxy_helpers import (
+    AGENT_KEY,
+    running_proxy,
+    session_of,
+    text_reply,
+    tool_loop,
+    tool_reply,
+)
 from tests.support.chat_server import Pause, Reply, finish, role_chunk, sse, text_chunks
 from tests.support.fixtures import chat_server  # noqa: F401
 from workbench.proxy.conversation import NO_RESULT
@@ -17,7 +24,13 @@ from workbench.stepper import Resume
 
 
 async def test_a_stream_no_rule_asks_about_goes_straight_through(chat_server, tmp_path):
-    pieces = [sse(role_chunk()), sse(text_chunks("first", 1)[0]), Pause(0.6), sse(text_chunks("second", 1)[0]), sse(finish())]
+    pieces = [
+        sse(role_chunk()),
+        sse(text_chunks("first", 1)[0]),
+        Pause(0.6),
+        sse(text_chunks("second", 1)[0]),
+        sse(finish()),
+    ]
     chat_server.script(Reply(pieces=[*pieces, b"data: [DONE]\n\n"]))
     async with running_proxy(chat_server, tmp_path, deny=["write_file"]) as proxy:
         client = openai.AsyncOpenAI(base_url=proxy.url, api_key=AGENT_KEY, max_retries=0)
@@ -36,12 +49,16 @@ async def test_a_stream_no_rule_asks_about_goes_straight_through(chat_server, tm
     assert record.released is not None and not record.released.held and not record.released.changed
 
 
-async def test_a_breakpoint_holds_the_call_and_edited_arguments_are_what_the_agent_runs(chat_server, tmp_path):
+async def test_a_breakpoint_holds_the_call_and_edited_arguments_are_what_the_agent_runs(
+    chat_server, tmp_path
+):
     chat_server.script(tool_reply("call_e1", "a.txt", text="Looking."), text_reply("done"))
     paused = asyncio.Event()
     async with running_proxy(chat_server, tmp_path, breakpoints=["read_file"]) as proxy:
         proxy.on_conversation.append(
-            lambda conv: conv.agent.subscribe(lambda e, _s=None: paused.set() if e.type == "step_paused" else None)
+            lambda conv: conv.agent.subscribe(
+                lambda e, _s=None: paused.set() if e.type == "step_paused" else None
+            )
         )
         client = openai.AsyncOpenAI(base_url=proxy.url, api_key=AGENT_KEY, max_retries=0)
         ran: list[str] = []
@@ -63,9 +80,17 @@ async def test_a_breakpoint_holds_the_call_and_edited_arguments_are_what_the_age
     first = next(iter(state.network.values()))
     assert first.released.held and first.released.changed and first.released.removed == []
     released = [json.loads(c) for c in first.released.chunks if c != "[DONE]"]
-    calls = [tc for c in released for ch in c["choices"] for tc in ch["delta"].get("tool_calls", [])]
-    assert calls == [{"index": 0, "id": "call_e1", "type": "function",
-                      "function": {"name": "read_file", "arguments": '{"path": "b.txt"}'}}]
+    calls = [
+        tc for c in released for ch in c["choices"] for tc in ch["delta"].get("tool_calls", [])
+    ]
+    assert calls == [
+        {
+            "index": 0,
+            "id": "call_e1",
+            "type": "function",
+            "function": {"name": "read_file", "arguments": '{"path": "b.txt"}'},
+        }
+    ]
 
 
 async def test_a_call_whose_result_never_comes_back_is_flagged(chat_server, tmp_path):
@@ -73,12 +98,23 @@ async def test_a_call_whose_result_never_comes_back_is_flagged(chat_server, tmp_
     async with running_proxy(chat_server, tmp_path) as proxy:
         client = openai.AsyncOpenAI(base_url=proxy.url, api_key=AGENT_KEY, max_retries=0)
         messages = [{"role": "user", "content": "read a.txt"}]
-        stream = await client.chat.completions.create(model="test-model", messages=messages, stream=True)
+        stream = await client.chat.completions.create(
+            model="test-model", messages=messages, stream=True
+        )
         async for _ in stream:
             pass
-        call = {"id": "call_m1", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "a.txt"}'}}
-        messages += [{"role": "assistant", "content": None, "tool_calls": [call]}, {"role": "user", "content": "never mind"}]
-        stream = await client.chat.completions.create(model="test-model", messages=messages, stream=True)
+        call = {
+            "id": "call_m1",
+            "type": "function",
+            "function": {"name": "read_file", "arguments": '{"path": "a.txt"}'},
+        }
+        messages += [
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "user", "content": "never mind"},
+        ]
+        stream = await client.chat.completions.create(
+            model="test-model", messages=messages, stream=True
+        )
         async for _ in stream:
             pass
         await client.close()
@@ -92,7 +128,9 @@ async def test_a_call_whose_result_never_comes_back_is_flagged(chat_server, tmp_
 async def test_other_paths_pass_through_with_the_upstream_key(chat_server, tmp_path):
     async with running_proxy(chat_server, tmp_path) as proxy:
         async with httpx2.AsyncClient() as http:
-            response = await http.get(f"{proxy.url}/models", headers={"authorization": f"Bearer {AGENT_KEY}"})
+            response = await http.get(
+                f"{proxy.url}/models", headers={"authorization": f"Bearer {AGENT_KEY}"}
+            )
     assert response.status_code == 404
     assert response.json() == {"error": {"message": "no route GET /v1/models"}}
     assert proxy.conversations == []

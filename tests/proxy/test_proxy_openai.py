@@ -19,7 +19,10 @@ from tests.support.fixtures import chat_server  # noqa: F401
 
 @pytest.mark.parametrize("stream", [True, False])
 async def test_tool_call_and_its_result_matched_by_id(chat_server, tmp_path, stream):
-    chat_server.script(tool_reply("call_a1", "a.txt", streamed=stream), text_reply("It says alpha.", streamed=stream))
+    chat_server.script(
+        tool_reply("call_a1", "a.txt", streamed=stream),
+        text_reply("It says alpha.", streamed=stream),
+    )
     async with running_proxy(chat_server, tmp_path) as proxy:
         client = openai.AsyncOpenAI(base_url=proxy.url, api_key=AGENT_KEY, max_retries=0)
         ran: list[str] = []
@@ -35,7 +38,9 @@ async def test_tool_call_and_its_result_matched_by_id(chat_server, tmp_path, str
     assert call.result_text == "alpha contents"
     assert state.run_state == "finished"
     # the upstream got the upstream's key, never the agent's; the session holds neither
-    assert [r.headers["authorization"] for r in chat_server.requests] == [f"Bearer {UPSTREAM_KEY}"] * 2
+    assert [r.headers["authorization"] for r in chat_server.requests] == [
+        f"Bearer {UPSTREAM_KEY}"
+    ] * 2
     text = session.path.read_text()
     assert UPSTREAM_KEY not in text and AGENT_KEY not in text
     second = chat_server.requests[1].json["messages"]
@@ -43,7 +48,9 @@ async def test_tool_call_and_its_result_matched_by_id(chat_server, tmp_path, str
 
 
 @pytest.mark.parametrize("stream", [True, False])
-async def test_a_denied_call_never_reaches_the_agent_and_the_model_is_told(chat_server, tmp_path, stream):
+async def test_a_denied_call_never_reaches_the_agent_and_the_model_is_told(
+    chat_server, tmp_path, stream
+):
     chat_server.script(
         tool_reply("call_b1", "b.txt", streamed=stream, text="Let me look."),
         text_reply("Fine, I will not.", streamed=stream),
@@ -64,12 +71,21 @@ async def test_a_denied_call_never_reaches_the_agent_and_the_model_is_told(chat_
     sent = chat_server.requests[1].json["messages"]
     assert sent[-3:] == [
         {
-            "role": "assistant", "content": "Let me look.",
-            "tool_calls": [{"id": "call_b1", "type": "function",
-                            "function": {"name": "read_file", "arguments": '{"path": "b.txt"}'}}],
+            "role": "assistant",
+            "content": "Let me look.",
+            "tool_calls": [
+                {
+                    "id": "call_b1",
+                    "type": "function",
+                    "function": {"name": "read_file", "arguments": '{"path": "b.txt"}'},
+                }
+            ],
         },
-        {"role": "tool", "tool_call_id": "call_b1",
-         "content": "Permission denied by rule read_file (--deny)"},
+        {
+            "role": "tool",
+            "tool_call_id": "call_b1",
+            "content": "Permission denied by rule read_file (--deny)",
+        },
         {"role": "user", "content": "ok, never mind"},
     ]
     _session, state = session_of(proxy)
@@ -104,8 +120,11 @@ async def test_one_call_of_two_denied(chat_server, tmp_path):
     assert [c["id"] for c in sent[2]["tool_calls"]] == ["call_a", "call_b"]
     assert sent[3:] == [
         {"role": "tool", "tool_call_id": "call_a", "content": "alpha contents"},
-        {"role": "tool", "tool_call_id": "call_b",
-         "content": 'Permission denied by rule read_file(path="b.txt") (--deny)'},
+        {
+            "role": "tool",
+            "tool_call_id": "call_b",
+            "content": 'Permission denied by rule read_file(path="b.txt") (--deny)',
+        },
     ]
     _session, state = session_of(proxy)
     assert state.calls["call_a"].stage == "done"

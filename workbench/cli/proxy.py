@@ -33,38 +33,73 @@ def proxy_parser() -> argparse.ArgumentParser:
             "tool calls. Each conversation is recorded as a session (workbench replay FILE)."
         ),
     )
-    parser.add_argument("--upstream", required=True, metavar="URL",
-                        help="the upstream's base URL, e.g. https://api.openai.com/v1 or http://localhost:11434/v1")
-    parser.add_argument("--port", type=int, default=8765, help="port to listen on (default 8765; 0: any free one)")
-    parser.add_argument("--host", default="127.0.0.1",
-                        help="address to listen on (default 127.0.0.1: this machine only)")
-    parser.add_argument("--api-key-env", default=DEFAULT_KEY_ENV, metavar="NAME",
-                        help=f"environment variable holding the upstream's key (default {DEFAULT_KEY_ENV}); "
-                        "it replaces whatever key the agent sends, and is never recorded")
-    parser.add_argument("--headless", action="store_true",
-                        help="no app: print each conversation's events and record them, until Ctrl-C")
+    parser.add_argument(
+        "--upstream",
+        required=True,
+        metavar="URL",
+        help="the upstream's base URL, e.g. https://api.openai.com/v1 or http://localhost:11434/v1",
+    )
+    parser.add_argument(
+        "--port", type=int, default=8765, help="port to listen on (default 8765; 0: any free one)"
+    )
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1: this machine only)",
+    )
+    parser.add_argument(
+        "--api-key-env",
+        default=DEFAULT_KEY_ENV,
+        metavar="NAME",
+        help=f"environment variable holding the upstream's key (default {DEFAULT_KEY_ENV}); "
+        "it replaces whatever key the agent sends, and is never recorded",
+    )
+    parser.add_argument(
+        "--headless",
+        action="store_true",
+        help="no app: print each conversation's events and record them, until Ctrl-C",
+    )
     perms = parser.add_argument_group(
         "permissions",
         "Rules as in a native run (--allow/--ask/--deny PATTERN, the rules file). Without a "
         "matching rule a call goes through: the proxy only watches until told otherwise.",
     )
-    perms.add_argument("--rules", type=Path, metavar="FILE", help="rules file (default: ./.workbench/rules.toml)")
+    perms.add_argument(
+        "--rules", type=Path, metavar="FILE", help="rules file (default: ./.workbench/rules.toml)"
+    )
     perms.add_argument("--allow", action="append", default=[], metavar="RULE")
     perms.add_argument("--ask", action="append", default=[], metavar="RULE")
     perms.add_argument("--deny", action="append", default=[], metavar="RULE")
-    perms.add_argument("--approve", choices=["ask", "all", "none", "rules"], default=None,
-                       help='how "ask" is answered: a person (the app\'s default), all, none, '
-                       "or rules (headless default: only allow rules allow)")
+    perms.add_argument(
+        "--approve",
+        choices=["ask", "all", "none", "rules"],
+        default=None,
+        help='how "ask" is answered: a person (the app\'s default), all, none, '
+        "or rules (headless default: only allow rules allow)",
+    )
     step = parser.add_argument_group("stepping")
     step.add_argument("--step", action="store_true", help="start in step mode")
-    step.add_argument("--break", dest="breakpoints", action="append", default=[], metavar="BP",
-                      help="breakpoint: a tool name or an argument pattern (repeatable)")
+    step.add_argument(
+        "--break",
+        dest="breakpoints",
+        action="append",
+        default=[],
+        metavar="BP",
+        help="breakpoint: a tool name or an argument pattern (repeatable)",
+    )
     rec = parser.add_argument_group("sessions")
-    rec.add_argument("--session-dir", type=Path, metavar="DIR",
-                     help="where each conversation's session goes (default: the user's data directory)")
+    rec.add_argument(
+        "--session-dir",
+        type=Path,
+        metavar="DIR",
+        help="where each conversation's session goes (default: the user's data directory)",
+    )
     rec.add_argument("--no-record", action="store_true", help="record no sessions")
-    rec.add_argument("--no-chunks", action="store_true",
-                     help="do not keep the upstream's raw chunks (the network view shows them by default)")
+    rec.add_argument(
+        "--no-chunks",
+        action="store_true",
+        help="do not keep the upstream's raw chunks (the network view shows them by default)",
+    )
     return parser
 
 
@@ -85,14 +120,29 @@ def proxy_main(argv: list[str]) -> int:
         )
     key = os.environ.get(args.api_key_env) or None
     if key is None:
-        print(f"workbench proxy: ${args.api_key_env} is not set: forwarding without a key", file=sys.stderr)
+        print(
+            f"workbench proxy: ${args.api_key_env} is not set: forwarding without a key",
+            file=sys.stderr,
+        )
     try:
-        proxy = Proxy(ProxyOptions(
-            upstream=args.upstream, api_key=key, host=args.host, port=args.port, approve=approve,
-            rules_file=args.rules, allow=args.allow, ask=args.ask, deny=args.deny, step=args.step,
-            breakpoints=args.breakpoints, record=not args.no_record, session_dir=args.session_dir,
-            capture_chunks=not args.no_chunks,
-        ))
+        proxy = Proxy(
+            ProxyOptions(
+                upstream=args.upstream,
+                api_key=key,
+                host=args.host,
+                port=args.port,
+                approve=approve,
+                rules_file=args.rules,
+                allow=args.allow,
+                ask=args.ask,
+                deny=args.deny,
+                step=args.step,
+                breakpoints=args.breakpoints,
+                record=not args.no_record,
+                session_dir=args.session_dir,
+                capture_chunks=not args.no_chunks,
+            )
+        )
     except ValueError as exc:
         print(f"workbench proxy: {exc}", file=sys.stderr)
         return 2
@@ -105,7 +155,10 @@ def proxy_main(argv: list[str]) -> int:
         proxy.bind()  # a port in use fails here, before the screen opens
         code = ProxyApp(proxy).run() or 0
     except OSError as exc:
-        print(f"workbench proxy: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
+        print(
+            f"workbench proxy: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}",
+            file=sys.stderr,
+        )
         return 2
     say_sessions(proxy, Console(stderr=True, highlight=False))
     return code
@@ -125,10 +178,16 @@ async def serve_headless(proxy: Any, console: Console | None = None) -> int:
     proxy.on_conversation.append(announce)
     with anyio.open_signal_receiver(signals.SIGINT, signals.SIGTERM) as received:
         async with proxy.running():
-            console.print(Text(literal(
-                f"workbench proxy: listening on {proxy.url}, forwarding to {proxy.upstream} "
-                "(Ctrl-C stops)"
-            ), style="bold"))
+            console.print(
+                Text(
+                    literal(
+                        f"workbench proxy: listening on {proxy.url}, "
+                        f"forwarding to {proxy.upstream} "
+                        "(Ctrl-C stops)"
+                    ),
+                    style="bold",
+                )
+            )
             async for _ in received:
                 break
     say_sessions(proxy, console)
@@ -140,4 +199,10 @@ def say_sessions(proxy: Any, console: Console) -> None:
         if conv.recorder is not None and conv.recorder.path.exists():
             missing = len(conv.never_answered)
             flagged = f" ({missing} calls never answered)" if missing else ""
-            console.print(Text(literal(f"workbench proxy: {conv.name} recorded to {conv.recorder.path}{flagged}")))
+            console.print(
+                Text(
+                    literal(
+                        f"workbench proxy: {conv.name} recorded to {conv.recorder.path}{flagged}"
+                    )
+                )
+            )

@@ -89,8 +89,12 @@ class PendingRelease:
     """A response held for the decisions on its tool calls."""
 
     def __init__(
-        self, exchange: Exchange, request_id: str, message: AssistantMessage,
-        held: list[bytes] | None, body: dict[str, Any] | None,
+        self,
+        exchange: Exchange,
+        request_id: str,
+        message: AssistantMessage,
+        held: list[bytes] | None,
+        body: dict[str, Any] | None,
     ) -> None:
         self.exchange = exchange
         self.request_id = request_id
@@ -113,9 +117,12 @@ class Conversation:
         self.number = number
         self.name = f"conversation {number}"
         body = first.body
-        model = Model(id=str(body.get("model") or "unknown"), provider="proxy", base_url=proxy.upstream)
+        model = Model(
+            id=str(body.get("model") or "unknown"), provider="proxy", base_url=proxy.upstream
+        )
         system = "\n\n".join(
-            content_text(m.get("content")) for m in first.messages
+            content_text(m.get("content"))
+            for m in first.messages
             if isinstance(m, dict) and m.get("role") in ("system", "developer")
         )
         self.forwarder = Forwarder(self)
@@ -127,11 +134,15 @@ class Conversation:
         )
         self.recorder = proxy.start_recording(self)  # first on the bus, as in a native run
         gate = PermissionGate(
-            proxy.rules, publish=self.agent.publish, policy=proxy.options.approve,
-            rules_file=proxy.rules_file, rules_file_display=proxy.rules_file_display,
+            proxy.rules,
+            publish=self.agent.publish,
+            policy=proxy.options.approve,
+            rules_file=proxy.rules_file,
+            rules_file_display=proxy.rules_file_display,
         )
         stepper = Stepper(
-            publish=self.agent.publish, enabled=proxy.options.step,
+            publish=self.agent.publish,
+            enabled=proxy.options.step,
             breakpoints=proxy.options.breakpoints,
         )
         self.agent.before_tool_call = chain_before(gate, stepper.before_tool_call)
@@ -140,7 +151,13 @@ class Conversation:
         self.agent.subscribe(stepper.on_event)
         self.agent.subscribe(self._on_event)
         self.runtime = Runtime(
-            self.agent, proxy.workspace, None, "", model, gate=gate, stepper=stepper,
+            self.agent,
+            proxy.workspace,
+            None,
+            "",
+            model,
+            gate=gate,
+            stepper=stepper,
             recorder=self.recorder,
         )
         self.tools: dict[str, AgentTool] = {}
@@ -168,7 +185,7 @@ class Conversation:
         """Take the agent's next request: answer the calls it answers, run what it adds."""
         self.busy = True
         self.declare_tools(exchange.body.get("tools"))
-        new = [m for m in exchange.messages[len(self.known):] if isinstance(m, dict)]
+        new = [m for m in exchange.messages[len(self.known) :] if isinstance(m, dict)]
         if not self.known:  # a first request may carry history: the run starts after it
             start = len(new)
             while start and new[start - 1].get("role") == "user":
@@ -180,7 +197,8 @@ class Conversation:
             answer.settle(results.get(call_id))
         users = [
             UserMessage(content=content_text(m.get("content")))
-            for m in new if m.get("role") == "user"
+            for m in new
+            if m.get("role") == "user"
         ]
         self.queued += 1
         self._inbox_send.send_nowait(exchange)
@@ -226,17 +244,26 @@ class Conversation:
             function = definition.get("function") if isinstance(definition, dict) else None
             if isinstance(function, dict) and isinstance(function.get("name"), str):
                 self.foreign_tool(
-                    function["name"], str(function.get("description") or ""),
-                    function.get("parameters") if isinstance(function.get("parameters"), dict) else None,
+                    function["name"],
+                    str(function.get("description") or ""),
+                    function.get("parameters")
+                    if isinstance(function.get("parameters"), dict)
+                    else None,
                 )
 
-    def foreign_tool(self, name: str, description: str = "", schema: dict[str, Any] | None = None) -> AgentTool:
+    def foreign_tool(
+        self, name: str, description: str = "", schema: dict[str, Any] | None = None
+    ) -> AgentTool:
         """The tool the loop runs for calls of `name` (made on first use)."""
         tool = self.tools.get(name)
         if tool is None:
             tool = AgentTool(
-                name=name, label=name, description=description or "(declared by the agent)",
-                parameters=ANY_OBJECT, execute=self._execute, source="proxy",
+                name=name,
+                label=name,
+                description=description or "(declared by the agent)",
+                parameters=ANY_OBJECT,
+                execute=self._execute,
+                source="proxy",
             )
             tool.__dict__["json_schema"] = schema or ANY_OBJECT  # what the model was shown
             self.tools[name] = tool
@@ -245,19 +272,27 @@ class Conversation:
 
     # -- calls out -------------------------------------------------------------------
 
-    async def _execute(self, call_id: str, params: Any, signal: Any, _on_update: Any) -> AgentToolResult:
+    async def _execute(
+        self, call_id: str, params: Any, signal: Any, _on_update: Any
+    ) -> AgentToolResult:
         """Release the call to the agent, then wait for the agent's result for it."""
         self._executing.add(call_id)
         answer = self.answers.setdefault(call_id, _Answer())
         pending = self.pending
         if pending is not None and call_id in pending.calls:
             call = pending.calls[call_id]
-            await self._settle(call_id, ReleasedCall(call_id, call.name, params.model_dump(mode="json")))
+            await self._settle(
+                call_id, ReleasedCall(call_id, call.name, params.model_dump(mode="json"))
+            )
         await wait_unless_aborted(answer.event, signal)
         self.answers.pop(call_id, None)
         if not answer.event.is_set() or answer.message is None:
             self.never_answered.append(call_id)
-            raise NoResult(answer.why if answer.event.is_set() else "The run was aborted while waiting for the agent's result")
+            raise NoResult(
+                answer.why
+                if answer.event.is_set()
+                else "The run was aborted while waiting for the agent's result"
+            )
         return AgentToolResult(
             content=[TextContent(text=content_text(answer.message.get("content")))],
             details={"answered_by": "agent"},
@@ -299,7 +334,9 @@ class Conversation:
         self.released_calls = 0
         self.busy = False
 
-    def remember_removed(self, exchange: Exchange, reply_key: MessageKey, verdict: Verdict, message: AssistantMessage) -> None:
+    def remember_removed(
+        self, exchange: Exchange, reply_key: MessageKey, verdict: Verdict, message: AssistantMessage
+    ) -> None:
         if not verdict.removed:
             return
         kept = {c.id: c for c in verdict.kept}
@@ -308,19 +345,25 @@ class Conversation:
             if call.id in kept:
                 calls.append(kept[call.id].as_call())
             else:
-                calls.append({
-                    "id": call.id, "type": "function",
-                    "function": {"name": call.name, "arguments": call.raw_arguments or ""},
-                })
-        self.repairs.append(Repair(
-            position=len(exchange.messages),
-            released_key=reply_key,
-            content=verdict.text or None,
-            calls=calls,
-            results=[
-                {"role": "tool", "tool_call_id": c.id, "content": c.result} for c in verdict.removed
-            ],
-        ))
+                calls.append(
+                    {
+                        "id": call.id,
+                        "type": "function",
+                        "function": {"name": call.name, "arguments": call.raw_arguments or ""},
+                    }
+                )
+        self.repairs.append(
+            Repair(
+                position=len(exchange.messages),
+                released_key=reply_key,
+                content=verdict.text or None,
+                calls=calls,
+                results=[
+                    {"role": "tool", "tool_call_id": c.id, "content": c.result}
+                    for c in verdict.removed
+                ],
+            )
+        )
 
     # -- the end ---------------------------------------------------------------------
 
@@ -358,15 +401,21 @@ def to_messages(history: list[dict[str, Any]]) -> list[Message]:
                 function = call.get("function") if isinstance(call.get("function"), dict) else {}
                 call_id = str(call.get("id") or f"call_{next(_call_numbers)}")
                 names[call_id] = str(function.get("name") or "")
-                content.append(ToolCall(
-                    id=call_id, name=names[call_id],
-                    raw_arguments=str(function.get("arguments") or ""),
-                ))
+                content.append(
+                    ToolCall(
+                        id=call_id,
+                        name=names[call_id],
+                        raw_arguments=str(function.get("arguments") or ""),
+                    )
+                )
             out.append(AssistantMessage(content=content))
         elif role == "tool":
             call_id = str(m.get("tool_call_id") or "")
-            out.append(ToolResultMessage(
-                tool_call_id=call_id, tool_name=names.get(call_id, ""),
-                content=[TextContent(text=content_text(m.get("content")))],
-            ))
+            out.append(
+                ToolResultMessage(
+                    tool_call_id=call_id,
+                    tool_name=names.get(call_id, ""),
+                    content=[TextContent(text=content_text(m.get("content")))],
+                )
+            )
     return out

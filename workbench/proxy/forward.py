@@ -25,6 +25,8 @@ import anyio
 
 from workbench.agent import AssistantMessageEvent, LlmContext, Model, StreamOptions
 from workbench.events import ProviderRequestEvent, ProviderResponseEvent, ResponseReleasedEvent
+from workbench.providers.openai_stream import ChunkReader, StreamError, error_text
+from workbench.providers.stream_builder import Events, StreamBuilder
 from workbench.proxy.exchange import Exchange
 from workbench.proxy.wire import (
     MessageKey,
@@ -36,8 +38,6 @@ from workbench.proxy.wire import (
     rewrite_completion,
     rewrite_stream,
 )
-from workbench.providers.openai_stream import ChunkReader, StreamError, error_text
-from workbench.providers.stream_builder import Events, StreamBuilder
 
 if TYPE_CHECKING:
     from workbench.proxy.conversation import Conversation, PendingRelease
@@ -59,7 +59,9 @@ class Forwarder:
     ) -> AsyncIterator[AssistantMessageEvent]:
         return self._turn(model, options)
 
-    async def _turn(self, model: Model, options: StreamOptions) -> AsyncIterator[AssistantMessageEvent]:
+    async def _turn(
+        self, model: Model, options: StreamOptions
+    ) -> AsyncIterator[AssistantMessageEvent]:
         conv = self.conversation
         builder = StreamBuilder(model)
         exchange = await conv.next_exchange(options.signal)
@@ -92,7 +94,9 @@ class Forwarder:
         conv.expect(pending.exchange, key, [c.id for c in verdict.kept])
         exchange = pending.exchange
         released = ResponseReleasedEvent(
-            request_id=pending.request_id, changed=True, held=True,
+            request_id=pending.request_id,
+            changed=True,
+            held=True,
             removed=[c.id for c in verdict.removed],
         )
         if pending.held is not None:
@@ -141,19 +145,31 @@ class _Turn:
     async def run(self) -> AsyncIterator[AssistantMessageEvent]:
         conv, exchange = self.conv, self.exchange
         body, notes = restore_removed(exchange.body, conv.repairs)
-        await self.proxy.publish(conv, ProviderRequestEvent(
-            request_id=self.request_id, provider="proxy", model=self.builder.message.model,
-            url=self.proxy.chat_url, body=body, headers=exchange.headers, repairs=notes,
-            sent_body=exchange.body if notes else None,
-        ))
+        await self.proxy.publish(
+            conv,
+            ProviderRequestEvent(
+                request_id=self.request_id,
+                provider="proxy",
+                model=self.builder.message.model,
+                url=self.proxy.chat_url,
+                body=body,
+                headers=exchange.headers,
+                repairs=notes,
+                sent_body=exchange.body if notes else None,
+            ),
+        )
         for event in self.builder.start():
             yield event
         self.started = time.monotonic()
         final: Events
         try:
             async with self.proxy.client.stream(
-                "POST", self.proxy.chat_url, headers=self.proxy.upstream_headers(exchange.headers),
-                content=exchange.raw if not notes else json.dumps(body, ensure_ascii=False).encode(),
+                "POST",
+                self.proxy.chat_url,
+                headers=self.proxy.upstream_headers(exchange.headers),
+                content=exchange.raw
+                if not notes
+                else json.dumps(body, ensure_ascii=False).encode(),
             ) as response:
                 self.status = response.status_code
                 media = response.headers.get("content-type", "application/json")
@@ -252,7 +268,11 @@ class _Turn:
 
     @staticmethod
     def _new(events: Events) -> set[int]:
-        return {e.content_index for e in events if e.type == "toolcall_start" and e.content_index is not None}
+        return {
+            e.content_index
+            for e in events
+            if e.type == "toolcall_start" and e.content_index is not None
+        }
 
     def _name_at(self, index: int | None) -> str:
         content = self.builder.message.content
@@ -298,11 +318,19 @@ class _Turn:
 
             assert message is not None
             conv.pending = PendingRelease(
-                exchange, self.request_id, message,
-                held=self.held + self.last if self.whole is None else None, body=self.whole,
+                exchange,
+                self.request_id,
+                message,
+                held=self.held + self.last if self.whole is None else None,
+                body=self.whole,
             )
             return
-        if message is not None and message.stop_reason != "error" and exchange.ready.is_set() and not self.cut:
+        if (
+            message is not None
+            and message.stop_reason != "error"
+            and exchange.ready.is_set()
+            and not self.cut
+        ):
             key = reply_key(message.text, [(c.id, c.name) for c in calls])
             conv.expect(exchange, key, [c.id for c in calls])
         else:
@@ -319,21 +347,29 @@ class _Turn:
             exchange.cut()
         else:
             exchange.close()
-        await self.proxy.publish(conv, ResponseReleasedEvent(
-            request_id=self.request_id, changed=self.holding, held=self.holding,
-            removed=[c.id for c in calls] if self.holding else [],
-        ))
+        await self.proxy.publish(
+            conv,
+            ResponseReleasedEvent(
+                request_id=self.request_id,
+                changed=self.holding,
+                held=self.holding,
+                removed=[c.id for c in calls] if self.holding else [],
+            ),
+        )
 
     async def _publish_response(self) -> None:
         message = self.builder.message
-        await self.proxy.publish(self.conv, ProviderResponseEvent(
-            request_id=self.request_id,
-            status=self.status,
-            server_model=self.reader.server_model,
-            ttft_ms=self.ttft_ms,
-            total_ms=(time.monotonic() - self.started) * 1000 if self.started else 0.0,
-            usage=self.reader.usage,
-            error=message.error_message,
-            chunks=self.chunks,
-            finish_reason=self.reader.finish_reason,
-        ))
+        await self.proxy.publish(
+            self.conv,
+            ProviderResponseEvent(
+                request_id=self.request_id,
+                status=self.status,
+                server_model=self.reader.server_model,
+                ttft_ms=self.ttft_ms,
+                total_ms=(time.monotonic() - self.started) * 1000 if self.started else 0.0,
+                usage=self.reader.usage,
+                error=message.error_message,
+                chunks=self.chunks,
+                finish_reason=self.reader.finish_reason,
+            ),
+        )

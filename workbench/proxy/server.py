@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import contextlib
 import ipaddress
-import logging
 import json
+import logging
 import socket
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
@@ -41,6 +41,7 @@ from workbench.proxy.conversation import Conversation
 from workbench.proxy.exchange import Exchange, UpstreamCut
 from workbench.proxy.wire import safe_headers
 from workbench.stepper import Breakpoint, Stepper
+
 
 class _QuietCuts(logging.Filter):
     """uvicorn reports a response body that raised; a cut (`UpstreamCut`) is meant."""
@@ -91,13 +92,20 @@ class Proxy:
         if not self.upstream.startswith(("http://", "https://")):
             raise ValueError(f"--upstream {options.upstream!r} is not an http(s) URL")
         if urlsplit(self.upstream).password is not None:
-            raise ValueError("--upstream holds a password: put the key in an environment variable (--api-key-env)")
+            raise ValueError(
+                "--upstream holds a password: put the key in an environment variable "
+                "(--api-key-env)"
+            )
         self.chat_url = self.upstream + "/chat/completions"
         self.workspace = (options.workspace or Path.cwd()).resolve()
         file = options.rules_file or self.workspace / RULES_FILE
         self.rules = load_rules(
-            self.workspace, rules_file=file, allow=options.allow, ask=options.ask,
-            deny=options.deny, defaults=False,
+            self.workspace,
+            rules_file=file,
+            allow=options.allow,
+            ask=options.ask,
+            deny=options.deny,
+            defaults=False,
         )
         # Without a rule, a foreign call goes through: the proxy watches by default.
         self.rules.rules.insert(0, Rule(CallPattern("*"), "allow", "default"))
@@ -120,7 +128,8 @@ class Proxy:
         best: Conversation | None = None
         best_score = (-1, -1)
         answered = {
-            m.get("tool_call_id") for m in exchange.messages
+            m.get("tool_call_id")
+            for m in exchange.messages
             if isinstance(m, dict) and m.get("role") == "tool"
         }
         for conv in self.conversations:
@@ -200,7 +209,9 @@ class Proxy:
         if exchange.whole is not None:
             return Response(exchange.whole, exchange.status, media_type=exchange.media_type)
         return StreamingResponse(
-            exchange.pieces(), exchange.status, media_type=exchange.media_type,
+            exchange.pieces(),
+            exchange.status,
+            media_type=exchange.media_type,
             headers={"cache-control": "no-cache"},
         )
 
@@ -208,7 +219,9 @@ class Proxy:
         assert self.client is not None
         url = self.upstream + sub + (f"?{request.url.query}" if request.url.query else "")
         upstream = self.client.build_request(
-            request.method, url, content=raw,
+            request.method,
+            url,
+            content=raw,
             headers=self.upstream_headers(safe_headers(request.headers.items())),
         )
         try:
@@ -219,7 +232,8 @@ class Proxy:
                 json.dumps({"error": {"message": message}}), 502, media_type="application/json"
             )
         return StreamingResponse(
-            response.aiter_raw(), response.status_code,
+            response.aiter_raw(),
+            response.status_code,
             headers=safe_headers(response.headers.items()),
             background=BackgroundTask(response.aclose),
         )
@@ -243,13 +257,19 @@ class Proxy:
         for its result, end each conversation's run and close its session."""
         sock = self.bind()
         config = uvicorn.Config(
-            self.asgi(), log_level="warning", access_log=False, lifespan="off",
+            self.asgi(),
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
             timeout_graceful_shutdown=1,
         )
         server = _Server(config)
         timeout = httpx2.Timeout(connect=10.0, read=None, write=30.0, pool=10.0)
         try:
-            async with httpx2.AsyncClient(timeout=timeout) as client, anyio.create_task_group() as tg:
+            async with (
+                httpx2.AsyncClient(timeout=timeout) as client,
+                anyio.create_task_group() as tg,
+            ):
                 self.client, self._tg = client, tg
                 tg.start_soon(_serve, server, sock)
                 try:

@@ -32,8 +32,16 @@ SENSITIVE_HEADERS = frozenset(
 """Headers never recorded and never forwarded from the agent (the upstream key replaces them)."""
 HOP_HEADERS = frozenset(
     {
-        "host", "content-length", "connection", "keep-alive", "transfer-encoding", "te",
-        "trailer", "upgrade", "accept-encoding", "content-encoding",
+        "host",
+        "content-length",
+        "connection",
+        "keep-alive",
+        "transfer-encoding",
+        "te",
+        "trailer",
+        "upgrade",
+        "accept-encoding",
+        "content-encoding",
     }
 )
 """Headers that describe one HTTP hop, not the request: httpx and the server set their own."""
@@ -44,9 +52,7 @@ def content_text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(
-            str(part.get("text", "")) for part in content if isinstance(part, dict)
-        )
+        return "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
     return ""
 
 
@@ -59,7 +65,12 @@ def message_key(message: Any) -> MessageKey:
         for call in message.get("tool_calls") or ()
         if isinstance(call, dict)
     )
-    return (message.get("role"), content_text(message.get("content")), calls, message.get("tool_call_id"))
+    return (
+        message.get("role"),
+        content_text(message.get("content")),
+        calls,
+        message.get("tool_call_id"),
+    )
 
 
 def message_keys(messages: Iterable[Any]) -> list[MessageKey]:
@@ -69,7 +80,8 @@ def message_keys(messages: Iterable[Any]) -> list[MessageKey]:
 def safe_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
     """The headers worth recording and forwarding: no credentials, no hop-by-hop ones."""
     return {
-        k: v for k, v in headers
+        k: v
+        for k, v in headers
         if k.lower() not in SENSITIVE_HEADERS and k.lower() not in HOP_HEADERS
     }
 
@@ -150,13 +162,16 @@ class ReleasedCall:
 
     def as_delta(self, index: int) -> JsonDict:
         return {
-            "index": index, "id": self.id, "type": "function",
+            "index": index,
+            "id": self.id,
+            "type": "function",
             "function": {"name": self.name, "arguments": self.wire_arguments},
         }
 
     def as_call(self) -> JsonDict:
         return {
-            "id": self.id, "type": "function",
+            "id": self.id,
+            "type": "function",
             "function": {"name": self.name, "arguments": self.wire_arguments},
         }
 
@@ -313,19 +328,24 @@ def restore_removed(body: JsonDict, repairs: Sequence[Repair]) -> tuple[JsonDict
         if at >= len(messages) or message_key(messages[at]) != repair.released_key:
             continue
         agent_copy = messages[at]
-        theirs = {
-            c.get("id"): c for c in agent_copy.get("tool_calls") or () if isinstance(c, dict)
-        }
+        theirs = {c.get("id"): c for c in agent_copy.get("tool_calls") or () if isinstance(c, dict)}
         restored = dict(agent_copy)
         restored["content"] = repair.content
         restored["tool_calls"] = [theirs.get(c["id"], c) for c in repair.calls]
         messages[at] = restored
         end = at + 1
-        while end < len(messages) and isinstance(messages[end], dict) and messages[end].get("role") == "tool":
+        while (
+            end < len(messages)
+            and isinstance(messages[end], dict)
+            and messages[end].get("role") == "tool"
+        ):
             end += 1
         messages[end:end] = repair.results
         names = ", ".join(f"{r['tool_call_id']}" for r in repair.results)
-        notes.append(f"message {at}: the calls the agent never received ({names}) put back with their answers")
+        notes.append(
+            f"message {at}: the calls the agent never received ({names}) "
+            "put back with their answers"
+        )
     return {**body, "messages": messages}, notes
 
 
@@ -342,4 +362,6 @@ def _json_object(data: str | None) -> JsonDict | None:
 def _has_content(delta: Any) -> bool:
     if not isinstance(delta, dict):
         return False
-    return any(v not in (None, "", [], {}) for k, v in delta.items() if k != "role") or "role" in delta
+    return (
+        any(v not in (None, "", [], {}) for k, v in delta.items() if k != "role") or "role" in delta
+    )
