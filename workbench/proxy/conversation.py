@@ -146,7 +146,9 @@ class Conversation:
             breakpoints=proxy.options.breakpoints,
         )
         self.agent.before_tool_call = chain_before(gate, stepper.before_tool_call)
-        self.agent.after_tool_call = stepper.after_tool_call
+        # No after-tool pause (the @error breakpoint): the only foreign calls that fail
+        # are ones the agent never answered, and an answer written there would reach
+        # neither the agent nor the model.
         self.agent.stream_fn = stepper.wrap_stream_fn(self.forwarder)
         self.agent.subscribe(stepper.on_event)
         self.agent.subscribe(self._on_event)
