@@ -21,12 +21,14 @@ from rich.text import Text
 from workbench import gc_policy
 from workbench.agent import AssistantMessage, ToolResultMessage, UserMessage
 from workbench.agent.types import result_text, text_of
+from workbench.cli.args import EXIT_MAX_TURNS
 from workbench.runtime import Runtime
 from workbench.sanitize import literal, one_line
 from workbench.sessions.codec import encode
 
 EXIT_FINISHED = 0
 EXIT_ERROR = 1
+EXIT_NOT_RECORDED = 3
 EXIT_ABORTED = 130
 
 
@@ -154,6 +156,9 @@ class EventPrinter:
         reason = f": {event.reason}" if event.reason else ""
         self.line(("  ! ", "magenta"), f"{event.decision} {event.tool_name} by {who}{reason}")
 
+    def on_run_limit(self, event: Any) -> None:
+        self.line(("■ ", "bold yellow"), (event.text, "bold yellow"))
+
     def on_agent_end(self, event: Any) -> None:
         ended = f"{self.prefix}end: {self.turn} turns, {self.tool_calls} tool calls"
         self.console.rule(Text(ended, style="bold"), style="dim")
@@ -187,7 +192,10 @@ def _reader_gone(runtime: Runtime) -> Callable[[], None]:
 
 
 def exit_code(runtime: Runtime) -> int:
-    """0 finished, 1 the model or the run ended in error, 130 aborted."""
+    """0 finished, 1 the model or the run ended in error, 3 finished but the session
+    file does not hold the whole run, 4 stopped by --max-turns, 130 aborted."""
+    if runtime.turn_limit is not None and runtime.turn_limit.reached:
+        return EXIT_MAX_TURNS
     messages = runtime.agent.state.messages
     last = next((m for m in reversed(messages) if isinstance(m, AssistantMessage)), None)
     if last is None:
@@ -196,7 +204,18 @@ def exit_code(runtime: Runtime) -> int:
         return EXIT_ABORTED
     if last.stop_reason == "error":
         return EXIT_ERROR
-    return EXIT_FINISHED
+    return recording_exit_code(runtime, EXIT_FINISHED)
+
+
+def recording_exit_code(runtime: Runtime, code: int) -> int:
+    """`code`, or 3 when it is 0 and the session recording had a problem."""
+    recorder = runtime.recorder
+    return EXIT_NOT_RECORDED if code == EXIT_FINISHED and recorder and recorder.problems else code
+
+
+def say_recording_problem(text: str) -> None:
+    """A recording problem as one line on stderr."""
+    print(f"workbench: session {literal(text)}", file=sys.stderr, flush=True)
 
 
 class JsonLinesPrinter:
@@ -230,6 +249,8 @@ async def run_headless(
         runtime.agent.subscribe(JsonLinesPrinter(sys.stdout.buffer, _reader_gone(runtime)))
     else:
         runtime.agent.subscribe(EventPrinter(console or Console(highlight=False)))
+    if runtime.recorder is not None:
+        runtime.recorder.on_problem = say_recording_problem
 
     async def abort_on_sigint() -> None:
         with anyio.open_signal_receiver(signals.SIGINT) as received:
