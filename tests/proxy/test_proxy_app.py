@@ -47,7 +47,7 @@ async def test_a_held_call_asks_in_a_dialog_and_runs_once_allowed(chat_server, t
         assert ran == [] and not agent.done()  # the response waits for the answer
         (row,) = listed(app)
         assert "1 test-model" in row and "awaiting approval" in row
-        await pilot.press("a")
+        await pilot.press("ctrl+y")  # allow once
         text, _ = await asyncio.wait_for(agent, 10)
         await client.close()
         await wait_for(pilot, lambda: app.view_state.run_state == "finished")

@@ -153,7 +153,7 @@ async def test_a_proxy_session_exports_and_refuses_a_rerun(chat_server, tmp_path
     session, _ = session_of(proxy)
     out = tmp_path / "run.md"
     assert subcommand_main("export", [str(session.path), "--format", "md", "-o", str(out)]) == 0
-    assert "### Tool call `read_file` (call_x1)" in out.read_text()
+    assert "### Tool call `read_file` (`call_x1`)" in out.read_text()
     import anyio
 
     assert await anyio.to_thread.run_sync(subcommand_main, "rerun", [str(session.path)]) == 2

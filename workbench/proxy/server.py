@@ -55,6 +55,8 @@ class _QuietCuts(logging.Filter):
 
 logging.getLogger("uvicorn.error").addFilter(_QuietCuts())
 
+NO_RULE = "proxy default: no rule matched"
+"""The source named when the proxy's own catch-all rule lets a call through."""
 METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD"]
 
 
@@ -108,7 +110,8 @@ class Proxy:
             defaults=False,
         )
         # Without a rule, a foreign call goes through: the proxy watches by default.
-        self.rules.rules.insert(0, Rule(CallPattern("*"), "allow", "default"))
+        # First and least specific, so every other rule that matches beats it.
+        self.rules.rules.insert(0, Rule(CallPattern("*"), "allow", NO_RULE))
         self.rules_file = file
         self.rules_file_display = display_path(file, self.workspace)
         for text in options.breakpoints:
