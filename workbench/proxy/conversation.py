@@ -146,10 +146,11 @@ class Conversation:
             breakpoints=proxy.options.breakpoints,
         )
         self.agent.before_tool_call = chain_before(gate, stepper.before_tool_call)
-        # No after-tool pause (the @error breakpoint): the only foreign calls that fail
-        # are ones the agent never answered, and an answer written there would reach
-        # neither the agent nor the model.
         self.agent.stream_fn = stepper.wrap_stream_fn(self.forwarder)
+        # The stepper's hooks as `Stepper.attach` gives them, but for the error-result
+        # pause (`@error`): the only foreign calls that fail are ones the agent never
+        # answered, and an answer written there would reach neither the agent nor the model.
+        self.agent.on_arguments_failed = stepper.arguments_failed
         self.agent.subscribe(stepper.on_event)
         self.agent.subscribe(self._on_event)
         self.runtime = Runtime(
