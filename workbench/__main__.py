@@ -52,6 +52,10 @@ def leave(code: int) -> int:
 
 
 def _main(argv: list[str]) -> int:
+    if argv and argv[0] == "proxy":
+        from workbench.cli.proxy import proxy_main
+
+        return proxy_main(argv[1:])
     if argv and argv[0] in SUBCOMMANDS:  # replay | rerun | export FILE
         if argv[0] == "replay":
             from widgets.replay_app import replay_main

@@ -41,7 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
             "`workbench replay FILE` steps through one (and forks it), `workbench rerun FILE` "
             "re-runs its tool calls against the real tools and reports what differs, "
             "`workbench export FILE --format md|json` writes a transcript. "
-            "Each has its own --help."
+            "`workbench proxy --upstream URL` debugs any agent that talks to an "
+            "OpenAI-compatible API (docs/proxy.md). Each has its own --help."
         ),
     )
     parser.add_argument("--version", action="version", version=f"workbench {__version__}")

@@ -273,6 +273,11 @@ async def rerun(
     from workbench.workspace import scratch_workspace
 
     header = session.header
+    if header.model.provider == "proxy" and tools is None:
+        raise ValueError(
+            "this session was recorded by `workbench proxy`: its tools belong to the agent "
+            "that ran them, so there is nothing here to re-run them with (replay and export work)"
+        )
     scenario = scenario_of(session)
     if workspace is None:
         if scenario is None:

@@ -296,6 +296,7 @@ class ViewState:
             if isinstance(block, ToolCall):
                 item.blocks.append(Block("toolCall", tool_call_id=block.id))
                 record = self._new_call(block.id, block.name, index)
+                record.name = block.name  # a name streamed in pieces is whole only now
                 record.raw = block.raw_arguments
                 record.parsed = block.arguments
                 if record.stage == "streaming":
@@ -494,6 +495,11 @@ class ViewState:
         if record is not None:
             self.reached_back |= record.turn != self.turn
             record.response = e
+
+    def _on_response_released(self, e: Any) -> None:
+        record = self.network.get(e.request_id)
+        if record is not None:
+            record.released = e
 
 
 _HANDLERS = {
