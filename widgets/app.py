@@ -28,6 +28,7 @@ from widgets.pause_banner import PauseBanner
 from widgets.prompt_bar import PromptBar
 from widgets.status_bar import StatusBar
 from widgets.stepping_actions import SteppingActions
+from widgets.terminal_safety import SafeTextApp
 from widgets.timeline import Timeline
 from widgets.tool_inspector import ToolInspector
 from workbench import gc_policy
@@ -63,7 +64,7 @@ def _text(message: Any) -> str:
     return message.content if isinstance(message.content, str) else text_of(message.content)
 
 
-class WorkbenchApp(SteppingActions, App[int]):
+class WorkbenchApp(SafeTextApp, SteppingActions, App[int]):
     """The workbench: timeline, inspector, status, prompt, and the dialogs."""
 
     CSS_PATH = "app.tcss"
@@ -83,6 +84,7 @@ class WorkbenchApp(SteppingActions, App[int]):
         Binding("f9", "toggle_breakpoint", "Breakpoint"),
         Binding("ctrl+b", "breakpoints", "Breakpoints"),
         Binding("f4", "run_details", "Wire & time"),
+        Binding("f3", "mcp_servers", "MCP servers", show=False),
         Binding("ctrl+l", "focus_prompt", "Prompt"),
     ]
 
@@ -158,6 +160,11 @@ class WorkbenchApp(SteppingActions, App[int]):
             main.query_one(PauseBanner),
         )
         self._unsubscribe = self.agent.subscribe(self._on_bus_event)
+        recorder = self.runtime.recorder
+        if recorder is not None:
+            recorder.on_problem = self._recording_problem
+            for problem in recorder.problems:
+                self._recording_problem(problem)
         self.prompt_bar.input.value = self.prefill
         self.prompt_bar.input.focus()
         self.set_interval(0.25, self._tick)
@@ -166,6 +173,10 @@ class WorkbenchApp(SteppingActions, App[int]):
         if self.runtime.mcp is not None:
             self._mcp_started = asyncio.Event()
             self._serve_mcp()
+
+    def _recording_problem(self, text: str) -> None:
+        """The session file will not hold the whole run: say so (the exit code says it too)."""
+        self.notify(f"Session {text}", severity="error", timeout=20)
 
     def _apply_gc_policy(self) -> None:
         """Once the screen is up, what is alive is here to stay (see `gc_policy`)."""
@@ -179,6 +190,8 @@ class WorkbenchApp(SteppingActions, App[int]):
             self._gc_thresholds = None
         if self._unsubscribe is not None:
             self._unsubscribe()
+        if self.runtime.recorder is not None:
+            self.runtime.recorder.on_problem = None
 
     # -- events in ---------------------------------------------------------------------
 
@@ -366,6 +379,7 @@ class WorkbenchApp(SteppingActions, App[int]):
                         timeout=12 if failed else 4, markup=False,
                     )
                 hub.on_change = self._mcp_server_exited
+                hub.on_tools_changed = self._mcp_tools_changed
                 self._mcp_started.set()
                 self._refresh_now()
                 await asyncio.Event().wait()  # until the app exits and cancels this worker
@@ -381,6 +395,27 @@ class WorkbenchApp(SteppingActions, App[int]):
             f"{describe_failure(connection)}\nctrl+p, 'Restart MCP server' starts it again.",
             severity="error", timeout=15, markup=False,
         )
+
+    def _mcp_tools_changed(self, connection: Any, added: list[str], removed: list[str]) -> None:
+        tools = [t for t in self.agent.state.tools if t.source == f"mcp:{connection.name}"]
+        self.labels.update({t.name: t.label for t in tools})
+        self.descriptions.update({t.name: t.description for t in tools})
+        self.sources.update({t.name: t.source for t in tools if t.source})
+        change = ", ".join([*(f"+{n}" for n in added), *(f"-{n}" for n in removed)])
+        self.notify(
+            f"MCP server {connection.name} changed its tools ({change or 'same names'}); "
+            "the next model request has the new list", markup=False,
+        )
+
+    def action_mcp_servers(self) -> None:
+        from widgets.mcp_servers import McpServersScreen
+
+        hub = self.runtime.mcp
+        if hub is None:
+            self.notify("No MCP servers in this run (start one with --mcp, --mcp-url or "
+                        "--mcp-config)", severity="warning", markup=False)
+            return
+        self.push_screen(McpServersScreen(hub, self.restart_mcp_server))
 
     @work(group="mcp-restart", exit_on_error=False)
     async def restart_mcp_server(self, name: str) -> None:
@@ -496,6 +531,7 @@ def _command_help(action: str) -> str:
         "cancel_call": "Cancel only the selected running call",
         "focus_prompt": "Put the cursor in the message box",
         "run_details": "Every model request as sent, and where the run's time went",
+        "mcp_servers": "Each MCP server's state, tools, log and stderr; restart one",
     }.get(action, action)
 
 

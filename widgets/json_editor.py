@@ -19,7 +19,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static, TextArea
 
-from workbench.sanitize import literal
+from workbench.json_text import escape_chars, loads
+from workbench.sanitize import UNSAFE, literal
 
 
 class JsonEditModal(ModalScreen[dict[str, Any] | None]):
@@ -46,7 +47,8 @@ class JsonEditModal(ModalScreen[dict[str, Any] | None]):
     ) -> None:
         super().__init__()
         self.title_text = title
-        self.initial = json.dumps(args, indent=2, ensure_ascii=False)
+        # characters a terminal would act on (or hide) as JSON escapes: the same value
+        self.initial = escape_chars(json.dumps(args, indent=2, ensure_ascii=False), UNSAFE)
         self.on_submit = on_submit
 
     def compose(self) -> ComposeResult:
@@ -69,9 +71,14 @@ class JsonEditModal(ModalScreen[dict[str, Any] | None]):
         """The editor's JSON object, or None with the problem shown."""
         source = self.query_one(TextArea).text
         try:
-            value = json.loads(source)
+            value = loads(source)
         except json.JSONDecodeError as exc:
-            self.error_line.update(f"JSON error at line {exc.lineno}, column {exc.colno}: {exc.msg}")
+            self.error_line.update(
+                Text(f"JSON error at line {exc.lineno}, column {exc.colno}: {exc.msg}")
+            )
+            return None
+        except ValueError as exc:  # nested too deep
+            self.error_line.update(Text(literal(str(exc))))
             return None
         if not isinstance(value, dict):
             self.error_line.update("The arguments must be a JSON object.")

@@ -22,6 +22,7 @@ from textual.widgets import Button, Checkbox, Input, Static
 from widgets.json_editor import JsonEditModal
 from widgets.render import stage_view
 from workbench.agent import AgentTool
+from workbench.json_text import normal
 from workbench.permissions import AnswerError, PermissionAnswer, PermissionGate
 from workbench.sanitize import literal
 from workbench.view.records import ToolCallRecord
@@ -45,6 +46,7 @@ class PermissionModal(ModalScreen[str | None]):
     PermissionModal #perm-counter, PermissionModal #perm-desc { color: $text-muted; text-wrap: nowrap; text-overflow: ellipsis; }
     PermissionModal #perm-desc { text-style: italic; }
     PermissionModal #perm-args { height: auto; max-height: 45vh; min-height: 4; border: round $panel-lighten-2; padding: 0 1; }
+    PermissionModal #perm-protected { color: $error; text-style: bold; height: auto; }
     PermissionModal #perm-error { color: $error; height: auto; display: none; }
     PermissionModal #perm-error.-shown { display: block; }
     PermissionModal Input { margin: 1 0 0 0; background: $boost; }
@@ -74,6 +76,8 @@ class PermissionModal(ModalScreen[str | None]):
         request = next((r for r in gate.pending if r.request_id == request_id), None)
         self.suggested_pattern = request.suggested_pattern if request else record.name
         self.rule_text = str(request.rule) if request is not None and request.rule else None
+        self.protected = request.protected if request is not None else None
+        """The gate's warning when the call changes a protected path (.git/, .workbench/)."""
 
     def compose(self) -> ComposeResult:
         record = self.record
@@ -96,6 +100,8 @@ class PermissionModal(ModalScreen[str | None]):
             if source and source != "builtin":  # where the code that will run lives
                 desc.append(f"  · from {literal(source)}", style="bold cyan")
             yield Static(desc, id="perm-desc")
+            if self.protected is not None:
+                yield Static(Text(literal(self.protected)), id="perm-protected")
             with VerticalScroll(id="perm-args"):
                 yield Static(self._args_text())
             yield Static("", id="perm-error")
@@ -125,7 +131,7 @@ class PermissionModal(ModalScreen[str | None]):
         text.append("\n")
         text.append_text(stage_view(args, record.parsed))
         raw = record.raw
-        if raw is not None and _normal(raw) != _normal(json.dumps(args)):
+        if raw is not None and normal(raw) != normal(json.dumps(args)):
             text.append("\nraw, as the model sent it\n", style="bold")
             text.append(literal(raw), style="dim")
         return text
@@ -188,9 +194,3 @@ class PermissionModal(ModalScreen[str | None]):
             return False
         return True
 
-
-def _normal(text: str) -> str:
-    try:
-        return json.dumps(json.loads(text), sort_keys=True)
-    except (ValueError, TypeError):
-        return text

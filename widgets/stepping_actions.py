@@ -71,14 +71,18 @@ class SteppingActions:
         exists = any(bp.text == name for bp in stepper.breakpoints)
 
         async def toggle() -> None:
-            if exists:
-                await stepper.remove_breakpoint(name)
-            else:
-                await stepper.add_breakpoint(name)
+            try:
+                if exists:
+                    await stepper.remove_breakpoint(name)
+                else:
+                    await stepper.add_breakpoint(name)
+            except StepperError as exc:  # a tool name no pattern can name (a model's)
+                self.notify(f"No breakpoint on {name}: {exc}", severity="error")
+                return
+            done = "cleared" if exists else "set"
+            self.notify(f"Breakpoint on {name} {done}.", timeout=2)
 
         self.run_worker(toggle(), group="control")
-        done = "cleared" if exists else "set"
-        self.notify(f"Breakpoint on {name} {done}.", timeout=2, markup=False)
 
     def action_breakpoints(self) -> None:
         from widgets.breakpoints_modal import BreakpointsModal

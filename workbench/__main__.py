@@ -16,6 +16,7 @@ import anyio
 from workbench.cli.args import build_parser, pace_of, parse
 from workbench.providers.settings import settings_from_args
 from workbench.runtime import RunOptions, Runtime, build_runtime
+from workbench.sanitize import literal
 from workbench.sessions.cli import SUBCOMMANDS, subcommand_main
 
 PROJECT_COMMANDS = ("init", "run")
@@ -45,14 +46,17 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError(f"--workspace {options.workspace} is not a directory")
         runtime = build_runtime(options)
     except (OSError, ValueError) as exc:
-        print(f"workbench: {exc}", file=sys.stderr)
+        print(f"workbench: {literal(str(exc))}", file=sys.stderr)
         return 2
     if not headless:
         from widgets.app import make_app
+        from workbench.cli.headless import recording_exit_code, say_recording_problem
 
         code = make_app(runtime, prefill=args.prompt).run() or 0
+        for problem in runtime.recorder.problems if runtime.recorder else ():
+            say_recording_problem(problem)
         _say_session(runtime)
-        return code
+        return recording_exit_code(runtime, code)
 
     prompt = args.headless or runtime.prompt
     if not prompt:
@@ -83,9 +87,8 @@ def options_from_args(args: argparse.Namespace, headless: bool, approve: Any) ->
         breakpoints=args.breakpoints,
         slow_after=args.slow_after,
         capture_chunks=args.capture_chunks,
-        mcp=args.mcp,
-        mcp_urls=args.mcp_url,
-        mcp_servers=[*args.project_mcp, *_config_mcp_servers(args)],
+        mcp_servers=[*args.project_mcp, *_mcp_servers(args)],
+        mcp_log_level=args.mcp_log_level,
         pass_env=[*_config_pass_env(args), *args.pass_env],
         session=args.session,
         record=not args.no_record,
@@ -155,16 +158,23 @@ def system_prompt_of(args: argparse.Namespace) -> str | None:
 
 def _say_session(runtime: Runtime, what: str = "session recorded to") -> None:
     path = runtime.session_path
-    if path is not None and (what != "session recorded to" or path.exists()):
+    failed = runtime.recorder is not None and runtime.recorder.error is not None
+    if path is not None and (what != "session recorded to" or (path.exists() and not failed)):
         print(f"workbench: {what} {path}", file=sys.stderr)
 
 
-def _config_mcp_servers(args: Any) -> list[Any]:
-    """The `[mcp.servers.NAME]` tables of the config file (--config, else the default)."""
-    from workbench.mcp.config import load_mcp_servers
+def _mcp_servers(args: Any) -> list[Any]:
+    """Every MCP server to start: the config file's `[mcp.servers.NAME]` tables (--config,
+    else the default), then each --mcp-config file's, then the flags' in their order."""
+    from workbench.mcp.config import load_mcp_json, load_mcp_servers, servers_from_flags
     from workbench.providers.settings import default_config_path
 
-    return load_mcp_servers(args.config or default_config_path(), required=args.config is not None)
+    servers = load_mcp_servers(
+        args.config or default_config_path(), required=args.config is not None
+    )
+    for path in args.mcp_config:
+        servers += load_mcp_json(Path(path))
+    return servers + servers_from_flags(getattr(args, "mcp_specs", None) or [])
 
 
 def _config_pass_env(args: Any) -> list[str]:
@@ -186,8 +196,10 @@ async def _run_headless(runtime: Any, prompt: str, jsonl: bool = False) -> int:
 
     async with runtime.mcp.attach(runtime.agent) as hub:
         for line in hub.report():
-            print(f"workbench: {line}", file=sys.stderr)
-        hub.on_change = lambda c: print(f"workbench: {describe_failure(c)}", file=sys.stderr)
+            print(f"workbench: {literal(line)}", file=sys.stderr)
+        hub.on_change = lambda c: print(
+            f"workbench: {literal(describe_failure(c))}", file=sys.stderr
+        )
         return await run_headless(runtime, prompt, jsonl=jsonl)
 
 

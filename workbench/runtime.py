@@ -70,6 +70,8 @@ class RunOptions:
     """MCP servers to connect to over streamable HTTP (`--mcp-url`)."""
     mcp_servers: list[Any] = field(default_factory=list)
     """More MCP servers as `workbench.mcp.McpServerConfig`s (the config file's)."""
+    mcp_log_level: str | None = None
+    """The log level asked of MCP servers that log (`--mcp-log-level`)."""
     session: Path | None = None
     """The session file to record to (default: a new file in the user's data directory)."""
     record: bool = True
@@ -111,16 +113,21 @@ class Runtime:
 
 
 def builtin_tool_list(
-    workspace: Path, names: list[str] | None = None, pass_env: list[str] | None = None
+    workspace: Path,
+    names: list[str] | None = None,
+    pass_env: list[str] | None = None,
+    gate: PermissionGate | None = None,
 ) -> list[AgentTool]:
-    """The built-in tools bound to `workspace`: all of them, or those named (in order).
+    """The built-in tools bound to `workspace`: all of them, or those named (in order);
+    with `gate`, the reading tools show only what it lets them read.
 
     Raises:
         ValueError: a name that is not a built-in tool.
     """
     from tools import builtin_tools
 
-    tools = builtin_tools(workspace, pass_env=pass_env or ())
+    may_read = gate.may_read if gate is not None else None
+    tools = builtin_tools(workspace, may_read, pass_env=pass_env or ())
     if names is None:
         return tools
     by_name = {t.name: t for t in tools}
@@ -133,7 +140,9 @@ def builtin_tool_list(
     return [by_name[n] for n in names]
 
 
-def run_tools(options: RunOptions, workspace: Path) -> list[AgentTool]:
+def run_tools(
+    options: RunOptions, workspace: Path, gate: PermissionGate | None = None
+) -> list[AgentTool]:
     """The built-ins chosen, then the tools of the specs; no name may appear twice.
 
     Raises:
@@ -141,7 +150,7 @@ def run_tools(options: RunOptions, workspace: Path) -> list[AgentTool]:
     """
     if options.tools is not None:
         return list(options.tools)
-    tools = builtin_tool_list(workspace, options.builtin_tools, options.pass_env)
+    tools = builtin_tool_list(workspace, options.builtin_tools, options.pass_env, gate)
     if options.tool_specs:
         from workbench.project import load_tools, refuse_duplicates
 
@@ -150,8 +159,9 @@ def run_tools(options: RunOptions, workspace: Path) -> list[AgentTool]:
     return tools
 
 
-def mcp_hub(options: RunOptions) -> Any:
-    """An `McpHub` for the options' MCP servers, not started (None when there are none).
+def mcp_hub(options: RunOptions, workspace: Path | None = None) -> Any:
+    """An `McpHub` for the options' MCP servers, not started (None when there are none);
+    `workspace` is offered to them as their root.
 
     Raises:
         ValueError: a `--mcp` command that does not split, or a URL that is not http(s).
@@ -160,7 +170,9 @@ def mcp_hub(options: RunOptions) -> Any:
         return None
     from workbench.mcp import McpHub, resolve_servers
 
-    return McpHub(resolve_servers(options.mcp, options.mcp_urls, options.mcp_servers))
+    servers = resolve_servers(options.mcp, options.mcp_urls, options.mcp_servers)
+    roots = [workspace] if workspace is not None else []
+    return McpHub(servers, roots=roots, log_level=options.mcp_log_level)
 
 
 def build_runtime(options: RunOptions) -> Runtime:
@@ -190,8 +202,16 @@ def build_runtime(options: RunOptions) -> Runtime:
         )
         stream_fn, model = openai_provider, openai_provider.model
     workspace = options.workspace or scratch_workspace(scenario)
-    tools = run_tools(options, workspace)
-    hub = mcp_hub(options)
+    gate = PermissionGate.for_workspace(
+        workspace,
+        policy=options.approve,
+        allow=options.allow,
+        ask=options.ask,
+        deny=options.deny,
+        rules_file=options.rules_file,
+    )
+    tools = run_tools(options, workspace, gate)
+    hub = mcp_hub(options, workspace)
     fork = options.fork
     if options.system_prompt is not None:
         system_prompt = options.system_prompt
@@ -214,15 +234,7 @@ def build_runtime(options: RunOptions) -> Runtime:
             agent, workspace=workspace, scenario=scenario, path=options.session, fork=fork,
             setup=lambda: agent_setup(options, hub),
         )
-    gate = PermissionGate.for_workspace(
-        workspace,
-        publish=agent.publish,
-        policy=options.approve,
-        allow=options.allow,
-        ask=options.ask,
-        deny=options.deny,
-        rules_file=options.rules_file,
-    )
+    gate.publish = agent.publish
     stepper = Stepper(publish=agent.publish, enabled=options.step, breakpoints=options.breakpoints)
     agent.before_tool_call = chain_before(gate, stepper.before_tool_call)
     agent.after_tool_call = stepper.after_tool_call

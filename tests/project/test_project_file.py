@@ -74,7 +74,7 @@ def test_a_bare_workbench_runs_the_projects_agent(
 ) -> None:
     text = WORKBENCH_TOML.split("[mcp")[0]
     (project / "workbench.toml").write_text(text, encoding="utf-8")
-    assert main(["--headless", "--approve", "all", "--no-record"]) == 3  # max_turns = 1
+    assert main(["--headless", "--approve", "all", "--no-record"]) == 4  # max_turns = 1
     out = capsys.readouterr().out
     assert "│ HI" in out and "again" not in out and "--max-turns 1" in out
 

@@ -140,7 +140,7 @@ def test_max_turns_stops_a_sticky_forced_run_after_n_turns(
 ) -> None:
     code, bodies, _ = run_forced(empty_dir, "--tool-choice-sticky", "--max-turns", "3")
     out = capsys.readouterr().out
-    assert code == EXIT_MAX_TURNS == 3
+    assert code == EXIT_MAX_TURNS == 4
     assert len(bodies) == 3
     assert all(b["tool_choice"] == {"type": "function", "function": {"name": "add"}} for b in bodies)
     assert "Stopped after 3 model turns (--max-turns 3)" in out

@@ -122,3 +122,31 @@ async def test_cancel_from_inside_the_modal_aborts_the_run(make_test_app) -> Non
     for message in app.agent.state.messages:
         if isinstance(message, AssistantMessage):
             assert {c.id for c in message.tool_calls} <= answered
+
+
+async def test_a_protected_path_is_flagged_in_red(make_test_app) -> None:
+    from textual.color import Color
+    from textual.widgets import Static
+
+    scenario = scenario_of(
+        [
+            {"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "1"}}]},
+            {"tool_calls": [{"name": "write_file", "arguments": {"path": ".git/hooks/pre-commit", "content": "x"}}]},
+            {"text": "done"},
+        ]
+    )
+    app = make_test_app(scenario)
+    async with app.run_test(size=(140, 44)) as pilot:
+        app.prompt_bar.input.value = "write"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: modal_open(app))
+        assert not app.screen.query("#perm-protected")  # an ordinary call: no warning
+        await pilot.press("A")  # always allow write_file...
+        await wait_for(pilot, lambda: modal_open(app) and app.screen.record.id == "call_2_1")
+        warning = app.screen.query_one("#perm-protected", Static)  # ... is asked again, flagged
+        assert "Protected path: this call changes .git/hooks/pre-commit" in str(warning.render())
+        red, shown = Color.parse(app.current_theme.error), warning.styles.color
+        assert max(abs(a - b) for a, b in zip(red.rgb, shown.rgb, strict=True)) <= 2  # $error
+        await pilot.press("d")
+        await wait_for(pilot, lambda: app.view_state.run_state == "finished")
+    assert not (app.runtime.workspace / ".git" / "hooks" / "pre-commit").exists()

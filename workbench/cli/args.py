@@ -5,10 +5,20 @@ from __future__ import annotations
 import argparse
 import math
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from workbench import __version__
 from workbench.providers.settings import add_provider_arguments
+
+
+class McpSpec(argparse.Action):
+    """Appends to its own list and, in command-line order, to `mcp_specs`: the
+    per-server flags (`--mcp-header`, ...) apply to the server named just before."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
+        setattr(namespace, self.dest, [*(getattr(namespace, self.dest, None) or []), values])
+        specs = getattr(namespace, "mcp_specs", None) or []
+        namespace.mcp_specs = [*specs, (option, values)]
 
 
 class Parser(argparse.ArgumentParser):
@@ -43,8 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
         const="",
         metavar="PROMPT",
         help="run once without the app and print the event stream; PROMPT defaults to the "
-        "scenario's own. Exit code: 0 finished, 1 error, 2 bad input, "
-        f"{EXIT_MAX_TURNS} stopped by --max-turns, 130 aborted",
+        "scenario's own. Exit code: 0 finished, 1 error, 2 bad input, 3 finished but the "
+        f"session could not be recorded whole, {EXIT_MAX_TURNS} stopped by --max-turns, "
+        "130 aborted",
     )
     parser.add_argument(
         "prompt",
@@ -132,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mcp.add_argument(
         "--mcp",
-        action="append",
+        action=McpSpec,
         default=[],
         metavar="'COMMAND ARGS'",
         help="start a stdio MCP server, e.g. --mcp 'npx -y @modelcontextprotocol/server-memory' "
@@ -140,10 +151,43 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mcp.add_argument(
         "--mcp-url",
-        action="append",
+        action=McpSpec,
         default=[],
         metavar="URL",
         help="connect to a streamable-HTTP MCP server, e.g. http://127.0.0.1:8000/mcp (repeatable)",
+    )
+    mcp.add_argument(
+        "--mcp-sse",
+        action=McpSpec,
+        default=[],
+        metavar="URL",
+        help="connect to an MCP server over the older HTTP+SSE transport, e.g. "
+        "http://127.0.0.1:8000/sse (repeatable)",
+    )
+    for flag, metavar, about in (
+        ("--mcp-header", "'NAME: VALUE'", "an HTTP header for it, e.g. 'Authorization: Bearer …'"),
+        ("--mcp-env", "NAME=VALUE", "an environment variable for its process"),
+        ("--mcp-cwd", "DIR", "the working directory of its process"),
+        ("--mcp-timeout", "SECONDS", "how long it may take to start (default 20)"),
+    ):
+        mcp.add_argument(
+            flag, action=McpSpec, default=[], metavar=metavar,
+            help=f"for the MCP server named just before: {about} (repeatable)",
+        )
+    mcp.add_argument(
+        "--mcp-log-level",
+        choices=("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"),
+        metavar="LEVEL",
+        help="the least severe log lines MCP servers should send (debug ... emergency); "
+        "they are kept per server",
+    )
+    mcp.add_argument(
+        "--mcp-config",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="MCP servers from a JSON file in the mcpServers format of Claude Desktop, "
+        "Cursor and VS Code (repeatable)",
     )
     view = parser.add_argument_group("view")
     view.add_argument(
@@ -163,7 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-EXIT_MAX_TURNS = 3
+EXIT_MAX_TURNS = 4
 """Headless exit code of a run that `--max-turns` stopped."""
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
 import uuid
@@ -37,6 +36,7 @@ from workbench.agent.config import LlmContext, StreamOptions, resolve
 from workbench.agent.events import AssistantMessageEvent, Event
 from workbench.agent.types import Model
 from workbench.events import ProviderRequestEvent, ProviderResponseEvent
+from workbench.json_text import LINE_DEPTH, loads
 from workbench.providers.openai_messages import JsonDict, build_request_body
 from workbench.providers.openai_stream import ChunkReader, SSEDecoder, StreamError, error_text
 from workbench.providers.settings import OpenAISettings
@@ -282,7 +282,7 @@ class _Exchange:
         if self.chunks is not None:
             self.chunks.append(text)
         try:
-            data = json.loads(text)
+            data = loads(text, LINE_DEPTH)
         except ValueError:
             raise StreamError(
                 f"The server sent a JSON content type but invalid JSON: {text[:300]}"

@@ -19,6 +19,7 @@ import anyio
 from workbench.cli.args import Parser
 from workbench.providers.settings import add_provider_arguments
 from workbench.sanitize import literal, one_line
+from workbench.sessions.fork import scenario_of
 from workbench.sessions.reader import Session, SessionError, read_session
 from workbench.sessions.rerun import RerunReport, rerun
 
@@ -74,7 +75,8 @@ def rerun_parser() -> argparse.ArgumentParser:
         type=Path,
         metavar="DIR",
         help="where the tools run (default: a fresh copy of the recorded "
-        "scenario's files, else the recorded workspace)",
+        "scenario's files; without a scenario you are asked whether to use the current "
+        "directory; the path stored in the session is never used)",
     )
     parser.add_argument(
         "--approve",
@@ -179,32 +181,36 @@ def load(path: Path, command: str) -> Session | None:
     try:
         session = read_session(path)
     except SessionError as exc:
-        print(f"workbench {command}: {exc}", file=sys.stderr)
+        print(f"workbench {command}: {literal(str(exc))}", file=sys.stderr)
         return None
     for warning in session.warnings:
-        print(f"workbench {command}: warning: {warning}", file=sys.stderr)
+        print(f"workbench {command}: warning: {literal(warning)}", file=sys.stderr)
     return session
 
 
 def export_main(argv: list[str]) -> int:
-    from workbench.sessions.export import export
+    from workbench.sessions.export import iter_export
 
     args = export_parser().parse_args(argv)
     session = load(args.file, "export")
     if session is None:
         return EXIT_USAGE
-    text = export(session, args.format)
+    pieces = iter_export(session, args.format)
     if args.output is None:
-        sys.stdout.write(text)
+        for piece in pieces:
+            sys.stdout.write(piece)
         return 0
     try:
-        args.output.write_text(text, encoding="utf-8")
+        with args.output.open("w", encoding="utf-8") as out:
+            for piece in pieces:  # written as made: the whole text is never held
+                out.write(piece)
+            written = out.tell()
     except OSError as exc:
         print(
             f"workbench export: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr
         )
         return EXIT_USAGE
-    print(f"wrote {args.output} ({len(text.encode())} bytes)", file=sys.stderr)
+    print(f"wrote {args.output} ({written} bytes)", file=sys.stderr)
     return 0
 
 
@@ -216,6 +222,10 @@ def rerun_main(argv: list[str]) -> int:
     session = load(args.file, "rerun")
     if session is None:
         return EXIT_USAGE
+    if args.workspace is None and scenario_of(session) is None:
+        args.workspace = _ask_for_cwd(session)
+        if args.workspace is None:
+            return EXIT_USAGE
 
     async def go() -> RerunReport:
         return await rerun(
@@ -235,12 +245,37 @@ def rerun_main(argv: list[str]) -> int:
         setup, servers, warnings = rerun_setup(session, args)
         report = anyio.run(go)
     except (OSError, ValueError) as exc:
-        print(f"workbench rerun: {exc}", file=sys.stderr)
+        print(f"workbench rerun: {literal(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     report.warnings[:0] = warnings
     for line in report_lines(report, args.file, args.approve, quiet=args.quiet):
         print(line)
     return EXIT_DIFFERS if report.differs else EXIT_SAME
+
+
+def _ask_for_cwd(session: Session) -> Path | None:
+    """The current directory, if a person at a terminal agrees to re-run there."""
+    recorded = repr(session.header.workspace or "(unknown)")
+    if not sys.stdin.isatty():
+        print(
+            f"workbench rerun: the session ran in {recorded}; a re-run does not trust a path "
+            "from a session file: pass --workspace DIR",
+            file=sys.stderr,
+        )
+        return None
+    cwd = Path.cwd()
+    question = (
+        f"The session ran in {recorded} (not trusted: a session file can say anything).\n"
+        f"Re-run its tools in the current directory, {literal(str(cwd))}? [y/N] "
+    )
+    try:
+        answer = input(question)
+    except EOFError:
+        answer = ""
+    if answer.strip().lower() not in ("y", "yes"):
+        print("workbench rerun: not re-run; pass --workspace DIR", file=sys.stderr)
+        return None
+    return cwd
 
 
 def report_lines(

@@ -13,7 +13,6 @@ What can be wrong with a session file, and what happens:
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -22,7 +21,8 @@ from typing import Any, get_args
 from pydantic import ValidationError
 
 from workbench.events import BusEvent
-from workbench.sessions.codec import Decoder
+from workbench.json_text import LINE_DEPTH, JsonDepthError, loads
+from workbench.sessions.codec import UNRECORDABLE, Decoder
 from workbench.sessions.header import FORMAT, FORMAT_VERSION, SessionHeader
 
 
@@ -71,10 +71,13 @@ def read_session(path: Path | str) -> Session:
         if not raw.strip():
             continue
         try:
-            line = json.loads(raw)
+            line = loads(raw, LINE_DEPTH)
             if not isinstance(line, dict) or "event" not in line:
                 raise ValueError("not an event line")
             event = decoder.decode(line)
+        except JsonDepthError as exc:
+            session.warnings.append(f"{path.name}:{number + 1}: {exc}; skipped it")
+            continue
         except (ValueError, ValidationError) as exc:
             if number == last:
                 session.torn = True
@@ -84,6 +87,11 @@ def read_session(path: Path | str) -> Session:
                 )
                 break
             unknown = _unknown_type(raw)
+            if unknown == UNRECORDABLE:
+                session.warnings.append(
+                    f"{path.name}:{number + 1}: {_unrecordable(raw)}; skipped it"
+                )
+                continue
             if unknown is not None:
                 session.warnings.append(
                     f"{path.name}:{number + 1}: unknown event type {unknown!r} "
@@ -103,7 +111,9 @@ def _header(path: Path, raw: bytes, *, complete: bool) -> SessionHeader:
     if not raw.strip():
         raise SessionError(f"{path} is empty: not a session file")
     try:
-        data = json.loads(raw)
+        data = loads(raw, LINE_DEPTH)
+    except JsonDepthError as exc:
+        raise SessionError(f"{path}: the header line is {exc}") from None
     except ValueError:
         if not complete:
             raise SessionError(
@@ -130,10 +140,16 @@ def _header(path: Path, raw: bytes, *, complete: bool) -> SessionHeader:
 def _unknown_type(raw: bytes) -> str | None:
     """The event's type when it is one this workbench has no model for."""
     try:
-        kind = json.loads(raw)["event"]["type"]
+        kind = loads(raw, LINE_DEPTH)["event"]["type"]
     except (ValueError, KeyError, TypeError):
         return None
     return kind if isinstance(kind, str) and kind not in _known_types() else None
+
+
+def _unrecordable(raw: bytes) -> str:
+    """What the recorder wrote in place of an event it could not write."""
+    event = loads(raw, LINE_DEPTH)["event"]
+    return f"a {event.get('event_type')} event could not be recorded ({event.get('error')})"
 
 
 @cache

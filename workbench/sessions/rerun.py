@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 from collections import Counter, deque
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
@@ -216,6 +217,16 @@ def compare(
     return outcomes
 
 
+def check_workspace(path: Path) -> None:
+    """Refuse (ValueError) `/` and the home directory as a re-run's workspace."""
+    real = os.path.realpath(path)
+    if real in (os.path.realpath("/"), os.path.realpath(Path.home())):
+        raise ValueError(
+            f"refusing to re-run tools in {str(path)!r}: the filesystem root and the home "
+            "directory are never a workspace; pass --workspace DIR with a project directory"
+        )
+
+
 async def rerun(
     session: Session,
     *,
@@ -234,8 +245,10 @@ async def rerun(
     """Re-run `session`'s tool flow on the real tools; compare every result.
 
     Args:
-        workspace: where the tools run. Default: a fresh scratch copy of the recorded
-            scenario's files, else the recorded workspace (if it still exists).
+        workspace: where the tools run. Default: a fresh copy of the recorded
+            scenario's files. The workspace path stored in the session is never
+            used on its own (a session file can say anything): without a scenario
+            the caller must name the directory. `/` and the home directory are refused.
         approve: how "ask" rules are answered (a re-run has nobody to ask).
         tools: the tools (default: the built-in tools bound to the workspace).
         record_to: also record the re-run as a new session there.
@@ -245,7 +258,8 @@ async def rerun(
         mcp_servers: `McpServerConfig`s that replace the setup's servers.
 
     Raises:
-        ValueError: no workspace to run in, or a setup whose tools do not load.
+        ValueError: no workspace to run in, `/` or the home directory, or a setup whose
+            tools do not load.
     """
     from workbench.permissions import PermissionGate
     from workbench.sessions.fork import scenario_of
@@ -255,17 +269,25 @@ async def rerun(
     header = session.header
     scenario = scenario_of(session)
     if workspace is None:
-        if scenario is not None:
-            workspace = scratch_workspace(scenario)
-        elif header.workspace and Path(header.workspace).is_dir():
-            workspace = Path(header.workspace)
-        else:
-            where = header.workspace or "(none)"
-            raise ValueError(f"the recorded workspace {where} is gone: pass --workspace DIR")
+        if scenario is None:
+            raise ValueError(
+                f"the session ran in {header.workspace or '(unknown)'!r}, and a re-run does "
+                "not trust a path from a session file: pass --workspace DIR"
+            )
+        workspace = scratch_workspace(scenario)
+    check_workspace(workspace)
     report = RerunReport(workspace=workspace)
+    gate = PermissionGate.for_workspace(
+        workspace, policy=approve, allow=list(allow), ask=list(ask), deny=list(deny),
+        rules_file=rules_file,
+    )
     hub = None
     if tools is None:
-        tools, hub = setup_tools(setup, workspace, mcp_servers)
+        tools, hub = setup_tools(setup, workspace, mcp_servers, gate)
+    if hub is None:
+        missing = sorted({t.name for t in header.tools} - {t.name for t in tools})
+        if missing:
+            report.warnings.append(f"tools recorded but not available now: {', '.join(missing)}")
     model = RecordedModel()
     agent = Agent(
         stream_fn=model,
@@ -280,15 +302,8 @@ async def rerun(
         start_recording(
             agent, workspace=workspace, scenario=scenario, path=record_to, setup=setup
         )
-    agent.before_tool_call = PermissionGate.for_workspace(
-        workspace,
-        publish=agent.publish,
-        policy=approve,
-        allow=list(allow),
-        ask=list(ask),
-        deny=list(deny),
-        rules_file=rules_file,
-    )
+    gate.publish = agent.publish
+    agent.before_tool_call = gate
     now: list[ToolResultMessage] = []
 
     def collect(event: Any, _signal: Any = None) -> None:
@@ -320,14 +335,16 @@ async def rerun(
 
 
 def setup_tools(
-    setup: Any, workspace: Path, mcp_servers: list[Any] | None = None
+    setup: Any, workspace: Path, mcp_servers: list[Any] | None = None, gate: Any = None
 ) -> tuple[list[Any], Any]:
     """The tools of an `AgentSetup` (None: the built-ins), and an `McpHub` for its
-    servers or `mcp_servers` (None when there are none)."""
+    servers or `mcp_servers` (None when there are none); with `gate`, the reading
+    tools show only what it lets them read."""
     from workbench.mcp.config import McpServerConfig
     from workbench.runtime import builtin_tool_list
 
-    tools = builtin_tool_list(workspace, setup.builtin_tools if setup is not None else None)
+    names = setup.builtin_tools if setup is not None else None
+    tools = builtin_tool_list(workspace, names, gate=gate)
     if setup is not None and setup.tool_specs:
         from workbench.project import load_tools, refuse_duplicates
 
@@ -344,7 +361,7 @@ def setup_tools(
         return tools, None
     from workbench.mcp import McpHub
 
-    return tools, McpHub(mcp_servers)
+    return tools, McpHub(mcp_servers, roots=[workspace])
 
 
 async def _replay_all(
