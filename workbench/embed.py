@@ -134,8 +134,8 @@ async def run_headless(
 ) -> int:
     """Run `prompt` once without the app, printing the event stream.
 
-    Returns the exit code of `workbench --headless`: 0 finished, 1 error, 3 stopped by
-    `max_turns`, 130 aborted. Options: as `attach`.
+    Returns the exit code of `workbench --headless`: 0 finished, 1 error, 3 the session
+    was not recorded whole, 4 stopped by `max_turns`, 130 aborted. Options: as `attach`.
     """
     if approve == "ask":
         raise ValueError('approve="ask" needs the app; use all, none or rules')
