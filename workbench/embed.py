@@ -93,10 +93,11 @@ def attach(
     agent.after_tool_call = chain_after(user_after, stepper.after_tool_call)
     agent.stream_fn = stepper.wrap_stream_fn(user_stream)
     agent.subscribe(stepper.on_event)
+    lent_publish = False
     if hasattr(user_stream, "on_event") and hasattr(user_stream, "publish"):
         # the workbench's OpenAI-compatible provider: its requests go to the network view
         if user_stream.publish is None:
-            user_stream.publish = agent.publish
+            user_stream.publish, lent_publish = agent.publish, True
         agent.subscribe(user_stream.on_event)
     turn_limit = limit_turns(agent, max_turns)
     runtime = Runtime(
@@ -110,6 +111,8 @@ def attach(
         (agent.before_tool_call, agent.after_tool_call, agent.stream_fn,
          agent.should_stop_after_turn) = saved
         agent.bus._listeners[:] = listeners  # noqa: SLF001 - the recorder, printers, ... go
+        if lent_publish:
+            user_stream.publish = None
         if recorder is not None:
             recorder.close()
         setattr(agent, _ATTACHED, None)
