@@ -57,3 +57,24 @@ async def test_max_turns_stops_the_app_run_with_a_notice(todo: Path) -> None:
         await wait_for(pilot, lambda: any("--max-turns 2" in str(n.message)
                                           for n in app._notifications), timeout=5)
     assert [m.role for m in app.agent.state.messages][-1] == "toolResult"
+
+
+async def test_the_network_view_shows_your_system_prompt_and_tools(todo: Path) -> None:
+    from textual.widgets import Static
+
+    from tests.support.chat_server import ChatServer, finish, stream_reply, text_chunks
+    from widgets.run_details import RunDetailsScreen
+
+    with ChatServer() as server:
+        server.script(stream_reply([*text_chunks("hello"), finish()]))
+        app = app_for("--base-url", server.url, "--model", "test-model",
+                      "--system-prompt", "Be terse, always.")
+        async with app.run_test(size=(160, 48)) as pilot:
+            app.prompt_bar.input.value = "hi"
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: app.view_state.run_state == "finished")
+            await pilot.press("f4")
+            await wait_for(pilot, lambda: isinstance(app.screen, RunDetailsScreen))
+            detail = str(app.screen.query_one("#request-detail", Static).render())
+            assert '"content": "Be terse, always."' in detail
+            assert '"name": "summarize"' in detail  # the project's tools went with it
