@@ -80,6 +80,12 @@ class WorkbenchApp(SafeTextApp, SteppingActions, App[int]):
         Binding("ctrl+r", "run_to_end", "Run to end"),
         Binding("f2", "edit_paused", "Edit args"),
         Binding("ctrl+o", "answer_paused", "Answer call"),
+        # The same keys where they cannot act: each says why (hidden from the footer).
+        Binding("f10", "why('step')", show=False),
+        Binding("f5", "why('continue_run')", show=False),
+        Binding("ctrl+r", "why('run_to_end')", show=False),
+        Binding("f2", "why('edit_paused')", show=False),
+        Binding("ctrl+o", "why('answer_paused')", show=False),
         Binding("f8", "cancel_call", "Cancel call"),
         Binding("f9", "toggle_breakpoint", "Breakpoint"),
         Binding("ctrl+b", "breakpoints", "Breakpoints"),
@@ -114,6 +120,8 @@ class WorkbenchApp(SafeTextApp, SteppingActions, App[int]):
         self._footer_state: tuple[Any, bool] = (False, False)
         self._widgets: _Widgets | None = None
         self._permission_open: str | None = None
+        self._pause_seen: Any = None
+        """The pause the screen last showed (a new one selects its call)."""
         self._unsubscribe: Callable[[], None] | None = None
         self._gc_thresholds: tuple[int, int, int] | None = None
         self.sub_title = f"{runtime.model.provider}:{runtime.model.id} · {subtitle or runtime.workspace}"
@@ -261,8 +269,14 @@ class WorkbenchApp(SafeTextApp, SteppingActions, App[int]):
         pacer.refreshing(state.event_count, started, waiting=waiting)
         now = now_ms()
         following = self.follow_latest and state.latest_call_id is not None
-        if following:
-            self.selected_id = state.latest_call_id
+        pause = state.pause
+        paused_call = pause.tool_call_id if pause is not None and pause.tool_call_id in state.calls else None
+        if following:  # following shows the call the run is stopped at, else the newest
+            self.selected_id = paused_call or state.latest_call_id
+        if pause is not self._pause_seen:  # a new pause selects its call, whatever was picked
+            self._pause_seen = pause
+            if paused_call is not None:
+                self.selected_id = paused_call
         w.timeline.selected_id = self.selected_id
         w.timeline.sync(state, now, busy=pacer.burst)
         inspected = False
@@ -483,7 +497,7 @@ class WorkbenchApp(SafeTextApp, SteppingActions, App[int]):
         if action in ("step", "continue_run", "run_to_end"):
             return pause is not None
         if action in ("edit_paused", "answer_paused"):
-            return pause is not None and pause.point == "before_tool"
+            return pause is not None and self.pause_refusal(action, pause) is None
         if action in ("cancel_run", "cancel_call"):
             return self.agent.state.is_streaming
         return True
@@ -526,8 +540,8 @@ def _command_help(action: str) -> str:
         "run_to_end": "At a pause: ignore every pause until this run ends",
         "toggle_breakpoint": "Break on the selected call's tool",
         "breakpoints": "Add or remove breakpoints of every kind",
-        "edit_paused": "At a pause before a tool: edit its arguments (re-validated)",
-        "answer_paused": "At a pause before a tool: answer it with your own result",
+        "edit_paused": "At a pause before a tool or at failed arguments: edit the arguments (re-validated)",
+        "answer_paused": "At a pause before a tool: answer it yourself; at @error: replace the result",
         "cancel_call": "Cancel only the selected running call",
         "focus_prompt": "Put the cursor in the message box",
         "run_details": "Every model request as sent, and where the run's time went",

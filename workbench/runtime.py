@@ -237,9 +237,8 @@ def build_runtime(options: RunOptions) -> Runtime:
     gate.publish = agent.publish
     stepper = Stepper(publish=agent.publish, enabled=options.step, breakpoints=options.breakpoints)
     agent.before_tool_call = chain_before(gate, stepper.before_tool_call)
-    agent.after_tool_call = stepper.after_tool_call
     agent.stream_fn = stepper.wrap_stream_fn(stream_fn)
-    agent.subscribe(stepper.on_event)
+    stepper.attach(agent)
     if openai_provider is not None:
         openai_provider.publish = agent.publish
         agent.subscribe(openai_provider.on_event)

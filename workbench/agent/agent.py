@@ -21,7 +21,9 @@ from workbench.agent.config import (
     AfterToolCall,
     AgentContext,
     AgentLoopConfig,
+    ArgumentsFailed,
     BeforeToolCall,
+    ErrorResultHook,
     MessagesHook,
     NextTurn,
     StreamFn,
@@ -111,6 +113,10 @@ class Agent:
         self.tool_execution = tool_execution
         self.before_tool_call = before_tool_call
         self.after_tool_call = after_tool_call
+        self.on_arguments_failed: ArgumentsFailed | None = None
+        """Workbench addition (see `AgentLoopConfig`): the stepper sets it."""
+        self.on_error_result: ErrorResultHook | None = None
+        """Workbench addition (see `AgentLoopConfig`): the stepper sets it."""
         self.should_stop_after_turn = should_stop_after_turn
         self.prepare_next_turn = prepare_next_turn
         self.get_steering_messages = get_steering_messages
@@ -245,6 +251,8 @@ class Agent:
             tool_abort_grace=self.tool_abort_grace,
             tool_call_aborts=self._call_aborts,
             redact=self.redact,
+            on_arguments_failed=self.on_arguments_failed,
+            on_error_result=self.on_error_result,
         )
 
     async def _steering_hook(self) -> list[Message]:

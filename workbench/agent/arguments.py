@@ -365,8 +365,9 @@ class ArgumentsOutcome:
     validated: BaseModel | None = None
     error: ArgumentsError | None = None
 
-    def event(self) -> ToolArgumentsEvent:
+    def event(self, *, edited: bool = False) -> ToolArgumentsEvent:
         return ToolArgumentsEvent(
+            edited=edited,
             tool_call_id=self.tool_call.id,
             tool_name=self.tool_call.name,
             raw=self.tool_call.raw_arguments,

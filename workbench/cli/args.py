@@ -124,7 +124,10 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="BP",
-        help="breakpoint: a tool name, an argument pattern, @invalid or @error (repeatable)",
+        help=(
+            "breakpoint: a tool name, an argument pattern, @invalid (or one stage: @parse, "
+            "@unknown, @prepare, @validate) or @error (repeatable)"
+        ),
     )
     sessions = parser.add_argument_group("session recording")
     sessions.add_argument(

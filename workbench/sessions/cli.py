@@ -176,10 +176,11 @@ def export_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def load(path: Path, command: str) -> Session | None:
-    """Read a session, printing its warnings; None (after one error line) if it cannot be read."""
+def load(path: Path, command: str, on_batch: Any = None) -> Session | None:
+    """Read a session, printing its warnings; None (after one error line) if it cannot be
+    read. `on_batch`: see `read_session`."""
     try:
-        session = read_session(path)
+        session = read_session(path, on_batch)
     except SessionError as exc:
         print(f"workbench {command}: {literal(str(exc))}", file=sys.stderr)
         return None
