@@ -14,8 +14,9 @@ its own around them, in this order, and takes them away again when it returns:
   judges the arguments that will really run. The first hook that blocks a call (or
   answers it with a result) ends the chain: a deny from your hook or from the gate
   wins, and a denied call never pauses the stepper.
-- `after_tool_call`: your hook first, then the stepper (its `@error` breakpoint shows
-  the result as the model will see it).
+- `after_tool_call`: yours, untouched. The stepper's pauses at failed arguments
+  (`@invalid`) and at error results (`@error`, after your hook: it shows the result as
+  the model will see it) use the agent's `on_arguments_failed` / `on_error_result`.
 - `stream_fn`: yours, wrapped by the stepper (a pause before each request in step mode).
 - `should_stop_after_turn`: yours, then `max_turns` if given.
 
@@ -33,7 +34,6 @@ from typing import Any
 
 from workbench.agent import Agent
 from workbench.permissions import PermissionGate, chain_before
-from workbench.permissions.hooks import chain_after
 from workbench.runtime import ApprovePolicy, Runtime, limit_turns
 from workbench.stepper import Stepper
 
@@ -75,8 +75,8 @@ def attach(
         raise RuntimeError("this agent is already attached to a workbench")
     root = Path(workspace or Path.cwd()).resolve()
     _name_sources(agent)
-    saved = (agent.before_tool_call, agent.after_tool_call, agent.stream_fn,
-             agent.should_stop_after_turn)
+    saved = (agent.before_tool_call, agent.stream_fn, agent.should_stop_after_turn,
+             agent.on_arguments_failed, agent.on_error_result)
     listeners = list(agent.bus._listeners)  # noqa: SLF001 - yours, restored on the way out
     recorder = None
     if record:
@@ -88,11 +88,10 @@ def attach(
         deny=list(deny), rules_file=Path(rules) if rules else None,
     )
     stepper = Stepper(publish=agent.publish, enabled=step, breakpoints=list(breakpoints))
-    user_before, user_after, user_stream, _ = saved
+    user_before, user_stream = saved[0], saved[1]
     agent.before_tool_call = chain_before(user_before, gate, stepper.before_tool_call)
-    agent.after_tool_call = chain_after(user_after, stepper.after_tool_call)
     agent.stream_fn = stepper.wrap_stream_fn(user_stream)
-    agent.subscribe(stepper.on_event)
+    stepper.attach(agent)  # its pauses at failed arguments and error results
     lent_publish = False
     if hasattr(user_stream, "on_event") and hasattr(user_stream, "publish"):
         # the workbench's OpenAI-compatible provider: its requests go to the network view
@@ -108,8 +107,8 @@ def attach(
     try:
         yield runtime
     finally:
-        (agent.before_tool_call, agent.after_tool_call, agent.stream_fn,
-         agent.should_stop_after_turn) = saved
+        (agent.before_tool_call, agent.stream_fn, agent.should_stop_after_turn,
+         agent.on_arguments_failed, agent.on_error_result) = saved
         agent.bus._listeners[:] = listeners  # noqa: SLF001 - the recorder, printers, ... go
         if lent_publish:
             user_stream.publish = None
