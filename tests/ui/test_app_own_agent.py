@@ -38,13 +38,12 @@ async def test_the_app_shows_where_your_tools_come_from(todo: Path) -> None:
                            or app.view_state.run_state == "finished", timeout=20)
         calls = {c.name: c for c in app.view_state.calls.values()}
         app.select_call(calls["add_task"].id)
-        await pilot.pause()
-        head = app.inspector.plain_lines()[0]
-        assert head.startswith("add_task  file todo_tools.py:")
+        await wait_for(pilot, lambda: app.inspector.plain_lines()[0].startswith("add_task"))
+        assert app.inspector.plain_lines()[0].startswith("add_task  file todo_tools.py:")
         assert calls["add_task"].parsed == {"name": "Write the changelog", "due": "2026-12-04"}
         assert calls["add_task"].prepared == {"title": "Write the changelog", "due": "2026-12-04"}
         app.select_call(calls["summarize"].id)
-        await pilot.pause()
+        await wait_for(pilot, lambda: app.inspector.plain_lines()[0].startswith("summarize"))
         result = app.inspector.section_text("Result")
         assert "structured content" in result and '"overdue": []' in result
 
