@@ -90,7 +90,7 @@ class WorkbenchApp(SafeTextApp, SteppingActions, App[int]):
         Binding("f9", "toggle_breakpoint", "Breakpoint"),
         Binding("ctrl+b", "breakpoints", "Breakpoints"),
         Binding("f4", "run_details", "Wire & time"),
-        Binding("f3", "mcp_servers", "MCP servers", show=False),
+        Binding("f7", "mcp_servers", "MCP servers", show=False),
         Binding("ctrl+l", "focus_prompt", "Prompt"),
     ]
 

@@ -82,10 +82,10 @@ def server_details(connection: Any, tool_names: list[str]) -> Text:
 
 
 class McpServersScreen(ModalScreen[None]):
-    """The MCP servers of the run (F3)."""
+    """The MCP servers of the run (F7)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,f3,q", "dismiss", "Close"),
+        Binding("escape,f7,q", "dismiss", "Close"),
         Binding("r", "restart", "Restart server"),
     ]
 
