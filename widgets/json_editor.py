@@ -26,7 +26,11 @@ from workbench.sanitize import UNSAFE, literal
 class JsonEditModal(ModalScreen[dict[str, Any] | None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+s", "apply", "Apply"),
-        Binding("escape", "cancel", "Back"),
+        # Priority: the text area would otherwise take the first Escape (to let go of
+        # the focus), and a later Tab would go into the JSON.
+        Binding("escape", "cancel", "Back", priority=True),
+        Binding("ctrl+home", "top", "Top", show=False),
+        Binding("ctrl+end", "bottom", "End", show=False),
     ]
 
     DEFAULT_CSS = """
@@ -73,9 +77,7 @@ class JsonEditModal(ModalScreen[dict[str, Any] | None]):
         try:
             value = loads(source)
         except json.JSONDecodeError as exc:
-            self.error_line.update(
-                Text(f"JSON error at line {exc.lineno}, column {exc.colno}: {exc.msg}")
-            )
+            self.error_line.update(Text(literal(json_error(exc))))
             return None
         except ValueError as exc:  # nested too deep
             self.error_line.update(Text(literal(str(exc))))
@@ -105,3 +107,19 @@ class JsonEditModal(ModalScreen[dict[str, Any] | None]):
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+    def action_top(self) -> None:
+        self.query_one(TextArea).move_cursor((0, 0))
+
+    def action_bottom(self) -> None:
+        area = self.query_one(TextArea)
+        area.move_cursor(area.document.end)
+
+
+def json_error(exc: json.JSONDecodeError) -> str:
+    """The whole problem, in words: the decoder's message ends in "at" and expects its
+    position after it ("Invalid control character at")."""
+    message = exc.msg.removesuffix(" at")
+    if message == "Invalid control character":
+        message += " (a tab or line break inside a string: write it as \\t or \\n)"
+    return f"JSON error at line {exc.lineno}, column {exc.colno}: {message}"

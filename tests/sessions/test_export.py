@@ -90,3 +90,18 @@ def test_untrusted_text_is_literal_and_fences_hold(tmp_path: Path) -> None:
     assert "\x1b" not in md and "hi ␛[31mred" in md
     assert '````json\n{\n  "a": "```"\n}\n````' in md
     assert "Result: *none recorded*" in md
+
+
+@pytest.mark.parametrize("fmt", ["md", "json"])
+def test_export_comes_in_pieces_that_add_up_to_the_whole(demo_session: Path, fmt: str) -> None:
+    from workbench.sessions.export import export, iter_export
+
+    session = read_session(demo_session)
+    pieces = list(iter_export(session, fmt))  # type: ignore[arg-type]
+    assert "".join(pieces) == export(session, fmt)  # type: ignore[arg-type]
+    # One piece per turn or message at least: the export is written as it is made.
+    assert len(pieces) > 10
+    if fmt == "json":
+        assert json.loads("".join(pieces))["messages"] == [
+            e.message.model_dump(mode="json") for e in session.events if e.type == "message_end"
+        ]

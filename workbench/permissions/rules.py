@@ -111,14 +111,22 @@ class RuleSet:
         """Add a rule; on a specificity tie it beats every rule added before it."""
         self.rules.append(rule)
 
-    def match(self, tool_name: str, args: Mapping[str, Any]) -> Rule | None:
-        """The deciding rule for a call (see the module docstring), or None."""
+    def match(
+        self, tool_name: str, args: Mapping[str, Any], *, builtin: bool = True
+    ) -> Rule | None:
+        """The deciding rule for a call (see the module docstring), or None.
+
+        `builtin=False` (a tool from elsewhere that shares a built-in's name): the
+        defaults that allow the read-only built-ins do not apply to it.
+        """
         best: tuple[tuple[int, int, int], int, Rule] | None = None
         fallback: Rule | None = None
         for index, rule in enumerate(self.rules):
             if not rule.pattern.matches(tool_name, args):
                 continue
             if rule.is_default:
+                if not builtin and rule.action == "allow":
+                    continue
                 if fallback is None or _beats(rule, fallback):
                     fallback = rule
                 continue
@@ -155,6 +163,7 @@ def rules_from_flags(
 # -- the rules file ------------------------------------------------------------------
 
 _HEADER = re.compile(r"^[ \t]*\[\[[ \t]*rule[ \t]*\]\]", re.M)
+_RULE_KEY = re.compile(r"^[ \t]*(?:\[[ \t]*rule[ \t]*\]|rule[ \t]*=)", re.M)
 _KNOWN_KEYS = {"tool", "args", "match", "action", "comment"}
 
 
@@ -166,16 +175,18 @@ def load_rules_file(path: Path, display: str | None = None) -> list[Rule]:
         display: how sources name the file (default: the path as given).
 
     Raises:
-        RuleError: the file is not valid TOML or a rule is malformed; the message
-            names the file and the rule's line.
+        RuleError: the file is not UTF-8 or not valid TOML, or a rule is
+            malformed; the message names the file and the line.
     """
     name = display or str(path)
     if not path.exists():
         return []
+    raw = path.read_bytes()
     try:
-        text = path.read_text(encoding="utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise RuleError(f"{name}: not UTF-8 text (byte {exc.start})") from None
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise RuleError(f"{name}:{line}: the rules file is not UTF-8 text") from None
     return rules_from_text(text, name)
 
 
@@ -186,35 +197,41 @@ def rules_from_text(text: str, name: str) -> list[Rule]:
     except tomllib.TOMLDecodeError as exc:
         raise RuleError(f"{name}: {exc}") from None
     entries = data.get("rule", [])
+    key = _RULE_KEY.search(text)
+    key_line = text.count("\n", 0, key.start()) + 1 if key else 1
     if not isinstance(entries, list):
-        raise RuleError(f"{name}: 'rule' must be an array of tables ([[rule]])")
+        raise RuleError(f"{name}:{key_line}: 'rule' must be an array of tables ([[rule]])")
     lines = [text.count("\n", 0, m.start()) + 1 for m in _HEADER.finditer(text)]
-    if len(lines) != len(entries):
-        lines = []  # headers written in an unusual way: fall back to rule numbers
     rules = []
     for i, entry in enumerate(entries):
-        where = f"{name}:{lines[i]}" if lines else f"{name} (rule {i + 1})"
+        # `[[rule]]` headers give each rule its own line; an inline array shares one
+        where = f"{name}:{lines[i]}" if len(lines) == len(entries) else (
+            f"{name}:{key_line} (rule {i + 1})"
+        )
         rules.append(_rule_from_table(entry, where))
     return rules
 
 
 def _rule_from_table(entry: Any, where: str) -> Rule:
     if not isinstance(entry, dict):
-        raise RuleError(f"{where}: each [[rule]] must be a table")
+        raise RuleError(f"{where}: each rule must be a table ([[rule]]), got {entry!r}")
     unknown = set(entry) - _KNOWN_KEYS
     if unknown:
         raise RuleError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+    for key in ("tool", "match", "comment"):
+        if key in entry and not isinstance(entry[key], str):
+            raise RuleError(f"{where}: {key} must be a string, got {entry[key]!r}")
     action = _check_action(entry.get("action"), where)
     try:
         if "match" in entry:
             if "tool" in entry or "args" in entry:
                 raise RuleError(f"{where}: give either match or tool/args, not both")
-            pattern = CallPattern.parse(str(entry["match"]))
+            pattern = CallPattern.parse(entry["match"])
         elif "tool" in entry:
             args = entry.get("args", {})
             if not isinstance(args, dict):
                 raise RuleError(f"{where}: args must be a table of argument patterns")
-            pattern = CallPattern.of(str(entry["tool"]), args)
+            pattern = CallPattern.of(entry["tool"], args)
         else:
             raise RuleError(f"{where}: a rule needs tool (and optional args) or match")
     except RuleError:

@@ -26,16 +26,29 @@ from workbench.agent import AssistantMessage, TextContent, ThinkingContent, Tool
 from workbench.events import parse_event
 from workbench.json_text import utf8
 from workbench.providers.stream_builder import parse_arguments_leniently
+from workbench.sessions.compact import Expander
 
 _COMPACT = {"message": True, "assistant_message_event": {"partial": True}}
 UNRECORDABLE = "unrecordable"
 """The type of the line written in place of an event no JSON line can hold."""
 
 
-def encode(seq: int, ts: float, event: Any) -> bytes:
-    """The line for `event` (newline included). Values JSON cannot hold become strings."""
+def encode(
+    seq: int, ts: float, event: Any, fields: dict[str, Any] | None = None, exclude: Any = None
+) -> bytes:
+    """The line for `event` (newline included). Values JSON cannot hold become strings.
+
+    `fields` are added to the line and `exclude` left out of the event, as
+    `sessions.compact` decides for a tool's updates."""
     extra = ""
-    if event.type == "message_update":
+    if fields:
+        extra = "".join(
+            f",{json.dumps(k)}:{json.dumps(v, ensure_ascii=False, default=str)}"
+            for k, v in fields.items()
+        )
+    if exclude is not None:
+        body = _json(event, exclude=exclude)
+    elif event.type == "message_update":
         ame = event.assistant_message_event
         body = _json(event, exclude=_COMPACT, exclude_none=True)
         if ame.type == "toolcall_start" and ame.content_index is not None:
@@ -75,14 +88,19 @@ class Decoder:
 
     def __init__(self) -> None:
         self._partial: AssistantMessage | None = None
+        self._expander = Expander()
 
     def decode(self, line: dict[str, Any]) -> Any:
-        """The event of one decoded line (raises pydantic's ValidationError if bad)."""
+        """The event of one decoded line (raises pydantic's ValidationError if bad, and
+        ValueError for a compact line whose earlier lines were not read)."""
         data = line["event"]
         kind = data.get("type") if isinstance(data, dict) else None
         if kind == "message_update" and "message" not in data:
             return self._update(data, line.get("block"))
+        if kind == "tool_execution_update":
+            data = self._expander.expand(line, data)
         event = parse_event(data)
+        self._expander.read(event)
         if kind == "message_start" and isinstance(event.message, AssistantMessage):
             self._partial = event.message
         elif kind == "message_end":

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.sessions.codec import dumps_header, encode, encode_unrecordable
+from workbench.sessions.compact import Compactor
 from workbench.sessions.header import SessionHeader
 
 log = logging.getLogger("workbench.sessions")
@@ -74,6 +75,7 @@ class Recorder:
         """Called with each problem as it happens (else it is logged)."""
         self._fd: int | None = None
         self._closed = False
+        self._compactor = Compactor()
         if self.path.is_file():  # a device or a pipe is written to as a stream
             raise FileExistsError(f"session file {self.path} already exists")
         if not lazy:
@@ -114,15 +116,9 @@ class Recorder:
         try:
             if self._fd is None:
                 self._open()
-            seq, stamp = self.events_written + 1, time.time() * 1000.0 if ts is None else ts
-            try:
-                line = encode(seq, stamp, event)
-            except Exception as exc:  # noqa: BLE001 - e.g. nested too deep for the serializer
-                why = _describe(exc)
-                line = encode_unrecordable(seq, stamp, event, why)
-                self._problem(f"event {seq} ({event.type}) could not be recorded: {why}")
-            self._write(line)
-            self.events_written += 1
+            now = time.time() * 1000.0 if ts is None else ts
+            for line in self._compactor.lines(event, now):
+                self._write_event(*line)
         except Exception as exc:  # noqa: BLE001 - recording must never break a run
             self.error = _describe(exc)
             self.close()
@@ -135,7 +131,25 @@ class Recorder:
         else:
             self.on_problem(text)
 
+    def _write_event(self, event: Any, ts: float, fields: Any = None, exclude: Any = None) -> None:
+        seq = self.events_written + 1
+        try:
+            line = encode(seq, ts, event, fields, exclude)
+        except Exception as exc:  # noqa: BLE001 - e.g. nested too deep for the serializer
+            why = _describe(exc)
+            line = encode_unrecordable(seq, ts, event, why)
+            self._problem(f"event {seq} ({event.type}) could not be recorded: {why}")
+        self._write(line)
+        self.events_written += 1
+
     def close(self) -> None:
+        if self._fd is not None and self.error is None:
+            try:  # the updates held back (see `sessions.compact`)
+                for line in self._compactor.held():
+                    self._write_event(*line)
+            except Exception as exc:  # noqa: BLE001 - recording must never break a run
+                self.error = _describe(exc)
+                self._problem(f"recording to {self.path} stopped: {self.error}")
         if self._fd is not None:
             try:
                 os.close(self._fd)
@@ -153,8 +167,8 @@ class Recorder:
         self._write(dumps_header(self.header))
         prelude, self._prelude = self._prelude, []
         for event, ts in prelude:
-            self.events_written += 1
-            self._write(encode(self.events_written, ts, event))
+            for line in self._compactor.lines(event, ts):
+                self._write_event(*line)
 
     def _write(self, data: bytes) -> None:
         assert self._fd is not None
@@ -174,6 +188,7 @@ def start_recording(
     path: Path | None = None,
     fork: Any = None,
     fsync: bool = False,
+    setup: Any = None,
 ) -> Recorder:
     """Record `agent`'s bus from now on; call it before anything else subscribes.
 
@@ -181,6 +196,7 @@ def start_recording(
         path: the session file (default: a new one in `default_session_dir()`).
         fork: a `ForkPoint`: its parent is named in the header and the parent's
             history up to the fork is copied first, so the new file replays whole.
+        setup: the `AgentSetup` to record (or a function making it at the first event).
 
     Raises:
         FileExistsError: `path` exists.
@@ -197,6 +213,7 @@ def start_recording(
             system_prompt=state.system_prompt,
             scenario=scenario,
             parent=fork.parent if fork is not None else None,
+            setup=setup() if callable(setup) else setup,
         )
 
     label = scenario.name if scenario is not None else state.model.id
