@@ -22,6 +22,7 @@ from textual.widgets import Button, Checkbox, Footer, Input, Select, Static
 
 from widgets.clear_checkbox import ClearCheckbox
 from widgets.json_editor import JsonEditModal
+from widgets.terminal_safety import LiteralInput
 from workbench.mcp.requests import SampleFn, declined
 from workbench.sanitize import literal
 
@@ -116,7 +117,8 @@ class ElicitationModal(_AskModal):
             return Select(options, value=default if default is not None else Select.BLANK,
                           id=self.ids[name], allow_blank=True)
         kind = {"integer": "integer", "number": "number"}.get(str(spec.get("type")), "text")
-        return Input("" if default is None else str(default), type=kind, id=self.ids[name])
+        # a server's default is shown literally, and sent as shown
+        return LiteralInput("" if default is None else str(default), type=kind, id=self.ids[name])
 
     def values(self) -> dict[str, Any]:
         """The form's values in the schema's types (empty optional fields left out)."""
