@@ -40,7 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
             "Every run is recorded to a session file (one JSON line per event). Sessions: "
             "`workbench replay FILE` steps through one (and forks it), `workbench rerun FILE` "
             "re-runs its tool calls against the real tools and reports what differs, "
-            "`workbench export FILE --format md|json` writes a transcript. "
+            "`workbench export FILE --format md|json` writes a transcript, "
+            "`workbench sessions --list | --search TEXT` finds one. "
             "Each has its own --help."
         ),
     )

@@ -289,22 +289,33 @@ class Library:
             params.append(filters.limit)
         db = self.db
         cursor = db.execute(sql, params)
-        rows = cursor.fetchall()
         names = [d[0] for d in cursor.description]
-        return [self._entry(dict(zip(names, row, strict=True))) for row in rows]
+        rows = [dict(zip(names, row, strict=True)) for row in cursor]
+        tools = self._tools([row["id"] for row in rows])
+        return [_entry(self.directory, row, tools.get(row["id"], {})) for row in rows]
 
-    def _entry(self, row: dict[str, Any]) -> Entry:
-        tools = {tool: {"calls": calls, "errors": errors} for tool, calls, errors in
-                 self.db.execute("SELECT tool, calls, errors FROM calls WHERE session_id = ?",
-                                 (row["id"],))}
-        data = {k: row[k] for k in _COLUMNS}
-        data["tools"] = row["tools"].split() if row["tools"] else []
-        return Entry(self.directory / row["name"], data, tools, row["snippet"] or "")
+    def _tools(self, ids: list[int]) -> dict[int, dict[str, dict[str, int]]]:
+        """Per session id: its calls and errors by tool."""
+        out: dict[int, dict[str, dict[str, int]]] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            for key, tool, calls, errors in self.db.execute(
+                "SELECT session_id, tool, calls, errors FROM calls "
+                f"WHERE session_id IN ({', '.join('?' * len(chunk))})", chunk
+            ):
+                out.setdefault(key, {})[tool] = {"calls": calls, "errors": errors}
+        return out
 
     def parents(self) -> set[str]:
         """The file names that some indexed fork names as its parent."""
         return {Path(parent).name for (parent,) in
                 self.db.execute("SELECT DISTINCT parent FROM sessions WHERE parent != ''")}
+
+
+def _entry(directory: Path, row: dict[str, Any], tools: dict[str, dict[str, int]]) -> Entry:
+    data = {k: row[k] for k in _COLUMNS}
+    data["tools"] = row["tools"].split() if row["tools"] else []
+    return Entry(directory / row["name"], data, tools, row["snippet"] or "")
 
 
 def fts_query(text: str) -> str:
