@@ -41,7 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
             "`workbench replay FILE` steps through one (and forks it), `workbench rerun FILE` "
             "re-runs its tool calls against the real tools and reports what differs, "
             "`workbench export FILE --format md|json` writes a transcript, "
-            "`workbench sessions --list | --search TEXT` finds one. "
+            "`workbench sessions --list | --search TEXT` finds one, "
+            "`workbench diff A B` compares two. "
             "Each has its own --help."
         ),
     )
