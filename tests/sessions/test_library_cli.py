@@ -53,7 +53,7 @@ def test_the_table_shows_untrusted_text_literally(
 ) -> None:
     write_session(tmp_path / "evil.jsonl", "\x1b]52;c;aGk=\x07 steal \u202eclipboard",
                   model="m\x1b[2J")
-    code, out, _ = run(capsys, "--dir", str(tmp_path))
+    code, out, _ = run(capsys, "--dir", str(tmp_path), "--list")
     assert code == 0
     assert "\x1b" not in out and "\u202e" not in out and "\x07" not in out
     assert "␛]52;c;aGk=␇ steal ⟨U+202E⟩clipboard" in out and "m␛[2J" in out

@@ -27,8 +27,9 @@ def sessions_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="workbench sessions",
         description="List and search the recorded sessions, through an index kept beside "
-        "them (refreshed from the files each time). `workbench sessions prune --help` "
-        "deletes old ones.",
+        "them (refreshed from the files each time). With neither --list nor --search, at "
+        "a terminal: a screen with a search box, the filters and a table (Enter opens "
+        "replay). `workbench sessions prune --help` deletes old ones.",
     )
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--list", action="store_true", help="list the sessions, newest first")
@@ -80,6 +81,11 @@ def sessions_main(argv: list[str]) -> int:
 
         return prune_main(argv[1:])
     args = sessions_parser().parse_args(argv)
+    if not (args.list or args.search is not None or args.json) and _interactive():
+        from widgets.sessions_app import Query, sessions_screen
+
+        query = Query(filters=filters_of(args), since_text=_given(argv, "--since"))
+        return sessions_screen(args.dir, query)
     try:
         with Library(args.dir) as library:
             report = library.refresh()
@@ -99,6 +105,21 @@ def sessions_main(argv: list[str]) -> int:
     for line in table(entries):
         print(line)
     return 0
+
+
+def _given(argv: list[str], flag: str) -> str:
+    """The text given to `flag` (the screen shows it as typed)."""
+    for index, word in enumerate(argv):
+        if word == flag and index + 1 < len(argv):
+            return argv[index + 1]
+        if word.startswith(flag + "="):
+            return word[len(flag) + 1 :]
+    return ""
+
+
+def _interactive() -> bool:
+    """A person at a terminal (else `workbench sessions` lists, for a pipe or a script)."""
+    return sys.stdin.isatty() and sys.stdout.isatty()
 
 
 def when(ms: float) -> str:
