@@ -12,7 +12,8 @@ import argparse
 import json
 import re
 import sys
-from datetime import datetime, timedelta
+import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -54,20 +55,29 @@ def add_filter_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--limit", type=int, metavar="N", help="at most N sessions")
 
 
+_AGES = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def age(text: str) -> float:
+    """"30d", "12h", "2w", "90m" in seconds."""
+    match = re.fullmatch(r"\s*(\d+)\s*([mhdw])\s*", text)
+    if not match:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an age (30d, 12h, 2w, 90m)")
+    return int(match.group(1)) * _AGES[match.group(2)]
+
+
 def since(text: str) -> float:
     """DATE as epoch ms: an ISO date or time (local time unless it says), or an age."""
-    match = re.fullmatch(r"(\d+)([dhm])", text.strip())
-    if match:
-        unit = {"d": "days", "h": "hours", "m": "minutes"}[match.group(2)]
-        moment = datetime.now() - timedelta(**{unit: int(match.group(1))})
-    else:
-        try:
-            moment = datetime.fromisoformat(text.strip())
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"{text!r} is not a date (2026-11-30, 2026-11-30T14:00) or an age (7d, 12h)"
-            ) from None
-    return moment.timestamp() * 1000.0
+    try:
+        return (time.time() - age(text)) * 1000.0
+    except argparse.ArgumentTypeError:
+        pass
+    try:
+        return datetime.fromisoformat(text.strip()).timestamp() * 1000.0
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a date (2026-11-30, 2026-11-30T14:00) or an age (7d, 12h)"
+        ) from None
 
 
 def filters_of(args: argparse.Namespace) -> Filters:

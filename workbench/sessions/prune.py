@@ -19,11 +19,11 @@ from pathlib import Path
 from workbench.cli.args import Parser
 from workbench.sanitize import literal
 from workbench.sessions.library import Entry, Library
+from workbench.sessions.library_cli import age
 
 EXIT_USAGE = 2
 _UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9,
           "gb": 10**9, "t": 10**12, "tb": 10**12, "kib": 2**10, "mib": 2**20, "gib": 2**30}
-_AGES = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 
 def size(text: str) -> int:
@@ -32,14 +32,6 @@ def size(text: str) -> int:
     if not match or match.group(2).lower() not in _UNITS:
         raise argparse.ArgumentTypeError(f"{text!r} is not a size (2GB, 500MB, 10k, 1GiB)")
     return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
-
-
-def age(text: str) -> float:
-    """"30d", "12h", "2w", "90m" in seconds."""
-    match = re.fullmatch(r"\s*(\d+)\s*([mhdw])\s*", text)
-    if not match:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an age (30d, 12h, 2w, 90m)")
-    return int(match.group(1)) * _AGES[match.group(2)]
 
 
 def prune_parser() -> argparse.ArgumentParser:
