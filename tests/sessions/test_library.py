@@ -44,6 +44,8 @@ def test_refresh_reads_only_what_changed_and_drops_what_is_gone(tmp_path: Path) 
         assert (gone.removed, gone.indexed) == (1, 0)
         assert names(library.entries()) == ["s1.jsonl", "s2.jsonl"]
         assert library.entries(search="prompt") and not library.entries(search="0")
+        for suffix in ("", "-wal"):  # the index holds the sessions' text: owner only
+            assert Path(f"{tmp_path / INDEX_NAME}{suffix}").stat().st_mode & 0o077 == 0
 
 
 def test_a_summary_holds_header_outcome_counts_and_tokens(tmp_path: Path) -> None:

@@ -130,6 +130,9 @@ class Library:
         return self._db
 
     def _open(self) -> sqlite3.Connection:
+        # the index holds the sessions' text: only their owner may read it, as the files
+        # (SQLite gives its -wal and -shm files the same mode)
+        os.close(os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600))
         db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
         try:
             db.execute("PRAGMA journal_mode = WAL")
