@@ -220,8 +220,13 @@ class Library:
 
     def _index(self, name: str, stamp: tuple[int, int]) -> bool:
         """Read one file and store its summary (its stat from before the read, so a file
-        that grew meanwhile is read again next time). False if it vanished."""
+        that grew meanwhile is read again next time). False if it vanished or another
+        process has just indexed it."""
         path = self.directory / name
+        db = self.db
+        done = db.execute("SELECT size, mtime_ns FROM sessions WHERE name = ?", (name,)).fetchone()
+        if done == stamp:  # another workbench indexed it meanwhile
+            return False
         try:
             summary = summarize(path)
         except SessionError as exc:
@@ -229,7 +234,6 @@ class Library:
         except FileNotFoundError:
             return False
         row = _row(summary)
-        db = self.db
         with _transaction(db):
             _delete(db, name)
             columns = ("name", "size", "mtime_ns", *_COLUMNS)
