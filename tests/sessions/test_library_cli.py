@@ -72,3 +72,14 @@ def test_bad_input_is_one_line_and_exit_2(
     assert err.count("\n") == 1 and "not a date" in err
     code, out, err = run(capsys, "--dir", str(tmp_path / "none"), "--list")
     assert code == 0 and out.strip() == "no sessions"
+
+
+def test_help_and_a_pipe(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in (["sessions"], ["sessions", "prune"], ["diff"]):
+        with pytest.raises(SystemExit) as exc:
+            main([*argv, "--help"])
+        assert exc.value.code == 0
+        assert f"usage: workbench {' '.join(argv)}" in capsys.readouterr().out
+    write_session(tmp_path / "a.jsonl", "hello")
+    code, out, _ = run(capsys, "--dir", str(tmp_path))  # no terminal: a list, not the screen
+    assert code == 0 and "a.jsonl" in out and out.rstrip().endswith("1 session")
