@@ -145,11 +145,14 @@ def test_search_needs_every_word_and_reads_none_as_syntax(tmp_path: Path) -> Non
         assert names(library.entries(search="src/parser.py")) == ["a.jsonl"]  # an argument
         assert names(library.entries(search='"unexpected" AND near(')) == ["a.jsonl"]
         assert names(library.entries(search="edit_file")) == ["b.jsonl"]  # a tool name
+        assert names(library.entries(search="pars*")) == ["a.jsonl"]  # a prefix
+        assert names(library.entries(search="pars")) == []
         assert library.entries(search="nowhere") == []
         [hit] = library.entries(search="parser")
         assert "[parser]" in hit.snippet
-        with pytest.raises(ValueError):
-            library.entries(search="  ")
+        for empty in ("  ", "* **"):
+            with pytest.raises(ValueError):
+                library.entries(search=empty)
 
         assert names(library.entries(Filters(model="GPT"))) == ["b.jsonl"]
         assert names(library.entries(Filters(tool="edit_file"))) == ["b.jsonl"]

@@ -327,11 +327,17 @@ def _entry(directory: Path, row: dict[str, Any], tools: dict[str, dict[str, int]
 
 def fts_query(text: str) -> str:
     """`text` as an FTS5 query in which every word must appear (each word quoted, so
-    nothing in it is query syntax)."""
-    words = text.split()
+    nothing in it is query syntax); a word ending in `*` matches as a prefix."""
+    words = [w for w in text.split() if w.rstrip("*")]
     if not words:
         raise ValueError("nothing to search for")
-    return " ".join('"' + _clean(word).replace('"', '""') + '"' for word in words)
+    return " ".join(_phrase(word) for word in words)
+
+
+def _phrase(word: str) -> str:
+    prefix = word.endswith("*")
+    quoted = '"' + _clean(word.rstrip("*")).replace('"', '""') + '"'
+    return f"{quoted}*" if prefix else quoted
 
 
 def _row(summary: Summary) -> tuple[Any, ...]:

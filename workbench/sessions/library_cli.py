@@ -35,7 +35,8 @@ def sessions_parser() -> argparse.ArgumentParser:
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--list", action="store_true", help="list the sessions, newest first")
     what.add_argument("--search", metavar="TEXT", help="the sessions whose prompts, tool "
-                      "names, arguments, results or replies hold every word of TEXT")
+                      "names, arguments, results or replies hold every word of TEXT "
+                      "(a word ending in * is a prefix)")
     parser.add_argument("--json", action="store_true", help="print a JSON array")
     add_filter_arguments(parser)
     parser.add_argument("--dir", type=Path, metavar="DIR",
