@@ -106,3 +106,13 @@ def test_prune_needs_a_rule_and_good_values(
         assert exc.value.code == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and message in err
+
+
+def test_sizes_and_ages_read_as_people_write_them() -> None:
+    from workbench.sessions.library_cli import age
+    from workbench.sessions.prune import size
+
+    assert [size(t) for t in ("2GB", "500MB", "10k", "1GiB", "123")] == [
+        2 * 10**9, 500 * 10**6, 10_000, 2**30, 123]
+    assert [age(t) for t in ("30d", "12h", "2w", "90m")] == [
+        30 * 86400, 12 * 3600, 14 * 86400, 90 * 60]
