@@ -120,12 +120,21 @@ class Compactor:
         return (event, ts, extra, exclude or None)
 
 
+_LEFT_OUT = " characters before this were not recorded]"
+
+
 def capped(text: str) -> str:
     """`text`, or its last `OUTPUT_CAP` characters after a line saying what was left out."""
     if len(text) <= OUTPUT_CAP:
         return text
     left_out = len(text) - OUTPUT_CAP
-    return f"[{left_out:,} characters before this were not recorded]\n" + text[left_out:]
+    return f"[{left_out:,}{_LEFT_OUT}\n" + text[left_out:]
+
+
+def left_out_notice(output: str) -> str | None:
+    """The line `capped` put first in a recorded output, if it did."""
+    first = output[: output.find("\n")] if "\n" in output else output
+    return first if first.startswith("[") and first.endswith(_LEFT_OUT) else None
 
 
 def _only_text(content: Any) -> str | None:
