@@ -36,6 +36,7 @@ from widgets.app import WorkbenchApp
 from widgets.pause_banner import PauseBanner
 from widgets.scrubber import Scrubber
 from widgets.status_bar import StatusBar
+from widgets.terminal_safety import SafeTextApp
 from widgets.timeline import Timeline
 from widgets.tool_inspector import ToolInspector
 from workbench.sanitize import literal
@@ -88,7 +89,7 @@ class ForkModal(ModalScreen[ForkChoice | None]):
         self.dismiss(None)
 
 
-class ReplayApp(App[ForkRequest | None]):
+class ReplayApp(SafeTextApp, App[ForkRequest | None]):
     """A recorded session, one event at a time. Returns a ForkRequest if the user forks."""
 
     CSS_PATH = "app.tcss"
@@ -147,7 +148,7 @@ class ReplayApp(App[ForkRequest | None]):
         self._render_again = False
         self.rendered_position = -1
         """The position the screen shows (it lags `position` while keys are held)."""
-        self.sub_title = f"{literal(session.path.name)} · {header.model.provider}:{header.model.id}"
+        self.sub_title = f"{session.path.name} · {header.model.provider}:{header.model.id}"
 
     # -- layout ------------------------------------------------------------------------
 
@@ -342,6 +343,7 @@ class ForkedApp(WorkbenchApp):
 
 def replay_main(argv: list[str]) -> int:
     """`workbench replay FILE [--at N] [fork options]`."""
+    from workbench.cli.headless import recording_exit_code, say_recording_problem
     from workbench.providers.settings import settings_from_args
     from workbench.runtime import build_runtime
     from workbench.sessions.cli import EXIT_USAGE, load, replay_parser
@@ -372,11 +374,14 @@ def replay_main(argv: list[str]) -> int:
     try:
         runtime = build_runtime(options)
     except (OSError, ValueError) as exc:
-        print(f"workbench replay: cannot fork: {exc}", file=sys.stderr)
+        print(f"workbench replay: cannot fork: {literal(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     fork: ForkPoint = options.fork
     prefill = "" if fork.events else first_prompt(session.events)
     code = ForkedApp(runtime, fork, prefill=prefill).run() or 0
-    if runtime.session_path is not None and runtime.session_path.exists():
-        print(f"workbench: forked session recorded to {runtime.session_path}", file=sys.stderr)
-    return code
+    recorder = runtime.recorder
+    for problem in recorder.problems if recorder else ():
+        say_recording_problem(problem)
+    if recorder is not None and recorder.error is None and recorder.path.exists():
+        print(f"workbench: forked session recorded to {recorder.path}", file=sys.stderr)
+    return recording_exit_code(runtime, code)

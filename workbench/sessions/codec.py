@@ -20,12 +20,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from pydantic_core import PydanticSerializationError
+
 from workbench.agent import AssistantMessage, TextContent, ThinkingContent, ToolCall
 from workbench.events import parse_event
-from workbench.sessions.compact import Expander
+from workbench.json_text import utf8
 from workbench.providers.stream_builder import parse_arguments_leniently
+from workbench.sessions.compact import Expander
 
 _COMPACT = {"message": True, "assistant_message_event": {"partial": True}}
+UNRECORDABLE = "unrecordable"
+"""The type of the line written in place of an event no JSON line can hold."""
 
 
 def encode(
@@ -37,21 +42,45 @@ def encode(
     `sessions.compact` decides for a tool's updates."""
     extra = ""
     if fields:
-        extra = "".join(f",{json.dumps(k)}:{json.dumps(v, ensure_ascii=False)}" for k, v in fields.items())
+        extra = "".join(
+            f",{json.dumps(k)}:{json.dumps(v, ensure_ascii=False, default=str)}"
+            for k, v in fields.items()
+        )
     if exclude is not None:
-        body = event.model_dump_json(exclude=exclude, fallback=str)
+        body = _json(event, exclude=exclude)
     elif event.type == "message_update":
         ame = event.assistant_message_event
-        body = event.model_dump_json(exclude=_COMPACT, exclude_none=True, fallback=str)
+        body = _json(event, exclude=_COMPACT, exclude_none=True)
         if ame.type == "toolcall_start" and ame.content_index is not None:
             block = _block_at(ame.partial, ame.content_index) or _block_at(
                 event.message, ame.content_index
             )
             if isinstance(block, ToolCall):
-                extra = ',"block":' + block.model_dump_json()
+                extra = ',"block":' + _json(block)
     else:
-        body = event.model_dump_json(fallback=str)
-    return f'{{"seq":{seq},"ts":{ts:.3f},"event":{body}{extra}}}\n'.encode()
+        body = _json(event)
+    return utf8(f'{{"seq":{seq},"ts":{ts:.3f},"event":{body}{extra}}}\n')
+
+
+def _json(model: Any, **options: Any) -> str:
+    """`model` as compact JSON text, which may hold lone surrogates (`utf8` escapes them).
+
+    Pydantic writes UTF-8 and refuses a lone surrogate (a model's `"\\ud800"`, a file
+    name that is not UTF-8), so such a model is written by `json` instead, from the
+    same fields.
+    """
+    try:
+        return model.model_dump_json(fallback=str, **options)
+    except PydanticSerializationError:
+        data = model.model_dump(**options)
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def encode_unrecordable(seq: int, ts: float, event: Any, error: str) -> bytes:
+    """The line that keeps an unwritable event's place: its type and why (the reader
+    reports it and skips it)."""
+    body = {"type": UNRECORDABLE, "event_type": str(getattr(event, "type", "?")), "error": error}
+    return utf8(json.dumps({"seq": seq, "ts": round(ts, 3), "event": body}, ensure_ascii=False) + "\n")
 
 
 class Decoder:
@@ -128,4 +157,4 @@ def _block_at(message: Any, index: int) -> Any:
 
 def dumps_header(header: Any) -> bytes:
     """The header line (newline included)."""
-    return (json.dumps(header.model_dump(mode="json"), ensure_ascii=False) + "\n").encode()
+    return utf8(json.dumps(header.model_dump(mode="json"), ensure_ascii=False) + "\n")

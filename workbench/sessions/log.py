@@ -30,6 +30,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, overload
 
+from workbench.json_text import LINE_DEPTH, loads
 from workbench.sessions.codec import Decoder
 from workbench.view.fold import DeltaRun
 
@@ -79,7 +80,7 @@ class FoldBatcher:
             if self.keep:
                 self.delta(match)
             return None
-        line = json.loads(raw)
+        line = loads(raw, LINE_DEPTH)
         if not isinstance(line, dict) or "event" not in line:
             raise ValueError("not an event line")
         event = self.decoder.decode(line)
@@ -165,7 +166,7 @@ class EventLog(Sequence[Any]):
         event = cache.get(index)
         if event is None:
             try:
-                event = Decoder().decode(json.loads(next(self._lines(index, index + 1))))
+                event = Decoder().decode(loads(next(self._lines(index, index + 1)), LINE_DEPTH))
             except ValueError:  # a compact line: read it after the lines it refers to
                 event = next(self._decode_range(index, index + 1))
             cache[index] = event
@@ -190,7 +191,7 @@ class EventLog(Sequence[Any]):
         with self.path.open("rb") as handle:
             for index in range(start, stop):
                 if codes[index] in wanted:
-                    yield Decoder().decode(json.loads(self._line(handle, index)))
+                    yield Decoder().decode(loads(self._line(handle, index), LINE_DEPTH))
 
     def fold_batches(self, start: int, stop: int) -> Iterator[list[Any]]:
         """Events `start`..`stop` for the view fold, about `BATCH` lines at a time, each
@@ -218,7 +219,7 @@ class EventLog(Sequence[Any]):
         first = max(turn, 0)
         decoder = Decoder()
         for index, raw in enumerate(self._lines(first, stop), first):
-            event = decoder.decode(json.loads(raw))
+            event = decoder.decode(loads(raw, LINE_DEPTH))
             if index >= start:
                 yield event
 

@@ -13,21 +13,21 @@ What can be wrong with a session file, and what happens:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
-from itertools import accumulate
 from dataclasses import dataclass, field
 from functools import cache
+from itertools import accumulate
 from pathlib import Path
 from typing import Any, get_args
 
 from pydantic import ValidationError
 
 from workbench.events import BusEvent
-from workbench.sessions.codec import Decoder
+from workbench.json_text import LINE_DEPTH, JsonDepthError, loads
+from workbench.sessions.codec import UNRECORDABLE
+from workbench.sessions.header import FORMAT, FORMAT_VERSION, SessionHeader
 from workbench.sessions.history import is_error
 from workbench.sessions.log import CHUNK, DELTA_LINE, EventLog, FoldBatcher
-from workbench.sessions.header import FORMAT, FORMAT_VERSION, SessionHeader
 
 
 class SessionError(ValueError):
@@ -138,6 +138,9 @@ def _decode(session: Session, batcher: FoldBatcher, raw: bytes, number: int, las
     path = session.path
     try:
         return batcher.add(raw)
+    except JsonDepthError as exc:
+        session.warnings.append(f"{path.name}:{number}: {exc}; skipped it")
+        return None
     except (ValueError, ValidationError) as exc:
         if last:
             session.torn = True
@@ -147,6 +150,9 @@ def _decode(session: Session, batcher: FoldBatcher, raw: bytes, number: int, las
             )
             return None
         unknown = _unknown_type(raw)
+        if unknown == UNRECORDABLE:
+            session.warnings.append(f"{path.name}:{number}: {_unrecordable(raw)}; skipped it")
+            return None
         if unknown is not None:
             session.warnings.append(
                 f"{path.name}:{number}: unknown event type {unknown!r} "
@@ -160,7 +166,9 @@ def _header(path: Path, raw: bytes, *, complete: bool) -> SessionHeader:
     if not raw.strip():
         raise SessionError(f"{path} is empty: not a session file")
     try:
-        data = json.loads(raw)
+        data = loads(raw, LINE_DEPTH)
+    except JsonDepthError as exc:
+        raise SessionError(f"{path}: the header line is {exc}") from None
     except ValueError:
         if not complete:
             raise SessionError(
@@ -187,10 +195,16 @@ def _header(path: Path, raw: bytes, *, complete: bool) -> SessionHeader:
 def _unknown_type(raw: bytes) -> str | None:
     """The event's type when it is one this workbench has no model for."""
     try:
-        kind = json.loads(raw)["event"]["type"]
+        kind = loads(raw, LINE_DEPTH)["event"]["type"]
     except (ValueError, KeyError, TypeError):
         return None
     return kind if isinstance(kind, str) and kind not in _known_types() else None
+
+
+def _unrecordable(raw: bytes) -> str:
+    """What the recorder wrote in place of an event it could not write."""
+    event = loads(raw, LINE_DEPTH)["event"]
+    return f"a {event.get('event_type')} event could not be recorded ({event.get('error')})"
 
 
 @cache

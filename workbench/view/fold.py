@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.agent import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
-from workbench.agent.types import text_of
+from workbench.agent.types import result_text, text_of
 from workbench.view.records import (
     Block,
     NetworkRecord,
@@ -356,6 +356,14 @@ class ViewState:
 
     def _on_tool_arguments(self, e: Any) -> None:
         record = self._call(e)
+        if e.edited:  # a person's edit after the model's failed: the model's stages stay
+            record.edited_args = e.validated if e.validated is not None else e.parsed
+            record.edited_in = "failed arguments"
+            record.stage = "validated" if e.failed_stage is None else "invalid"
+            record.note(e.timestamp, "edited arguments validated" if e.failed_stage is None
+                        else f"edited arguments: {e.failed_stage} failed", _first(e.error),
+                        phase="queued" if e.failed_stage is None else None)
+            return
         record.raw = e.raw if e.raw is not None else record.raw
         record.parsed, record.prepared, record.validated = e.parsed, e.prepared, e.validated
         record.failed_stage, record.arg_error = e.failed_stage, e.error
@@ -364,7 +372,9 @@ class ViewState:
             record.note(e.timestamp, f"{e.failed_stage} failed", _first(e.error))
         elif e.validated is not None:
             record.stage = "validated"
-            record.note(e.timestamp, "arguments validated")
+            # Ready: from here it waits for its turn (hooks decide in microseconds; a
+            # person's approval or a pause is a phase of its own).
+            record.note(e.timestamp, "arguments validated", phase="queued")
         else:
             record.note(e.timestamp, "not run", _first(e.error))
 
@@ -385,13 +395,14 @@ class ViewState:
         if len(content) == 1:  # the usual case: one text block
             record.output = getattr(content[0], "text", "")
         else:
-            record.output = "".join(getattr(c, "text", "") for c in content)
+            record.output = result_text(content)
         record.update_count += count
         record.rev += count - 1  # `_call` counted one
 
     def _on_tool_execution_end(self, e: Any) -> None:
         record = self._call(e)
         record.content, record.details = e.result.content, e.result.details
+        record.structured = e.result.structured_content
         record.is_error, record.injected = e.is_error, e.injected
         record.ended_at = e.timestamp
         text = record.result_text
@@ -425,11 +436,11 @@ class ViewState:
         record = self._call(e)
         record.decision = e
         if e.edited_args is not None:
-            record.edited_args = e.edited_args
+            record.edited_args, record.edited_in = e.edited_args, "the permission dialog"
         phase = None
         if e.request_id is not None:
             self.pending_requests.pop(e.request_id, None)
-            phase = "preflight"  # answered: the call goes back to its preflight
+            phase = "queued"  # answered: the call waits for its turn
         if record.stage == "awaiting_approval":
             record.stage = "validated" if e.decision == "allow" else "denied"
         who = e.decided_by + (f": {e.rule}" if e.rule else "")
@@ -464,9 +475,13 @@ class ViewState:
             record.rev += 1
             if e.edited_args is not None:
                 record.edited_args = e.edited_args
+                record.edited_in = "failed arguments" if paused.point == "invalid_arguments" else "a pause"
+            if e.action == "inject":
+                after = paused.point == "after_tool"
+                record.injected_at = "in place of its error result" if after else "before it ran"
             if record.stage == "paused":
                 record.stage = record.stage_before_pause or "validated"
-            resumed_phase = {"before_tool": "preflight", "after_tool": "after_hook"}.get(paused.point)
+            resumed_phase = {"before_tool": "queued", "after_tool": "after_hook"}.get(paused.point)
             record.note(e.timestamp, f"resumed: {e.action}", phase=resumed_phase)
 
     # -- the wire ------------------------------------------------------------------
