@@ -6,8 +6,8 @@ update's output plus a little (a command's log, an MCP server's progress lines):
 updates are recorded
 
 - as a change to the previous recorded output (`"output": {"drop": k, "append": s}`
-  on the line: the first k characters go, s is added), when the output is one text
-  block;
+  on the line: the first k characters go, s is added; the first is `{"text": s}`),
+  when the output is one text block;
 - past a call's first `FREE_UPDATES`, at most every `UPDATE_EVERY_MS` (so an
   ordinary call replays update by update, and a flood does not fill the disk): an
   update that comes sooner is held back,
@@ -73,6 +73,11 @@ class Compactor:
         lines.append((event, ts, {}, None))
         return lines
 
+    def forget(self, call_id: str) -> None:
+        """A line for this call could not be written: its next output goes whole."""
+        if call_id in self._calls:
+            self._calls[call_id].output = None
+
     def held(self) -> list[Line]:
         """The updates held back (written at the end of a run, or of the recording)."""
         return [line for call_id in list(self._calls) for line in self._flush(call_id)]
@@ -112,9 +117,12 @@ class Compactor:
         text = _only_text(event.partial_result.content)
         if text is not None:
             stored = capped(text)
-            before = call.output or ""
-            drop = _overlap(before, stored)
-            extra["output"] = {"drop": drop, "append": stored[len(before) - drop :]}
+            before = call.output
+            if before is None:  # the call's first recorded output: whole
+                extra["output"] = {"text": stored}
+            else:
+                drop = _overlap(before, stored)
+                extra["output"] = {"drop": drop, "append": stored[len(before) - drop :]}
             exclude["partial_result"] = {"content": True}
             call.output = stored
         return (event, ts, extra, exclude or None)
@@ -178,11 +186,22 @@ class Expander:
                 data = {**data, "args": self._args[call_id]}
             output = line.get("output")
             if isinstance(output, dict):
-                before = self._outputs.get(call_id, "")
-                drop, append = output.get("drop", 0), output.get("append", "")
-                if not isinstance(drop, int) or not isinstance(append, str) or drop > len(before):
-                    raise ValueError("an update's output does not follow the one before")
-                text = self._outputs[call_id] = before[drop:] + append
+                if "text" in output:
+                    text = output["text"]
+                    if not isinstance(text, str):
+                        raise ValueError("an update's output is not text")
+                else:
+                    before = self._outputs.get(call_id)
+                    drop, append = output.get("drop", 0), output.get("append", "")
+                    if (
+                        before is None
+                        or not isinstance(drop, int)
+                        or not isinstance(append, str)
+                        or not 0 <= drop <= len(before)
+                    ):
+                        raise ValueError("an update's output does not follow the one before")
+                    text = before[drop:] + append
+                self._outputs[call_id] = text
                 partial = dict(data.get("partial_result") or {})
                 partial["content"] = [{"type": "text", "text": text}]
                 data = {**data, "partial_result": partial}

@@ -139,6 +139,8 @@ class Recorder:
             why = _describe(exc)
             line = encode_unrecordable(seq, ts, event, why)
             self._problem(f"event {seq} ({event.type}) could not be recorded: {why}")
+            if event.type == "tool_execution_update":  # the next one must not build on it
+                self._compactor.forget(event.tool_call_id)
         self._write(line)
         self.events_written += 1
 
