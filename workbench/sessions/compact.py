@@ -61,7 +61,7 @@ class Compactor:
         if kind == "tool_execution_update":
             return self._update(event, ts)
         lines: list[Line] = []
-        call_id = getattr(event, "tool_call_id", None)
+        call_id = event.__dict__.get("tool_call_id")  # a model's getattr with a default is slow
         if call_id is not None and call_id in self._calls:
             lines += self._flush(call_id)
             if kind == "tool_execution_end":

@@ -117,8 +117,11 @@ class Recorder:
             if self._fd is None:
                 self._open()
             now = time.time() * 1000.0 if ts is None else ts
-            for line in self._compactor.lines(event, now):
-                self._write_event(*line)
+            if event.type == "message_update":  # most events: nothing to leave out or hold
+                self._write_event(event, now)
+            else:
+                for line in self._compactor.lines(event, now):
+                    self._write_event(*line)
         except Exception as exc:  # noqa: BLE001 - recording must never break a run
             self.error = _describe(exc)
             self.close()
