@@ -39,8 +39,10 @@ RESULT_LINES = 12
 class EventPrinter:
     """Prints bus events as a compact, readable log."""
 
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, prefix: str = "") -> None:
         self.console = console
+        self.prefix = prefix
+        """Put before every line (proxy mode: which conversation it belongs to)."""
         self.turn = 0
         self.tool_calls = 0
         self.started: dict[str, float] = {}
@@ -50,7 +52,7 @@ class EventPrinter:
         """The output lines of each call already printed as they streamed."""
 
     def line(self, *parts: tuple[str, str] | str) -> None:
-        text = Text()
+        text = Text(self.prefix, style="dim")
         for part in parts:
             if isinstance(part, tuple):
                 text.append(literal(part[0]), style=part[1])
@@ -65,7 +67,7 @@ class EventPrinter:
 
     def on_turn_start(self, event: Any) -> None:
         self.turn += 1
-        self.console.rule(Text(f"turn {self.turn}", style="bold"), style="dim")
+        self.console.rule(Text(f"{self.prefix}turn {self.turn}", style="bold"), style="dim")
 
     def on_message_end(self, event: Any) -> None:
         message = event.message
@@ -158,7 +160,8 @@ class EventPrinter:
         self.line(("■ ", "bold yellow"), (event.text, "bold yellow"))
 
     def on_agent_end(self, event: Any) -> None:
-        self.console.rule(Text(f"end: {self.turn} turns, {self.tool_calls} tool calls", style="bold"), style="dim")
+        ended = f"{self.prefix}end: {self.turn} turns, {self.tool_calls} tool calls"
+        self.console.rule(Text(ended, style="bold"), style="dim")
 
 
 def _is_json_object(raw: str) -> bool:
