@@ -39,6 +39,7 @@ from widgets.render import (
     stage_view,
 )
 from workbench.sanitize import literal
+from workbench.sessions.compact import left_out_notice
 from workbench.view.records import ToolCallRecord
 
 OUTPUT_TAIL_LINES = 400
@@ -315,10 +316,14 @@ class ToolInspector(LineScrollView, can_focus=True):
         lines = record.output.splitlines()
         body = Text()
         if len(lines) > OUTPUT_TAIL_LINES:
+            notice = left_out_notice(record.output)  # a recording's cap on the output
+            if notice is not None:
+                body.append(literal(notice) + "\n", style="dim")
             body.append(f"… {len(lines) - OUTPUT_TAIL_LINES} earlier lines\n", style="dim")
         body.append(literal("\n".join(lines[-OUTPUT_TAIL_LINES:])))
         live = "streaming" if not record.finished else "final"
-        title = f"Live output  ({record.update_count} updates, {live})"
+        unrecorded = f", {record.unrecorded} not recorded" if record.unrecorded else ""
+        title = f"Live output  ({record.update_count} updates{unrecorded}, {live})"
         yield from self._section("Live output", body, title=title)
 
     def _result(self, record: ToolCallRecord) -> Iterator[Block]:

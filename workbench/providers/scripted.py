@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from collections.abc import AsyncIterator, Sequence
 from importlib import resources
 from itertools import islice
@@ -110,6 +111,11 @@ class Scenario(BaseModel):
         return cls.model_validate_json(text)
 
 
+YIELD_EVERY = 0.01
+"""At full speed, the longest the stream runs without letting other tasks of the event
+loop in (a key pressed in the app waits for the stream otherwise)."""
+
+
 class ScriptedProvider:
     """A stream function that plays a `Scenario`.
 
@@ -167,6 +173,7 @@ class ScriptedProvider:
             pieces += [("args", c) for c in self._chunks(call.raw_string())]
         index = -1
         paced = math.isfinite(self.chars_per_second)
+        yielded = time.perf_counter()
         for kind, value in pieces:
             if kind == "call":
                 index, events = b.begin_tool_call(*value)
@@ -181,8 +188,12 @@ class ScriptedProvider:
             if paced:
                 size = len(value) if isinstance(value, str) else 0
                 stop = await self._pause(size, signal, chars=True)
-            else:  # full speed: only look at the signal
+            else:  # full speed: look at the signal, and let the rest of the loop in
                 stop = signal is not None and signal.aborted
+                now = time.perf_counter()
+                if now - yielded >= YIELD_EVERY:
+                    await anyio.sleep(0)
+                    yielded = time.perf_counter()
             if stop:
                 for event in b.error("Request was aborted", aborted=True):
                     yield event

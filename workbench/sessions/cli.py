@@ -12,16 +12,17 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from workbench.cli.args import Parser
 from workbench.providers.settings import add_provider_arguments
 from workbench.sanitize import literal, one_line
-from workbench.sessions.fork import scenario_of
-from workbench.sessions.reader import Session, SessionError, read_session
-from workbench.sessions.rerun import RerunReport, rerun
+
+if TYPE_CHECKING:
+    from workbench.sessions.reader import Session
+    from workbench.sessions.rerun import RerunReport
 
 SUBCOMMANDS = ("replay", "rerun", "export", "sessions", "diff")
 EXIT_SAME = 0
@@ -179,6 +180,8 @@ def export_parser() -> argparse.ArgumentParser:
 def load(path: Path, command: str, on_batch: Any = None) -> Session | None:
     """Read a session, printing its warnings; None (after one error line) if it cannot be
     read. `on_batch`: see `read_session`."""
+    from workbench.sessions.reader import SessionError, read_session
+
     try:
         session = read_session(path, on_batch)
     except SessionError as exc:
@@ -223,10 +226,14 @@ def rerun_main(argv: list[str]) -> int:
     session = load(args.file, "rerun")
     if session is None:
         return EXIT_USAGE
+    from workbench.sessions.fork import scenario_of
+
     if args.workspace is None and scenario_of(session) is None:
         args.workspace = _ask_for_cwd(session)
         if args.workspace is None:
             return EXIT_USAGE
+
+    from workbench.sessions.rerun import rerun
 
     async def go() -> RerunReport:
         return await rerun(

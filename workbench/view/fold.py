@@ -162,6 +162,7 @@ class ViewState:
             j += 1
         last = events[j - 1]
         self._on_tool_execution_update(last, count=j - i + unrecorded - last.unrecorded)
+        self.calls[call_id].unrecorded += unrecorded - last.unrecorded
         return j
 
     @property
@@ -390,6 +391,7 @@ class ViewState:
         and the `unrecorded` ones a session left out before it."""
         count += e.unrecorded
         record = self._call(e)
+        record.unrecorded += e.unrecorded
         content = e.partial_result.content
         if len(content) == 1:  # the usual case: one text block
             record.output = getattr(content[0], "text", "")

@@ -65,6 +65,8 @@ class ToolCallRecord:
     output: str = ""
     """The latest `on_update` text (a tool usually sends everything so far)."""
     update_count: int = 0
+    unrecorded: int = 0
+    """Of those updates, how many a session recording left out (replay only)."""
     content: list[TextContent | ImageContent] | None = None
     """The result's content once the call has ended (None before)."""
     details: Any = None
