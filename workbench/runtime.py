@@ -7,7 +7,7 @@ so they run the same thing.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -62,6 +62,8 @@ class RunOptions:
     """Append every bus event to the session file (see `workbench.sessions`)."""
     fork: Any = None
     """A `workbench.sessions.ForkPoint`: start from a recorded session's transcript."""
+    simulated_wire: bool = True
+    """The scripted model publishes the requests a real server would get (marked simulated)."""
 
 
 @dataclass
@@ -85,11 +87,27 @@ class Runtime:
     gives their tools to the agent (the app does it on mount, headless before the prompt)."""
     recorder: Any = None
     """The session Recorder on the bus (None when not recording)."""
+    options: RunOptions | None = None
+    """What the runtime was built from (`fresh()` builds the next run from it)."""
 
     @property
     def session_path(self) -> Path | None:
         """The session file this run records to (None when not recording)."""
         return None if self.recorder is None else self.recorder.path
+
+    def fresh(self) -> Runtime:
+        """A new runtime for a new run: the same options, a new session file and, unless
+        a workspace was given, a new scratch workspace. This one stops recording.
+
+        Raises:
+            ValueError: the runtime was not built by `build_runtime`.
+        """
+        if self.options is None:
+            raise ValueError("this runtime was not built from options")
+        if self.recorder is not None:
+            self.recorder.close()
+        scenario = self.scenario if self.scenario is not None else self.options.scenario
+        return build_runtime(replace(self.options, scenario=scenario, session=None, fork=None))
 
 
 def builtin_tool_list(workspace: Path) -> list[AgentTool]:
@@ -119,7 +137,8 @@ def build_runtime(options: RunOptions) -> Runtime:
     """
     scenario: Scenario | None = None
     stream_fn: StreamFn
-    openai_provider: Any = None
+    wire_provider: Any = None
+    """The provider that publishes wire events (set its `publish` once the agent exists)."""
     if options.provider_settings is None:
         scenario = (
             options.scenario
@@ -128,13 +147,15 @@ def build_runtime(options: RunOptions) -> Runtime:
         )
         provider = ScriptedProvider(scenario, chars_per_second=options.pace)
         stream_fn, model = provider, provider.model
+        if options.simulated_wire:
+            wire_provider = provider
     else:
         from workbench.providers.openai import OpenAIProvider
 
-        openai_provider = OpenAIProvider(
+        wire_provider = OpenAIProvider(
             options.provider_settings, capture_chunks=options.capture_chunks
         )
-        stream_fn, model = openai_provider, openai_provider.model
+        stream_fn, model = wire_provider, wire_provider.model
     workspace = options.workspace or scratch_workspace(scenario)
     tools = options.tools if options.tools is not None else builtin_tool_list(workspace)
     hub = mcp_hub(options)
@@ -166,10 +187,10 @@ def build_runtime(options: RunOptions) -> Runtime:
     agent.after_tool_call = stepper.after_tool_call
     agent.stream_fn = stepper.wrap_stream_fn(stream_fn)
     agent.subscribe(stepper.on_event)
-    if openai_provider is not None:
-        openai_provider.publish = agent.publish
+    if wire_provider is not None:
+        wire_provider.publish = agent.publish
     prompt = scenario.prompt if scenario else ""
     return Runtime(
         agent, workspace, scenario, prompt, model, gate=gate, stepper=stepper, recorder=recorder,
-        mcp=hub, slow_after=options.slow_after,
+        mcp=hub, slow_after=options.slow_after, options=options,
     )
