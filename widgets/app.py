@@ -13,6 +13,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
 from textual import on, work
@@ -37,6 +38,7 @@ from workbench.agent.types import text_of
 from workbench.events import PermissionRequestEvent, StepPausedEvent
 from workbench.runtime import Runtime
 from workbench.view.fold import ViewState
+from workbench.view.summary import CostMeter
 
 URGENT = frozenset({PermissionRequestEvent, StepPausedEvent, AgentEndEvent})
 """Events the screen shows at once: the user must act, or the run is over. By class:
@@ -72,6 +74,7 @@ class WorkbenchApp(SteppingActions, App[int]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+c", "cancel_run", "Cancel run", priority=True),
+        Binding("ctrl+c", "quit_hint", show=False, priority=True),
         Binding("f1", "help", "Help"),
         Binding("f6", "toggle_step", "Step mode"),
         Binding("f10", "step", "Step"),
@@ -84,6 +87,7 @@ class WorkbenchApp(SteppingActions, App[int]):
         Binding("ctrl+b", "breakpoints", "Breakpoints"),
         Binding("f4", "run_details", "Wire & time"),
         Binding("ctrl+l", "focus_prompt", "Prompt"),
+        Binding("ctrl+n", "new_run", "New run"),
     ]
 
     def __init__(
@@ -114,7 +118,15 @@ class WorkbenchApp(SteppingActions, App[int]):
         self._permission_open: str | None = None
         self._unsubscribe: Callable[[], None] | None = None
         self._gc_thresholds: tuple[int, int, int] | None = None
-        self.sub_title = f"{runtime.model.provider}:{runtime.model.id} · {subtitle or runtime.workspace}"
+        self._subtitle = subtitle
+        self.cost_meter = CostMeter(runtime.prices)
+        self.session_paths: list[Path] = []
+        """Every session file this app recorded to (a new run starts another)."""
+        self._show_runtime_title()
+
+    def _show_runtime_title(self) -> None:
+        runtime = self.runtime
+        self.sub_title = f"{runtime.model.provider}:{runtime.model.id} · {self._subtitle or runtime.workspace}"
 
     # -- layout ------------------------------------------------------------------------
 
@@ -158,8 +170,10 @@ class WorkbenchApp(SteppingActions, App[int]):
             main.query_one(PauseBanner),
         )
         self._unsubscribe = self.agent.subscribe(self._on_bus_event)
+        self._note_session()
         self.prompt_bar.input.value = self.prefill
         self.prompt_bar.input.focus()
+        self.timeline.empty_text = empty_text(bool(self.prefill))
         self.set_interval(0.25, self._tick)
         self._refresh_now()
         self.call_after_refresh(self._apply_gc_policy)
@@ -258,7 +272,7 @@ class WorkbenchApp(SteppingActions, App[int]):
         steering, follow_ups = self.agent.queued
         w.prompt_bar.show_queue([_text(m) for m in steering], [_text(m) for m in follow_ups])
         w.prompt_bar.running = self.agent.state.is_streaming
-        w.status.sync(state, queued=len(steering) + len(follow_ups))
+        w.status.sync(state, queued=len(steering) + len(follow_ups), costs=self.cost_meter.costs(state))
         w.pause_banner.show(state.pause, self.labels)
         footer_state = (state.pause is not None and state.pause.point, self.agent.state.is_streaming)
         if footer_state != self._footer_state and not pacer.burst:
@@ -381,9 +395,13 @@ class WorkbenchApp(SteppingActions, App[int]):
         self._refresh_now()
         self.call_after_refresh(self.timeline.show_call, tool_call_id)
 
+    def action_quit_hint(self) -> None:
+        """ctrl+c while nothing runs: people expect it to quit, so say what does."""
+        self.notify("Nothing is running to cancel. ctrl+q quits.", severity="warning", timeout=3)
+
     def action_cancel_run(self) -> None:
         if not self.agent.state.is_streaming:
-            self.notify("Nothing is running.", severity="warning", timeout=2)
+            self.action_quit_hint()
             return
         self.agent.abort("Cancelled by the user (ctrl+c)")
         self.notify("Run cancelled: the abort signal fired.", severity="warning", timeout=3)
@@ -395,13 +413,59 @@ class WorkbenchApp(SteppingActions, App[int]):
             return
         self.notify(f"Cancelled {call_id} only; the rest of the batch goes on.", timeout=3, markup=False)
 
+    def action_new_run(self) -> None:
+        """Start over: a fresh runtime (new session file, new scratch workspace unless
+        one was given), an empty screen, and the scenario's prompt in the message box."""
+        if self.agent.state.is_streaming:
+            self.notify("A run is going: ctrl+c cancels it, then ctrl+n starts a new one.",
+                        severity="warning", timeout=4)
+            return
+        try:
+            runtime = self.runtime.fresh()
+        except (OSError, ValueError) as exc:
+            self.notify(f"Could not start a new run: {exc}", severity="error", markup=False)
+            return
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        if self.runtime.mcp is not None:
+            self.workers.cancel_group(self, "mcp")  # its servers stop with the old run
+        self.runtime, self.agent = runtime, runtime.agent
+        self.cost_meter = CostMeter(runtime.prices)
+        self._view_state, self._unfolded = ViewState(), []
+        self.selected_id, self.follow_latest = None, True
+        self._permission_open = None
+        self.labels = {t.name: t.label for t in self.agent.state.tools}
+        self.descriptions = {t.name: t.description for t in self.agent.state.tools}
+        self.sources = {t.name: t.source for t in self.agent.state.tools if t.source}
+        self.timeline.labels = self.labels
+        self._unsubscribe = self.agent.subscribe(self._on_bus_event)
+        self._show_runtime_title()
+        self.prompt_bar.input.value = runtime.prompt
+        self.timeline.empty_text = empty_text(bool(runtime.prompt))
+        self.timeline.reset(self._view_state)
+        self._refresh_now()
+        self.prompt_bar.input.focus()
+        if runtime.mcp is not None:
+            self._mcp_started = asyncio.Event()
+            self._serve_mcp()
+        self._note_session()
+        where = f", recording to {runtime.session_path}" if runtime.session_path else ""
+        self.notify(f"New run in {runtime.workspace}{where}.", timeout=5, markup=False)
+
+    def _note_session(self) -> None:
+        path = self.runtime.session_path
+        if path is not None:
+            self.session_paths.append(path)
+
     def action_focus_prompt(self) -> None:
         self.prompt_bar.input.focus()
 
     def action_run_details(self, turn: int | None = None) -> None:
         from widgets.run_details import RunDetailsScreen
 
-        self.push_screen(RunDetailsScreen(self.view_state, turn=turn, now=now_ms()))
+        self.push_screen(
+            RunDetailsScreen(self.view_state, turn=turn, now=now_ms(), prices=self.runtime.prices)
+        )
 
     def action_help(self) -> None:
         from widgets.help_screen import HelpScreen
@@ -417,6 +481,8 @@ class WorkbenchApp(SteppingActions, App[int]):
             return pause is not None and pause.point == "before_tool"
         if action in ("cancel_run", "cancel_call"):
             return self.agent.state.is_streaming
+        if action == "quit_hint":
+            return not self.agent.state.is_streaming
         return True
 
     # -- command palette ---------------------------------------------------------------
@@ -425,7 +491,7 @@ class WorkbenchApp(SteppingActions, App[int]):
         yield from super().get_system_commands(screen)
         for binding in self.BINDINGS:
             assert isinstance(binding, Binding)
-            if binding.action in ("cancel_run",) or binding.description:
+            if binding.description:
                 yield SystemCommand(
                     f"{binding.description} ({binding.key})",
                     _command_help(binding.action),
@@ -454,7 +520,14 @@ def _command_help(action: str) -> str:
         "cancel_call": "Cancel only the selected running call",
         "focus_prompt": "Put the cursor in the message box",
         "run_details": "Every model request as sent, and where the run's time went",
+        "new_run": "Start again: a new session, a fresh scratch workspace, the scenario's prompt",
     }.get(action, action)
+
+
+def empty_text(prefilled: bool) -> str:
+    """What the empty timeline says (whether a first message waits in the box)."""
+    text = "Nothing yet. Type a message below and press Enter"
+    return text + (" (a first message is already there)." if prefilled else ".")
 
 
 def _permission_modal_type() -> type:

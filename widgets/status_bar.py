@@ -5,7 +5,12 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
+from workbench.pricing import format_cost
 from workbench.view.fold import ViewState
+from workbench.view.summary import Costs
+
+WIDE_COSTS = 120
+"""Below this many columns the status bar shows only the session's cost."""
 
 RUN_STATE_STYLE = {
     "idle": ("idle", "dim"),
@@ -30,7 +35,9 @@ class StatusBar(Static):
         self.mode = "live"
         self._shown: Text | None = None
 
-    def sync(self, state: ViewState, *, queued: int = 0, extra: str = "") -> None:
+    def sync(
+        self, state: ViewState, *, queued: int = 0, extra: str = "", costs: Costs | None = None
+    ) -> None:
         label, style = RUN_STATE_STYLE[state.run_state]
         text = Text()
         if self.mode != "live":
@@ -44,6 +51,15 @@ class StatusBar(Static):
         text.append(f"turn {state.turn}")
         text.append("  │  ", style="dim")
         text.append(f"tokens {state.input_tokens:,}↑ {state.output_tokens:,}↓")
+        if costs is not None:
+            text.append("  │  ", style="dim")
+            if self.size.width >= WIDE_COSTS:
+                text.append(
+                    f"cost {format_cost(costs.turn)} turn · {format_cost(costs.run)} run · "
+                    f"{format_cost(costs.session)} session"
+                )
+            else:
+                text.append(f"cost {format_cost(costs.session)}")
         pending = len(state.pending_calls)
         if pending:
             text.append("  │  ", style="dim")

@@ -13,7 +13,7 @@ import anyio
 
 from workbench.cli.args import build_parser, pace_of, parse
 from workbench.providers.settings import settings_from_args
-from workbench.runtime import RunOptions, Runtime, build_runtime
+from workbench.runtime import RunOptions, build_runtime
 from workbench.sessions.cli import SUBCOMMANDS, subcommand_main
 
 
@@ -51,6 +51,7 @@ def main(argv: list[str] | None = None) -> int:
             mcp_servers=_config_mcp_servers(args),
             session=args.session,
             record=not args.no_record,
+            prices=_config_prices(args),
         )
         if options.workspace is not None and not options.workspace.is_dir():
             raise ValueError(f"--workspace {options.workspace} is not a directory")
@@ -61,22 +62,29 @@ def main(argv: list[str] | None = None) -> int:
     if not headless:
         from widgets.app import make_app
 
-        code = make_app(runtime, prefill=args.prompt).run() or 0
-        _say_session(runtime)
+        app = make_app(runtime, prefill=args.prompt)
+        code = app.run() or 0
+        for path in app.session_paths:
+            if path.exists():
+                print(f"workbench: session recorded to {path}", file=sys.stderr)
         return code
 
     prompt = args.headless or runtime.prompt
     if not prompt:
         print("workbench: --headless needs a PROMPT (the model has no scenario prompt)", file=sys.stderr)
         return 2
-    _say_session(runtime, "recording the session to")
+    if runtime.session_path is not None:
+        print(f"workbench: recording the session to {runtime.session_path}", file=sys.stderr)
     return anyio.run(_run_headless, runtime, prompt, args.jsonl)
 
 
-def _say_session(runtime: Runtime, what: str = "session recorded to") -> None:
-    path = runtime.session_path
-    if path is not None and (what != "session recorded to" or path.exists()):
-        print(f"workbench: {what} {path}", file=sys.stderr)
+def _config_prices(args: Any) -> Any:
+    """The price table: the config file's `[prices]` (--config, else the default), then
+    the built-in prices."""
+    from workbench.pricing import load_prices
+    from workbench.providers.settings import default_config_path
+
+    return load_prices(args.config or default_config_path(), required=args.config is not None)
 
 
 def _config_mcp_servers(args: Any) -> list[Any]:

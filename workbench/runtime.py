@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from workbench.agent import Agent, AgentTool, Model, StreamFn
 from workbench.permissions import PermissionGate, chain_before
+from workbench.pricing import PriceTable
 from workbench.providers.scripted import Scenario, ScriptedProvider
 from workbench.sessions.recorder import start_recording
 from workbench.stepper import Stepper
@@ -64,6 +65,8 @@ class RunOptions:
     """A `workbench.sessions.ForkPoint`: start from a recorded session's transcript."""
     simulated_wire: bool = True
     """The scripted model publishes the requests a real server would get (marked simulated)."""
+    prices: PriceTable = field(default_factory=PriceTable)
+    """What each model's tokens cost (the config file's `[prices]`, then built-in ones)."""
 
 
 @dataclass
@@ -89,6 +92,10 @@ class Runtime:
     """The session Recorder on the bus (None when not recording)."""
     options: RunOptions | None = None
     """What the runtime was built from (`fresh()` builds the next run from it)."""
+
+    @property
+    def prices(self) -> PriceTable:
+        return self.options.prices if self.options is not None else PriceTable()
 
     @property
     def session_path(self) -> Path | None:

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from workbench.agent import AssistantMessage, ToolCall, ToolResultMessage
 from workbench.agent.types import text_of
+from workbench.pricing import BUILTIN_AS_OF, PriceTable, add_costs, format_cost
 from workbench.sanitize import literal
 from workbench.sessions.history import messages_of
 from workbench.sessions.reader import Session
@@ -24,12 +25,36 @@ from workbench.sessions.reader import Session
 Format = Literal["md", "json"]
 
 
-def export(session: Session, fmt: Format) -> str:
-    """The session as Markdown (`md`) or JSON (`json`)."""
-    return to_markdown(session) if fmt == "md" else to_json(session)
+def export(session: Session, fmt: Format, prices: PriceTable | None = None) -> str:
+    """The session as Markdown (`md`) or JSON (`json`), with costs from `prices`."""
+    prices = prices or PriceTable()
+    return to_markdown(session, prices) if fmt == "md" else to_json(session, prices)
 
 
-def to_json(session: Session) -> str:
+def session_costs(events: list[Any], prices: PriceTable) -> dict[str, Any]:
+    """Cost of each turn and each run and of the whole session (None: unknown)."""
+    turns: list[float | None] = []
+    runs: list[float | None] = []
+    for event in events:
+        if event.type == "agent_start":
+            runs.append(0.0)
+        elif event.type == "turn_start":
+            turns.append(0.0)
+        elif event.type == "message_end" and isinstance(event.message, AssistantMessage):
+            m = event.message
+            cost = prices.cost(m.model, m.usage, m.provider)
+            if turns:
+                turns[-1] = add_costs(turns[-1], cost)
+            if runs:
+                runs[-1] = add_costs(runs[-1], cost)
+    session: float | None = 0.0
+    for cost in runs:
+        session = add_costs(session, cost)
+    return {"currency": "USD", "session": session, "runs": runs, "turns": turns,
+            "builtin_prices_as_of": BUILTIN_AS_OF}
+
+
+def to_json(session: Session, prices: PriceTable | None = None) -> str:
     header = session.header
     data = {
         "format": "agent-workbench-transcript",
@@ -42,11 +67,14 @@ def to_json(session: Session) -> str:
         "system_prompt": header.system_prompt,
         "tools": [t.model_dump(mode="json") for t in header.tools],
         "messages": [m.model_dump(mode="json") for m in messages_of(session.events)],
+        "cost": session_costs(session.events, prices or PriceTable()),
     }
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def to_markdown(session: Session) -> str:
+def to_markdown(session: Session, prices: PriceTable | None = None) -> str:
+    prices = prices or PriceTable()
+    costs = session_costs(session.events, prices)
     header = session.header
     out: list[str] = [f"# Session {literal(session.path.name)}", ""]
     created = datetime.fromtimestamp(header.created / 1000.0).strftime("%Y-%m-%d %H:%M:%S")
@@ -66,15 +94,21 @@ def to_markdown(session: Session) -> str:
         out.append(f"- Forked from `{literal(header.parent.path)}` after turn {header.parent.turn}")
     if header.tools:
         out.append("- Tools: " + ", ".join(f"`{literal(t.name)}`" for t in header.tools))
+    by_run = ", ".join(format_cost(c) for c in costs["runs"])
+    out.append(
+        f"- Cost: {format_cost(costs['session'])}"
+        + (f" (runs: {by_run})" if len(costs["runs"]) > 1 else "")
+        + f"; built-in prices as of {BUILTIN_AS_OF}"
+    )
     if session.torn:
         out.append("- The recording was cut off (its last line was incomplete).")
     if header.system_prompt:
         out += ["", "## System prompt", "", *_quote(header.system_prompt)]
-    out += _body(session.events)
+    out += _body(session.events, prices)
     return "\n".join(out).rstrip() + "\n"
 
 
-def _body(events: list[Any]) -> list[str]:
+def _body(events: list[Any], prices: PriceTable) -> list[str]:
     results: dict[str, deque[ToolResultMessage]] = {}
     decisions: dict[str, Any] = {}
     for event in events:
@@ -93,7 +127,7 @@ def _body(events: list[Any]) -> list[str]:
             if message.role == "user":
                 out += ["", "**User**", "", literal(text_of(message.content))]
             elif isinstance(message, AssistantMessage):
-                out += _assistant(message, results, decisions)
+                out += _assistant(message, results, decisions, prices)
     return out
 
 
@@ -101,8 +135,15 @@ def _assistant(
     message: AssistantMessage,
     results: dict[str, deque[ToolResultMessage]],
     decisions: dict[str, Any],
+    prices: PriceTable,
 ) -> list[str]:
-    out = ["", f"**Assistant** ({literal(message.model or 'model')}, stop: {message.stop_reason})"]
+    u = message.usage
+    cost = format_cost(prices.cost(message.model, u, message.provider))
+    out = [
+        "",
+        f"**Assistant** ({literal(message.model or 'model')}, stop: {message.stop_reason}; "
+        f"tokens {u.input:,} in, {u.cache_read:,} cached, {u.output:,} out; cost {cost})",
+    ]
     for block in message.content:
         if block.type == "thinking":
             out += ["", "*Thinking:*", "", *_quote(block.thinking)]
