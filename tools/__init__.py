@@ -7,6 +7,7 @@ Nothing here imports Textual or Rich.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from tools.edit_file import make_edit_file
@@ -22,8 +23,11 @@ READ_ONLY_TOOLS = ("read_file", "list_directory", "search_files")
 """Built-ins that never change anything (the permission gate allows them by default)."""
 
 
-def builtin_tools(workspace: Path | str) -> list[AgentTool]:
-    """The six built-in tools, bound to the workspace root `workspace`."""
+def builtin_tools(workspace: Path | str, *, pass_env: Iterable[str] = ()) -> list[AgentTool]:
+    """The six built-in tools, bound to the workspace root `workspace`.
+
+    `pass_env` names environment variables `run_command` passes on beyond its allow-list.
+    """
     ws = Workspace(workspace)
     return [
         make_read_file(ws),
@@ -31,7 +35,7 @@ def builtin_tools(workspace: Path | str) -> list[AgentTool]:
         make_search_files(ws),
         make_write_file(ws),
         make_edit_file(ws),
-        make_run_command(ws),
+        make_run_command(ws, pass_env),
     ]
 
 

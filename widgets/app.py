@@ -374,6 +374,7 @@ class WorkbenchApp(SteppingActions, App[int]):
                         line, severity="error" if failed else "information",
                         timeout=12 if failed else 4, markup=False,
                     )
+                hub.on_change = self._mcp_server_exited
                 self._mcp_started.set()
                 self._refresh_now()
                 await asyncio.Event().wait()  # until the app exits and cancels this worker
@@ -381,6 +382,34 @@ class WorkbenchApp(SteppingActions, App[int]):
             self.notify(f"MCP servers could not be started: {exc}", severity="error", markup=False)
         finally:
             self._mcp_started.set()
+
+    def _mcp_server_exited(self, connection: Any) -> None:
+        from workbench.mcp.hub import describe_failure
+
+        self.notify(
+            f"{describe_failure(connection)}\nctrl+p, 'Restart MCP server' starts it again.",
+            severity="error", timeout=15, markup=False,
+        )
+
+    @work(group="mcp-restart", exit_on_error=False)
+    async def restart_mcp_server(self, name: str) -> None:
+        """Start MCP server `name` again; its tools replace the old ones."""
+        hub = self.runtime.mcp
+        assert hub is not None
+        try:
+            connection = await hub.restart(name)
+        except (KeyError, RuntimeError) as exc:
+            self.notify(str(exc), severity="warning", markup=False)
+            return
+        if connection.status != "ready":
+            self.notify(hub.report()[hub.connections.index(connection)],
+                        severity="error", timeout=12, markup=False)
+            return
+        tools = [t for t in hub.tools if t.source == f"mcp:{name}"]
+        self.labels.update({t.name: t.label for t in tools})
+        self.descriptions.update({t.name: t.description for t in tools})
+        self.sources.update({t.name: t.source for t in tools if t.source})
+        self.notify(f"MCP server {name} restarted: {len(tools)} tools", markup=False)
 
     @on(Timeline.Selected)
     def _card_selected(self, event: Timeline.Selected) -> None:
@@ -496,6 +525,14 @@ class WorkbenchApp(SteppingActions, App[int]):
                     f"{binding.description} ({binding.key})",
                     _command_help(binding.action),
                     lambda action=binding.action: self.run_action(action),
+                )
+        hub = self.runtime.mcp
+        for connection in hub.connections if hub is not None else ():
+            if connection.status in ("failed", "exited"):
+                yield SystemCommand(
+                    f"Restart MCP server {connection.name}",
+                    f"It {connection.status}: start it again and list its tools anew",
+                    lambda name=connection.name: self.restart_mcp_server(name),
                 )
         if screen is self._main:
             yield SystemCommand(

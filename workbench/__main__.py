@@ -49,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
             mcp=args.mcp,
             mcp_urls=args.mcp_url,
             mcp_servers=_config_mcp_servers(args),
+            pass_env=[*_config_pass_env(args), *args.pass_env],
             session=args.session,
             record=not args.no_record,
             prices=_config_prices(args),
@@ -95,6 +96,14 @@ def _config_mcp_servers(args: Any) -> list[Any]:
     return load_mcp_servers(args.config or default_config_path(), required=args.config is not None)
 
 
+def _config_pass_env(args: Any) -> list[str]:
+    """`[commands] pass_env` of the config file (--config, else the default)."""
+    from tools.command_env import config_pass_env
+    from workbench.providers.settings import default_config_path
+
+    return config_pass_env(args.config or default_config_path())
+
+
 async def _run_headless(runtime: Any, prompt: str, jsonl: bool = False) -> int:
     """Start the MCP servers first (if any) and say how each went; the run goes on
     with whatever started."""
@@ -102,9 +111,12 @@ async def _run_headless(runtime: Any, prompt: str, jsonl: bool = False) -> int:
 
     if runtime.mcp is None:
         return await run_headless(runtime, prompt, jsonl=jsonl)
+    from workbench.mcp.hub import describe_failure
+
     async with runtime.mcp.attach(runtime.agent) as hub:
         for line in hub.report():
             print(f"workbench: {line}", file=sys.stderr)
+        hub.on_change = lambda c: print(f"workbench: {describe_failure(c)}", file=sys.stderr)
         return await run_headless(runtime, prompt, jsonl=jsonl)
 
 

@@ -15,6 +15,7 @@ from workbench.agent import Agent, AgentTool, Model, StreamFn
 from workbench.permissions import PermissionGate, chain_before
 from workbench.pricing import PriceTable
 from workbench.providers.scripted import Scenario, ScriptedProvider
+from workbench.redact import Redactor, known_secrets
 from workbench.sessions.recorder import start_recording
 from workbench.stepper import Stepper
 from workbench.workspace import scratch_workspace
@@ -67,6 +68,8 @@ class RunOptions:
     """The scripted model publishes the requests a real server would get (marked simulated)."""
     prices: PriceTable = field(default_factory=PriceTable)
     """What each model's tokens cost (the config file's `[prices]`, then built-in ones)."""
+    pass_env: list[str] = field(default_factory=list)
+    """Environment variables `run_command` passes on beyond its allow-list (`--pass-env`)."""
 
 
 @dataclass
@@ -117,10 +120,10 @@ class Runtime:
         return build_runtime(replace(self.options, scenario=scenario, session=None, fork=None))
 
 
-def builtin_tool_list(workspace: Path) -> list[AgentTool]:
+def builtin_tool_list(workspace: Path, pass_env: list[str] | None = None) -> list[AgentTool]:
     from tools import builtin_tools
 
-    return builtin_tools(workspace)
+    return builtin_tools(workspace, pass_env=pass_env or ())
 
 
 def mcp_hub(options: RunOptions) -> Any:
@@ -164,7 +167,7 @@ def build_runtime(options: RunOptions) -> Runtime:
         )
         stream_fn, model = wire_provider, wire_provider.model
     workspace = options.workspace or scratch_workspace(scenario)
-    tools = options.tools if options.tools is not None else builtin_tool_list(workspace)
+    tools = options.tools if options.tools is not None else builtin_tool_list(workspace, options.pass_env)
     hub = mcp_hub(options)
     fork = options.fork
     agent = Agent(
@@ -175,6 +178,9 @@ def build_runtime(options: RunOptions) -> Runtime:
         messages=fork.messages if fork else (),
         tool_abort_grace=options.tool_abort_grace,
     )
+    servers = [c.config for c in hub.connections] if hub is not None else []
+    redactor = Redactor(known_secrets(options.provider_settings, servers))
+    agent.redact = redactor if redactor else None
     recorder = None
     if options.record:  # first on the bus: an event is on disk before anyone acts on it
         recorder = start_recording(

@@ -57,6 +57,7 @@ from workbench.agent import (
 )
 from workbench.agent.clock import now_ms
 from workbench.agent.config import resolve
+from workbench.agent.loop import close_stream
 from workbench.events import PausePoint, StepModeEvent, StepPausedEvent, StepResumedEvent
 from workbench.permissions.edits import InvalidEdit, revalidate
 from workbench.permissions.hooks import chain_after, chain_before, wait_unless_aborted
@@ -275,8 +276,14 @@ class Stepper:
                     )
                     yield AssistantMessageEvent(type="error", message=message)
                     return
-            async for event in stream_fn(model, context, options):
-                yield event
+            # Closed here, not left to the garbage collector: an inner stream dropped at
+            # its `done` stays suspended, holding its request's copy of the transcript.
+            inner = stream_fn(model, context, options)
+            try:
+                async for event in inner:
+                    yield event
+            finally:
+                await close_stream(inner)
 
         return stepped
 

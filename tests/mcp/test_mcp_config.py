@@ -37,6 +37,13 @@ from workbench.stepper import Breakpoint
         ("/opt/tools/git__mcp", "git_mcp"),
         ("node", "node"),
         ("python3 -c 'print(1)'", "python3"),
+        ("node /x/node_modules/@modelcontextprotocol/server-everything/dist/index.js stdio",
+         "server-everything"),
+        ("node ./weather/build/index.js", "weather"),
+        ("env LOG_LEVEL=debug npx -y @modelcontextprotocol/server-filesystem .",
+         "server-filesystem"),
+        ("env -u HOME -i PATH=/bin uvx mcp-server-git", "mcp-server-git"),
+        ("DEBUG=1 python servers/files.py", "files"),
     ],
 )
 def test_names_come_from_what_the_command_runs(command: str, name: str) -> None:
@@ -44,7 +51,9 @@ def test_names_come_from_what_the_command_runs(command: str, name: str) -> None:
 
 
 def test_url_names_and_uniqueness() -> None:
-    assert name_for_url("http://127.0.0.1:8000/mcp") == "127-0-0-1"
+    assert name_for_url("http://127.0.0.1:8000/mcp") == "127-0-0-1-8000"
+    assert name_for_url("http://127.0.0.1:8001/mcp") == "127-0-0-1-8001"
+    assert name_for_url("https://a.example/mcp") == "a-example"
     servers = resolve_servers(
         ["python a.py", "'python' 'a.py' --flag"], ["https://api.example.com/mcp"]
     )
@@ -139,7 +148,7 @@ def test_build_runtime_makes_an_unstarted_hub_only_when_asked(tmp_path: Path) ->
             mcp_servers=[McpServerConfig(name="server", url="http://127.0.0.1:2/mcp")],
         )
     )
-    assert [c.name for c in runtime.mcp.connections] == ["server", "server-2", "127-0-0-1"]
+    assert [c.name for c in runtime.mcp.connections] == ["server", "server-2", "127-0-0-1-1"]
     assert all(c.status == "starting" for c in runtime.mcp.connections)
 
 

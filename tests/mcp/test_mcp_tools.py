@@ -29,7 +29,7 @@ async def test_tools_join_under_the_server_prefix() -> None:
         assert set(tools) == {
             "toolbox__place_order", "toolbox__slow_count", "toolbox__fail",
             "toolbox__protocol_error", "toolbox__snapshot", "toolbox__read_note",
-            "toolbox__crash",
+            "toolbox__crash", "toolbox__two_blocks", "toolbox__exit_soon",
         }
         order = tools["toolbox__place_order"]
         assert order.source == "mcp:toolbox" and order.label == "Place an order"
@@ -37,7 +37,7 @@ async def test_tools_join_under_the_server_prefix() -> None:
         assert isinstance(order.parameters, dict) and "$defs" in order.parameters
         assert order.json_schema is order.parameters
         assert tools["toolbox__fail"].label == "fail"  # no title: the MCP name
-        assert run.hub.report() == [f"MCP server toolbox: 7 tools ({TOOLBOX})"]
+        assert run.hub.report() == [f"MCP server toolbox: 9 tools ({TOOLBOX})"]
     assert run.agent.state.tools == []  # leaving the hub takes its tools away
 
 

@@ -106,7 +106,7 @@ async def test_a_streamable_http_server(http_toolbox: str) -> None:
         servers=[],
         configured=[_http(http_toolbox)],
     ) as run:
-        assert run.hub.report() == [f"MCP server mcp: 7 tools ({http_toolbox})"]
+        assert run.hub.report() == [f"MCP server mcp: 9 tools ({http_toolbox})"]
         await run.agent.prompt("go")
         assert run.result("mcp__place_order").text.startswith("order for ann: 1 items")
         assert run.result("mcp__slow_count").text == "counted to 2"
@@ -132,7 +132,7 @@ def test_headless_with_mcp_servers(tmp_path: Path, capsys: pytest.CaptureFixture
     )
     out, err = capsys.readouterr()
     assert code == 0
-    assert f"workbench: MCP server toolbox: 7 tools ({TOOLBOX})" in err
+    assert f"workbench: MCP server toolbox: 9 tools ({TOOLBOX})" in err
     assert (
         "workbench: MCP server no-such-mcp-server-cmd failed to start: "
         "command not found: no-such-mcp-server-cmd"
@@ -160,7 +160,7 @@ def test_headless_reads_servers_from_the_config_file(
         ]
     )
     out, err = capsys.readouterr()
-    assert code == 0 and "MCP server box: 7 tools" in err
+    assert code == 0 and "MCP server box: 9 tools" in err
     assert "✓ result box__snapshot" in out
 
 

@@ -116,6 +116,8 @@ class Agent:
         self.get_steering_messages = get_steering_messages
         self.get_follow_up_messages = get_follow_up_messages
         self.tool_abort_grace = tool_abort_grace
+        self.redact: Callable[[str], str] | None = None
+        """Applied to every tool result and update (see `AgentLoopConfig.redact`)."""
         self.steering_mode: QueueMode = steering_mode
         self.follow_up_mode: QueueMode = follow_up_mode
         self.bus = EventBus()
@@ -233,6 +235,7 @@ class Agent:
             get_follow_up_messages=self._follow_up_hook,
             tool_abort_grace=self.tool_abort_grace,
             tool_call_aborts=self._call_aborts,
+            redact=self.redact,
         )
 
     async def _steering_hook(self) -> list[Message]:

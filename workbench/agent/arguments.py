@@ -12,7 +12,6 @@ and laid out as pydantic's are, one `  - path: problem` line per failing field.
 from __future__ import annotations
 
 import json
-import re
 import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -154,6 +153,8 @@ def _schema_validator(tool: AgentTool, schema: dict[str, Any]) -> Any:
         validators,
     )
 
+    from workbench.agent.schema_patterns import with_safe_patterns
+
     with warnings.catch_warnings():  # an unknown $schema falls back to the default draft
         warnings.simplefilter("ignore", DeprecationWarning)
         cls = validators.validator_for(schema, default=Draft202012Validator)
@@ -164,7 +165,7 @@ def _schema_validator(tool: AgentTool, schema: dict[str, Any]) -> Any:
             "validate",
             f"Tool {tool.name} has an invalid JSON Schema for its parameters: {exc.message}",
         ) from None
-    validator = cls(schema)
+    validator = with_safe_patterns(cls)(schema)
     _validators[tool] = (schema, validator)
     return validator
 
@@ -245,12 +246,14 @@ def _translate(error: Any) -> list[Problem]:
     if kind == "required" and isinstance(instance, dict):
         return [((*path, name), "Field required") for name in value if name not in instance]
     if kind == "additionalProperties" and value is False and isinstance(instance, dict):
+        from workbench import safe_regex
+
         known = error.schema.get("properties", {})
         patterns = list(error.schema.get("patternProperties", {}))
         return [
             ((*path, key), "Extra inputs are not permitted")
             for key in instance
-            if key not in known and not any(re.search(p, key) for p in patterns)
+            if key not in known and not any(safe_regex.search(p, key) for p in patterns)
         ]
     if kind in ("anyOf", "oneOf") and error.context:
         return _alternatives(error, path)

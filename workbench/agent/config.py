@@ -215,3 +215,6 @@ class AgentLoopConfig:
     same grace bounds a provider stream that does not end when the signal fires)."""
     tool_call_aborts: ToolCallAborts | None = None
     """Where per-call abort controllers are registered (the Agent passes its own)."""
+    redact: Callable[[str], str] | None = None
+    """Applied to every string of every tool result and update (e.g. a
+    `workbench.redact.Redactor`); results are size-capped whether or not it is set."""

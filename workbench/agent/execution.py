@@ -10,6 +10,7 @@ call runs under its own abort signal linked to the run's.
 
 from __future__ import annotations
 
+import asyncio
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +39,7 @@ from workbench.agent.events import (
     ToolExecutionStartEvent,
     ToolExecutionUpdateEvent,
 )
+from workbench.agent.result_limits import limit_result
 from workbench.agent.tool import AgentTool, AgentToolResult, to_tool_result
 from workbench.agent.types import AssistantMessage, ToolCall, ToolResultMessage
 
@@ -319,40 +321,52 @@ class BatchRunner:
     async def _execute(
         self, p: Prepared, signal: AbortSignal, tg: TaskGroup
     ) -> tuple[AgentToolResult, bool]:
-        pump = _UpdatePump(self.emit, p.tool_call, tg)
+        pump = _UpdatePump(self.emit, p.tool_call, tg, self.config.redact)
         grace = self.config.tool_abort_grace
-        killed = True  # unless execute comes back by itself before the grace runs out
-        with anyio.CancelScope() as scope:
+        run = _Detached(p.tool.execute, (p.tool_call.id, p.args, signal, pump.push))
+        with anyio.CancelScope() as waiting:
 
             def on_abort(_reason: Any) -> None:
-                # The tool has `grace` seconds to stop on its own, then it is cancelled.
-                scope.deadline = anyio.current_time() + grace
+                # The tool has `grace` seconds to stop on its own, then it is cancelled;
+                # one that does not even end then (stuck in a thread) is left behind.
+                run.scope.deadline = anyio.current_time() + grace
+                waiting.deadline = run.scope.deadline + ABANDON_AFTER
 
             remove = signal.add_listener(on_abort)
             try:
-                value = await resolve(p.tool.execute(p.tool_call.id, p.args, signal, pump.push))
-                killed = scope.cancel_called  # it swallowed the cancellation
-                outcome = (to_tool_result(value), False)
-            except Exception as exc:  # noqa: BLE001 - a raising tool is an error result
-                killed = scope.cancel_called
-                # An exception may carry `details` (e.g. a command's exit code) for the UI.
-                make = aborted_result if isinstance(exc, AbortError) else error_result
-                outcome = (make(_describe(exc), getattr(exc, "details", None)), True)
+                await run.start()
             finally:
                 remove()
+                if not run.done.is_set():
+                    run.scope.cancel()
         await pump.close()
-        if killed:
+        if not run.done.is_set():
+            text = (
+                f"{_aborted_text(signal)}: tool {p.tool_call.name} did not stop within "
+                f"{grace:g}s of the abort signal, nor when cancelled; it was abandoned "
+                "(a thread it started may still be running)"
+            )
+            return aborted_result(text), True
+        if run.failure is not None:
+            raise run.failure
+        if run.scope.cancel_called:  # it ended only when cancelled (or swallowed that)
             text = (
                 f"{_aborted_text(signal)}: tool {p.tool_call.name} did not stop within "
                 f"{grace:g}s of the abort signal and was cancelled"
             )
             return aborted_result(text), True
-        return outcome
+        if run.error is not None:
+            exc = run.error
+            # An exception may carry `details` (e.g. a command's exit code) for the UI.
+            make = aborted_result if isinstance(exc, AbortError) else error_result
+            return make(_describe(exc), getattr(exc, "details", None)), True
+        return to_tool_result(run.value), False
 
     async def _phase(self, call: ToolCall, phase: Any) -> None:
         await self.emit(ToolExecutionPhaseEvent(tool_call_id=call.id, tool_name=call.name, phase=phase))
 
     async def _end(self, f: Finalized) -> None:
+        f.result = limit_result(f.result, self.config.redact)
         controller = self.controllers.pop(id(f.tool_call), None)
         if controller is not None:
             self.aborts.close(f.tool_call.id, controller)
@@ -380,12 +394,61 @@ class BatchRunner:
         return f"{_aborted_text(self.signal)}: tool call skipped, it never started"
 
 
+class _Detached:
+    """One `execute`, in a task of its own so the call can stop waiting for it.
+
+    A tool blocked in a thread that ignores cancellation (`anyio.to_thread.run_sync`
+    without `abandon_on_cancel`) cannot be interrupted; running it apart lets the
+    batch give up on it after the grace and go on, while the task ends by itself
+    whenever its thread returns (its outcome is then dropped).
+    """
+
+    __slots__ = ("execute", "args", "scope", "done", "value", "error", "failure")
+
+    def __init__(self, execute: Any, args: tuple[Any, ...]) -> None:
+        self.execute = execute
+        self.args = args
+        self.scope = anyio.CancelScope()
+        self.done = anyio.Event()
+        self.value: Any = None
+        self.error: Exception | None = None
+        self.failure: BaseException | None = None
+
+    async def start(self) -> None:
+        """Start the task and wait for it to end (cancel the waiter to stop waiting)."""
+        task = asyncio.get_running_loop().create_task(self._body())
+        _running.add(task)
+        task.add_done_callback(_running.discard)
+        await self.done.wait()
+
+    async def _body(self) -> None:
+        try:
+            with self.scope:
+                signal = self.args[2]
+                signal.throw_if_aborted()  # aborted before this task got to run
+                self.value = await resolve(self.execute(*self.args))
+        except Exception as exc:  # noqa: BLE001 - a raising tool is an error result
+            self.error = exc
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the waiting task
+            self.failure = exc
+        finally:
+            self.done.set()
+
+
+_running: set[asyncio.Task[None]] = set()
+"""Detached tool tasks still running (a reference keeps each alive until it ends)."""
+
+ABANDON_AFTER = 0.5
+"""Seconds a cancelled tool gets to end before the call stops waiting for it."""
+
+
 class _UpdatePump:
     """Delivers a call's `on_update` partial results in order, and none after close."""
 
-    __slots__ = ("emit", "call", "tg", "queue", "open", "idle", "running")
+    __slots__ = ("emit", "call", "tg", "queue", "open", "idle", "running", "redact")
 
-    def __init__(self, emit: Emit, call: ToolCall, tg: TaskGroup) -> None:
+    def __init__(self, emit: Emit, call: ToolCall, tg: TaskGroup, redact: Any = None) -> None:
+        self.redact = redact
         self.emit = emit
         self.call = call
         self.tg = tg
@@ -399,7 +462,7 @@ class _UpdatePump:
             return
         if not isinstance(partial, AgentToolResult):
             partial = to_tool_result(partial)
-        self.queue.append(partial)
+        self.queue.append(limit_result(partial, self.redact))
         if not self.running:
             self.running = True
             self.idle = anyio.Event()

@@ -98,7 +98,7 @@ class ToolResultMessage(BaseModel):
 
     @property
     def text(self) -> str:
-        return "".join(c.text for c in self.content if isinstance(c, TextContent))
+        return result_text(self.content)
 
 
 Message = Annotated[
@@ -114,6 +114,13 @@ class Model(BaseModel):
     id: str
     provider: str = "scripted"
     base_url: str | None = None
+
+
+def result_text(content: list[Any]) -> str:
+    """A tool result's text: its text blocks, one per line (as pi sends them to the
+    model), so two blocks never run into each other."""
+    texts = [c.text for c in content if isinstance(c, TextContent)]
+    return texts[0] if len(texts) == 1 else "\n".join(texts)
 
 
 def text_of(content: str | list[Any]) -> str:

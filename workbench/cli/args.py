@@ -87,6 +87,15 @@ def build_parser() -> argparse.ArgumentParser:
     perms.add_argument("--ask", action="append", default=[], metavar="RULE", help="ask before calls matching RULE (repeatable)")
     perms.add_argument("--deny", action="append", default=[], metavar="RULE", help="deny calls matching RULE (repeatable)")
     perms.add_argument(
+        "--pass-env",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="pass the environment variable NAME to run_command (repeatable; commands get "
+        "only PATH, HOME, USER, SHELL, LANG, LC_*, TERM, TMPDIR and the like by default; "
+        "also [commands] pass_env in the config file)",
+    )
+    perms.add_argument(
         "--approve",
         choices=["ask", "all", "none", "rules"],
         default=None,

@@ -20,7 +20,7 @@ from rich.text import Text
 
 from workbench import gc_policy
 from workbench.agent import AssistantMessage, ToolResultMessage, UserMessage
-from workbench.agent.types import Usage, text_of
+from workbench.agent.types import Usage, result_text, text_of
 from workbench.pricing import PriceTable, format_cost
 from workbench.runtime import Runtime
 from workbench.sanitize import literal, one_line
@@ -137,7 +137,7 @@ class EventPrinter:
         details = event.partial_result.details
         lines = details.get("lines") if isinstance(details, dict) else None
         if not (isinstance(lines, list) and all(isinstance(x, str) for x in lines)):
-            text = "".join(getattr(c, "text", "") for c in event.partial_result.content)
+            text = result_text(event.partial_result.content)
             lines = [text.splitlines()[-1]] if text.strip() else []
             self.streamed[event.tool_call_id] = []  # a summary line: the result prints in full
         else:

@@ -21,7 +21,7 @@ import logging
 import os
 import tempfile
 from collections.abc import AsyncIterator, Callable
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import asynccontextmanager
 from typing import IO, Any, Literal, Protocol
 
 import anyio
@@ -34,6 +34,7 @@ from pydantic import ValidationError
 from workbench import __version__
 from workbench.agent import AbortSignal
 from workbench.mcp.config import McpServerConfig
+from workbench.mcp.streams import CallCancel, CancelReasonWriter, WatchedReader, current_call
 
 # The SDK logs protocol noise (a server's stray stdout lines, its crashes) with
 # tracebacks; every such failure is reported here as a clear error instead, and
@@ -83,7 +84,16 @@ class McpConnection:
         self._stderr: IO[str] | None = None
         self._stop: anyio.Event | None = None
         self._settled: anyio.Event | None = None
-        self._inflight: set[Callable[[str], None]] = set()
+        self._inflight: dict[Callable[[str], None], str] = {}
+        """Each call in flight: how to fail it, and the tool it calls."""
+        self._ended = False
+        self._stop_requested = False
+        self._done: anyio.Event | None = None
+        """Set when `run()` has returned (the transport is closed)."""
+        self._http_error: tuple[int, str] | None = None
+        """The last HTTP error status the server answered with, and its reason."""
+        self.on_status: Callable[[McpConnection], None] | None = None
+        """Called when the server exits on its own after it was ready (set by the hub)."""
 
     @property
     def name(self) -> str:
@@ -98,10 +108,12 @@ class McpConnection:
         """
         self._stop = self._stop or anyio.Event()
         self._settled = self._settled or anyio.Event()
+        self._done = self._done or anyio.Event()
+        self._ended = False
         try:
             async with self._transport() as (read, write), ClientSession(
-                read,
-                write,
+                WatchedReader(read, self._connection_ended),
+                CancelReasonWriter(write),
                 message_handler=self._on_message,
                 client_info=mcp_types.Implementation(name="agent-workbench", version=__version__),
             ) as session:
@@ -113,12 +125,17 @@ class McpConnection:
                 self.status = "ready"
                 self._settled.set()
                 await self._stop.wait()
+                if self._ended and not self._stop_requested and self.status == "ready":
+                    calling = next(iter(self._inflight.values()), None)
+                    if calling is not None:
+                        self._set_exited(f"it exited or crashed during tools/call {calling}")
+                    else:
+                        self._set_exited("it exited while idle", stderr=True)
         except Exception as exc:  # noqa: BLE001 - any failure to start is reported, not raised
             if self.status == "starting":
                 self._set_failed(self._start_failure(_leaf(exc)))
             elif self.status == "ready":  # the transport broke while idle
-                self.status = "exited"
-                self.error = f"its connection ended: {_describe(_leaf(exc))}"
+                self._set_exited(f"its connection ended: {_describe(_leaf(exc))}", stderr=True)
         finally:
             self._session = None
             if self.status == "ready":
@@ -129,6 +146,34 @@ class McpConnection:
             if self._stderr is not None:
                 self._stderr.close()
                 self._stderr = None
+            self._done.set()
+
+    def reset(self) -> None:
+        """Make a stopped, failed or exited connection ready to `run()` again."""
+        if self._session is not None:
+            raise RuntimeError(f"MCP server {self.name} is still running")
+        self.status, self.error, self.tools, self.server_info = "starting", None, [], None
+        self._stop, self._settled, self._done = anyio.Event(), anyio.Event(), anyio.Event()
+        self._stop_requested, self._http_error = False, None
+
+    def _connection_ended(self) -> None:
+        """The server's side closed: wake `run()` unless we are the ones stopping."""
+        self._ended = True
+        if self._stop is not None and not self._stop.is_set():
+            self._stop.set()
+
+    def _set_exited(self, why: str, *, stderr: bool = False) -> None:
+        if self.status != "ready":
+            return
+        self.status = "exited"
+        self.error = f"{why}{self._stderr_tail()}" if stderr else why
+        if self.on_status is not None:
+            self.on_status(self)
+
+    async def wait_done(self) -> None:
+        """Return once `run()` has returned."""
+        self._done = self._done or anyio.Event()
+        await self._done.wait()
 
     async def wait_settled(self) -> None:
         """Return once the server is ready or has failed to start."""
@@ -138,6 +183,7 @@ class McpConnection:
     def stop(self) -> None:
         """Ask `run()` to close the session (and stop a stdio server's process)."""
         self._stop = self._stop or anyio.Event()
+        self._stop_requested = True
         self._stop.set()
 
     @asynccontextmanager
@@ -155,18 +201,15 @@ class McpConnection:
                 yield read, write
         else:
             assert config.url is not None
-            async with AsyncExitStack() as stack:
-                client = None
-                if config.headers:  # the SDK's way to add headers: bring your own client
-                    import httpx2
+            from mcp.shared._httpx_utils import create_mcp_http_client
 
-                    timeout = httpx2.Timeout(30.0, read=300.0)  # the SDK's own defaults
-                    client = await stack.enter_async_context(
-                        httpx2.AsyncClient(headers=config.headers, timeout=timeout)
-                    )
-                streams = await stack.enter_async_context(
-                    streamable_http_client(config.url, http_client=client)
-                )
+            async def seen(response: Any) -> None:
+                if response.status_code >= 400 and response.request.method == "POST":
+                    self._http_error = (response.status_code, response.reason_phrase or "")
+
+            client = create_mcp_http_client(headers=config.headers or None)
+            client.event_hooks["response"].append(seen)
+            async with client, streamable_http_client(config.url, http_client=client) as streams:
                 yield streams[0], streams[1]
 
     # -- calls -------------------------------------------------------------------------
@@ -203,8 +246,15 @@ class McpConnection:
                 failure = text
                 scope.cancel()
 
-            self._inflight.add(fail)
-            remove = signal.add_listener(lambda _reason: scope.cancel()) if signal else None
+            cancel = CallCancel()
+
+            def abort(reason: object) -> None:
+                cancel.reason = _reason_text(reason)
+                scope.cancel()
+
+            self._inflight[fail] = tool
+            remove = signal.add_listener(abort) if signal else None
+            token = current_call.set(cancel)
             try:
                 result = await session.call_tool(tool, arguments, progress_callback=progress)
             except MCPError as exc:
@@ -220,7 +270,8 @@ class McpConnection:
                     f"MCP server {self.name} failed on tools/call {tool}: {_describe(exc)}", details
                 ) from None
             finally:
-                self._inflight.discard(fail)
+                current_call.reset(token)
+                self._inflight.pop(fail, None)
                 if remove is not None:
                     remove()
         if failure is not None:
@@ -254,8 +305,8 @@ class McpConnection:
         self, tool: str, exc: MCPError, details: dict[str, Any]
     ) -> McpCallError:
         if exc.error.code == CONNECTION_CLOSED:
-            self.status = "exited"
-            self.error = f"it exited or crashed during tools/call {tool}"
+            if self.status == "ready":
+                self._set_exited(f"it exited or crashed during tools/call {tool}")
             return McpCallError(
                 f"MCP server {self.name} died during tools/call {tool}: the connection closed "
                 f"before it answered (the server process exited or crashed){self._stderr_tail()}",
@@ -279,6 +330,10 @@ class McpConnection:
                 "(is it an MCP server speaking over "
                 f"{'stdio' if config.transport == 'stdio' else 'streamable HTTP'}?)"
             )
+        elif config.url is not None and self._http_error is not None:
+            why = http_failure(config.url, *self._http_error)
+        elif config.url is not None and _is_connect_error(exc):
+            why = f"nothing answered at {config.url} ({_describe(exc)}): is the server running?"
         elif isinstance(exc, MCPError) and exc.error.code == CONNECTION_CLOSED:
             why = "it exited (or closed the connection) before answering initialize"
         else:
@@ -315,6 +370,44 @@ async def _list_tools(session: ClientSession) -> list[mcp_types.Tool]:
         if not cursor:
             break
     return tools
+
+
+def http_failure(url: str, status: int, reason: str) -> str:
+    """What an HTTP error status from an MCP endpoint means, and what to try."""
+    head = f"{url} answered HTTP {status}{f' {reason}' if reason else ''}"
+    if status == 401:
+        hint = (
+            "the server wants credentials: give it a header, e.g. "
+            "headers = { Authorization = \"Bearer ...\" } in the server's config table"
+        )
+    elif status == 403:
+        hint = "the server refused the credentials it was given (check the headers)"
+    elif status in (404, 405):
+        hint = (
+            "there is no streamable-HTTP MCP endpoint at this path (such servers usually "
+            "serve /mcp; a URL ending in /sse is the older SSE transport, which the "
+            "workbench does not speak)"
+        )
+    elif status >= 500:
+        hint = "the server failed while answering (see its own log)"
+    else:
+        hint = "the server did not accept the MCP request"
+    return f"{head}: {hint}"
+
+
+def _is_connect_error(exc: BaseException) -> bool:
+    return type(exc).__name__ in ("ConnectError", "ConnectTimeout") or isinstance(
+        exc, ConnectionError
+    )
+
+
+def _reason_text(reason: object) -> str:
+    """The text sent as a cancellation's reason: the user's, or what aborted the call."""
+    if reason is None:
+        return "the user aborted the call"
+    if isinstance(reason, BaseException):
+        return _describe(reason)
+    return str(reason)
 
 
 def _leaf(exc: BaseException) -> BaseException:

@@ -36,7 +36,7 @@ DEFAULT_STARTUP_TIMEOUT = 20.0
 
 _LAUNCHERS = {
     "python", "python3", "py", "node", "nodejs", "npx", "npm", "pnpm", "pnpx", "yarn",
-    "bun", "bunx", "deno", "uv", "uvx", "pipx", "docker", "podman", "sh", "bash", "env",
+    "bun", "bunx", "deno", "uv", "uvx", "pipx", "docker", "podman", "sh", "bash",
 }
 """Commands that run something else: the server is named after what they run."""
 _SUBCOMMANDS = {"run", "x", "exec", "dlx", "tool"}
@@ -106,8 +106,9 @@ def clean_name(name: str) -> str:
 def name_for_command(command: Sequence[str]) -> str:
     """`python servers/files.py` -> `files`; `npx -y @scope/server-git@1.0` -> `server-git`;
     `python -m pkg.server` -> `server`; `/usr/bin/weather-mcp` -> `weather-mcp`;
-    `python -c CODE` -> `python`."""
-    words = list(command) or ["mcp"]
+    `node .../server-everything/dist/index.js stdio` -> `server-everything`;
+    `env LOG=1 npx -y pkg` -> `pkg`; `python -c CODE` -> `python`."""
+    words = _skip_wrappers(list(command)) or ["mcp"]
     pick = words[0]
     if _is_launcher(pick):
         args = words[1:]
@@ -117,12 +118,43 @@ def name_for_command(command: Sequence[str]) -> str:
             return clean_name(PurePosixPath(pick).name)
         rest = [w for w in args if not w.startswith("-") and w not in _SUBCOMMANDS]
         pick = rest[0] if rest else pick
-    stem = PurePosixPath(pick).name
+    return clean_name(_stem(pick))
+
+
+def _skip_wrappers(words: list[str]) -> list[str]:
+    """The command without leading `NAME=value` assignments and `env`'s own options."""
+    while words:
+        first = words[0]
+        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", first):
+            words = words[1:]
+        elif PurePosixPath(first).name == "env":
+            words = words[1:]
+            while words and words[0].startswith("-"):
+                takes_value = words[0] in ("-u", "--unset", "-C", "--chdir", "-S")
+                words = words[2:] if takes_value else words[1:]
+        else:
+            return words
+    return words
+
+
+def _stem(path: str) -> str:
+    """A script's or package's name: its file stem, or for a generic entry file
+    (`index.js`, `main.py`, `__main__.py`) the nearest meaningful folder above it."""
+    parts = PurePosixPath(path).parts
+    stem = parts[-1] if parts else path
     if "@" in stem[1:]:  # package@1.2.3
         stem = stem[: stem.index("@", 1)]
     for suffix in (".py", ".js", ".mjs", ".cjs", ".ts", ".exe"):
         stem = stem.removesuffix(suffix)
-    return clean_name(stem)
+    if stem in _GENERIC_FILES:
+        for folder in reversed(parts[:-1]):
+            if folder not in _GENERIC_FOLDERS and folder not in ("/", ".", ".."):
+                return folder
+    return stem
+
+
+_GENERIC_FILES = {"index", "main", "__main__", "cli", "server", "app", "run", "start"}
+_GENERIC_FOLDERS = {"dist", "build", "lib", "src", "bin", "out", "esm", "cjs", "node_modules"}
 
 
 def _is_launcher(word: str) -> bool:
@@ -131,8 +163,16 @@ def _is_launcher(word: str) -> bool:
 
 
 def name_for_url(url: str) -> str:
-    """The host: `http://127.0.0.1:8000/mcp` -> `127-0-0-1`, `https://a.example` -> `a-example`."""
-    return clean_name(urlparse(url).hostname or "mcp")
+    """The host, and the port when the URL names one: `http://127.0.0.1:8000/mcp` ->
+    `127-0-0-1-8000`, `https://a.example/mcp` -> `a-example` (two local servers differ
+    by their ports)."""
+    parts = urlparse(url)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    host = parts.hostname or "mcp"
+    return clean_name(f"{host}-{port}" if port is not None else host)
 
 
 def unique_names(servers: Iterable[McpServerConfig]) -> list[McpServerConfig]:

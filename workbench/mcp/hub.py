@@ -16,7 +16,7 @@ tools: the others and the run go on.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -40,7 +40,59 @@ class McpHub:
         self.connections = [McpConnection(server) for server in servers]
         self.tools: list[AgentTool] = []
         """The tools of every ready server (set once the hub has started)."""
+        self.on_change: Callable[[McpConnection], None] | None = None
+        """Called when a ready server exits on its own (to tell the user at once)."""
         self._tg: TaskGroup | None = None
+        self._agent: Any = None
+        for connection in self.connections:
+            connection.on_status = self._changed
+
+    def _changed(self, connection: McpConnection) -> None:
+        if self.on_change is not None:
+            self.on_change(connection)
+
+    def connection(self, name: str) -> McpConnection:
+        """The server called `name`.
+
+        Raises:
+            KeyError: no server has that name.
+        """
+        for connection in self.connections:
+            if connection.name == name:
+                return connection
+        raise KeyError(f"no MCP server named {name!r}")
+
+    async def restart(self, name: str) -> McpConnection:
+        """Start server `name` again (after it exited or failed); its tools are listed
+        anew and replace its old ones (in the attached agent's tools too).
+
+        Raises:
+            KeyError: no such server.
+            RuntimeError: the hub is not started, or the server is still running.
+        """
+        connection = self.connection(name)
+        if self._tg is None:
+            raise RuntimeError("the MCP servers are not started")
+        if connection.status == "ready":
+            raise RuntimeError(f"MCP server {name} is running")
+        await connection.wait_done()
+        connection.reset()
+        self._tg.start_soon(connection.run, name=f"mcp:{connection.name}")
+        await connection.wait_settled()
+        source = f"mcp:{connection.name}"
+        old = [t for t in self.tools if t.source == source]
+        kept = [t for t in self.tools if t.source != source]
+        taken = [t.name for t in kept]
+        if self._agent is not None:
+            gone = set(map(id, old))
+            taken += [t.name for t in self._agent.state.tools if id(t) not in gone]
+        fresh = server_tools(connection, taken) if connection.status == "ready" else []
+        self.tools = kept + fresh
+        if self._agent is not None:
+            gone = set(map(id, old))
+            others = [t for t in self._agent.state.tools if id(t) not in gone]
+            self._agent.state.tools = [*others, *fresh]
+        return connection
 
     @property
     def failed(self) -> list[McpConnection]:
@@ -89,8 +141,10 @@ class McpHub:
         await self.start(taken=[t.name for t in agent.state.tools])
         try:
             agent.state.tools = [*agent.state.tools, *self.tools]
+            self._agent = agent
             yield self
         finally:
+            self._agent = None
             mine = set(map(id, self.tools))
             agent.state.tools = [t for t in agent.state.tools if id(t) not in mine]
             await self.aclose()
@@ -104,7 +158,13 @@ class McpHub:
                 count = sum(1 for t in self.tools if t.source == f"mcp:{c.name}")
                 lines.append(f"MCP server {c.name}: {count} tools ({c.config.target})")
             else:
-                what = "exited" if c.status == "exited" else "failed to start"
-                first, *rest = (c.error or c.status).splitlines() or [c.status]
-                lines.append("\n".join([f"MCP server {c.name} {what}: {first}", *rest]))
+                lines.append(describe_failure(c))
         return lines
+
+
+def describe_failure(connection: McpConnection) -> str:
+    """`MCP server NAME exited: WHY`, then the server's last stderr lines if any."""
+    what = "exited" if connection.status == "exited" else "failed to start"
+    first, *rest = (connection.error or connection.status).splitlines() or [connection.status]
+    head = f"MCP server {connection.name} {what}: {first}"
+    return "\n".join([head, *rest])

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.agent import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
-from workbench.agent.types import text_of
+from workbench.agent.types import result_text, text_of
 from workbench.view.records import (
     Block,
     NetworkRecord,
@@ -352,7 +352,7 @@ class ViewState:
         if len(content) == 1:  # the usual case: one text block
             record.output = getattr(content[0], "text", "")
         else:
-            record.output = "".join(getattr(c, "text", "") for c in content)
+            record.output = result_text(content)
         record.update_count += count
         record.rev += count - 1  # `_call` counted one
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from workbench.agent.types import ImageContent, TextContent, Usage
+from workbench.agent.types import ImageContent, TextContent, Usage, result_text
 from workbench.events import (
     PermissionDecisionEvent,
     PermissionRequestEvent,
@@ -128,7 +128,7 @@ class ToolCallRecord:
     def result_text(self) -> str:
         if self.content is None:
             return ""
-        return "".join(getattr(c, "text", "") for c in self.content)
+        return result_text(self.content)
 
 
 @dataclass

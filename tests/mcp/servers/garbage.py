@@ -2,7 +2,8 @@
 
 It completes the handshake and lists two tools, then misbehaves on every call:
 `noise` writes a line that is not JSON-RPC at all and never answers; `misshapen`
-answers with a result whose fields have the wrong types.
+answers with a result whose fields have the wrong types; `hang` never answers, and
+the reason of a `notifications/cancelled` is written to stderr.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 TOOLS = [
     {"name": "noise", "inputSchema": {"type": "object", "properties": {}}},
     {"name": "misshapen", "inputSchema": {"type": "object", "properties": {}}},
+    {"name": "hang", "inputSchema": {"type": "object", "properties": {}}},
 ]
 
 
@@ -25,7 +27,9 @@ def send(message: dict[str, Any]) -> None:
 def answer(request: dict[str, Any]) -> None:
     method, rid = request.get("method"), request.get("id")
     params = request.get("params") or {}
-    if rid is None:  # a notification (initialized, cancelled): nothing to say
+    if rid is None:  # a notification: a cancellation's reason goes to stderr
+        if method == "notifications/cancelled":
+            print(f"cancelled: {params.get('reason')}", file=sys.stderr, flush=True)
         return
     if method == "initialize":
         result = {
@@ -35,6 +39,8 @@ def answer(request: dict[str, Any]) -> None:
         }
     elif method == "tools/list":
         result = {"tools": TOOLS}
+    elif method == "tools/call" and params.get("name") == "hang":
+        return
     elif method == "tools/call" and params.get("name") == "noise":
         sys.stdout.write("this is not json at all\n")
         sys.stdout.flush()

@@ -4,7 +4,8 @@ Tools: a nested schema (`place_order`), a slow tool that reports progress and
 records a cancellation (`slow_count`), one that fails (`fail`, an `isError`
 result), one that returns an image (`snapshot`) and one an embedded resource
 (`read_note`), one that answers with a JSON-RPC error (`protocol_error`) and one
-that dies mid-call (`crash`). A server that answers garbage is `garbage.py`: this
+that dies mid-call (`crash`), one that answers two text blocks (`two_blocks`) and
+one that exits while idle after answering (`exit_soon`). A server that answers garbage is `garbage.py`: this
 SDK keeps a tool's stray output off the protocol stream.
 
 Run: `python tests/mcp/servers/toolbox.py` (stdio), or with `--http PORT` for
@@ -16,6 +17,8 @@ from __future__ import annotations
 import base64
 import os
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Literal
 
@@ -23,7 +26,7 @@ import anyio
 from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
-from mcp.types import EmbeddedResource, TextResourceContents
+from mcp.types import EmbeddedResource, TextContent, TextResourceContents
 from pydantic import BaseModel, Field
 
 # A 1x1 red PNG.
@@ -102,6 +105,25 @@ async def crash(after: float = 0.2) -> str:
     await anyio.sleep(after)
     print("toolbox: crashing on purpose", file=sys.stderr, flush=True)
     os._exit(3)
+
+
+@server.tool()
+def two_blocks() -> list[TextContent]:
+    """Answers with two text blocks."""
+    return [TextContent(type="text", text="first block:"), TextContent(type="text", text="second")]
+
+
+@server.tool()
+def exit_soon(after: float = 0.2) -> str:
+    """Answers, then the process exits while idle (after `after` seconds)."""
+
+    def later() -> None:
+        time.sleep(after)
+        print("toolbox: exiting while idle", file=sys.stderr, flush=True)
+        os._exit(4)
+
+    threading.Thread(target=later, daemon=True).start()
+    return "exiting soon"
 
 
 if __name__ == "__main__":
