@@ -28,6 +28,7 @@ from widgets.pacing import Pacer
 from widgets.pause_banner import PauseBanner
 from widgets.prompt_bar import PromptBar
 from widgets.status_bar import StatusBar
+from widgets.new_run import NewRunActions, empty_text
 from widgets.stepping_actions import SteppingActions
 from widgets.timeline import Timeline
 from widgets.tool_inspector import ToolInspector
@@ -65,7 +66,7 @@ def _text(message: Any) -> str:
     return message.content if isinstance(message.content, str) else text_of(message.content)
 
 
-class WorkbenchApp(SteppingActions, App[int]):
+class WorkbenchApp(NewRunActions, SteppingActions, App[int]):
     """The workbench: timeline, inspector, status, prompt, and the dialogs."""
 
     CSS_PATH = "app.tcss"
@@ -424,10 +425,6 @@ class WorkbenchApp(SteppingActions, App[int]):
         self._refresh_now()
         self.call_after_refresh(self.timeline.show_call, tool_call_id)
 
-    def action_quit_hint(self) -> None:
-        """ctrl+c while nothing runs: people expect it to quit, so say what does."""
-        self.notify("Nothing is running to cancel. ctrl+q quits.", severity="warning", timeout=3)
-
     def action_cancel_run(self) -> None:
         if not self.agent.state.is_streaming:
             self.action_quit_hint()
@@ -441,50 +438,6 @@ class WorkbenchApp(SteppingActions, App[int]):
             self.notify("The selected call is not in flight.", severity="warning", timeout=2)
             return
         self.notify(f"Cancelled {call_id} only; the rest of the batch goes on.", timeout=3, markup=False)
-
-    def action_new_run(self) -> None:
-        """Start over: a fresh runtime (new session file, new scratch workspace unless
-        one was given), an empty screen, and the scenario's prompt in the message box."""
-        if self.agent.state.is_streaming:
-            self.notify("A run is going: ctrl+c cancels it, then ctrl+n starts a new one.",
-                        severity="warning", timeout=4)
-            return
-        try:
-            runtime = self.runtime.fresh()
-        except (OSError, ValueError) as exc:
-            self.notify(f"Could not start a new run: {exc}", severity="error", markup=False)
-            return
-        if self._unsubscribe is not None:
-            self._unsubscribe()
-        if self.runtime.mcp is not None:
-            self.workers.cancel_group(self, "mcp")  # its servers stop with the old run
-        self.runtime, self.agent = runtime, runtime.agent
-        self.cost_meter = CostMeter(runtime.prices)
-        self._view_state, self._unfolded = ViewState(), []
-        self.selected_id, self.follow_latest = None, True
-        self._permission_open = None
-        self.labels = {t.name: t.label for t in self.agent.state.tools}
-        self.descriptions = {t.name: t.description for t in self.agent.state.tools}
-        self.sources = {t.name: t.source for t in self.agent.state.tools if t.source}
-        self.timeline.labels = self.labels
-        self._unsubscribe = self.agent.subscribe(self._on_bus_event)
-        self._show_runtime_title()
-        self.prompt_bar.input.value = runtime.prompt
-        self.timeline.empty_text = empty_text(bool(runtime.prompt))
-        self.timeline.reset(self._view_state)
-        self._refresh_now()
-        self.prompt_bar.input.focus()
-        if runtime.mcp is not None:
-            self._mcp_started = asyncio.Event()
-            self._serve_mcp()
-        self._note_session()
-        where = f", recording to {runtime.session_path}" if runtime.session_path else ""
-        self.notify(f"New run in {runtime.workspace}{where}.", timeout=5, markup=False)
-
-    def _note_session(self) -> None:
-        path = self.runtime.session_path
-        if path is not None:
-            self.session_paths.append(path)
 
     def action_focus_prompt(self) -> None:
         self.prompt_bar.input.focus()
@@ -559,12 +512,6 @@ def _command_help(action: str) -> str:
         "run_details": "Every model request as sent, and where the run's time went",
         "new_run": "Start again: a new session, a fresh scratch workspace, the scenario's prompt",
     }.get(action, action)
-
-
-def empty_text(prefilled: bool) -> str:
-    """What the empty timeline says (whether a first message waits in the box)."""
-    text = "Nothing yet. Type a message below and press Enter"
-    return text + (" (a first message is already there)." if prefilled else ".")
 
 
 def _permission_modal_type() -> type:

@@ -34,10 +34,17 @@ class StatusBar(Static):
         self.model = model
         self.mode = "live"
         self._shown: Text | None = None
+        self._last: tuple[ViewState, int, str, Costs | None] | None = None
+
+    def on_resize(self) -> None:
+        if self._last is not None:  # the costs take more or less room
+            state, queued, extra, costs = self._last
+            self.sync(state, queued=queued, extra=extra, costs=costs)
 
     def sync(
         self, state: ViewState, *, queued: int = 0, extra: str = "", costs: Costs | None = None
     ) -> None:
+        self._last = (state, queued, extra, costs)
         label, style = RUN_STATE_STYLE[state.run_state]
         text = Text()
         if self.mode != "live":

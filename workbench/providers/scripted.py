@@ -351,7 +351,6 @@ class _SimulatedWire:
                 ProviderResponseEvent(
                     request_id=self.request_id,
                     status=None,
-                    server_model=self.model.id,
                     ttft_ms=self.ttft_ms,
                     total_ms=(time.monotonic() - self.started) * 1000,
                     usage=None if aborted else message.usage,
