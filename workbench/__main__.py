@@ -53,6 +53,7 @@ def main(argv: list[str] | None = None) -> int:
             session=args.session,
             record=not args.no_record,
             prices=_config_prices(args),
+            simulated_wire=True,
         )
         if options.workspace is not None and not options.workspace.is_dir():
             raise ValueError(f"--workspace {options.workspace} is not a directory")

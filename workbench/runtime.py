@@ -64,8 +64,10 @@ class RunOptions:
     """Append every bus event to the session file (see `workbench.sessions`)."""
     fork: Any = None
     """A `workbench.sessions.ForkPoint`: start from a recorded session's transcript."""
-    simulated_wire: bool = True
-    """The scripted model publishes the requests a real server would get (marked simulated)."""
+    simulated_wire: bool = False
+    """The scripted model publishes the requests a real server would get (marked simulated).
+    The command line turns it on. Off by default: each simulated request carries the whole
+    transcript, as a real one does, so a long scripted run costs quadratic time with it."""
     prices: PriceTable = field(default_factory=PriceTable)
     """What each model's tokens cost (the config file's `[prices]`, then built-in ones)."""
     pass_env: list[str] = field(default_factory=list)

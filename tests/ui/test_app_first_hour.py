@@ -32,7 +32,7 @@ def footer_keys(screen) -> list[str]:  # type: ignore[no-untyped-def]
 
 
 async def test_the_network_view_shows_the_demos_simulated_requests(make_test_app) -> None:
-    app = make_test_app(approve="all")
+    app = make_test_app(approve="all", simulated_wire=True)
     async with app.run_test(size=(160, 48)) as pilot:
         await run_demo(app, pilot)
         records = list(app.view_state.network.values())
@@ -164,7 +164,7 @@ async def test_modals_show_their_own_keys_and_how_to_leave(make_test_app) -> Non
 
 
 async def test_s_switches_the_network_views_tabs(make_test_app) -> None:
-    app = make_test_app(approve="all")
+    app = make_test_app(approve="all", simulated_wire=True)
     async with app.run_test(size=(160, 48)) as pilot:
         await run_demo(app, pilot)
         await pilot.press("f4")
@@ -172,6 +172,9 @@ async def test_s_switches_the_network_views_tabs(make_test_app) -> None:
         await pilot.press("s")
         await pilot.pause()
         assert app.screen.query_one("TabbedContent").active == "tab-summary"
+        await pilot.press("s")
+        await pilot.pause()
+        assert app.screen.query_one("TabbedContent").active == "tab-requests"
 
 
 async def test_the_80_column_footer_has_no_stray_character(make_test_app) -> None:
