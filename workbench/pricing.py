@@ -20,7 +20,6 @@ in the config file). A model no table names has no price, and its cost is "unkno
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
@@ -29,6 +28,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from workbench.agent.types import Usage
+from workbench.providers.settings import read_config
 
 BUILTIN_AS_OF = "2025-08"
 """When the built-in prices were copied from OpenAI's pricing page (standard tier)."""
@@ -146,14 +146,9 @@ def load_prices(path: Path | None, *, required: bool = False) -> PriceTable:
     Raises:
         ValueError: an unreadable file, a bad price, or (with `required`) no file.
     """
-    if path is None or not path.exists():
-        if required:
-            raise ValueError(f"Config file not found: {path}")
+    if path is None:
         return PriceTable()
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ValueError(f"Cannot read config file {path}: {exc}") from None
+    data = read_config(path, required=required)
     return PriceTable(configured=parse_prices(data.get("prices", {}), path))
 
 
