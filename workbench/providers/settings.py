@@ -197,7 +197,8 @@ def add_provider_arguments(parser: argparse.ArgumentParser) -> None:
         "--config",
         type=Path,
         metavar="FILE",
-        help="config file (default: $WORKBENCH_CONFIG or ~/.config/agent-workbench/config.toml)",
+        help="config file: profiles, [prices], MCP servers "
+        "(default: $WORKBENCH_CONFIG or ~/.config/agent-workbench/config.toml)",
     )
     group.add_argument(
         "--tool-choice", metavar="auto|required|none|TOOL", help="what the model may call"
