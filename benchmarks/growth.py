@@ -158,8 +158,17 @@ async def replay_child(session_path: Path, out: Path) -> None:
     from widgets.replay_app import ReplayApp
     from workbench.sessions.reader import read_session
 
+    try:  # as `workbench replay` opens a session
+        from workbench.sessions.scrub import ScrubFold
+    except ImportError:  # before it could fold a session while reading it
+        ScrubFold = None  # noqa: N806
+
     started = time.perf_counter()
-    app = ReplayApp(read_session(session_path))
+    if ScrubFold is None:
+        app = ReplayApp(read_session(session_path))
+    else:
+        scrub = ScrubFold()
+        app = ReplayApp(read_session(session_path, scrub.feed), scrub=scrub)
     jumps: dict[str, float] = {}
     async with app.run_test(size=(160, 48)):
         total = len(app.events)

@@ -7,7 +7,7 @@ Nothing here imports Textual or Rich.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from tools.edit_file import make_edit_file
@@ -23,12 +23,19 @@ READ_ONLY_TOOLS = ("read_file", "list_directory", "search_files")
 """Built-ins that never change anything (the permission gate allows them by default)."""
 
 
-def builtin_tools(workspace: Path | str, *, pass_env: Iterable[str] = ()) -> list[AgentTool]:
+def builtin_tools(
+    workspace: Path | str,
+    may_read: Callable[[str], bool] | None = None,
+    *,
+    pass_env: Iterable[str] = (),
+) -> list[AgentTool]:
     """The six built-in tools, bound to the workspace root `workspace`.
 
+    `may_read` (the permission gate's) says which files the reading tools may
+    show: `search_files` and `list_directory` leave out what `read_file` may not read.
     `pass_env` names environment variables `run_command` passes on beyond its allow-list.
     """
-    ws = Workspace(workspace)
+    ws = Workspace(workspace, may_read)
     return [
         make_read_file(ws),
         make_list_directory(ws),

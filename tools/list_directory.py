@@ -5,6 +5,8 @@ Entries are listed as paths relative to the listed directory (directories end in
 straight back to `read_file`. Version-control and cache directories (`.git`,
 `node_modules`, ...) are skipped; symlinks are shown with their target and never
 followed, so a link cannot lead the listing out of the workspace or into a loop.
+Files the permission rules do not let `read_file` read are left out (counted in
+`details` only).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ class ListDirectoryParams(BaseModel):
 class _Listing:
     entries: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    hidden: int = 0
     truncated: bool = False
 
 
@@ -63,6 +66,11 @@ def _walk(
             child.name in IGNORED_DIRS and child.is_dir(follow_symlinks=False)
         ):
             out.skipped.append(rel)
+            continue
+        if not child.is_dir() and ws.contains(Path(os.path.realpath(child.path))) and not (
+            ws.shown(Path(child.path))
+        ):
+            out.hidden += 1
             continue
         if child.is_symlink():
             target = Path(os.path.realpath(child.path))
@@ -102,6 +110,7 @@ def make_list_directory(workspace: Workspace) -> AgentTool:
             "depth": params.depth,
             "entries": len(listing.entries),
             "skipped": listing.skipped,
+            "hidden": listing.hidden,
             "truncated": listing.truncated,
         }
         return AgentToolResult.text(text, details=details)

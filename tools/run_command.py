@@ -1,18 +1,23 @@
 """`run_command`: a shell command in the workspace, its output streamed as it arrives.
 
 The command runs under `bash -c` (or `sh -c`) in the workspace root, in a new
-session, so it and everything it starts form one process group: a timeout or an
-abort ends the whole group (SIGTERM, then SIGKILL after `TERM_GRACE`), not just
-the shell. Background processes still holding the output pipes open after the
-shell exits are ended the same way, so a call never outlives its result.
+session, with an allow-listed environment (`tools.command_env`: no API keys). Its
+processes form a `workbench.proctree.ProcessTree`: when the call ends (exit,
+timeout or abort) every process of the tree is ended (SIGTERM, then SIGKILL after
+`TERM_GRACE`), including background ones and those that left the process group
+with `setsid` or a double fork, so a call never outlives its result.
 
-stdout and stderr lines reach `on_update` as they are read; each update carries
-the output so far (its tail, if long) and, in `details`, the stream and the new
-lines. The final result keeps the last `MAX_LINES` lines / `MAX_BYTES` bytes. A
-non-zero exit, a timeout or an abort raises `CommandFailed`, whose message ends
-with the output tail and whose `details` carry the exit code, as pi's bash tool
-reports failures. The command is NOT confined to the workspace: the permission
-gate is what guards it, which is why the tool is `execution_mode="sequential"`.
+stdout and stderr lines reach `on_update` as they are read (every
+`STREAM_INTERVAL`, then every `UPDATE_INTERVAL` once `STREAM_BYTES` have been
+streamed); each update carries the output so far and, in `details`, the stream and
+the new lines. Output is read in linear time and held in bounded memory: the
+result keeps the first `HEAD_LINES` lines and the last `MAX_LINES` lines /
+`MAX_BYTES` bytes, with a line saying how many lines and bytes were left out; a
+line longer than `LINE_CHARS` keeps its start and end. A non-zero exit, a timeout
+or an abort raises `CommandFailed`, whose message ends with the output and whose
+`details` carry the exit code, as pi's bash tool reports failures. The command is
+NOT confined to the workspace: the permission gate is what guards it, which is why
+the tool is `execution_mode="sequential"`.
 """
 
 from __future__ import annotations
@@ -375,7 +380,8 @@ def make_run_command(workspace: Workspace, pass_env: Iterable[str] = ()) -> Agen
         label="Run command",
         description=(
             "Run a shell command (bash) in the workspace root and return its combined "
-            f"stdout and stderr (the last {MAX_LINES} lines / {MAX_BYTES // 1024}KB). "
+            f"stdout and stderr (long output: its first {HEAD_LINES} lines and its last "
+            f"{MAX_LINES} lines / {MAX_BYTES // 1024}KB). "
             f"The command is killed after timeout seconds (default {DEFAULT_TIMEOUT:g}). "
             "A non-zero exit code is reported as an error."
         ),

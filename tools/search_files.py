@@ -2,8 +2,10 @@
 
 Each match is one `path:line: text` line, so the model can go straight to
 `read_file` with an offset. Binary files, large files, ignored directories and
-symlinks that lead outside the workspace are skipped; the result stops at
-`max_results` and says so.
+symlinks that lead outside the workspace are skipped, and so are files the
+permission rules do not let `read_file` read (counted in `details` only, so
+the model does not learn they exist); the result stops at `max_results` and
+says so.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ class _Search:
     matches: list[str] = field(default_factory=list)
     files_searched: int = 0
     files_skipped: int = 0
+    files_hidden: int = 0
     truncated: bool = False
 
 
@@ -98,6 +101,9 @@ def _run(ws: Workspace, root: Path, s: _Search) -> None:
         rel = ws.display(path)
         if s.glob and not (fnmatch.fnmatch(path.name, s.glob) or fnmatch.fnmatch(rel, s.glob)):
             continue
+        if not ws.shown(path):
+            s.files_hidden += 1
+            continue
         _search_file(ws, path, rel, s)
 
 
@@ -142,6 +148,7 @@ def make_search_files(workspace: Workspace) -> AgentTool:
             "matches": len(search.matches),
             "files_searched": search.files_searched,
             "files_skipped": search.files_skipped,
+            "files_hidden": search.files_hidden,
             "truncated": search.truncated,
         }
         return AgentToolResult.text(text, details=details)

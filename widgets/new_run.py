@@ -27,7 +27,13 @@ class NewRunActions:
     agent: Any
     notify: Any
     workers: Any
-    session_paths: list[Path]
+    runs: list[Any]
+    _recording_problem: Any
+
+    @property
+    def session_paths(self) -> list[Path]:
+        """Every session file this app recorded to, oldest first."""
+        return [r.session_path for r in self.runs if r.session_path is not None]
 
     def action_quit_hint(self) -> None:
         """ctrl+c while nothing runs: people expect it to quit, so say what does."""
@@ -68,11 +74,15 @@ class NewRunActions:
         if runtime.mcp is not None:
             self._mcp_started = asyncio.Event()
             self._serve_mcp()
-        self._note_session()
+        self._note_run()
         where = f", recording to {runtime.session_path}" if runtime.session_path else ""
         self.notify(f"New run in {runtime.workspace}{where}.", timeout=5, markup=False)
 
-    def _note_session(self: Any) -> None:
-        path = self.runtime.session_path
-        if path is not None:
-            self.session_paths.append(path)
+    def _note_run(self: Any) -> None:
+        """Keep the runtime (its session is said at exit) and hear its recorder's problems."""
+        self.runs.append(self.runtime)
+        recorder = self.runtime.recorder
+        if recorder is not None:
+            recorder.on_problem = self._recording_problem
+            for problem in recorder.problems:
+                self._recording_problem(problem)

@@ -42,6 +42,7 @@ class ProcessTree:
         self.token = f"{label}-{os.getpid()}-{secrets.token_hex(8)}"
         self.root: int | None = None
         self._known: dict[int, float] = {}
+        self._born = time.time() - 1.0  # (create times are rounded to clock ticks)
 
     def env(self, base: dict[str, str]) -> dict[str, str]:
         """`base` with the tree's mark: the environment to start the root with."""
@@ -51,6 +52,23 @@ class ProcessTree:
         """The tree's root process (started with `env()`)."""
         self.root = pid
         self.watch()
+
+    def adopt_child(self) -> bool:
+        """Adopt the member that is a child of this process as the root (for a tree
+        started by code that does not hand out its pid); whether one was found."""
+        me = os.getpid()
+        for proc in self.members():
+            try:
+                if proc.ppid() == me:
+                    self.adopt(proc.pid)
+                    return True
+            except psutil.Error:
+                continue
+        return False
+
+    def root_running(self) -> bool:
+        """Whether the root process is alive (a zombie is not)."""
+        return self.root is not None and running(self.root)
 
     def watch(self) -> None:
         """Remember the root's descendants now, so they stay known after they detach."""
@@ -76,8 +94,8 @@ class ProcessTree:
         for proc in psutil.process_iter():
             if proc.pid in found:
                 continue
-            try:
-                if proc.environ().get(MARK) == self.token:
+            try:  # only processes younger than the tree can carry its mark
+                if proc.create_time() >= self._born and proc.environ().get(MARK) == self.token:
                     found[proc.pid] = proc
             except psutil.Error:
                 continue
@@ -127,6 +145,14 @@ class ProcessTree:
             self._known[proc.pid] = proc.create_time()
         except psutil.Error:
             pass
+
+
+def running(pid: int) -> bool:
+    """Whether `pid` is a live process (a zombie waiting to be reaped is not)."""
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
 
 
 def _send(procs: list[psutil.Process], sig: int) -> None:

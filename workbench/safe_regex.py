@@ -24,7 +24,8 @@ from typing import Any
 import regex
 
 MATCH_TIMEOUT = 1.0
-"""Seconds one match (one line, one JSON value) may take."""
+"""Seconds one match (one line, one JSON value) may take. `regex` counts CPU time, so on
+a busy machine the wall time can be longer; a `Budget`'s total counts wall time."""
 
 
 class RegexTimeout(ValueError):
@@ -50,14 +51,17 @@ class Budget:
 
     Args:
         total: seconds all matches together may take.
-        per_match: seconds one match may take (at most what is left of `total`).
+        per_match: seconds one match may take (at most what is left of `total`;
+            default `MATCH_TIMEOUT`).
+        unit: what one match is over, for the message ("line", "value").
     """
 
-    __slots__ = ("deadline", "per_match", "total")
+    __slots__ = ("deadline", "per_match", "total", "unit")
 
-    def __init__(self, total: float, per_match: float = MATCH_TIMEOUT) -> None:
+    def __init__(self, total: float, per_match: float | None = None, unit: str = "line") -> None:
         self.total = total
-        self.per_match = per_match
+        self.per_match = MATCH_TIMEOUT if per_match is None else per_match
+        self.unit = unit
         self.deadline = time.monotonic() + total
 
     def search(self, compiled: regex.Pattern[str], text: str) -> Any:
@@ -70,11 +74,12 @@ class Budget:
         except TimeoutError:
             if limit < self.per_match:
                 raise RegexTimeout(_too_slow(compiled.pattern, self.total, "in all")) from None
-            raise RegexTimeout(_too_slow(compiled.pattern, limit, "on one line")) from None
+            raise RegexTimeout(_too_slow(compiled.pattern, limit, f"on one {self.unit}")) from None
 
 
-def search(pattern: str, text: str, timeout: float = MATCH_TIMEOUT) -> Any:
-    """`re.search(pattern, text)` under a time bound (`RegexTimeout` past it)."""
+def search(pattern: str, text: str, timeout: float | None = None) -> Any:
+    """`re.search(pattern, text)` under a time bound (default `MATCH_TIMEOUT`)."""
+    timeout = MATCH_TIMEOUT if timeout is None else timeout
     compiled = compile_pattern(pattern)
     try:
         return compiled.search(text, timeout=timeout, concurrent=True)

@@ -142,7 +142,7 @@ async def test_ask_publishes_a_request_and_allow_once_lets_it_run(ws: Path) -> N
     (request,) = rec.of(PermissionRequestEvent)
     assert request.args == {"command": "pytest -q tests", "timeout": None}
     assert (request.rule, request.rule_source) == ("run_command", "default")
-    assert request.suggested_pattern == 'run_command(command="pytest *")'
+    assert request.suggested_pattern == 'run_command(command="pytest -q tests")'
     assert request.description.startswith("Run a shell command")
     (decision,) = rec.of(PermissionDecisionEvent)
     assert decision.request_id == request.request_id
@@ -187,16 +187,17 @@ async def test_allow_always_pattern_saved_to_the_rules_file(ws: Path) -> None:
     rec = Recorder()
     gate = gate_for(ws, rec)
     tool = tool_named(ws, "run_command")
-    answer = PermissionAnswer.always_pattern(save=True)  # the suggestion: pytest *
-    await ask_and_answer(gate, make_ctx(tool, {"command": "pytest -q"}), answer)
+    answer = PermissionAnswer.always_pattern(save=True)  # the suggestion: pytest tests *
+    await ask_and_answer(gate, make_ctx(tool, {"command": "pytest tests -q"}), answer)
     decision = rec.of(PermissionDecisionEvent)[0]
     assert decision.scope == "always_pattern"
-    assert decision.rule == 'run_command(command="pytest *")'
+    assert decision.rule == 'run_command(command="pytest tests *")'
     assert decision.rule_source == ".workbench/rules.toml:2"
     # a fresh gate (next session) loads it; a command outside the pattern still asks
     rec2 = Recorder()
     fresh = gate_for(ws, rec2)
-    assert await fresh(make_ctx(tool, {"command": "pytest tests/x.py"})) is None
+    assert await fresh(make_ctx(tool, {"command": "pytest tests -x"})) is None
+    assert fresh.rules.match("run_command", {"command": "pytest -q"}).action == "ask"  # type: ignore[union-attr]
     assert rec2.of(PermissionDecisionEvent)[0].rule_source == ".workbench/rules.toml:2"
     assert fresh.rules.match("run_command", {"command": "rm -rf /"}).action == "ask"  # type: ignore[union-attr]
 

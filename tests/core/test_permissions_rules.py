@@ -109,7 +109,7 @@ def test_other_arguments_and_tool_globs() -> None:
 
 def test_suggested_patterns() -> None:
     assert str(suggest_pattern("run_command", {"command": "pytest -q tests"})) == (
-        'run_command(command="pytest *")'
+        'run_command(command="pytest -q tests")'  # never broader than the call's first argument
     )
     assert str(suggest_pattern("run_command", {"command": "ls"})) == 'run_command(command="ls")'
     assert str(suggest_pattern("write_file", {"path": "./src/app/x.py"})) == (
@@ -228,13 +228,50 @@ def test_rules_file_with_file_and_line_sources(tmp_path: Path) -> None:
             r"r.toml:1: .*must be a string",
         ),
         ('[[rule]]\nmatch = "x("\naction = "allow"\n', r"r.toml:1: Cannot read pattern"),
-        ("[[rule]\n", r"r.toml: "),
+        ("[[rule]\n", r"r.toml: .*at line 1"),
+        ('# top\nrule = "x"\n', r"r.toml:2: 'rule' must be an array of tables"),
+        ('\n[rule]\ntool = "x"\n', r"r.toml:2: 'rule' must be an array of tables"),
+        ("\n\nrule = [1]\n", r"r.toml:3 \(rule 1\): each rule must be a table"),
+        (
+            'rule = [{tool = "x", action = "allow"}, {tool = "y"}]\n',
+            r"r.toml:1 \(rule 2\): action must be one of",
+        ),
+        ('[[rule]]\ntool = "x"\nargs = "x"\naction = "allow"\n', r"r.toml:1: args must be a table"),
+        (
+            '[[rule]]\nmatch = "read_file"\ntool = "read_file"\naction = "allow"\n',
+            r"r.toml:1: give either match or tool/args",
+        ),
+        ('[[rule]]\nmatch = 1\naction = "allow"\n', r"r.toml:1: match must be a string, got 1"),
+        ('[[rule]]\nmatch = ["a"]\naction = "allow"\n', r"r.toml:1: match must be a string"),
+        ('[[rule]]\ntool = 1\naction = "allow"\n', r"r.toml:1: tool must be a string"),
+        ('[[rule]]\ntool = "x"\naction = "allow"\ncomment = 2\n', r"r.toml:1: comment must be"),
+        ('[[rule]]\ntool = "read file"\naction = "allow"\n', r"r.toml:1: Invalid tool name"),
+        ('[[rule]]\ntool = "read(x)"\naction = "allow"\n', r"r.toml:1: Invalid tool name"),
+        ('[[rule]]\ntool = "a\\u007f"\naction = "allow"\n', r"r.toml:1: Invalid tool name"),
+        ('[[rule]]\nmatch = "a\\u0007"\naction = "allow"\n', r"r.toml:1: Invalid tool name"),
+        (
+            '[[rule]]\ntool = "x"\nargs = { "my path" = "a" }\naction = "allow"\n',
+            r"r.toml:1: Invalid argument name 'my path'",
+        ),
+        (
+            '[[rule]]\ntool = "x"\nargs = { "p(x)" = "a" }\naction = "allow"\n',
+            r"r.toml:1: Invalid argument name 'p\(x\)'",
+        ),
+        ('[[rule]]\ntool = "x"\naction = ["allow"]\n', r"r.toml:1: action must be one of"),
+        ('[[rule]]\ntool = "x"\naction = "allow"\n\n[[rule]]\naction = "deny"\n', r"r.toml:5: "),
     ],
 )
 def test_rules_file_errors_name_the_line(tmp_path: Path, body: str, message: str) -> None:
     path = tmp_path / "r.toml"
     path.write_text(body)
     with pytest.raises(RuleError, match=message):
+        load_rules_file(path, "r.toml")
+
+
+def test_a_rules_file_that_is_not_utf8_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "r.toml"
+    path.write_bytes(b'[[rule]]\ntool = "\xff"\n')
+    with pytest.raises(RuleError, match=r"^r.toml:2: the rules file is not UTF-8 text$"):
         load_rules_file(path, "r.toml")
 
 

@@ -31,7 +31,6 @@ async def test_a_catastrophic_search_pattern_is_that_calls_clear_error(
     ws: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(safe_regex, "MATCH_TIMEOUT", 0.2)
-    monkeypatch.setattr(safe_regex.Budget.__init__, "__defaults__", (0.2,))
     tool = search_tool(ws)
     started = time.monotonic()
     with pytest.raises(safe_regex.RegexTimeout, match=r"took longer than 0\.2s on one line"):
@@ -87,7 +86,7 @@ async def _never(*_: object) -> AgentToolResult:
 def test_a_schema_pattern_is_matched_under_the_time_bound(
     schema: dict, args: dict, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(safe_regex.search, "__defaults__", (0.2,))
+    monkeypatch.setattr(safe_regex, "MATCH_TIMEOUT", 0.2)
     tool = AgentTool("t", "T", "d", schema, _never)
     started = time.monotonic()
     with pytest.raises(ArgumentsError, match=r"Validating arguments for tool t failed: "
@@ -113,3 +112,20 @@ def test_schema_patterns_still_judge_arguments() -> None:
     assert "code: String should match pattern" in message or "does not match" in message
     assert "x-n: Input should be a valid integer" in message
     assert "other: Extra inputs are not permitted" in message
+
+
+def test_many_patterned_values_share_one_time_allowance(monkeypatch: pytest.MonkeyPatch) -> None:
+    from workbench.agent import schema_patterns
+
+    monkeypatch.setattr(schema_patterns, "SCHEMA_TIME_LIMIT", 0.5)
+    schema = {
+        "type": "object",
+        "properties": {"items": {"type": "array", "items": {"type": "string", "pattern": SLOW}}},
+    }
+    tool = AgentTool("t", "T", "d", schema, _never)
+    # Each value alone stays under the per-value bound; twenty of them would not.
+    values = ["a" * 24 + "!"] * 30
+    started = time.monotonic()
+    with pytest.raises(ArgumentsError, match=r"took longer than 0\.5s in all"):
+        validate_arguments(tool, {"items": values})
+    assert time.monotonic() - started < 3

@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import pytest
 
-from workbench.agent import Agent, AgentTool, AgentToolResult, tool
+from workbench.agent import Agent, AgentToolResult, tool
 from workbench.agent.result_limits import MAX_TEXT_CHARS, limit_result
 from workbench.agent.types import ToolResultMessage
 from workbench.providers.scripted import Scenario, ScriptedProvider

@@ -125,3 +125,81 @@ async def test_a_recording_cut_mid_batch_reruns_without_false_differences(tmp_pa
     assert [c.status for c in report.calls] == ["skipped", "skipped"]
     assert all(c.note == "the recording ends before its result" for c in report.calls)
     assert not report.differs
+
+
+# -- the recorded workspace is never trusted (issue 16) -------------------------------
+
+
+def _live_session(path: Path, workspace: Path) -> Path:
+    """The session at `path`, rewritten as a live-model session that claims `workspace`."""
+    import json
+
+    lines = path.read_text().splitlines()
+    header = json.loads(lines[0])
+    header.update(scenario_data=None, workspace=str(workspace))
+    out = path.with_name("live.jsonl")
+    out.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    return out
+
+
+WRITE_B = {
+    "name": "write-b",
+    "prompt": "write b",
+    "turns": [
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "b.txt", "content": "pwned"}}]},
+        {"text": "done"},
+    ],
+}
+
+
+async def test_a_recorded_workspace_is_not_used_without_being_named(tmp_path: Path) -> None:
+    (tmp_path / "ws").mkdir()
+    runtime, _ = await record_run(tmp_path / "ws", WRITE_B, approve="all")
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    session = read_session(_live_session(runtime.session_path, victim))
+    with pytest.raises(ValueError, match="does not trust a path from a session file"):
+        await rerun(session, approve="all")
+    assert list(victim.iterdir()) == []
+    report = await rerun(session, approve="all", workspace=victim)  # named: fine
+    assert report.workspace == victim and (victim / "b.txt").read_text() == "pwned"
+
+
+@pytest.mark.parametrize("where", ["/", "home"])
+async def test_root_and_home_are_refused_even_when_named(tmp_path: Path, where: str) -> None:
+    (tmp_path / "ws").mkdir()
+    runtime, _ = await record_run(tmp_path / "ws", WRITE_B, approve="all")
+    workspace = Path.home() if where == "home" else Path("/")
+    with pytest.raises(ValueError, match="refusing to re-run tools in"):
+        await rerun(read_session(runtime.session_path), approve="all", workspace=workspace)
+    assert not (workspace / "b.txt").exists()
+
+
+def test_the_command_asks_before_using_the_current_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    import anyio
+
+    async def record() -> Path:
+        (tmp_path / "ws").mkdir()
+        runtime, _ = await record_run(tmp_path / "ws", WRITE_B, approve="all")
+        return runtime.session_path
+
+    victim, here = tmp_path / "victim", tmp_path / "here"
+    victim.mkdir()
+    here.mkdir()
+    path = str(_live_session(anyio.run(record), victim))
+    monkeypatch.chdir(here)
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: False, raising=False)
+    assert main(["rerun", path, "--approve", "all"]) == 2
+    assert "pass --workspace DIR" in capsys.readouterr().err
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: True, raising=False)
+    questions: list[str] = []
+    monkeypatch.setattr("builtins.input", lambda q: questions.append(q) or "n")
+    assert main(["rerun", path, "--approve", "all"]) == 2
+    assert str(victim) in questions[0] and str(here) in questions[0]
+    monkeypatch.setattr("builtins.input", lambda q: "y")
+    assert main(["rerun", path, "--approve", "all"]) == 0
+    assert (here / "b.txt").read_text() == "pwned" and list(victim.iterdir()) == []

@@ -24,6 +24,7 @@ from pydantic_core import to_jsonable_python
 from workbench.agent.events import ToolArgumentsEvent
 from workbench.agent.tool import AgentTool, JsonArguments
 from workbench.agent.types import ToolCall
+from workbench.json_text import JsonDepthError, loads
 
 Stage = Literal["parse", "lookup", "prepare", "validate"]
 
@@ -44,7 +45,11 @@ def parse_arguments(tool_call: ToolCall) -> dict[str, Any]:
     if not raw.strip():
         return {}
     try:
-        value = json.loads(raw)
+        value = loads(raw)
+    except JsonDepthError as exc:
+        raise ArgumentsError(
+            "parse", f"Arguments for tool {tool_call.name} are not usable: {exc}"
+        ) from None
     except json.JSONDecodeError as exc:
         raise ArgumentsError(
             "parse",
@@ -127,8 +132,11 @@ def _validate_json_schema(
     tool: AgentTool, schema: dict[str, Any], prepared: dict[str, Any]
 ) -> JsonArguments:
     validator = _schema_validator(tool, schema)
+    from workbench.agent.schema_patterns import time_bound
+
     try:
-        problems = list(_schema_problems(validator, prepared))
+        with time_bound():
+            problems = list(_schema_problems(validator, prepared))
     except Exception as exc:  # noqa: BLE001 - e.g. a $ref that does not resolve
         raise ArgumentsError(
             "validate", f"Validating arguments for tool {tool.name} failed: {_describe(exc)}"
@@ -357,8 +365,9 @@ class ArgumentsOutcome:
     validated: BaseModel | None = None
     error: ArgumentsError | None = None
 
-    def event(self) -> ToolArgumentsEvent:
+    def event(self, *, edited: bool = False) -> ToolArgumentsEvent:
         return ToolArgumentsEvent(
+            edited=edited,
             tool_call_id=self.tool_call.id,
             tool_name=self.tool_call.name,
             raw=self.tool_call.raw_arguments,

@@ -7,7 +7,7 @@ result and every update passes through `limit_result` before anyone sees it:
 - each text block longer than `MAX_TEXT_CHARS` keeps its first and last halves,
   with a notice in between that states the size it had (the notice is part of
   what is recorded, so the session says what was left out);
-- every string in `details` is held to the same bound;
+- every string in `details` and `structured_content` is held to the same bound;
 - `redact` (the runtime's `workbench.redact.Redactor`) replaces the values of the
   keys the workbench knows, in text and details alike.
 """
@@ -51,9 +51,12 @@ def limit_result(result: AgentToolResult, redact: Redact | None = None) -> Agent
                     content, changed = list(content), True
                 content[i] = TextContent(text=text)
     details = _limit(result.details, redact)
-    if not changed and details is result.details:
+    structured = _limit(result.structured_content, redact)
+    if not changed and details is result.details and structured is result.structured_content:
         return result
-    return AgentToolResult(content=content, details=details, terminate=result.terminate)
+    return result.model_copy(
+        update={"content": content, "details": details, "structured_content": structured}
+    )
 
 
 def _limit(value: Any, redact: Redact | None) -> Any:

@@ -5,15 +5,44 @@ is untrusted: `jsonschema` would match it with `re`, without limit. `with_safe_p
 extends a validator class so `pattern`, `patternProperties` and `additionalProperties`
 (which consults `patternProperties`) match through the bounded helper; a pattern
 that runs out of time raises `RegexTimeout`, which fails that one call's validation.
+Within `time_bound()`, all matches of one validation share one time allowance, so
+many patterned fields cannot add up to a long freeze.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import cache
 from typing import Any
 
-from workbench.safe_regex import search
+from workbench.safe_regex import Budget, compile_pattern
+from workbench.safe_regex import search as search_once
+
+SCHEMA_TIME_LIMIT = 2.0
+"""Seconds of pattern matching one validation (all of a call's arguments) may take."""
+
+_budget: ContextVar[Budget | None] = ContextVar("schema_regex_budget", default=None)
+
+
+@contextmanager
+def time_bound(total: float | None = None) -> Iterator[None]:
+    """Validations inside share `total` seconds of matching (default `SCHEMA_TIME_LIMIT`;
+    each match is bounded anyway)."""
+    limit = SCHEMA_TIME_LIMIT if total is None else total
+    token = _budget.set(Budget(limit, unit="value"))
+    try:
+        yield
+    finally:
+        _budget.reset(token)
+
+
+def search(pattern: str, text: str) -> Any:
+    budget = _budget.get()
+    if budget is None:
+        return search_once(pattern, text)
+    return budget.search(compile_pattern(pattern), text)
 
 
 @cache

@@ -94,6 +94,8 @@ class ToolResultMessage(BaseModel):
     is_error: bool = False
     injected: bool = False
     """Workbench addition: the result was written by a person, not by executing the tool."""
+    structured_content: Any = None
+    """The result's structured content (see `AgentToolResult`); not sent to the model."""
     timestamp: float = Field(default_factory=now_ms)
 
     @property

@@ -21,6 +21,7 @@ from rich.text import Text
 from workbench import gc_policy
 from workbench.agent import AssistantMessage, ToolResultMessage, UserMessage
 from workbench.agent.types import Usage, result_text, text_of
+from workbench.cli.args import EXIT_MAX_TURNS
 from workbench.pricing import PriceTable, format_cost
 from workbench.runtime import Runtime
 from workbench.sanitize import literal, one_line
@@ -28,6 +29,7 @@ from workbench.sessions.codec import encode
 
 EXIT_FINISHED = 0
 EXIT_ERROR = 1
+EXIT_NOT_RECORDED = 3
 EXIT_ABORTED = 130
 
 
@@ -162,6 +164,9 @@ class EventPrinter:
         reason = f": {event.reason}" if event.reason else ""
         self.line(("  ! ", "magenta"), f"{event.decision} {event.tool_name} by {who}{reason}")
 
+    def on_run_limit(self, event: Any) -> None:
+        self.line(("■ ", "bold yellow"), (event.text, "bold yellow"))
+
     def on_agent_end(self, event: Any) -> None:
         tokens_in = sum(u.input for _p, _m, u in self.replies)
         tokens_out = sum(u.output for _p, _m, u in self.replies)
@@ -205,7 +210,10 @@ def _reader_gone(runtime: Runtime) -> Callable[[], None]:
 
 
 def exit_code(runtime: Runtime) -> int:
-    """0 finished, 1 the model or the run ended in error, 130 aborted."""
+    """0 finished, 1 the model or the run ended in error, 3 finished but the session
+    file does not hold the whole run, 4 stopped by --max-turns, 130 aborted."""
+    if runtime.turn_limit is not None and runtime.turn_limit.reached:
+        return EXIT_MAX_TURNS
     messages = runtime.agent.state.messages
     last = next((m for m in reversed(messages) if isinstance(m, AssistantMessage)), None)
     if last is None:
@@ -214,7 +222,18 @@ def exit_code(runtime: Runtime) -> int:
         return EXIT_ABORTED
     if last.stop_reason == "error":
         return EXIT_ERROR
-    return EXIT_FINISHED
+    return recording_exit_code(runtime, EXIT_FINISHED)
+
+
+def recording_exit_code(runtime: Runtime, code: int) -> int:
+    """`code`, or 3 when it is 0 and the session recording had a problem."""
+    recorder = runtime.recorder
+    return EXIT_NOT_RECORDED if code == EXIT_FINISHED and recorder and recorder.problems else code
+
+
+def say_recording_problem(text: str) -> None:
+    """A recording problem as one line on stderr."""
+    print(f"workbench: session {literal(text)}", file=sys.stderr, flush=True)
 
 
 class JsonLinesPrinter:
@@ -248,6 +267,8 @@ async def run_headless(
         runtime.agent.subscribe(JsonLinesPrinter(sys.stdout.buffer, _reader_gone(runtime)))
     else:
         runtime.agent.subscribe(EventPrinter(console or Console(highlight=False), runtime.prices))
+    if runtime.recorder is not None:
+        runtime.recorder.on_problem = say_recording_problem
 
     async def abort_on_sigint() -> None:
         with anyio.open_signal_receiver(signals.SIGINT) as received:

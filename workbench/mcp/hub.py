@@ -16,14 +16,18 @@ tools: the others and the run go on.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
+from functools import partial
+from pathlib import Path
 from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
 
 from workbench.agent import AgentTool
+from workbench.mcp.capabilities import ClientSide, LogLevel
 from workbench.mcp.client import McpConnection
 from workbench.mcp.config import McpServerConfig
 from workbench.mcp.tools import server_tools
@@ -36,16 +40,54 @@ class McpHub:
         servers: the servers to start (names already unique, see `config.resolve_servers`).
     """
 
-    def __init__(self, servers: Sequence[McpServerConfig]) -> None:
-        self.connections = [McpConnection(server) for server in servers]
+    def __init__(
+        self,
+        servers: Sequence[McpServerConfig],
+        *,
+        roots: Sequence[Path] = (),
+        log_level: LogLevel | None = None,
+    ) -> None:
+        self.connections = [
+            McpConnection(server, ClientSide(roots, log_level)) for server in servers
+        ]
+        self.on_tools_changed: Callable[[McpConnection, list[str], list[str]], None] | None = None
+        """Called after a server's tool list changed: (server, names added, names removed)."""
+        self.on_log: Callable[[McpConnection, str], None] | None = None
+        """Called with each line a server logs (`notifications/message`)."""
+        for connection in self.connections:
+            connection.client.on_tools_changed = partial(self._relist, connection)
+            connection.client.on_log = partial(self._logged, connection)
         self.tools: list[AgentTool] = []
         """The tools of every ready server (set once the hub has started)."""
         self.on_change: Callable[[McpConnection], None] | None = None
         """Called when a ready server exits on its own (to tell the user at once)."""
         self._tg: TaskGroup | None = None
         self._agent: Any = None
+        self.refused: list[str] = []
+        """Tools not added because another tool has their name (one line each)."""
         for connection in self.connections:
             connection.on_status = self._changed
+
+    def _logged(self, connection: McpConnection, line: str) -> None:
+        if self.on_log is not None:
+            self.on_log(connection, line)
+
+    async def _relist(self, connection: McpConnection) -> None:
+        before = {t.name for t in self.tools if t.source == f"mcp:{connection.name}"}
+        await connection.relist_tools()
+        after = {t.name for t in self._replace_tools(connection)}
+        if self.on_tools_changed is not None:
+            self.on_tools_changed(connection, sorted(after - before), sorted(before - after))
+
+    async def set_roots(self, roots: Sequence[Path]) -> None:
+        """Offer `roots` from now on, and tell every running server they changed."""
+        for connection in self.connections:
+            connection.client.roots = list(roots)
+            session = connection._session
+            if session is not None and connection.status == "ready":
+                with warnings.catch_warnings():  # deprecated by the 2026-07-28 revision, still used
+                    warnings.simplefilter("ignore")
+                    await session.send_roots_list_changed()
 
     def _changed(self, connection: McpConnection) -> None:
         if self.on_change is not None:
@@ -79,20 +121,27 @@ class McpHub:
         connection.reset()
         self._tg.start_soon(connection.run, name=f"mcp:{connection.name}")
         await connection.wait_settled()
+        self._replace_tools(connection)
+        return connection
+
+    def _replace_tools(self, connection: McpConnection) -> list[AgentTool]:
+        """Build the server's tools from its current list; they replace its old ones
+        here and in the attached agent's tools (for the next model request)."""
         source = f"mcp:{connection.name}"
         old = [t for t in self.tools if t.source == source]
         kept = [t for t in self.tools if t.source != source]
+        gone = set(map(id, old))
         taken = [t.name for t in kept]
         if self._agent is not None:
-            gone = set(map(id, old))
             taken += [t.name for t in self._agent.state.tools if id(t) not in gone]
         fresh = server_tools(connection, taken) if connection.status == "ready" else []
         self.tools = kept + fresh
         if self._agent is not None:
-            gone = set(map(id, old))
-            others = [t for t in self._agent.state.tools if id(t) not in gone]
-            self._agent.state.tools = [*others, *fresh]
-        return connection
+            # In place: a run in progress holds this very list as its context's tools,
+            # so the change reaches its next model request.
+            tools = self._agent.state.tools
+            tools[:] = [*(t for t in tools if id(t) not in gone), *fresh]
+        return fresh
 
     @property
     def failed(self) -> list[McpConnection]:
@@ -138,9 +187,21 @@ class McpHub:
     @asynccontextmanager
     async def attach(self, agent: Any) -> AsyncIterator[McpHub]:
         """Start the servers, add their tools to `agent.state.tools` while inside."""
-        await self.start(taken=[t.name for t in agent.state.tools])
+        own = {t.name: t for t in agent.state.tools if not (t.source or "").startswith("mcp:")}
+        await self.start(taken=[t.name for t in agent.state.tools if t.name not in own])
+        # A name taken by a built-in or one of your tools is refused, not renamed: two
+        # tools the model could mix up must not both be offered.
+        self.refused = [
+            f"MCP server {(t.source or '')[4:]}: tool {t.name} not added: the name is taken "
+            f"by {own[t.name].source or 'another tool'}"
+            for t in self.tools if t.name in own
+        ]
+        self.tools = [t for t in self.tools if t.name not in own]
         try:
             agent.state.tools = [*agent.state.tools, *self.tools]
+            agent.state.system_prompt = with_instructions(
+                agent.state.system_prompt, self.connections
+            )
             self._agent = agent
             yield self
         finally:
@@ -156,10 +217,18 @@ class McpHub:
         for c in self.connections:
             if c.status == "ready":
                 count = sum(1 for t in self.tools if t.source == f"mcp:{c.name}")
-                lines.append(f"MCP server {c.name}: {count} tools ({c.config.target})")
+                line = f"MCP server {c.name}: {count} tools ({c.config.target})"
+                notes = [f"  {why}" for why in c.dropped]
+                if c.instructions:
+                    used = "added to the system prompt" if c.config.use_instructions else (
+                        "use_instructions = true adds them to the system prompt"
+                    )
+                    first = c.instructions.strip().splitlines()[0][:100]
+                    notes.append(f"  its instructions ({used}): {first}")
+                lines.append("\n".join([line, *notes]))
             else:
                 lines.append(describe_failure(c))
-        return lines
+        return lines + self.refused
 
 
 def describe_failure(connection: McpConnection) -> str:
@@ -168,3 +237,12 @@ def describe_failure(connection: McpConnection) -> str:
     first, *rest = (connection.error or connection.status).splitlines() or [connection.status]
     head = f"MCP server {connection.name} {what}: {first}"
     return "\n".join([head, *rest])
+
+
+def with_instructions(prompt: str, connections: Sequence[McpConnection]) -> str:
+    """`prompt` with the instructions of each ready server that is set to use them."""
+    parts = [prompt] if prompt else []
+    for c in connections:
+        if c.status == "ready" and c.instructions and c.config.use_instructions:
+            parts.append(f"Instructions from MCP server {c.name}:\n{c.instructions.strip()}")
+    return "\n\n".join(parts)

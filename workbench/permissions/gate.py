@@ -9,6 +9,19 @@ when the call's abort signal fires. Every outcome is published as a
 came from, a session "always", the policy, or an abort) and how long the call
 waited, so the transcript of a session explains every call that ran or didn't.
 
+Rules judge what the tool will do, not what the model wrote: for built-in tools
+each path-like argument is first turned into the workspace-relative path the tool
+opens (`tools.workspace.Workspace.canonical`; a path the tool would refuse is
+refused here, with the same message). Two checks then narrow the rule's verdict:
+
+- `edit_file` is judged as strictly as `read_file` on the same path (its errors
+  and diff would show a file's text), so a read deny denies the edit too;
+- a changing call into `.workbench/` or `.git/` is allowed only by a rule naming
+  that directory (see `protected`); any other allow becomes a question.
+
+`may_read` answers the reading tools' "may this file be shown?" the same way, so
+a file `read_file` may not read never shows up in a search or a listing.
+
 The gate knows nothing of any UI: the app shows a dialog for each request event
 and calls `decide`; tests call `decide` directly.
 """
@@ -16,7 +29,8 @@ and calls `decide`; tests call `decide` directly.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Awaitable, Callable
+import os
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -36,10 +50,24 @@ from workbench.events import (
 )
 from workbench.permissions.edits import InvalidEdit, revalidate
 from workbench.permissions.hooks import wait_unless_aborted
-from workbench.permissions.patterns import CallPattern, PatternError, suggest_pattern
+from workbench.permissions.patterns import (
+    CallPattern,
+    PatternError,
+    escape_glob,
+    style_of,
+    suggest_pattern,
+)
+from workbench.permissions.protected import (
+    names_protected,
+    protected_root,
+    protected_target,
+    protection_warning,
+)
 from workbench.permissions.rules import (
     RULES_FILE,
+    Action,
     Rule,
+    RuleError,
     RuleSet,
     append_rule,
     display_path,
@@ -54,6 +82,7 @@ AnswerKind = Literal[
 Publish = Callable[[Any], Awaitable[None] | None]
 
 _ids = itertools.count(1)
+_STRICTNESS = {"allow": 0, "ask": 1, "deny": 2}
 
 
 class AnswerError(ValueError):
@@ -104,11 +133,15 @@ class PendingRequest:
     tool_name: str
     args: dict[str, Any]
     """The validated arguments, as JSON."""
+    judged: dict[str, Any]
+    """The arguments as rules judge them (canonical paths; see `PermissionGate.judged_args`)."""
     rule: Rule | None
     """The rule that said "ask" (None: no rule matched at all)."""
     suggested_pattern: str
     """What "always allow calls like this" would add, e.g. `run_command(command="pytest *")`."""
     tool: AgentTool | None = None
+    protected: str | None = None
+    """The dialog's warning when the call changes a protected path (None: it does not)."""
     started_ms: float = field(default_factory=now_ms)
     answer: PermissionAnswer | None = None
     edited: BaseModel | None = None
@@ -129,6 +162,8 @@ class PermissionGate:
             covered by any allow rule. "deny" rules deny under every policy.
         rules_file: where "always" answers with `save=True` are appended.
         rules_file_display: how that file is named in rule sources.
+        workspace: the `tools.workspace.Workspace` whose canonical paths rules
+            judge (None: path arguments are judged as written, normalised).
     """
 
     def __init__(
@@ -139,8 +174,17 @@ class PermissionGate:
         policy: Policy = "ask",
         rules_file: Path | None = None,
         rules_file_display: str | None = None,
+        workspace: Any = None,
     ) -> None:
         self.rules = rules if rules is not None else load_rules()
+        self.workspace = workspace
+        self.protected_files: tuple[str, ...] = ()
+        """The rules file, relative to the workspace, when it lies inside it (and
+        outside `.workbench/`): protected like `.workbench/` itself."""
+        if workspace is not None and rules_file is not None:
+            real = Path(os.path.realpath(rules_file))
+            if workspace.contains(real):
+                self.protected_files = (workspace.display(real),)
         self.publish = publish
         self.policy: Policy = policy
         self.rules_file = rules_file
@@ -160,17 +204,75 @@ class PermissionGate:
         rules_file: Path | None = None,
     ) -> PermissionGate:
         """A gate with the defaults, the workspace's rules file and the flags' rules."""
+        from tools.workspace import Workspace
+
         file = rules_file or workspace / RULES_FILE
         rules = load_rules(workspace, rules_file=file, allow=allow, ask=ask, deny=deny)
         return cls(
             rules, publish=publish, policy=policy, rules_file=file,
             rules_file_display=display_path(file, workspace),
+            # no directory, no built-in tools (they need one): paths are judged as written
+            workspace=Workspace(workspace) if workspace.is_dir() else None,
         )
 
     @property
     def pending(self) -> list[PendingRequest]:
         """Requests waiting for an answer, oldest first."""
         return list(self._pending.values())
+
+    # -- judging -----------------------------------------------------------------
+
+    def judged_args(self, tool: AgentTool | None, args: dict[str, Any]) -> dict[str, Any]:
+        """The arguments as rules judge them: path-like ones in canonical form.
+
+        A built-in tool's path becomes the workspace-relative path the tool will
+        open (a path it would refuse raises its `WorkspaceError`). Other tools'
+        paths are judged as written, normalised, an absolute path inside the
+        workspace in its relative form.
+        """
+        if self.workspace is None:
+            return args
+        out = dict(args)
+        for name, value in args.items():
+            if style_of(name) != "path" or not isinstance(value, str):
+                continue
+            if tool is not None and tool.source == "builtin":
+                out[name] = self.workspace.canonical(value)
+            elif os.path.isabs(value):
+                out[name] = self.workspace.display(Path(os.path.normpath(value)))
+        return out
+
+    def judge(
+        self, tool_name: str, judged: Mapping[str, Any], *, builtin: bool = True
+    ) -> tuple[Rule | None, Action, str | None]:
+        """(deciding rule, action, protected path or None) for a call's judged arguments.
+
+        The rule is None when no rule matched, or when an allow was turned into a
+        question because the call changes a protected path the rule does not name.
+        `builtin=False`: the tool only shares a built-in's name (see `RuleSet.match`).
+        """
+        rule = self.rules.match(tool_name, judged, builtin=builtin)
+        action: Action = rule.action if rule is not None else "ask"
+        path = judged.get("path")
+        if tool_name == "edit_file" and isinstance(path, str):
+            reader = self.rules.match("read_file", {"path": path})
+            if reader is not None and _STRICTNESS[reader.action] > _STRICTNESS[action]:
+                rule, action = reader, reader.action
+        target = protected_target(tool_name, judged, self.protected_files)
+        if target is not None and action == "allow":
+            assert rule is not None
+            if not names_protected(rule.pattern, target, self.protected_files):
+                rule, action = None, "ask"
+        return rule, action, target
+
+    def may_read(self, path: str) -> bool:
+        """Whether `read_file` on this workspace-relative path would run without asking.
+
+        The reading tools show a file (a search match, a listing entry) only if so.
+        """
+        rule = self.rules.match("read_file", {"path": path})
+        action = rule.action if rule is not None else "ask"
+        return action == "allow" or (action == "ask" and self.policy == "all")
 
     # -- the hook ----------------------------------------------------------------
 
@@ -179,8 +281,14 @@ class PermissionGate:
     ) -> BeforeToolCallResult | None:
         name = ctx.tool_call.name
         args = ctx.args.model_dump(mode="json")
-        rule = self.rules.match(name, args)
-        action = rule.action if rule is not None else "ask"
+        try:
+            judged = self.judged_args(ctx.tool, args)
+        except OSError as exc:  # the path the tool would refuse: refused before anyone is asked
+            reason = f"Permission denied: {exc}"
+            await self._decided(ctx, "deny", "rule", None, reason=reason, source="workspace")
+            return BeforeToolCallResult(block=True, reason=reason)
+        builtin = ctx.tool is not None and ctx.tool.source == "builtin"
+        rule, action, target = self.judge(name, judged, builtin=builtin)
         if action == "allow":
             assert rule is not None
             await self._decided(ctx, "allow", _by(rule), rule)
@@ -190,9 +298,18 @@ class PermissionGate:
             reason = f"Permission denied by rule {rule.text} ({rule.source})"
             await self._decided(ctx, "deny", _by(rule), rule, reason=reason)
             return BeforeToolCallResult(block=True, reason=reason)
+        if self.policy != "ask" and target is not None:
+            reason = (
+                f"Permission denied: {name} would change {target}, a protected path; only a "
+                f"rule naming {protected_root(target, self.protected_files)} or a person "
+                "can allow that"
+            )
+            source = f"--approve {self.policy}"
+            await self._decided(ctx, "deny", "policy", rule, reason=reason, source=source)
+            return BeforeToolCallResult(block=True, reason=reason)
         if self.policy != "ask":
             return await self._apply_policy(ctx, rule)
-        return await self._ask(ctx, args, rule, signal)
+        return await self._ask(ctx, args, judged, rule, signal, target)
 
     async def _apply_policy(
         self, ctx: BeforeToolCallContext, rule: Rule | None
@@ -216,17 +333,24 @@ class PermissionGate:
         return BeforeToolCallResult(block=True, reason=reason)
 
     async def _ask(
-        self, ctx: BeforeToolCallContext, args: dict[str, Any], rule: Rule | None,
-        signal: AbortSignal | None,
+        self, ctx: BeforeToolCallContext, args: dict[str, Any], judged: dict[str, Any],
+        rule: Rule | None, signal: AbortSignal | None, target: str | None,
     ) -> BeforeToolCallResult | None:
+        name = ctx.tool_call.name
+        suggestion = (
+            suggest_pattern(name, judged) if target is None
+            else CallPattern(name, (("path", escape_glob(target)),))
+        )
         req = PendingRequest(
             request_id=f"perm-{next(_ids)}",
             tool_call_id=ctx.tool_call.id,
-            tool_name=ctx.tool_call.name,
+            tool_name=name,
             args=args,
+            judged=judged,
             rule=rule,
-            suggested_pattern=str(suggest_pattern(ctx.tool_call.name, args)),
+            suggested_pattern=str(suggestion),
             tool=ctx.tool,
+            protected=protection_warning(name, judged, self.protected_files),
         )
         self._pending[req.request_id] = req
         try:
@@ -310,7 +434,7 @@ class PermissionGate:
                 pattern = CallPattern.parse(answer.pattern or req.suggested_pattern)
             except PatternError as exc:
                 raise AnswerError(str(exc)) from None
-            if not pattern.matches(req.tool_name, req.args):
+            if not pattern.matches(req.tool_name, req.judged):
                 raise AnswerError(f"Pattern {pattern} does not cover this call of {req.tool_name}")
         if not answer.save:
             return Rule(pattern, "allow", "session")
@@ -318,14 +442,16 @@ class PermissionGate:
             raise AnswerError("No rules file to save to; this gate was made without one")
         try:
             return append_rule(self.rules_file, pattern, "allow", self.rules_file_display)
-        except OSError as exc:
+        except RuleError as exc:
+            raise AnswerError(f"Could not save the rule: {exc}") from None
+        except (OSError, UnicodeError) as exc:
             raise AnswerError(f"Could not save the rule to {self.rules_file}: {exc}") from None
 
     def _settle_covered(self, rule: Rule) -> None:
         """Let other pending calls that the new "always" rule now allows go on."""
         for other in self.pending:
-            decider = self.rules.match(other.tool_name, other.args)
-            if not other.answered.is_set() and decider is rule:
+            decider, action, _ = self.judge(other.tool_name, other.judged)
+            if not other.answered.is_set() and decider is rule and action == "allow":
                 other.answer = PermissionAnswer.allow_once()
                 other.new_rule = rule
                 other.decided_by = "session"

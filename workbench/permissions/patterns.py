@@ -8,7 +8,8 @@ How an argument glob matches depends on the argument's name, because the same
 `*` means different things for a path and for a shell command:
 
 - `path` (or any name ending in `path`): the value is normalised first
-  (`./src/../a.py` -> `a.py`, so `..` cannot sneak past a prefix); `*` and `?`
+  (`./src/../a.py` -> `a.py`, so `..` cannot sneak past a prefix; the gate
+  gives built-in tools' paths in the canonical form the tool opens); `*` and `?`
   stay within one path segment, `**` crosses segments (`src/**` is everything
   under src/, `**/*.py` every Python file).
 - `command` / `cmd`: `*` matches any text except shell operators
@@ -86,12 +87,13 @@ def _translate(pattern: str, style: Style) -> str:
 
 
 def normalise_path(value: str) -> str:
-    """`./a/../b/` -> `b`: the form path globs are matched against."""
-    text = value.replace("\\", "/")
-    if not text:
-        return text
-    norm = posixpath.normpath(text)
-    return norm[2:] if norm.startswith("./") else norm
+    """`./a/../b/` -> `b`: the form path globs are matched against.
+
+    Lexical only, and a backslash stays part of a name, as it is on POSIX. The
+    gate hands built-in tools' paths over already canonical (the real path the
+    tool opens, see `tools.workspace`), so for them this changes nothing.
+    """
+    return posixpath.normpath(value) if value else value
 
 
 def _value_text(value: Any, style: Style) -> str:
@@ -151,21 +153,37 @@ class CallPattern:
             raise PatternError(
                 f"Cannot read pattern {text!r}: expected tool or tool(arg=\"glob\", ...)"
             )
-        return cls(mcp_server_glob(m.group(1)), _parse_args(m.group(2) or "", text))
+        return cls(_tool_glob(m.group(1)), _parse_args(m.group(2) or "", text))
 
     @classmethod
     def of(cls, tool: str, args: Mapping[str, str] | None = None) -> CallPattern:
         """Build from a tool glob and a mapping of argument globs (validated)."""
-        if not tool or any(ch in tool for ch in "()\"' \t\n"):
-            raise PatternError(f"Invalid tool name pattern {tool!r}")
-        tool = mcp_server_glob(tool)
+        tool = _tool_glob(tool)
         pairs = []
         for name, glob in (args or {}).items():
+            if not _ARG_NAME.fullmatch(name):
+                raise PatternError(
+                    f"Invalid argument name {name!r}: a letter or '_', then letters, digits, "
+                    "'_', '.' or '-'"
+                )
             if not isinstance(glob, str):
                 raise PatternError(f"Argument pattern for {name!r} must be a string, got {glob!r}")
             pairs.append((name, glob))
         return cls(tool, tuple(pairs))
 
+
+_TOOL_NAME = re.compile(r"[^\s()\"'=]+")
+_ARG_NAME = re.compile(r"[A-Za-z_][\w.-]*")
+
+
+def _tool_glob(tool: str) -> str:
+    """A tool name glob as written, checked, with `mcp:server` expanded."""
+    if not _TOOL_NAME.fullmatch(tool) or not tool.isprintable():
+        raise PatternError(
+            f"Invalid tool name pattern {tool!r}: no spaces, quotes, '=', parentheses "
+            "or control characters"
+        )
+    return mcp_server_glob(tool)
 
 _MCP_SERVER = re.compile(r"mcp:([A-Za-z0-9_*?-]+)")
 """`mcp:` and a server name (or a glob of one); anything else after `mcp:` is a tool name."""
@@ -212,19 +230,27 @@ def escape_glob(text: str) -> str:
     return "".join(f"[{ch}]" if ch in "*?[" else ch for ch in text)
 
 
+_RUNS_ANYTHING = frozenset({
+    "rm", "sudo", "su", "doas", "sh", "bash", "zsh", "fish", "dash", "ksh", "csh", "tcsh",
+    "env", "xargs", "exec", "eval", "command", "builtin", "nohup", "nice", "timeout", "time",
+    "watch", "ssh", "find",
+})
+"""Commands whose arguments are themselves a command (or that delete): suggested exactly."""
+_PLAIN_WORD = re.compile(r"[\w/][\w./:@+-]*")
+"""A command word without shell syntax, quotes, globs or a leading '-' (an option)."""
+
+
 def suggest_pattern(tool_name: str, args: Mapping[str, Any]) -> CallPattern:
     """A sensible "always allow calls like this one" pattern for a call.
 
-    A command keeps its first word (`pytest -q` -> `pytest *`), a path its
-    directory (`src/app/x.py` -> `src/app/**`); other tools are matched by name.
+    A command is never suggested broader than its program and first argument
+    (see `command_pattern`); a path its directory (`src/app/x.py` -> `src/app/**`);
+    other tools are matched by name.
     """
-    command = args.get("command")
-    if isinstance(command, str) and command.strip():
-        words = command.split()
-        first = words[0]
-        if len(words) == 1 or any(ch in first for ch in "*?[;&|`<>$"):
-            return CallPattern(tool_name, (("command", escape_glob(command)),))
-        return CallPattern(tool_name, (("command", f"{escape_glob(first)} *"),))
+    for name in ("command", "cmd"):
+        command = args.get(name)
+        if isinstance(command, str) and command.strip():
+            return command_pattern(tool_name, name, command)
     path = args.get("path")
     if isinstance(path, str) and path.strip():
         norm = normalise_path(path)
@@ -233,3 +259,23 @@ def suggest_pattern(tool_name: str, args: Mapping[str, Any]) -> CallPattern:
             return CallPattern(tool_name, (("path", f"{escape_glob(parent)}/**"),))
         return CallPattern(tool_name, (("path", escape_glob(norm)),))
     return CallPattern(tool_name)
+
+
+def command_pattern(tool_name: str, arg: str, command: str) -> CallPattern:
+    """`git commit -m x` -> `git commit *`; otherwise the exact command.
+
+    The broader form needs a program and a first argument that are plain words
+    (no shell syntax, globs, quotes, assignments or options such as `-c`), a
+    program that does not run other commands or delete (`sudo`, shells, `rm`,
+    `xargs`...), and at least one more argument; and it must cover the call.
+    """
+    exact = CallPattern(tool_name, ((arg, escape_glob(command)),))
+    words = command.split()
+    if (
+        len(words) < 3
+        or not all(_PLAIN_WORD.fullmatch(word) for word in words[:2])
+        or posixpath.basename(words[0]) in _RUNS_ANYTHING
+    ):
+        return exact
+    broad = CallPattern(tool_name, ((arg, f"{words[0]} {words[1]} *"),))
+    return broad if broad.matches(tool_name, {arg: command}) else exact

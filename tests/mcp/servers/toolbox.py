@@ -5,11 +5,13 @@ records a cancellation (`slow_count`), one that fails (`fail`, an `isError`
 result), one that returns an image (`snapshot`) and one an embedded resource
 (`read_note`), one that answers with a JSON-RPC error (`protocol_error`) and one
 that dies mid-call (`crash`), one that answers two text blocks (`two_blocks`) and
-one that exits while idle after answering (`exit_soon`). A server that answers garbage is `garbage.py`: this
-SDK keeps a tool's stray output off the protocol stream.
+one that exits while idle after answering (`exit_soon`), one that logs (`chatty`),
+one that adds a tool (`grow`) and one that asks for the client's roots (`roots`).
+A server that answers garbage is `garbage.py`: this SDK keeps a tool's stray output
+off the protocol stream.
 
 Run: `python tests/mcp/servers/toolbox.py` (stdio), or with `--http PORT` for
-streamable HTTP on 127.0.0.1.
+streamable HTTP on 127.0.0.1 (`--sse PORT`: the older HTTP+SSE transport).
 """
 
 from __future__ import annotations
@@ -34,7 +36,9 @@ PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 )
 
-server = MCPServer("toolbox", log_level="WARNING")
+server = MCPServer(
+    "toolbox", log_level="WARNING", instructions="Place orders with place_order.\nBe polite."
+)
 
 
 class LineItem(BaseModel):
@@ -126,8 +130,38 @@ def exit_soon(after: float = 0.2) -> str:
     return "exiting soon"
 
 
+@server.tool()
+async def chatty(ctx: Context) -> str:
+    """Logs two lines to the client (`notifications/message`), then answers."""
+    await ctx.log("info", "starting", logger_name="chatty")
+    await ctx.log("warning", {"disk": "low"})
+    return "talked"
+
+
+@server.tool()
+async def grow(ctx: Context) -> str:
+    """Adds a tool (`grown`) and tells the client its tool list changed."""
+
+    def grown() -> str:
+        """A tool added while the server runs."""
+        return "grown"
+
+    server.add_tool(grown)
+    await ctx.session.send_tool_list_changed()
+    return "grew"
+
+
+@server.tool()
+async def roots(ctx: Context) -> str:
+    """Asks the client for its roots and answers with their URIs."""
+    listed = await ctx.session.list_roots()
+    return " ".join(str(root.uri) for root in listed.roots) or "(no roots)"
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--http":
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    elif len(sys.argv) == 3 and sys.argv[1] == "--sse":
+        server.run("sse", host="127.0.0.1", port=int(sys.argv[2]))
     else:
         server.run()

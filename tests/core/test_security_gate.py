@@ -1,0 +1,325 @@
+"""The gate against a hostile model: protected paths, read denies, suggestions (issue 16)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from tools import builtin_tools
+from workbench.agent import (
+    AbortController,
+    AgentContext,
+    AgentTool,
+    AssistantMessage,
+    BeforeToolCallContext,
+    ToolCall,
+    ToolResultMessage,
+)
+from workbench.permissions import CallPattern, PermissionAnswer, PermissionGate, suggest_pattern
+from workbench.permissions.protected import names_protected, protected_target, protection_warning
+from workbench.providers.scripted import Scenario
+from workbench.runtime import RunOptions, build_runtime
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.py").write_text("x = 1\nTOKEN in app\n")
+    (tmp_path / ".env").write_text("TOKEN=hunter2\n")
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets" / "key.txt").write_text("TOKEN key\n")
+    (tmp_path / ".workbench").mkdir()
+    (tmp_path / ".workbench" / "rules.toml").write_text("")
+    (tmp_path / ".git" / "hooks").mkdir(parents=True)
+    return tmp_path
+
+
+def tool_named(ws: Path, name: str, gate: PermissionGate | None = None) -> AgentTool:
+    tools = builtin_tools(ws, gate.may_read if gate else None)
+    return next(t for t in tools if t.name == name)
+
+
+def make_ctx(tool: AgentTool, args: dict[str, Any]) -> BeforeToolCallContext:
+    call = ToolCall(id="c1", name=tool.name, arguments=args)
+    message = AssistantMessage(content=[call], stop_reason="toolUse")
+    params = tool.parameters.model_validate(tool.prepare_arguments(args) if tool.prepare_arguments else args)
+    return BeforeToolCallContext(message, call, params, AgentContext(tools=[tool]), tool)
+
+
+async def run_turn(ws: Path, calls: list[tuple[str, dict[str, Any]]], **options: Any) -> list[Any]:
+    turns = [
+        {"tool_calls": [{"id": f"c{i}", "name": n, "arguments": a} for i, (n, a) in enumerate(calls)]},
+        {"text": "done"},
+    ]
+    scenario = Scenario.model_validate({"name": "t", "turns": turns})
+    options.setdefault("approve", "all")
+    runtime = build_runtime(RunOptions(scenario=scenario, workspace=ws, record=False, **options))
+    await runtime.agent.prompt("go")
+    return [m for m in runtime.agent.state.messages if isinstance(m, ToolResultMessage)]
+
+
+# -- protected paths -----------------------------------------------------------------
+
+TAKEOVER = '[[rule]]\ntool = "*"\naction = "allow"\n'
+
+
+@pytest.mark.parametrize(
+    "allow", [["write_file"], ['write_file(path="**")'], ["*"], ['write_file(path=".*/**")']]
+)
+@pytest.mark.parametrize("target", [".workbench/rules.toml", ".git/hooks/pre-commit", ".GIT/x"])
+async def test_broad_allows_never_write_protected_paths(ws: Path, allow: list[str], target: str) -> None:
+    (result,) = await run_turn(ws, [("write_file", {"path": target, "content": TAKEOVER})], allow=allow)
+    assert result.is_error and "protected path" in result.text
+    assert (ws / ".workbench" / "rules.toml").read_text() == ""
+    assert sorted(p.name for p in (ws / ".git" / "hooks").iterdir()) == []
+
+
+async def test_edit_file_cannot_change_the_rules_either(ws: Path) -> None:
+    (ws / ".workbench" / "rules.toml").write_text('# rules\n')
+    (result,) = await run_turn(
+        ws, [("edit_file", {"path": ".workbench/rules.toml", "old_text": "# rules", "new_text": TAKEOVER})]
+    )
+    assert result.is_error and (ws / ".workbench" / "rules.toml").read_text() == "# rules\n"
+
+
+async def test_a_rule_naming_the_directory_allows_it(ws: Path) -> None:
+    (result,) = await run_turn(
+        ws, [("write_file", {"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\n"})],
+        approve="none", allow=['write_file(path=".git/hooks/**")'],
+    )
+    assert not result.is_error and (ws / ".git" / "hooks" / "pre-commit").exists()
+
+
+async def test_a_person_is_asked_with_a_warning_and_an_exact_suggestion(ws: Path) -> None:
+    gate = PermissionGate.for_workspace(ws, allow=["write_file"])
+    ctx = make_ctx(tool_named(ws, "write_file"), {"path": "./.git/hooks/post-merge", "content": "x"})
+    out: list[Any] = []
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(lambda: _collect(out, gate(ctx, AbortController().signal)))
+        while not gate.pending:
+            await anyio.sleep(0.001)
+        (request,) = gate.pending
+        assert request.rule is None  # the broad allow did not decide; nobody pretends it asked
+        assert request.protected == (
+            "Protected path: this call changes .git/hooks/post-merge, which holds git's "
+            "internals (hooks there run on your next commit)."
+        )
+        assert request.suggested_pattern == 'write_file(path=".git/hooks/post-merge")'
+        gate.decide(request.request_id, PermissionAnswer.always_tool())
+    assert out == [None]  # the person allowed this very call
+    # ... but "always write_file" still does not cover the next protected call
+    assert (await _decide_no_wait(gate, ws, ".workbench/x")) == "asks"
+    assert (await _decide_no_wait(gate, ws, "src/x")) == "allowed"
+
+
+async def _collect(out: list[Any], awaitable: Any) -> None:
+    out.append(await awaitable)
+
+
+async def _decide_no_wait(gate: PermissionGate, ws: Path, path: str) -> str:
+    ctx = make_ctx(tool_named(ws, "write_file"), {"path": path, "content": "x"})
+    with anyio.move_on_after(0.2):
+        result = await gate(ctx, AbortController().signal)
+        return "allowed" if result is None else "denied"
+    return "asks"
+
+
+async def test_the_rules_file_is_protected_wherever_it_lies(ws: Path) -> None:
+    (ws / "perms.toml").write_text("")
+    (result,) = await run_turn(
+        ws, [("write_file", {"path": "perms.toml", "content": TAKEOVER})],
+        allow=["write_file"], rules_file=ws / "perms.toml",
+    )
+    assert result.is_error and "protected path" in result.text
+    assert (ws / "perms.toml").read_text() == ""
+    gate = PermissionGate.for_workspace(ws, rules_file=ws / "perms.toml")
+    assert gate.protected_files == ("perms.toml",)
+    warning = protection_warning("edit_file", {"path": "perms.toml"}, gate.protected_files)
+    assert warning == (
+        "Protected path: this call changes perms.toml, which holds this run's permission rules."
+    )
+    assert PermissionGate.for_workspace(ws, rules_file=ws.parent / "x.toml").protected_files == ()
+
+
+async def test_a_symlink_into_git_is_protected_too(ws: Path) -> None:
+    (ws / "hooks").symlink_to(ws / ".git" / "hooks", target_is_directory=True)
+    (result,) = await run_turn(
+        ws, [("write_file", {"path": "hooks/pre-commit", "content": "x"})], allow=["write_file"]
+    )
+    assert result.is_error and ".git/hooks/pre-commit, a protected path" in result.text
+    assert not (ws / ".git" / "hooks" / "pre-commit").exists()
+
+
+def test_protection_is_pure_and_spares_reading_tools() -> None:
+    assert protected_target("read_file", {"path": ".git/config"}) is None
+    assert protected_target("search_files", {"path": ".workbench"}) is None
+    assert protected_target("write_file", {"path": ".git"}) == ".git"
+    assert protected_target("srv__put", {"file_path": ".workbench/c.toml"}) == ".workbench/c.toml"
+    assert protected_target("write_file", {"path": ".gitignore"}) is None
+    assert protected_target("write_file", {"path": "src/.git/x"}) is None
+    assert protected_target("write_file", {"path": 3, "content": ".git/x"}) is None
+    assert protection_warning("write_file", {"path": "src/a"}) is None
+    assert "workbench's own rules" in (protection_warning("edit_file", {"path": ".workbench/r"}) or "")
+    assert names_protected(CallPattern.parse('write_file(path=".git/**")'), ".git/x")
+    assert not names_protected(CallPattern.parse('write_file(path=".workbench/**")'), ".git/x")
+    assert not names_protected(CallPattern.parse('write_file(path="**")'), ".git/x")
+    assert not names_protected(CallPattern.parse('write_file(content=".git/**")'), ".git/x")
+    assert not names_protected(CallPattern.parse("write_file"), ".git/x")
+    assert not names_protected(CallPattern.parse('write_file(path=".git*/**")'), ".git/x")
+    assert names_protected(CallPattern.parse('write_file(path=".git")'), ".git")
+    assert names_protected(CallPattern.parse('w(path="r.toml")'), "r.toml", ["r.toml"])
+    assert not names_protected(CallPattern.parse('w(path="r.toml")'), "r.toml")
+    assert protected_target("write_file", {"path": "r.toml"}, ["r.toml"]) == "r.toml"
+    assert protected_target("write_file", {"path": "r.toml"}) is None
+
+
+# -- a read denied is denied to every reading tool -----------------------------------
+
+DENY_READS = ['read_file(path=".env")', 'read_file(path="secrets/**")']
+
+
+async def test_search_and_listing_hide_what_read_file_may_not_read(ws: Path) -> None:
+    (ws / "alias.txt").symlink_to(ws / "secrets" / "key.txt")
+    search, listing, one, listed_secrets = await run_turn(
+        ws,
+        [
+            ("search_files", {"pattern": "TOKEN"}),
+            ("list_directory", {"path": ".", "depth": 3}),
+            ("search_files", {"pattern": "TOKEN", "path": ".env"}),
+            ("list_directory", {"path": "secrets"}),
+        ],
+        deny=DENY_READS,
+    )
+    assert search.text == "src/app.py:2: TOKEN in app"
+    assert search.details["files_hidden"] == 3  # .env, secrets/key.txt, alias.txt
+    assert ".env" not in listing.text and "key.txt" not in listing.text and "alias" not in listing.text
+    assert "src/app.py" in listing.text and "secrets/" in listing.text
+    assert listing.details["hidden"] == 3
+    assert "hunter2" not in one.text and one.details["files_hidden"] == 1
+    assert listed_secrets.text == "[empty directory]"
+
+
+async def test_an_ask_on_read_hides_too_unless_everything_is_approved(ws: Path) -> None:
+    (search,) = await run_turn(
+        ws, [("search_files", {"pattern": "hunter2"})], approve="none", ask=['read_file(path=".env")']
+    )
+    assert search.text == "No matches for 'hunter2' in 3 files."
+    (search,) = await run_turn(
+        ws, [("search_files", {"pattern": "hunter2"})], approve="all", ask=['read_file(path=".env")']
+    )
+    assert search.text == ".env:1: TOKEN=hunter2"
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        {"old_text": "TOKEN=hunter2", "new_text": "x"},  # success would show the diff
+        {"old_text": "TOKEN=h", "new_text": "x"},  # "not found" vs "found" is an oracle
+    ],
+)
+async def test_edit_file_cannot_reveal_a_read_denied_file(ws: Path, edit: dict[str, str]) -> None:
+    (result,) = await run_turn(ws, [("edit_file", {"path": ".env", **edit})], deny=DENY_READS)
+    assert result.is_error
+    assert result.text == 'Permission denied by rule read_file(path=".env") (--deny)'
+    assert (ws / ".env").read_text() == "TOKEN=hunter2\n"
+
+
+async def test_edit_file_asks_when_reading_would_ask(ws: Path) -> None:
+    gate = PermissionGate.for_workspace(ws, allow=["edit_file"], ask=['read_file(path=".env")'])
+    rule, action, _ = gate.judge("edit_file", {"path": ".env"})
+    assert action == "ask" and rule is not None and rule.text == 'read_file(path=".env")'
+    rule, action, _ = gate.judge("edit_file", {"path": "src/app.py"})
+    assert action == "allow" and rule is not None and rule.text == "edit_file"
+
+
+def test_may_read_follows_rules_and_policy(ws: Path) -> None:
+    gate = PermissionGate.for_workspace(ws, deny=DENY_READS, ask=['read_file(path="src/*.md")'])
+    assert gate.may_read("src/app.py") and not gate.may_read(".env")
+    assert not gate.may_read("secrets/key.txt") and not gate.may_read("src/a.md")
+    gate.policy = "all"
+    assert gate.may_read("src/a.md") and not gate.may_read(".env")
+    empty = PermissionGate(policy="ask")
+    empty.rules.rules.clear()
+    assert not empty.may_read("x")  # no rule at all means "ask"
+
+
+# -- pattern suggestions: never broader than the call --------------------------------
+
+SUGGESTIONS = {
+    "pytest -q tests": "pytest -q tests",
+    "pytest": "pytest",
+    "git status": "git status",
+    "git commit -m wip": "git commit *",
+    "npm run build --silent": "npm run *",
+    "python app.py --fast": "python app.py *",
+    "python -c 'import os'": "python -c 'import os'",
+    "python3 -m http.server 80": "python3 -m http.server 80",
+    "rm -rf build dist": "rm -rf build dist",
+    "rm build dist": "rm build dist",
+    "sudo apt install x": "sudo apt install x",
+    "/usr/bin/sudo apt install x": "/usr/bin/sudo apt install x",
+    "bash run.sh --x": "bash run.sh --x",
+    "sh -c 'ls' x": "sh -c 'ls' x",
+    "xargs rm -rf x": "xargs rm -rf x",
+    "find . -delete": "find . -delete",
+    "FOO=1 rm -rf x": "FOO=1 rm -rf x",
+    "ls; rm -rf ~": "ls; rm -rf ~",
+    "l$s a b": "l$s a b",
+    "pyt*st a b": "pyt[*]st a b",
+    "a?b c d": "a[?]b c d",
+    "[x] y z": "[[]x] y z",
+    "git log | sh": "git log | sh",
+    "git log $(x) y": "git log $(x) y",
+    "git 'log' x": "git 'log' x",
+    "  git commit -m x": "  git commit -m x",
+}
+
+
+@pytest.mark.parametrize("command", sorted(SUGGESTIONS))
+def test_command_suggestions(command: str) -> None:
+    pattern = suggest_pattern("run_command", {"command": command})
+    assert pattern.args == (("command", SUGGESTIONS[command]),)
+    assert pattern.matches("run_command", {"command": command})
+
+
+def test_escaped_suggestions_match_the_call_and_not_a_variant() -> None:
+    pattern = suggest_pattern("run_command", {"command": "pyt*st -k a?b [x]"})
+    assert str(pattern) == 'run_command(command="pyt[*]st -k a[?]b [[]x]")'
+    assert pattern.matches("run_command", {"command": "pyt*st -k a?b [x]"})
+    for variant in ["pytest -k a?b [x]", "pyt*st -k aXb [x]", "pyt*st -k a?b x", "pyt*st -k a?b [y]"]:
+        assert not pattern.matches("run_command", {"command": variant})
+
+
+def test_cmd_is_a_command_too() -> None:
+    pattern = suggest_pattern("srv__exec", {"cmd": "git commit -m x"})
+    assert str(pattern) == 'srv__exec(cmd="git commit *")'
+    broad = CallPattern.parse('srv__exec(cmd="pytest **")')
+    assert broad.matches("srv__exec", {"cmd": "pytest -q"})
+    assert not broad.matches("srv__exec", {"cmd": "pytest; rm -rf ~"})
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["pytest; rm -rf ~", "pytest | sh", "pytest $(x)", "pytest `x`", "pytest && rm x",
+     "pytest > ~/.bashrc", "pytest < /etc/passwd", "pytest\nrm -rf ~", "pytest & rm x"],
+)
+def test_a_double_star_command_glob_stays_one_command(command: str) -> None:
+    for glob in ("pytest **", "pytest *"):
+        assert not CallPattern.parse(f'run_command(command="{glob}")').matches(
+            "run_command", {"command": command}
+        )
+    assert CallPattern.parse('run_command(command="pytest **")').matches(
+        "run_command", {"command": "pytest -q tests/ -k 'a or b'"}
+    )
+
+
+def test_suggestions_for_paths_and_other_tools() -> None:
+    assert str(suggest_pattern("write_file", {"path": "src/app/x.py"})) == 'write_file(path="src/app/**")'
+    assert str(suggest_pattern("write_file", {"path": "x.py"})) == 'write_file(path="x.py")'
+    assert str(suggest_pattern("write_file", {"path": "../x.py"})) == 'write_file(path="../x.py")'
+    assert str(suggest_pattern("write_file", {"path": " "})) == "write_file"
+    assert str(suggest_pattern("run_command", {"command": "  "})) == "run_command"
+    assert str(suggest_pattern("other", {"value": 1})) == "other"
