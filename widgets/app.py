@@ -390,6 +390,10 @@ class WorkbenchApp(NewRunActions, SafeTextApp, SteppingActions, App[int]):
         the agent's, and each server's outcome is a notification."""
         hub = self.runtime.mcp
         assert hub is not None and self._mcp_started is not None
+        if self.runtime.gate is not None and self.runtime.gate.policy == "ask":
+            from widgets.mcp_requests import AppAsker
+
+            hub.asker = AppAsker(self)  # a person answers the servers' requests
         try:
             async with hub.attach(self.agent):
                 tools = self.agent.state.tools

@@ -59,6 +59,7 @@ class PermissionModal(ModalScreen[str | None]):
     PermissionModal #perm-title { text-style: bold; }
     PermissionModal #perm-counter, PermissionModal #perm-desc { color: $text-muted; text-wrap: nowrap; text-overflow: ellipsis; }
     PermissionModal #perm-desc { text-style: italic; }
+    PermissionModal #perm-hints { color: $text-muted; height: auto; }
     PermissionModal #perm-args { height: auto; max-height: 45vh; min-height: 4; border: round $panel-lighten-2; padding: 0 1; }
     PermissionModal #perm-protected { color: $error; text-style: bold; height: auto; }
     PermissionModal #perm-args:focus { border: round $accent; }
@@ -120,6 +121,9 @@ class PermissionModal(ModalScreen[str | None]):
             if source and source != "builtin":  # where the code that will run lives
                 desc.append(f"  · from {literal(source)}", style="bold cyan")
             yield Static(desc, id="perm-desc")
+            hints = getattr(self.tool, "hints", None)
+            if hints is not None and hints.words():
+                yield Static(hint_line(hints), id="perm-hints")
             if self.protected is not None:
                 yield Static(Text(literal(self.protected)), id="perm-protected")
             with VerticalScroll(id="perm-args"):
@@ -262,3 +266,14 @@ def _normal(text: str) -> str:
         return json.dumps(json.loads(text), sort_keys=True)
     except (ValueError, TypeError):
         return text
+
+
+def hint_line(hints: Any) -> Text:
+    """What the tool's origin says about it, and whether the gate believes it."""
+    text = Text(f"{literal(hints.origin)} says: ", style="dim")
+    for i, word in enumerate(hints.words()):
+        text.append(", " if i else "")
+        text.append(word, style="bold red" if word == "destructive" else "bold")
+    believed = "trusted (trust_hints)" if hints.trusted else "hints only; not trusted"
+    text.append(f"  · {believed}", style="dim")
+    return text

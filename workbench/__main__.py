@@ -215,6 +215,7 @@ async def _run_headless(runtime: Any, prompt: str, jsonl: bool = False) -> int:
         hub.on_change = lambda c: print(
             f"workbench: {literal(describe_failure(c))}", file=sys.stderr
         )
+        hub.asker.on_note = lambda text: print(f"workbench: {literal(text)}", file=sys.stderr)
         return await run_headless(runtime, prompt, jsonl=jsonl)
 
 

@@ -14,8 +14,9 @@ its own around them, in this order, and takes them away again when it returns:
   judges the arguments that will really run. The first hook that blocks a call (or
   answers it with a result) ends the chain: a deny from your hook or from the gate
   wins, and a denied call never pauses the stepper.
-- `after_tool_call`: your hook first, then the stepper (its `@error` breakpoint shows
-  the result as the model will see it).
+- `after_tool_call`: yours alone. An error result, once your hook has seen it, goes
+  to the stepper (its `@error` breakpoint shows the result as the model will see it),
+  and so do arguments that fail (`@invalid`).
 - `stream_fn`: yours, wrapped by the stepper (a pause before each request in step mode).
 - `should_stop_after_turn`: yours, then `max_turns` if given.
 
@@ -33,7 +34,6 @@ from typing import Any
 
 from workbench.agent import Agent
 from workbench.permissions import PermissionGate, chain_before
-from workbench.permissions.hooks import chain_after
 from workbench.runtime import ApprovePolicy, Runtime, limit_turns
 from workbench.stepper import Stepper
 
@@ -76,7 +76,7 @@ def attach(
     root = Path(workspace or Path.cwd()).resolve()
     _name_sources(agent)
     saved = (agent.before_tool_call, agent.after_tool_call, agent.stream_fn,
-             agent.should_stop_after_turn)
+             agent.should_stop_after_turn, agent.on_arguments_failed, agent.on_error_result)
     listeners = list(agent.bus._listeners)  # noqa: SLF001 - yours, restored on the way out
     recorder = None
     if record:
@@ -88,11 +88,10 @@ def attach(
         deny=list(deny), rules_file=Path(rules) if rules else None,
     )
     stepper = Stepper(publish=agent.publish, enabled=step, breakpoints=list(breakpoints))
-    user_before, user_after, user_stream, _ = saved
+    user_before, _after, user_stream, *_ = saved
     agent.before_tool_call = chain_before(user_before, gate, stepper.before_tool_call)
-    agent.after_tool_call = chain_after(user_after, stepper.after_tool_call)
     agent.stream_fn = stepper.wrap_stream_fn(user_stream)
-    agent.subscribe(stepper.on_event)
+    stepper.attach(agent)  # failed arguments and error results pause at breakpoints
     if hasattr(user_stream, "on_event") and hasattr(user_stream, "publish"):
         # the workbench's OpenAI-compatible provider: its requests go to the network view
         if user_stream.publish is None:
@@ -108,7 +107,7 @@ def attach(
         yield runtime
     finally:
         (agent.before_tool_call, agent.after_tool_call, agent.stream_fn,
-         agent.should_stop_after_turn) = saved
+         agent.should_stop_after_turn, agent.on_arguments_failed, agent.on_error_result) = saved
         agent.bus._listeners[:] = listeners  # noqa: SLF001 - the recorder, printers, ... go
         if recorder is not None:
             recorder.close()
@@ -134,8 +133,8 @@ async def run_headless(
 ) -> int:
     """Run `prompt` once without the app, printing the event stream.
 
-    Returns the exit code of `workbench --headless`: 0 finished, 1 error, 3 stopped by
-    `max_turns`, 130 aborted. Options: as `attach`.
+    Returns the exit code of `workbench --headless`: 0 finished, 1 error, 3 finished but
+    the session could not be recorded whole, 4 stopped by `max_turns`, 130 aborted. Options: as `attach`.
     """
     if approve == "ask":
         raise ValueError('approve="ask" needs the app; use all, none or rules')

@@ -199,7 +199,7 @@ def mcp_hub(options: RunOptions, workspace: Path | None = None) -> Any:
 
     servers = resolve_servers(options.mcp, options.mcp_urls, options.mcp_servers)
     roots = [workspace] if workspace is not None else []
-    return McpHub(servers, roots=roots, log_level=options.mcp_log_level)
+    return McpHub(servers, roots=roots, log_level=options.mcp_log_level, approve=options.approve)
 
 
 def build_runtime(options: RunOptions) -> Runtime:
@@ -243,6 +243,8 @@ def build_runtime(options: RunOptions) -> Runtime:
     )
     tools = run_tools(options, workspace, gate)
     hub = mcp_hub(options, workspace)
+    if hub is not None:  # a server's sampling requests go to the same model, unwrapped
+        hub.use_model(stream_fn, model)
     fork = options.fork
     if options.system_prompt is not None:
         system_prompt = options.system_prompt

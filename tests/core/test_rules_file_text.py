@@ -96,7 +96,7 @@ def test_the_file_is_replaced_whole_or_not_at_all(
 def test_a_rules_file_that_is_not_utf8_is_a_clear_error(tmp_path: Path) -> None:
     path = tmp_path / "rules.toml"
     path.write_bytes(b'[[rule]]\ntool = "\xff"\naction = "allow"\n')
-    with pytest.raises(RuleError, match="rules.toml: not UTF-8 text"):
+    with pytest.raises(RuleError, match=r"rules.toml:\d+: the rules file is not UTF-8 text"):
         load_rules_file(path)
 
 

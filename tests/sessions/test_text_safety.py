@@ -119,10 +119,10 @@ async def test_an_event_no_line_can_hold_keeps_its_place_and_recording_goes_on(
 
     real = recorder_module.encode
 
-    def failing(seq: int, ts: float, event: Any) -> bytes:
+    def failing(seq: int, ts: float, event: Any, *rest: Any) -> bytes:
         if event.type == "tool_execution_end" and event.tool_name == "list_directory":
             raise ValueError("Maximum serialization depth exceeded")
-        return real(seq, ts, event)
+        return real(seq, ts, event, *rest)
 
     monkeypatch.setattr(recorder_module, "encode", failing)
     runtime, _ = await record_run(tmp_path / "ws", READ_A, session=tmp_path / "s.jsonl")

@@ -32,7 +32,8 @@ async def test_the_app_shows_where_your_tools_come_from(todo: Path) -> None:
         dialog = str(app.screen.query_one("#perm-desc").render())
         assert "from file todo_tools.py:" in dialog
         for _ in range(5):  # allow each of the five tools for the session
-            await pilot.press("A")
+            if isinstance(app.screen, PermissionModal):
+                await pilot.click("#tool")
             await wait_for(pilot, lambda: isinstance(app.screen, PermissionModal)
                            or app.view_state.run_state == "finished", timeout=20)
         await wait_for(pilot, lambda: app.view_state.run_state == "finished", timeout=20)

@@ -142,12 +142,12 @@ async def test_a_protected_path_is_flagged_in_red(make_test_app) -> None:
         await pilot.press("enter")
         await wait_for(pilot, lambda: modal_open(app))
         assert not app.screen.query("#perm-protected")  # an ordinary call: no warning
-        await pilot.press("A")  # always allow write_file...
+        await pilot.click("#tool")  # always allow write_file...
         await wait_for(pilot, lambda: modal_open(app) and app.screen.record.id == "call_2_1")
         warning = app.screen.query_one("#perm-protected", Static)  # ... is asked again, flagged
         assert "Protected path: this call changes .git/hooks/pre-commit" in str(warning.render())
         red, shown = Color.parse(app.current_theme.error), warning.styles.color
         assert max(abs(a - b) for a, b in zip(red.rgb, shown.rgb, strict=True)) <= 2  # $error
-        await pilot.press("d")
+        await pilot.press("ctrl+n", "enter")  # deny
         await wait_for(pilot, lambda: app.view_state.run_state == "finished")
     assert not (app.runtime.workspace / ".git" / "hooks" / "pre-commit").exists()

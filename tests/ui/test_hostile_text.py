@@ -81,7 +81,7 @@ async def test_the_live_app_shows_hostile_text_literally(
         assert box.value == literal("please " + EVIL)  # what it shows is what it sends
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.view_state.pending_requests)  # run_command asks
-        await pilot.press("a")
+        await pilot.press("ctrl+y")
         await wait_for(pilot, lambda: app.view_state.run_state == "finished")
         for record in list(app.view_state.calls.values()):  # every call in the inspector
             app.select_call(record.id)
@@ -163,12 +163,12 @@ async def test_always_allowing_a_pattern_that_holds_a_lone_surrogate_keeps_the_a
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, PermissionModal))
         app.screen.query_one("#save", Checkbox).value = True
-        await pilot.press("p")  # always allow the suggested pattern, and save it
+        await pilot.click("#pattern")  # always allow the suggested pattern, and save it
         await pilot.pause()
         error = app.screen.query_one("#perm-error", Static)
         assert "lone surrogate" in str(error.render()) and isinstance(app.screen, PermissionModal)
         assert not rules.exists()  # nothing half written
-        await pilot.press("a")
+        await pilot.press("ctrl+y")
         await wait_for(pilot, lambda: app.view_state.run_state == "finished")
         _assert_clean(frames, app)
     assert frames.seen("⟨U\\+D800⟩")

@@ -91,6 +91,10 @@ class AgentTool:
     output_schema: type[BaseModel] | dict[str, Any] | None = None
     """The shape of the results' `structured_content` (a pydantic model or a JSON
     Schema). A result that does not match (or has none) becomes an error result."""
+    hints: Any = field(default=None, compare=False)
+    """Workbench addition: what the tool's origin says about it (MCP annotations, as a
+    `workbench.permissions.hints.ToolHints`); the gate believes them only as far as
+    that module says."""
 
     @cached_property
     def json_schema(self) -> dict[str, Any]:

@@ -1,5 +1,5 @@
-"""What the workbench offers an MCP server as its client: roots, logging, and listening
-for a changed tool list.
+"""What the workbench offers an MCP server as its client: roots, logging, listening
+for a changed tool list, and answering its sampling and elicitation requests.
 
 - **roots**: the run's workspace is offered as the server's root (`roots/list`), so a
   server such as server-filesystem can take its allowed directories from the client;
@@ -8,6 +8,8 @@ for a changed tool list.
   (with their level and logger); `--mcp-log-level` asks servers for that level.
 - **tools/list_changed**: the server's tools are listed again and `on_tools_changed`
   is told, so the new list takes effect for the next model request.
+- **sampling** and **elicitation**: passed to the `Asker` (a person in the app, the
+  approval policy headless; see `workbench.mcp.requests`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from typing import Any, Literal
 
 import anyio
 import mcp_types
+
+from workbench.mcp.requests import Asker, SampleFn, declined
 
 LogLevel = Literal[
     "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"
@@ -41,6 +45,11 @@ class ClientSide:
         self.on_tools_changed: Callable[[], Any] | None = None
         """Called (and awaited if it returns an awaitable) after `tools/list_changed`."""
         self._relisting: anyio.Event | None = None
+        self.server = ""
+        """The server's name, for the asker's questions."""
+        self.asker: Asker | None = None
+        self.sampler: SampleFn | None = None
+        """Runs an approved sampling request on the run's model."""
 
     async def list_roots(self, _context: Any) -> mcp_types.ListRootsResult:
         return mcp_types.ListRootsResult(
@@ -79,9 +88,26 @@ class ClientSide:
         if self._relisting is not None:
             await self._relisting.wait()
 
+    async def elicit(self, _context: Any, params: Any) -> Any:
+        if self.asker is None:
+            return mcp_types.ElicitResult(action="decline")
+        return await self.asker.elicit(self.server, params)
+
+    async def sample(self, _context: Any, params: Any) -> Any:
+        if self.asker is None or self.sampler is None:
+            return declined("this client has no model to answer with")
+        try:
+            return await self.asker.sample(self.server, params, self.sampler)
+        except Exception as exc:  # noqa: BLE001 - the server gets the reason, the run goes on
+            return mcp_types.ErrorData(code=mcp_types.INTERNAL_ERROR, message=str(exc))
+
     def session_options(self) -> dict[str, Any]:
         """Keyword arguments for the SDK's `ClientSession` (roots only when there are)."""
-        options: dict[str, Any] = {"logging_callback": self.log}
+        options: dict[str, Any] = {
+            "logging_callback": self.log,
+            "elicitation_callback": self.elicit,
+            "sampling_callback": self.sample,
+        }
         if self.roots:
             options["list_roots_callback"] = self.list_roots
         return options

@@ -21,15 +21,13 @@ import logging
 import os
 import tempfile
 from collections import deque
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from contextvars import ContextVar
 from typing import IO, Any, Literal, Protocol
 
 import anyio
 import mcp_types
-from mcp import ClientSession, StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
+from mcp import ClientSession
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
@@ -49,6 +47,7 @@ from workbench.mcp.failures import (
     leaf,
     reason_text,
 )
+from workbench.mcp.listing import bound_output_schemas, list_tools
 from workbench.mcp.streams import (
     CallCancel,
     CancelReasonWriter,
@@ -56,7 +55,7 @@ from workbench.mcp.streams import (
     WatchedReader,
     current_call,
 )
-from workbench.proctree import ProcessTree
+from workbench.mcp.transports import http_transport, stdio_transport
 
 LOG_LINES = 200
 """How many lines of protocol noise a connection keeps (`McpConnection.log`)."""
@@ -95,25 +94,6 @@ CONNECTION_CLOSED = -32000
 STDERR_TAIL_LINES = 6
 STDERR_KEPT_LINES = 50
 """How many of a stopped server's last stderr lines the status view can still show."""
-
-
-SERVER_TREE_GRACE = 2.0
-"""Seconds a stdio server's leftover processes get after SIGTERM before SIGKILL."""
-SERVER_WATCH_INTERVAL = 0.5
-"""Seconds between looks at whether a stdio server is still alive."""
-
-
-async def _end_tree_when_server_exits(tree: ProcessTree) -> None:
-    """Keep track of the server's descendants; once the server itself has exited,
-    end whatever it left behind (its session then ends as its pipes close)."""
-    for _ in range(20):
-        if tree.adopt_child():
-            break
-        await anyio.sleep(SERVER_WATCH_INTERVAL / 10)
-    while tree.root_running():
-        tree.watch()
-        await anyio.sleep(SERVER_WATCH_INTERVAL)
-    await tree.end(SERVER_TREE_GRACE)
 
 
 class McpConnection:
@@ -187,8 +167,8 @@ class McpConnection:
                 with anyio.fail_after(self.config.startup_timeout) as self._start_scope:
                     info = await session.initialize()
                     await self._set_log_level(session, info)
-                    self.tools = await _list_tools(session)
-                    _bound_output_schemas(session, self.tools)
+                    self.tools = await list_tools(session)
+                    bound_output_schemas(session, self.tools)
                 if self._start_scope.cancelled_caught:
                     raise Unreadable(self._garbled or "an answer that could not be read")
                 self.server_info = f"{info.server_info.name} {info.server_info.version}".strip()
@@ -260,57 +240,15 @@ class McpConnection:
         self._stop_requested = True
         self._stop.set()
 
-    @asynccontextmanager
-    async def _transport(self) -> AsyncIterator[tuple[Any, Any]]:
+    def _transport(self) -> Any:
         config = self.config
         if config.command is not None:
             self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
-            tree = ProcessTree(f"mcp-{config.name}")
-            params = StdioServerParameters(
-                command=config.command[0],
-                args=list(config.command[1:]),
-                env=tree.env(dict(config.env)),
-                cwd=config.cwd,
-            )
-            try:
-                async with stdio_client(params, errlog=self._stderr) as (read, write):
-                    async with anyio.create_task_group() as tg:
-                        tg.start_soon(_end_tree_when_server_exits, tree)
-                        yield read, write
-                        tg.cancel_scope.cancel()
-            finally:
-                # The SDK ends the server's process group; children that left it
-                # (setsid, double fork) end here, whether the server exited or was stopped.
-                with anyio.CancelScope(shield=True):
-                    await tree.end(SERVER_TREE_GRACE)
-        else:
-            assert config.url is not None
-            from mcp.shared._httpx_utils import create_mcp_http_client
+            return stdio_transport(config, self._stderr)
+        return http_transport(config, self._http_failed)
 
-            async def seen(response: Any) -> None:
-                posted = config.sse or response.request.method == "POST"
-                if response.status_code >= 400 and posted:
-                    self._http_error = (response.status_code, response.reason_phrase or "")
-
-            def client_factory(**kwargs: Any) -> Any:
-                client = create_mcp_http_client(**kwargs)
-                client.event_hooks["response"].append(seen)
-                return client
-
-            if config.sse:
-                from mcp.client.sse import sse_client
-
-                async with sse_client(
-                    config.url, headers=config.headers or None,
-                    httpx_client_factory=client_factory,
-                ) as streams:
-                    yield streams[0], streams[1]
-            else:
-                client = client_factory(headers=config.headers or None)
-                async with client, streamable_http_client(config.url, http_client=client) as (
-                    streams
-                ):
-                    yield streams[0], streams[1]
+    def _http_failed(self, status: int, reason: str) -> None:
+        self._http_error = (status, reason)
 
     # -- calls -------------------------------------------------------------------------
 
@@ -403,8 +341,8 @@ class McpConnection:
         """List the server's tools again (after it said its list changed)."""
         session = self._session
         if session is not None and self.status == "ready":
-            self.tools = await _list_tools(session)
-            _bound_output_schemas(session, self.tools)
+            self.tools = await list_tools(session)
+            bound_output_schemas(session, self.tools)
 
     async def _set_log_level(self, session: ClientSession, info: Any) -> None:
         level = self.client.log_level
@@ -503,46 +441,3 @@ class McpConnection:
         if not lines:
             return ""
         return "\nIts last stderr lines:\n" + "\n".join(f"  {line}" for line in lines)
-
-
-async def _list_tools(session: ClientSession) -> list[mcp_types.Tool]:
-    tools: list[mcp_types.Tool] = []
-    cursor: str | None = None
-    for _ in range(100):  # a server that pages forever cannot hang the start
-        params = mcp_types.PaginatedRequestParams(cursor=cursor) if cursor else None
-        page = await session.list_tools(params=params)
-        tools += page.tools
-        cursor = page.next_cursor
-        if not cursor:
-            break
-    return tools
-
-
-def _bound_output_schemas(session: ClientSession, tools: list[mcp_types.Tool]) -> None:
-    """Give the SDK time-bounded validators for the tools' output schemas.
-
-    The SDK checks a result's `structuredContent` against the tool's `outputSchema`
-    with `jsonschema`, whose `pattern` matching has no time bound: a hostile server
-    could freeze the event loop with its own schema. The SDK keeps the compiled
-    validators in a cache (by tool name) that it fills only when empty; filling it
-    first with `schema_patterns` validators bounds that matching too.
-    """
-    cache = getattr(session, "_tool_output_validators", None)
-    if not isinstance(cache, dict):
-        return
-    from jsonschema import SchemaError  # type: ignore[import-untyped]
-    from jsonschema.validators import validator_for  # type: ignore[import-untyped]
-    from referencing import Registry
-
-    from workbench.agent.schema_patterns import with_safe_patterns
-
-    for tool in tools:
-        schema = tool.output_schema
-        if not isinstance(schema, dict):
-            continue
-        cls = validator_for(schema)
-        try:
-            cls.check_schema(schema)
-        except SchemaError:
-            continue  # the SDK reports an invalid schema itself, at the call
-        cache[tool.name] = with_safe_patterns(cls)(schema, registry=Registry())

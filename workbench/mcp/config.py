@@ -61,6 +61,9 @@ class McpServerConfig(BaseModel):
     """Working directory for a stdio server (default: the workbench's own)."""
     headers: dict[str, str] = Field(default_factory=dict)
     """Extra HTTP headers for a URL server (e.g. an Authorization header)."""
+    trust_hints: bool = False
+    """Believe the server's `readOnlyHint`s: such tools are then allowed by default, like
+    the built-in readers (see `workbench.permissions.hints`)."""
     use_instructions: bool = False
     """Add the `instructions` of the server's `initialize` answer to the system prompt."""
     startup_timeout: float = Field(default=DEFAULT_STARTUP_TIMEOUT, gt=0)

@@ -30,6 +30,7 @@ from workbench.agent import AgentTool
 from workbench.mcp.capabilities import ClientSide, LogLevel
 from workbench.mcp.client import McpConnection
 from workbench.mcp.config import McpServerConfig
+from workbench.mcp.requests import Asker, PolicyAsker, SampleFn, Sampler
 from workbench.mcp.tools import server_tools
 
 
@@ -46,6 +47,7 @@ class McpHub:
         *,
         roots: Sequence[Path] = (),
         log_level: LogLevel | None = None,
+        approve: str = "ask",
     ) -> None:
         self.connections = [
             McpConnection(server, ClientSide(roots, log_level)) for server in servers
@@ -54,9 +56,13 @@ class McpHub:
         """Called after a server's tool list changed: (server, names added, names removed)."""
         self.on_log: Callable[[McpConnection, str], None] | None = None
         """Called with each line a server logs (`notifications/message`)."""
+        self._asker: Asker = PolicyAsker("none" if approve == "ask" else approve)
+        self._sampler: SampleFn | None = None
         for connection in self.connections:
-            connection.client.on_tools_changed = partial(self._relist, connection)
-            connection.client.on_log = partial(self._logged, connection)
+            client = connection.client
+            client.on_tools_changed = partial(self._relist, connection)
+            client.on_log = partial(self._logged, connection)
+            client.server, client.asker = connection.name, self._asker
         self.tools: list[AgentTool] = []
         """The tools of every ready server (set once the hub has started)."""
         self.on_change: Callable[[McpConnection], None] | None = None
@@ -67,6 +73,24 @@ class McpHub:
         """Tools not added because another tool has their name (one line each)."""
         for connection in self.connections:
             connection.on_status = self._changed
+
+    @property
+    def asker(self) -> Asker:
+        """Who answers the servers' sampling and elicitation requests: the approval
+        policy until the app puts a person there."""
+        return self._asker
+
+    @asker.setter
+    def asker(self, asker: Asker) -> None:
+        self._asker = asker
+        for connection in self.connections:
+            connection.client.asker = asker
+
+    def use_model(self, stream_fn: Any, model: Any) -> None:
+        """Answer sampling requests with this provider and model."""
+        self._sampler = Sampler(stream_fn, model)
+        for connection in self.connections:
+            connection.client.sampler = self._sampler
 
     def _logged(self, connection: McpConnection, line: str) -> None:
         if self.on_log is not None:

@@ -27,6 +27,7 @@ from workbench.agent import AbortSignal, AgentTool, AgentToolResult, ImageConten
 from workbench.agent.tool import OnUpdate
 from workbench.agent.types import ToolResultContent
 from workbench.mcp.client import McpConnection
+from workbench.permissions.hints import ToolHints
 
 SEPARATOR = "__"
 """Between the server's name and the tool's: `files__read_file`."""
@@ -91,6 +92,9 @@ def make_tool(connection: McpConnection, tool: mcp_types.Tool, name: str) -> Age
         parameters=dict(tool.input_schema),
         execute=execute,
         source=f"mcp:{connection.name}",
+        hints=ToolHints.from_mcp(
+            tool.annotations, f"mcp:{connection.name}", connection.config.trust_hints
+        ),
         output_schema=dict(tool.output_schema) if tool.output_schema else None,
     )
 

@@ -49,6 +49,7 @@ from workbench.events import (
     PermissionRequestEvent,
 )
 from workbench.permissions.edits import InvalidEdit, revalidate
+from workbench.permissions.hints import apply_hints
 from workbench.permissions.hooks import wait_unless_aborted
 from workbench.permissions.patterns import (
     CallPattern,
@@ -289,6 +290,8 @@ class PermissionGate:
             return BeforeToolCallResult(block=True, reason=reason)
         builtin = ctx.tool is not None and ctx.tool.source == "builtin"
         rule, action, target = self.judge(name, judged, builtin=builtin)
+        if target is None:  # a protected path stays a person's (or an exact rule's) call
+            rule, action = apply_hints(name, rule, action, getattr(ctx.tool, "hints", None))
         if action == "allow":
             assert rule is not None
             await self._decided(ctx, "allow", _by(rule), rule)

@@ -1,14 +1,15 @@
 """A small stdio MCP server for the tests, written with the official SDK.
 
-Tools: a nested schema (`place_order`), a slow tool that reports progress and
-records a cancellation (`slow_count`), one that fails (`fail`, an `isError`
-result), one that returns an image (`snapshot`) and one an embedded resource
-(`read_note`), one that answers with a JSON-RPC error (`protocol_error`) and one
-that dies mid-call (`crash`), one that answers two text blocks (`two_blocks`) and
-one that exits while idle after answering (`exit_soon`), one that logs (`chatty`),
-one that adds a tool (`grow`) and one that asks for the client's roots (`roots`).
-A server that answers garbage is `garbage.py`: this SDK keeps a tool's stray output
-off the protocol stream.
+Tools: a nested schema (`place_order`), a slow tool that reports progress and records
+a cancellation (`slow_count`), one that fails (`fail`, an `isError` result), one that
+returns an image (`snapshot`) and one an embedded resource (`read_note`), one that
+answers with a JSON-RPC error (`protocol_error`) and one that dies mid-call (`crash`),
+one that answers two text blocks (`two_blocks`, annotated read-only; `fail` is
+annotated destructive) and one that exits while idle after answering (`exit_soon`),
+one that logs (`chatty`), one that adds a tool (`grow`), one that asks for the
+client's roots (`roots`), two that ask the user (`ask_contact`, a form; `ask_login`, a
+URL) and one that asks the client's model (`summarize`). A server that answers garbage
+is `garbage.py`: this SDK keeps a tool's stray output off the protocol stream.
 
 Run: `python tests/mcp/servers/toolbox.py` (stdio), or with `--http PORT` for
 streamable HTTP on 127.0.0.1 (`--sse PORT`: the older HTTP+SSE transport).
@@ -28,7 +29,13 @@ import anyio
 from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
-from mcp.types import EmbeddedResource, TextContent, TextResourceContents
+from mcp.types import (
+    EmbeddedResource,
+    SamplingMessage,
+    TextContent,
+    TextResourceContents,
+    ToolAnnotations,
+)
 from pydantic import BaseModel, Field
 
 # A 1x1 red PNG.
@@ -76,7 +83,7 @@ async def slow_count(n: int, delay: float, ctx: Context, marker: str | None = No
     return f"counted to {n}"
 
 
-@server.tool()
+@server.tool(annotations=ToolAnnotations(destructiveHint=True, readOnlyHint=False))
 def fail(reason: str) -> str:
     """Always fails with `reason` (an `isError` result)."""
     raise ToolError(f"refused: {reason}")
@@ -111,7 +118,7 @@ async def crash(after: float = 0.2) -> str:
     os._exit(3)
 
 
-@server.tool()
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True, destructiveHint=False))
 def two_blocks() -> list[TextContent]:
     """Answers with two text blocks."""
     return [TextContent(type="text", text="first block:"), TextContent(type="text", text="second")]
@@ -156,6 +163,40 @@ async def roots(ctx: Context) -> str:
     """Asks the client for its roots and answers with their URIs."""
     listed = await ctx.session.list_roots()
     return " ".join(str(root.uri) for root in listed.roots) or "(no roots)"
+
+
+class Contact(BaseModel):
+    name: str = Field(description="Who to write to")
+    age: int = Field(ge=0, description="Their age")
+    urgent: bool = False
+    channel: Literal["mail", "phone"] = "mail"
+
+
+@server.tool()
+async def ask_contact(ctx: Context) -> str:
+    """Asks the user for a contact (`elicitation/create`, a form) and answers with it."""
+    answer = await ctx.elicit("Who should get the report?", Contact)
+    if answer.action != "accept":
+        return f"no contact: {answer.action}"
+    return f"contact: {answer.data.model_dump_json()}"
+
+
+@server.tool()
+async def ask_login(ctx: Context) -> str:
+    """Asks the user to visit a URL (URL-mode elicitation)."""
+    answer = await ctx.elicit_url("Sign in to continue", "https://example.com/login", "e1")
+    return f"login: {answer.action}"
+
+
+@server.tool()
+async def summarize(text: str, ctx: Context) -> str:
+    """Asks the client's model to summarize `text` (`sampling/createMessage`)."""
+    reply = await ctx.session.create_message(
+        [SamplingMessage(role="user", content=TextContent(type="text", text=text))],
+        max_tokens=50, system_prompt="Summarize in five words.",
+    )
+    content = reply.content
+    return f"summary ({reply.model}): {getattr(content, 'text', content)}"
 
 
 if __name__ == "__main__":
