@@ -11,7 +11,7 @@ from workbench.view.fold import ViewState
 from workbench.view.summary import Costs
 
 WIDE_COSTS = 120
-"""Below this many columns the status bar shows only the session's cost."""
+"""Below this many columns the status bar shows only the session's cost, at its end."""
 
 RUN_STATE_STYLE = {
     "idle": ("idle", "dim"),
@@ -59,15 +59,13 @@ class StatusBar(Static):
         text.append(f"turn {state.turn}")
         text.append("  │  ", style="dim")
         text.append(f"tokens {state.input_tokens:,}↑ {state.output_tokens:,}↓")
-        if costs is not None:
+        wide = self.size.width >= WIDE_COSTS
+        if costs is not None and wide:
             text.append("  │  ", style="dim")
-            if self.size.width >= WIDE_COSTS:
-                text.append(
-                    f"cost {format_cost(costs.turn)} turn · {format_cost(costs.run)} run · "
-                    f"{format_cost(costs.session)} session"
-                )
-            else:
-                text.append(f"cost {format_cost(costs.session)}")
+            text.append(
+                f"cost {format_cost(costs.turn)} turn · {format_cost(costs.run)} run · "
+                f"{format_cost(costs.session)} session"
+            )
         pending = len(state.pending_calls)
         if pending:
             text.append("  │  ", style="dim")
@@ -85,6 +83,9 @@ class StatusBar(Static):
         if extra:
             text.append("  │  ", style="dim")
             text.append(literal(extra))
+        if costs is not None and not wide:  # last: what is pending or paused matters more
+            text.append("  │  ", style="dim")
+            text.append(f"cost {format_cost(costs.session)}")
         if text != self._shown:
             self._shown = text
             self.update(text, layout=False)  # one line, always
