@@ -94,7 +94,7 @@ class WorkbenchApp(NewRunActions, SafeTextApp, SteppingActions, App[int]):
         Binding("f9", "toggle_breakpoint", "Breakpoint"),
         Binding("ctrl+b", "breakpoints", "Breakpoints"),
         Binding("f4", "run_details", "Wire & time"),
-        Binding("f3", "mcp_servers", "MCP servers", show=False),
+        Binding("f7", "mcp_servers", "MCP servers", show=False),
         Binding("ctrl+l", "focus_prompt", "Prompt"),
         Binding("ctrl+n", "new_run", "New run"),
     ]
@@ -145,6 +145,7 @@ class WorkbenchApp(NewRunActions, SafeTextApp, SteppingActions, App[int]):
         yield Header(show_clock=False)
         yield PauseBanner(id="pause-banner")
         with Horizontal(id="main"):
+            yield from self.side_panel()
             timeline = Timeline(self.labels, self._view_state, now_ms, id="timeline")
             timeline.slow_after_ms = self.runtime.slow_after * 1000.0
             yield timeline
@@ -152,6 +153,10 @@ class WorkbenchApp(NewRunActions, SafeTextApp, SteppingActions, App[int]):
         yield StatusBar(self.runtime.model.id, id="status")
         yield PromptBar(id="prompt-bar")
         yield Footer()
+
+    def side_panel(self) -> ComposeResult:
+        """Widgets left of the timeline (none; proxy mode lists its conversations here)."""
+        yield from ()
 
     @property
     def timeline(self) -> Timeline:

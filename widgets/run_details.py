@@ -22,7 +22,7 @@ from textual.widgets import Footer, OptionList, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
 
 from widgets.render import format_ms
-from workbench.events import ProviderResponseEvent
+from workbench.events import ProviderResponseEvent, ResponseReleasedEvent
 from workbench.pricing import PriceTable, format_cost
 from workbench.sanitize import literal
 from workbench.view.fold import ViewState
@@ -158,8 +158,15 @@ class RunDetailsScreen(ModalScreen[None]):
                 text.append(f"\ntokens {u.input:,} in · {u.output:,} out · {u.total_tokens:,} total")
             if response.error:
                 text.append("\nerror: " + literal(response.error), style="red")
-        heading = "would be sent" if request.simulated else "exactly as sent; auth stripped"
-        text.append(f"\n\nrequest body ({heading})\n", style="bold")
+        if request.sent_body is not None:
+            text.append("\n\nrequest body as the agent sent it (auth stripped)\n", style="bold")
+            text.append(literal(json.dumps(request.sent_body, indent=2, ensure_ascii=False)))
+            text.append("\n\nrequest body as forwarded\n", style="bold")
+            for note in request.repairs:
+                text.append(literal(note) + "\n", style="dim")
+        else:
+            heading = "would be sent" if request.simulated else "exactly as sent; auth stripped"
+            text.append(f"\n\nrequest body ({heading})\n", style="bold")
         text.append(literal(json.dumps(request.body, indent=2, ensure_ascii=False)))
         if response is not None and response.chunks is not None:
             text.append(f"\n\nraw stream: {len(response.chunks)} chunks", style="bold")
@@ -170,6 +177,14 @@ class RunDetailsScreen(ModalScreen[None]):
                 text.append("  (r shows them)", style="dim")
         elif response is not None and not response.simulated:
             text.append("\n\nraw chunks were not captured (start with --capture-chunks)", style="dim")
+        if record.released is not None:
+            text.append("\n\n" + literal(_released(record.released)), style="bold")
+            released = record.released.chunks or []
+            if record.released.body is not None:
+                text.append("\n" + literal(json.dumps(record.released.body, indent=2, ensure_ascii=False)))
+            elif released and self.show_chunks:
+                for chunk in released:
+                    text.append("\n" + literal(chunk), style="dim")
         return text
 
     def _summary(self) -> Table:
@@ -210,3 +225,13 @@ class RunDetailsScreen(ModalScreen[None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+
+def _released(released: ResponseReleasedEvent) -> str:
+    """Proxy mode: how the response reached the agent."""
+    if not released.changed:
+        how = "held for the decisions, then " if released.held else ""
+        return f"response released to the agent: {how}exactly as received"
+    removed = f", calls taken out: {', '.join(released.removed)}" if released.removed else ""
+    count = f" ({len(released.chunks)} chunks; r shows them)" if released.chunks is not None else ""
+    return f"response released to the agent: held and rewritten{removed}{count}"

@@ -7,7 +7,9 @@ headless mode and the runtime never load Textual.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +25,37 @@ PROJECT_COMMANDS = ("init", "run")
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    code = _main(sys.argv[1:] if argv is None else argv)
+    return code if argv is not None else leave(code)
+
+
+def leave(code: int) -> int:
+    """`code`, or exit now with it when a tool abandoned after an abort still holds a
+    thread: Python would otherwise wait for that thread before the process can end.
+    (Everything is written: the session file is written unbuffered, event by event.)"""
+    from workbench.agent.detached import abandoned_calls
+
+    main_thread = threading.main_thread()
+    stuck = [
+        t for t in threading.enumerate() if t is not main_thread and not t.daemon and t.is_alive()
+    ]
+    if abandoned_calls() and stuck:
+        print(
+            "workbench: exiting without waiting for a tool that ignored the abort "
+            "(its thread is still running)",
+            file=sys.stderr,
+        )
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
+
+
+def _main(argv: list[str]) -> int:
+    if argv and argv[0] == "proxy":
+        from workbench.cli.proxy import proxy_main
+
+        return proxy_main(argv[1:])
     if argv and argv[0] in SUBCOMMANDS:  # replay | rerun | export FILE
         if argv[0] == "replay":
             from widgets.replay_app import replay_main

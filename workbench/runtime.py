@@ -15,7 +15,7 @@ from workbench.agent import Agent, AgentTool, Model, StreamFn
 from workbench.permissions import PermissionGate, chain_before
 from workbench.pricing import PriceTable
 from workbench.providers.scripted import Scenario, ScriptedProvider
-from workbench.redact import Redactor, known_secrets
+from workbench.redact import redactor_for
 from workbench.sessions.recorder import start_recording
 from workbench.stepper import Stepper
 from workbench.workspace import scratch_workspace
@@ -259,8 +259,9 @@ def build_runtime(options: RunOptions) -> Runtime:
         tool_abort_grace=options.tool_abort_grace,
     )
     servers = [c.config for c in hub.connections] if hub is not None else []
-    redactor = Redactor(known_secrets(options.provider_settings, servers))
-    agent.redact = redactor if redactor else None
+    agent.redact = redactor_for(options.provider_settings, servers)
+    if hub is not None:
+        hub.mask(agent.redact)
     recorder = None
     if options.record:  # first on the bus: an event is on disk before anyone acts on it
         recorder = start_recording(

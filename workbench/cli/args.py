@@ -41,6 +41,10 @@ def build_parser() -> argparse.ArgumentParser:
             "`workbench replay FILE` steps through one (and forks it), `workbench rerun FILE` "
             "re-runs its tool calls against the real tools and reports what differs, "
             "`workbench export FILE --format md|json` writes a transcript. "
+            "`workbench proxy --upstream URL` debugs any agent that talks to an "
+            "OpenAI-compatible API (docs/proxy.md). "
+            "Your own agent: `workbench init` writes a workbench.toml here, "
+            "`workbench run FILE.py:NAME` opens an Agent you built in Python. "
             "Each has its own --help."
         ),
     )

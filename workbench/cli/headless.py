@@ -40,8 +40,12 @@ RESULT_LINES = 12
 class EventPrinter:
     """Prints bus events as a compact, readable log."""
 
-    def __init__(self, console: Console, prices: PriceTable | None = None) -> None:
+    def __init__(
+        self, console: Console, prefix: str = "", prices: PriceTable | None = None
+    ) -> None:
         self.console = console
+        self.prefix = prefix
+        """Put before every line (proxy mode: which conversation it belongs to)."""
         self.prices = prices or PriceTable()
         self.replies: list[tuple[str, str, Usage]] = []
         """(provider, model, usage) of every model reply, for the run's cost."""
@@ -54,7 +58,7 @@ class EventPrinter:
         """The output lines of each call already printed as they streamed."""
 
     def line(self, *parts: tuple[str, str] | str) -> None:
-        text = Text()
+        text = Text(self.prefix, style="dim")
         for part in parts:
             if isinstance(part, tuple):
                 text.append(literal(part[0]), style=part[1])
@@ -69,7 +73,7 @@ class EventPrinter:
 
     def on_turn_start(self, event: Any) -> None:
         self.turn += 1
-        self.console.rule(Text(f"turn {self.turn}", style="bold"), style="dim")
+        self.console.rule(Text(f"{self.prefix}turn {self.turn}", style="bold"), style="dim")
 
     def on_message_end(self, event: Any) -> None:
         message = event.message
@@ -172,7 +176,7 @@ class EventPrinter:
         tokens_out = sum(u.output for _p, _m, u in self.replies)
         cost = self.prices.total(self.replies)
         summary = (
-            f"end: {self.turn} turns, {self.tool_calls} tool calls, "
+            f"{self.prefix}end: {self.turn} turns, {self.tool_calls} tool calls, "
             f"tokens {tokens_in:,}↑ {tokens_out:,}↓, cost {format_cost(cost)}"
         )
         self.console.rule(Text(summary, style="bold"), style="dim")
@@ -266,7 +270,7 @@ async def run_headless(
     if jsonl:
         runtime.agent.subscribe(JsonLinesPrinter(sys.stdout.buffer, _reader_gone(runtime)))
     else:
-        runtime.agent.subscribe(EventPrinter(console or Console(highlight=False), runtime.prices))
+        runtime.agent.subscribe(EventPrinter(console or Console(highlight=False), prices=runtime.prices))
     if runtime.recorder is not None:
         runtime.recorder.on_problem = say_recording_problem
 

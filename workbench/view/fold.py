@@ -296,6 +296,7 @@ class ViewState:
             if isinstance(block, ToolCall):
                 item.blocks.append(Block("toolCall", tool_call_id=block.id))
                 record = self._new_call(block.id, block.name, index)
+                record.name = block.name  # a name streamed in pieces is whole only now
                 record.raw = block.raw_arguments
                 record.parsed = block.arguments
                 if record.stage == "streaming":
@@ -480,7 +481,7 @@ class ViewState:
                 record.injected_at = "in place of its error result" if after else "before it ran"
             if record.stage == "paused":
                 record.stage = record.stage_before_pause or "validated"
-            resumed_phase = {"before_tool": "queued", "after_tool": "after_hook"}.get(paused.point)
+            resumed_phase = "queued" if paused.point == "before_tool" else None
             record.note(e.timestamp, f"resumed: {e.action}", phase=resumed_phase)
 
     # -- the wire ------------------------------------------------------------------
@@ -495,6 +496,11 @@ class ViewState:
         if record is not None:
             self.reached_back |= record.turn != self.turn
             record.response = e
+
+    def _on_response_released(self, e: Any) -> None:
+        record = self.network.get(e.request_id)
+        if record is not None:
+            record.released = e
 
 
 _HANDLERS = {

@@ -16,6 +16,7 @@ from workbench.events import (
     PermissionRequestEvent,
     ProviderRequestEvent,
     ProviderResponseEvent,
+    ResponseReleasedEvent,
     StepPausedEvent,
 )
 
@@ -236,3 +237,5 @@ class NetworkRecord:
     request: ProviderRequestEvent
     turn: int
     response: ProviderResponseEvent | None = None
+    released: ResponseReleasedEvent | None = None
+    """Proxy mode: the response as the agent received it."""
