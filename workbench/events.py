@@ -127,6 +127,8 @@ class ProviderRequestEvent(Event):
     repairs: list[str] = Field(default_factory=list)
     """What the provider changed in the transcript to make the request valid, one line each
     (dropped calls of an aborted reply, synthetic results for unanswered calls, ...)."""
+    simulated: bool = False
+    """Nothing was sent: the scripted model shows the body a real server would get."""
     sent_body: dict[str, Any] | None = None
     """Proxy mode: the request as the agent sent it, when the proxy forwarded a changed
     one (`body`); None when it forwarded the agent's request unchanged."""
@@ -148,6 +150,11 @@ class ProviderResponseEvent(Event):
     """The raw streamed chunks (SSE data lines), when capture is on."""
     finish_reason: str | None = None
     """The finish reason exactly as the server sent it (before mapping to a stop reason)."""
+    aborted: bool = False
+    """The run's abort signal closed the response before it ended (`status` is what the
+    server had answered by then)."""
+    simulated: bool = False
+    """The scripted model's reply: the timings are its own pacing, no server answered."""
 
 
 class ResponseReleasedEvent(Event):

@@ -193,13 +193,20 @@ def load(path: Path, command: str, on_batch: Any = None) -> Session | None:
 
 
 def export_main(argv: list[str]) -> int:
+    from workbench.pricing import load_prices
+    from workbench.providers.settings import default_config_path
     from workbench.sessions.export import iter_export
 
     args = export_parser().parse_args(argv)
     session = load(args.file, "export")
     if session is None:
         return EXIT_USAGE
-    pieces = iter_export(session, args.format)
+    try:
+        prices = load_prices(default_config_path())
+    except ValueError as exc:
+        print(f"workbench export: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    pieces = iter_export(session, args.format, prices)
     if args.output is None:
         for piece in pieces:
             sys.stdout.write(piece)

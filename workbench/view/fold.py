@@ -203,7 +203,7 @@ class ViewState:
             self.run_state = "finished"
 
     def _on_turn_start(self, e: Any) -> None:
-        self.turns.append(TurnRecord(index=len(self.turns) + 1, started_at=e.timestamp))
+        self.turns.append(TurnRecord(index=len(self.turns) + 1, started_at=e.timestamp, run=self.runs))
         self.run_state = "streaming"
 
     def _on_turn_end(self, e: Any) -> None:
@@ -318,6 +318,7 @@ class ViewState:
         if self.turns:
             self.turns[-1].input_tokens += usage.input
             self.turns[-1].output_tokens += usage.output
+            self.turns[-1].replies.append((message.provider, message.model, usage))
         if message.stop_reason in ("error", "aborted"):
             self.run_state = message.stop_reason if message.stop_reason == "error" else "aborted"
             self.error = message.error_message

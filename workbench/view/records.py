@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from workbench.agent.types import ImageContent, TextContent, result_text
+from workbench.agent.types import ImageContent, TextContent, Usage, result_text
 from workbench.events import (
     PermissionDecisionEvent,
     PermissionRequestEvent,
@@ -228,6 +228,10 @@ class TurnRecord:
     output_tokens: int = 0
     tool_call_ids: list[str] = field(default_factory=list)
     request_ids: list[str] = field(default_factory=list)
+    run: int = 0
+    """Which run of the session (1, 2, ...) the turn belongs to."""
+    replies: list[tuple[str, str, Usage]] = field(default_factory=list)
+    """(provider, model, usage) of each model reply of the turn: what it cost."""
 
 
 @dataclass
