@@ -18,7 +18,7 @@ import anyio
 from rich.console import Console
 from rich.text import Text
 
-from workbench.cli.args import Parser
+from workbench.cli.args import Parser, add_rule_flags, add_step_flags
 from workbench.sanitize import literal
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
@@ -64,28 +64,11 @@ def proxy_parser() -> argparse.ArgumentParser:
         "Rules as in a native run (--allow/--ask/--deny PATTERN, the rules file). Without a "
         "matching rule a call goes through: the proxy only watches until told otherwise.",
     )
-    perms.add_argument(
-        "--rules", type=Path, metavar="FILE", help="rules file (default: ./.workbench/rules.toml)"
-    )
-    perms.add_argument("--allow", action="append", default=[], metavar="RULE")
-    perms.add_argument("--ask", action="append", default=[], metavar="RULE")
-    perms.add_argument("--deny", action="append", default=[], metavar="RULE")
-    perms.add_argument(
-        "--approve",
-        choices=["ask", "all", "none", "rules"],
-        default=None,
-        help='how "ask" is answered: a person (the app\'s default), all, none, '
-        "or rules (headless default: only allow rules allow)",
-    )
-    step = parser.add_argument_group("stepping")
-    step.add_argument("--step", action="store_true", help="start in step mode")
-    step.add_argument(
-        "--break",
-        dest="breakpoints",
-        action="append",
-        default=[],
-        metavar="BP",
-        help="breakpoint: a tool name or an argument pattern (repeatable)",
+    add_rule_flags(perms, rules_default="./.workbench/rules.toml")
+    add_step_flags(
+        parser,
+        step_help="start in step mode",
+        break_help="breakpoint: a tool name or an argument pattern (repeatable)",
     )
     rec = parser.add_argument_group("sessions")
     rec.add_argument(
