@@ -118,7 +118,9 @@ class PermissionModal(ModalScreen[str | None]):
             lines = self.tool.description.splitlines() if self.tool else ["unknown tool"]
             desc = Text(literal(lines[0] if lines else "(no description)"))
             source = self.tool.source if self.tool else None
-            if source and source != "builtin":  # where the code that will run lives
+            if source == "builtin":  # where the code that will run lives
+                desc.append("  · builtin", style="dim")
+            elif source:
                 desc.append(f"  · from {literal(source)}", style="bold cyan")
             yield Static(desc, id="perm-desc")
             hints = getattr(self.tool, "hints", None)

@@ -228,7 +228,9 @@ class ToolInspector(LineScrollView, can_focus=True):
     def _head(self, record: ToolCallRecord) -> Text:
         head = Text()
         head.append(literal(record.name), style="bold")
-        if self.source and self.source != "builtin":  # an MCP server, your file, ...
+        if self.source == "builtin":  # where the code that runs lives: ours ...
+            head.append("  builtin", style="dim")
+        elif self.source:  # ... or an MCP server's, your file's
             head.append(f"  {literal(self.source)}", style="bold cyan")
         head.append(f"  {literal(record.id)}  ", style="dim")
         head.append_text(stage_badge(record.stage))
