@@ -160,6 +160,6 @@ async def test_the_dialog_and_the_inspector_say_a_built_in_tool_is_built_in(
     async with app.run_test(size=(140, 44)) as pilot:
         await pilot.press("enter")
         await wait_for(pilot, lambda: modal_open(app))
-        assert str(app.screen.query_one("#perm-desc").render()).endswith("  · builtin")
+        assert str(app.screen.query_one("#perm-desc").render()).startswith("builtin · Edit a")
         assert "  builtin" in app.inspector.plain_lines()[0]  # the call waiting, selected
         await pilot.press("ctrl+c")
