@@ -23,6 +23,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header
 
 from widgets import responsive
+from widgets.mcp_attachments import McpAttachments
 from widgets.pacing import Pacer
 from widgets.pause_banner import PauseBanner
 from widgets.prompt_bar import PromptBar
@@ -64,7 +65,7 @@ def _text(message: Any) -> str:
     return message.content if isinstance(message.content, str) else text_of(message.content)
 
 
-class WorkbenchApp(SafeTextApp, SteppingActions, App[int]):
+class WorkbenchApp(SafeTextApp, SteppingActions, McpAttachments, App[int]):
     """The workbench: timeline, inspector, status, prompt, and the dialogs."""
 
     CSS_PATH = "app.tcss"
@@ -360,17 +361,18 @@ class WorkbenchApp(SafeTextApp, SteppingActions, App[int]):
 
     @on(PromptBar.Submitted)
     def _prompt_submitted(self, event: PromptBar.Submitted) -> None:
+        message = self.outgoing(event.text)  # with the MCP resources and prompts attached
         if self.agent.state.is_streaming:
             if event.queue_kind == "steer":
-                self.agent.steer(event.text)
+                self.agent.steer(message)
             else:
-                self.agent.follow_up(event.text)
+                self.agent.follow_up(message)
             self._refresh_now()
             return
-        self._run_prompt(event.text)
+        self._run_prompt(message)
 
     @work(group="agent", exclusive=False, exit_on_error=False)
-    async def _run_prompt(self, text: str) -> None:
+    async def _run_prompt(self, text: Any) -> None:
         self.follow_latest = True
         self.timeline.follow = True
         if self._mcp_started is not None and not self._mcp_started.is_set():
@@ -438,7 +440,7 @@ class WorkbenchApp(SafeTextApp, SteppingActions, App[int]):
             self.notify("No MCP servers in this run (start one with --mcp, --mcp-url or "
                         "--mcp-config)", severity="warning", markup=False)
             return
-        self.push_screen(McpServersScreen(hub, self.restart_mcp_server))
+        self.push_screen(McpServersScreen(hub, self.restart_mcp_server, self.open_mcp_catalog))
 
     @work(group="mcp-restart", exit_on_error=False)
     async def restart_mcp_server(self, name: str) -> None:

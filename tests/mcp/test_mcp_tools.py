@@ -31,7 +31,7 @@ async def test_tools_join_under_the_server_prefix() -> None:
             "toolbox__protocol_error", "toolbox__snapshot", "toolbox__read_note",
             "toolbox__crash", "toolbox__two_blocks", "toolbox__exit_soon", "toolbox__chatty",
             "toolbox__grow", "toolbox__roots", "toolbox__ask_contact", "toolbox__ask_login",
-            "toolbox__summarize",
+            "toolbox__summarize", "toolbox__add_note",
         }
         order = tools["toolbox__place_order"]
         assert order.source == "mcp:toolbox" and order.label == "Place an order"
@@ -39,7 +39,7 @@ async def test_tools_join_under_the_server_prefix() -> None:
         assert isinstance(order.parameters, dict) and "$defs" in order.parameters
         assert order.json_schema is order.parameters
         assert tools["toolbox__fail"].label == "fail"  # no title: the MCP name
-        assert run.hub.report()[0].splitlines()[0] == f"MCP server toolbox: 15 tools ({TOOLBOX})"
+        assert run.hub.report()[0].splitlines()[0] == f"MCP server toolbox: 16 tools ({TOOLBOX})"
     assert run.agent.state.tools == []  # leaving the hub takes its tools away
 
 

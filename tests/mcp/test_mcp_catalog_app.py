@@ -1,0 +1,113 @@
+"""Resources and prompts in the app: F7, o opens a server's catalog; Enter reads a
+resource, fills a template or a prompt's arguments; a attaches what was read to the
+next message, which the model then receives."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+from textual.widgets import Input, OptionList, Static
+
+from tests.mcp.helpers import TOOLBOX
+from widgets.app import make_app
+from widgets.mcp_catalog import ArgumentsModal, McpCatalogScreen
+from workbench.providers.scripted import Scenario
+from workbench.runtime import RunOptions, build_runtime
+
+
+def _shown(screen: Any, selector: str) -> str:
+    return str(screen.query_one(selector, Static).render())
+
+
+async def test_read_fill_attach_and_send(tmp_path: Path) -> None:
+    scenario = Scenario.model_validate({"name": "mcp", "turns": [{"text": "done"}]})
+    runtime = build_runtime(
+        RunOptions(scenario=scenario, workspace=tmp_path, tools=[], mcp=[TOOLBOX])
+    )
+    seen: list[Any] = []
+    model = runtime.agent.stream_fn
+
+    def spy(*args: Any) -> Any:
+        seen.append(args[1])
+        return model(*args)
+
+    runtime.agent.stream_fn = spy
+    app = make_app(runtime, subtitle="test")
+    async with app.run_test(size=(140, 44)) as pilot:
+
+        async def until(condition: Any) -> None:
+            with anyio.fail_after(20):
+                while not condition():
+                    await pilot.pause(0.05)
+
+        await until(lambda: app._mcp_started is not None and app._mcp_started.is_set())
+        await pilot.press("f7", "o")
+        await until(lambda: isinstance(app.screen, McpCatalogScreen))
+        screen = app.screen
+        assert isinstance(screen, McpCatalogScreen)
+        items = screen.query_one(OptionList)
+
+        async def choose(option_id: str) -> None:
+            items.highlighted = items.get_option_index(option_id)
+            await pilot.pause()
+            await pilot.press("enter")
+
+        await pilot.press("a")  # nothing read yet: nothing to attach
+        assert app.attachments == []
+
+        await choose("r:0")  # note://readme
+        await until(lambda: screen.reading is not None)
+        assert "The toolbox has tools, resources and prompts." in _shown(
+            screen, "#catalog-reading"
+        )
+        await pilot.press("a")
+        assert len(app.attachments) == 1
+
+        await choose("t:0")  # note://by-name/{name}
+        await until(lambda: isinstance(app.screen, ArgumentsModal))
+        app.screen.query_one("#f-name", Input).value = "Ann <b>"
+        await pilot.press("ctrl+y")
+        await until(lambda: "a note about Ann <b>" in _shown(screen, "#catalog-reading"))
+
+        prompts = screen.connection.catalog.prompts
+        review = next(f"p:{i}" for i, p in enumerate(prompts) if p.name == "review")
+        await choose(review)
+        await until(lambda: isinstance(app.screen, ArgumentsModal))
+        modal = app.screen
+        await pilot.press("ctrl+y")  # `code` is required: the form says so and stays
+        await pilot.pause()
+        assert isinstance(app.screen, ArgumentsModal)
+        assert "code" in _shown(modal, "#args-error")
+        modal.query_one("#f-code", Input).value = "x = 1"
+        await pilot.press("ctrl+y")
+        await until(lambda: "looking for bugs:\nx = 1" in _shown(screen, "#catalog-reading"))
+        await pilot.press("a")
+        assert len(app.attachments) == 2
+
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        shown = _shown(app.prompt_bar, "#attachments")
+        assert "attached: [MCP resource note://readme from server toolbox]" in shown
+        assert 'attached: [MCP prompt review with {"code": "x = 1"} from server toolbox]' in shown
+
+        app.prompt_bar.input.value = "what now?"
+        app.prompt_bar.input.focus()
+        await pilot.press("enter")
+        await until(lambda: app.view_state.run_state == "finished")
+        assert app.attachments == []
+        assert not app.prompt_bar.query_one("#attachments").has_class("-shown")
+    texts = [block.text for block in seen[0].messages[-1].content]
+    assert texts == [
+        "[MCP resource note://readme from server toolbox]",
+        "[resource note://readme (text/plain)]\n"
+        "The toolbox has tools, resources and prompts.\nSecond line.",
+        '[MCP prompt review with {"code": "x = 1"} from server toolbox]\n'
+        "Ask for a review of `code`.",
+        "user: Please review this code, looking for bugs:\nx = 1",
+        "assistant: Sure: what language is it?",
+        "what now?",
+    ]
