@@ -533,6 +533,13 @@ class WorkbenchApp(SafeTextApp, SteppingActions, McpAttachments, App[int]):
                     f"It {connection.status}: start it again and list its tools anew",
                     lambda name=connection.name: self.restart_mcp_server(name),
                 )
+        linked = self.linked_resources(self.inspector.record)
+        if linked is not None:
+            yield SystemCommand(
+                "MCP resources in the selected call's result",
+                "Read the resources its result links to or embeds, and attach them",
+                lambda: self.open_mcp_catalog(*linked),
+            )
         if screen is self._main:
             yield SystemCommand(
                 "Thinking (t in the timeline)",

@@ -24,12 +24,28 @@ class McpAttachments:
     prompt_bar: PromptBar
     _attachments: list[Reading]
 
-    def open_mcp_catalog(self, connection: Any) -> None:
+    def open_mcp_catalog(self, connection: Any, linked: list[dict[str, Any]] | None = None) -> None:
+        """Show `connection`'s resources and prompts (and `linked`, the resources a tool
+        call's result named)."""
         from widgets.mcp_catalog import McpCatalogScreen
 
         self.push_screen(  # type: ignore[attr-defined]
-            McpCatalogScreen(connection, self.attach, self.drop_attachments)
+            McpCatalogScreen(connection, self.attach, self.drop_attachments, linked)
         )
+
+    def linked_resources(self, record: Any) -> tuple[Any, list[dict[str, Any]]] | None:
+        """The server and the resources the result of call `record` named, if any."""
+        hub = self.runtime.mcp  # type: ignore[attr-defined]
+        details = getattr(record, "details", None)
+        if hub is None or not isinstance(details, dict) or not details.get("resources"):
+            return None
+        source = self.sources.get(record.name, "")  # type: ignore[attr-defined]
+        if not source.startswith("mcp:") or source[4:] != details.get("server"):
+            return None
+        try:
+            return hub.connection(source[4:]), list(details["resources"])
+        except KeyError:
+            return None
 
     @property
     def attachments(self) -> list[Reading]:

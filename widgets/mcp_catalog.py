@@ -1,7 +1,8 @@
 """McpCatalogScreen: one MCP server's resources, resource templates and prompts.
 
 Opened from the MCP servers view (F7, `o`). Left, every resource, template and
-prompt the server lists; right, the highlighted one's description and, once fetched,
+prompt the server lists (and, opened from a tool call, the resources its result links
+to or embeds); right, the highlighted one's description and, once fetched,
 what the server sent. Enter reads a resource, or asks for a template's variables or a
 prompt's arguments in a small form (`ArgumentsModal`) and then reads or gets it. `a`
 attaches what is shown to the next message you send (the app keeps the attachments
@@ -14,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+import mcp_types
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -127,10 +129,19 @@ class McpCatalogScreen(ModalScreen[None]):
     """
 
     def __init__(
-        self, connection: Any, attach: Callable[[Reading], int], drop: Callable[[], int]
+        self,
+        connection: Any,
+        attach: Callable[[Reading], int],
+        drop: Callable[[], int],
+        linked: list[dict[str, Any]] | None = None,
     ) -> None:
         super().__init__()
         self.connection = connection
+        self.linked = [
+            mcp_types.Resource.model_validate({"name": str(r.get("uri")), **r})
+            for r in linked or []
+        ]
+        """Resources a tool call's result named (listed first)."""
         self._attach_reading = attach
         self._drop_readings = drop
         self.reading: Reading | None = None
@@ -160,6 +171,8 @@ class McpCatalogScreen(ModalScreen[None]):
         items = self.query_one(OptionList)
         items.clear_options()
         options: list[Option] = []
+        for i, resource in enumerate(self.linked):
+            options.append(_option("linked", i, str(resource.uri), "in the call's result"))
         for i, resource in enumerate(catalog.resources):
             options.append(_option("resource", i, resource.title or resource.name,
                                    str(resource.uri)))
@@ -186,14 +199,16 @@ class McpCatalogScreen(ModalScreen[None]):
     def _item(self, option_id: str | None) -> tuple[str, Any]:
         kind, _, index = (option_id or "").partition(":")
         catalog = self.connection.catalog
-        items = {"r": catalog.resources, "t": catalog.templates, "p": catalog.prompts}[kind]
+        items = {"r": catalog.resources, "t": catalog.templates, "p": catalog.prompts,
+                 "l": self.linked}[kind]
         return kind, items[int(index)]
 
     @on(OptionList.OptionHighlighted)
     def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
         kind, item = self._item(event.option.id)
         text = Text()
-        label = {"r": "Resource", "t": "Resource template", "p": "Prompt"}[kind]
+        label = {"r": "Resource", "t": "Resource template", "p": "Prompt",
+                 "l": "Resource named in the call's result"}[kind]
         text.append(f"{label} {literal(item.name)}\n", style="bold")
         where = getattr(item, "uri", None) or getattr(item, "uri_template", None)
         if where is not None:
@@ -206,7 +221,7 @@ class McpCatalogScreen(ModalScreen[None]):
             text.append(f"  {literal(argument.name)}", style="bold")
             text.append("" if argument.required else " (optional)", style="dim")
             text.append(f"  {literal(argument.description or '')}\n")
-        action = {"r": "read it", "t": "fill in its variables and read it",
+        action = {"r": "read it", "l": "read it", "t": "fill in its variables and read it",
                   "p": "get it" if not getattr(item, "arguments", None)
                   else "fill in its arguments and get it"}[kind]
         text.append(f"\nEnter: {action}.", style="dim")
@@ -215,7 +230,7 @@ class McpCatalogScreen(ModalScreen[None]):
     @on(OptionList.OptionSelected)
     def _selected(self, event: OptionList.OptionSelected) -> None:
         kind, item = self._item(event.option.id)
-        if kind == "r":
+        if kind in ("r", "l"):
             self.fetch(lambda: self.connection.read_resource(str(item.uri)))
         elif kind == "t":
             fields = [(name, "", True) for name in template_variables(item.uri_template)]

@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 from textual.widgets import Input, OptionList, Static
 
-from tests.mcp.helpers import TOOLBOX
+from tests.mcp.helpers import TOOLBOX, calls
 from widgets.app import make_app
 from widgets.mcp_catalog import ArgumentsModal, McpCatalogScreen
 from workbench.providers.scripted import Scenario
@@ -111,3 +111,41 @@ async def test_read_fill_attach_and_send(tmp_path: Path) -> None:
         "assistant: Sure: what language is it?",
         "what now?",
     ]
+
+
+async def test_a_resource_a_result_links_to_opens_from_the_palette(tmp_path: Path) -> None:
+    scenario = Scenario.model_validate({"name": "mcp", "turns": [
+        calls(("toolbox__link_readme", {})), {"text": "done"},
+    ]})
+    runtime = build_runtime(RunOptions(
+        scenario=scenario, workspace=tmp_path, tools=[], allow=["mcp:toolbox"], mcp=[TOOLBOX],
+    ))
+    app = make_app(runtime, subtitle="test")
+    async with app.run_test(size=(140, 44)) as pilot:
+        app.prompt_bar.input.value = "go"
+        await pilot.press("enter")
+        with anyio.fail_after(20):
+            while app.view_state.run_state != "finished":
+                await pilot.pause(0.05)
+        await pilot.pause()
+        assert app.inspector.record is not None
+        assert app.inspector.record.name == "toolbox__link_readme"
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        for key in "MCP resources in":
+            await pilot.press("space" if key == " " else key)
+        with anyio.fail_after(5):
+            while not app.screen.query("CommandList").first().option_count:  # type: ignore[attr-defined]
+                await pilot.pause(0.05)
+        await pilot.press("enter")
+        with anyio.fail_after(5):
+            while not isinstance(app.screen, McpCatalogScreen):
+                await pilot.pause(0.05)
+        screen = app.screen
+        items = screen.query_one(OptionList)
+        assert items.highlighted == items.get_option_index("l:0")
+        assert "in the call's result" in str(items.get_option_at_index(0).prompt)
+        await pilot.press("enter")
+        with anyio.fail_after(10):
+            while "Second line." not in _shown(screen, "#catalog-reading"):
+                await pilot.pause(0.05)

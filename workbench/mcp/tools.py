@@ -139,7 +139,24 @@ def map_result(
     notes = content_annotations(result.content)
     if notes:
         details["annotations"] = notes
+    named = named_resources(result.content)
+    if named:
+        details["resources"] = named
     return content, details
+
+
+def named_resources(items: list[Any]) -> list[dict[str, Any]]:
+    """The resources a result links to or embeds (`uri`, `name`, ...): the app offers
+    to read them from the server."""
+    out = []
+    for item in items:
+        if isinstance(item, mcp_types.ResourceLink):
+            fields = item.model_dump(mode="json", exclude_none=True)
+            out.append({k: fields[k] for k in ("uri", "name", "description", "mime_type")
+                        if k in fields})
+        elif isinstance(item, mcp_types.EmbeddedResource):
+            out.append({"uri": str(item.resource.uri), "name": str(item.resource.uri)})
+    return out[:50]
 
 
 def content_annotations(items: list[Any]) -> list[dict[str, Any]]:

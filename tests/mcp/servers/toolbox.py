@@ -13,7 +13,8 @@ URL) and one that asks the client's model (`summarize`).
 Resources: `note://readme` (text), `note://pixel` (a PNG blob), the template
 `note://by-name/{name}`; prompts: `review` (arguments `code`, required, and `focus`)
 and `greet` (none). `add_note` adds a resource and a prompt and sends both
-list_changed notifications. A server that answers garbage
+list_changed notifications; `link_readme` answers with a link to `note://readme`. A
+server that answers garbage
 is `garbage.py`: this SDK keeps a tool's stray output off the protocol stream.
 
 Run: `python tests/mcp/servers/toolbox.py` (stdio), or with `--http PORT` for
@@ -39,6 +40,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import (
     Annotations,
     EmbeddedResource,
+    ResourceLink,
     SamplingMessage,
     TextContent,
     TextResourceContents,
@@ -244,6 +246,15 @@ def review(code: str, focus: str = "bugs") -> list[Message]:
 def greet() -> str:
     """Say hello."""
     return "Hello from the toolbox prompt"
+
+
+@server.tool()
+def link_readme() -> list[TextContent | ResourceLink]:
+    """Answers with a link to the `note://readme` resource."""
+    return [
+        TextContent(type="text", text="see the readme"),
+        ResourceLink(type="resource_link", uri="note://readme", name="readme"),
+    ]
 
 
 @server.tool()
