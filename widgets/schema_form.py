@@ -11,6 +11,7 @@ a server, so they are shown literally.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from rich.text import Text
@@ -23,8 +24,12 @@ from widgets.clear_checkbox import ClearCheckbox
 from workbench.sanitize import literal
 
 
+_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+
 class SchemaForm(VerticalScroll):
-    """The fields of `schema` (an object schema); each field's id is `f-NAME`."""
+    """The fields of `schema` (an object schema); each field's id is `f-NAME` (`f-N`, its
+    place, when the name is not a valid widget id: a server chooses the names)."""
 
     def __init__(self, schema: dict[str, Any], **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -35,6 +40,11 @@ class SchemaForm(VerticalScroll):
         for name, spec in self.fields.items():
             yield Static(self._label(name, spec), classes="label")
             yield self._field(name, spec)
+
+    def field_id(self, name: str) -> str:
+        if _ID.fullmatch(name):
+            return f"f-{name}"
+        return f"f-{list(self.fields).index(name)}"
 
     def _label(self, name: str, spec: dict[str, Any]) -> Text:
         required = name in (self.schema.get("required") or [])
@@ -49,19 +59,19 @@ class SchemaForm(VerticalScroll):
         default = spec.get("default")
         choices = _choices(spec)
         if spec.get("type") == "boolean":
-            return ClearCheckbox(literal(name), value=bool(default), id=f"f-{name}")
+            return ClearCheckbox(Text(literal(name)), value=bool(default), id=self.field_id(name))
         if choices:
-            options = [(literal(label), value) for value, label in choices]
+            options = [(Text(literal(label)), value) for value, label in choices]
             return Select(options, value=default if default is not None else Select.BLANK,
-                          id=f"f-{name}", allow_blank=True)
+                          id=self.field_id(name), allow_blank=True)
         kind = {"integer": "integer", "number": "number"}.get(str(spec.get("type")), "text")
-        return Input("" if default is None else str(default), type=kind, id=f"f-{name}")
+        return Input("" if default is None else str(default), type=kind, id=self.field_id(name))
 
     def values(self) -> dict[str, Any]:
         """The form's values in the schema's types (empty optional fields left out)."""
         out: dict[str, Any] = {}
         for name, spec in self.fields.items():
-            widget = self.query_one(f"#f-{name}")
+            widget = self.query_one(f"#{self.field_id(name)}")
             if isinstance(widget, Checkbox):
                 out[name] = widget.value
             elif isinstance(widget, Select):

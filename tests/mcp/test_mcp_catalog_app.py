@@ -8,11 +8,15 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import mcp_types
+from textual.app import App
 from textual.widgets import Input, OptionList, Static
 
 from tests.mcp.helpers import TOOLBOX, calls
 from widgets.app import make_app
 from widgets.mcp_catalog import ArgumentsModal, McpCatalogScreen
+from workbench.agent import TextContent
+from workbench.mcp.catalog import Catalog, Reading
 from workbench.providers.scripted import Scenario
 from workbench.runtime import RunOptions, build_runtime
 
@@ -149,3 +153,67 @@ async def test_a_resource_a_result_links_to_opens_from_the_palette(tmp_path: Pat
         with anyio.fail_after(10):
             while "Second line." not in _shown(screen, "#catalog-reading"):
                 await pilot.pause(0.05)
+
+
+class _Hostile:
+    """A server whose names, descriptions and contents try markup and escapes."""
+
+    name = "evil"
+
+    def __init__(self) -> None:
+        self.catalog = Catalog(
+            resources=[mcp_types.Resource(
+                uri="x://[bold]1", name="[red]res\x1b[31m", description="[link=x]d[/link]",
+            )],
+            prompts=[mcp_types.Prompt(name="p[b]", arguments=[
+                mcp_types.PromptArgument(name="a b", description="[i]x", required=True),
+                mcp_types.PromptArgument(name="ok", description="\x1b]0;t\x07"),
+            ])],
+        )
+        self.asked: list[dict[str, str]] = []
+
+    async def read_resource(self, uri: str) -> Reading:
+        return Reading(f"[MCP resource {uri} from server evil]",
+                       [TextContent(text="[bold]x\x1b[2J")])
+
+    async def get_prompt(self, name: str, arguments: dict[str, str]) -> Reading:
+        self.asked.append(arguments)
+        return Reading("[MCP prompt]", [TextContent(text="user: hi")])
+
+
+async def test_what_a_server_lists_and_sends_is_shown_literally() -> None:
+    server = _Hostile()
+
+    class Host(App[None]):
+        def on_mount(self) -> None:
+            self.push_screen(McpCatalogScreen(server, lambda r: 1, lambda: 0))
+
+    app = Host()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, McpCatalogScreen)
+        items = screen.query_one(OptionList)
+        first = str(items.get_option_at_index(0).prompt)
+        assert "[red]res" in first and "\x1b" not in first
+        assert "[link=x]d[/link]" in _shown(screen, "#catalog-about")
+        await pilot.press("enter")
+        with anyio.fail_after(5):
+            while "[bold]x" not in _shown(screen, "#catalog-reading"):
+                await pilot.pause(0.05)
+        assert "\x1b" not in _shown(screen, "#catalog-reading")
+        items.highlighted = items.get_option_index("p:0")
+        await pilot.pause()
+        await pilot.press("enter")
+        with anyio.fail_after(5):
+            while not isinstance(app.screen, ArgumentsModal):
+                await pilot.pause(0.05)
+        modal = app.screen
+        labels = " ".join(str(s.render()) for s in modal.query(".label"))
+        assert "[i]x" in labels and "\x1b" not in labels
+        modal.query_one("#f-0", Input).value = "v"  # "a b" is no widget id: by place
+        await pilot.press("ctrl+y")
+        with anyio.fail_after(5):
+            while not server.asked:
+                await pilot.pause(0.05)
+        assert server.asked == [{"a b": "v"}]
