@@ -19,6 +19,7 @@ from workbench.agent import TextContent
 from workbench.mcp.catalog import Catalog, Reading
 from workbench.providers.scripted import Scenario
 from workbench.runtime import RunOptions, build_runtime
+from workbench.sessions import read_session
 
 
 def _shown(screen: Any, selector: str) -> str:
@@ -115,6 +116,12 @@ async def test_read_fill_attach_and_send(tmp_path: Path) -> None:
         "assistant: Sure: what language is it?",
         "what now?",
     ]
+    recorded = [
+        event.message for path in (tmp_path / "sessions").rglob("*.jsonl")
+        if path.is_file() for event in read_session(path).events
+        if event.type == "message_end" and event.message.role == "user"
+    ]
+    assert [block.text for block in recorded[0].content] == texts  # the session says so too
 
 
 async def test_a_resource_a_result_links_to_opens_from_the_palette(tmp_path: Path) -> None:
