@@ -106,14 +106,17 @@ def expand_template(template: str, values: dict[str, str]) -> str:
     return UriTemplate.parse(template).expand(values)
 
 
-async def ask(server: str, what: str, call: Callable[[], Awaitable[T]]) -> T:
+async def ask(
+    server: str, what: str, call: Callable[[], Awaitable[T]],
+    timeout: float | None = REQUEST_TIMEOUT,
+) -> T:
     """`call()`, with every failure an `McpCallError` naming the server and request."""
     details = {"server": server, "request": what}
     try:
-        with anyio.fail_after(REQUEST_TIMEOUT):
+        with anyio.fail_after(timeout):
             return await call()
     except TimeoutError:
-        why = f"did not answer {what} within {REQUEST_TIMEOUT:g}s"
+        why = f"did not answer {what} within {timeout:g}s"
     except MCPError as exc:
         why = f"answered {what} with error {exc.error.code}: {exc.error.message}"
         details["code"] = str(exc.error.code)

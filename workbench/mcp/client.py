@@ -347,7 +347,8 @@ class McpConnection:
 
     # -- resources and prompts (see catalog.py) ----------------------------------------
 
-    def _ready(self, what: str) -> ClientSession:
+    def session_for(self, what: str) -> ClientSession:
+        """The open session, for request `what`; raises `McpCallError` if not running."""
         if self._session is None or self.status != "ready":
             why = self.error or self.status
             raise McpCallError(f"MCP server {self.name} is not running ({what}): {why}")
@@ -359,7 +360,7 @@ class McpConnection:
         Raises:
             McpCallError: the server is not running, failed, refused or did not answer.
         """
-        session = self._ready(f"resources/read {uri}")
+        session = self.session_for(f"resources/read {uri}")
         result = await ask(self.name, f"resources/read {uri}", lambda: session.read_resource(uri))
         return resource_reading(self.name, uri, result)
 
@@ -369,7 +370,7 @@ class McpConnection:
         Raises:
             McpCallError: the server is not running, failed, refused or did not answer.
         """
-        session = self._ready(f"prompts/get {name}")
+        session = self.session_for(f"prompts/get {name}")
         result = await ask(
             self.name, f"prompts/get {name}", lambda: session.get_prompt(name, arguments)
         )

@@ -9,7 +9,9 @@ the server's session: progress notifications become `on_update` partial results
 result is an error result (`is_error=True`, details kept), any failure raises (the
 loop makes it an error result), and the result's content is mapped to the runtime's
 content types; `outputSchema` and `structuredContent` map onto the tool's
-`output_schema` and the result's `structured_content` (checked by the loop).
+`output_schema` and the result's `structured_content` (checked by the loop). A tool
+that requires task augmentation is called as a task (`workbench.mcp.tasks`): its
+status lines are its live output.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from workbench.agent.tool import OnUpdate
 from workbench.agent.types import ToolResultContent
 from workbench.mcp.client import McpConnection
 from workbench.mcp.content import map_content
+from workbench.mcp.tasks import call_as_task, needs_task
 from workbench.permissions.hints import ToolHints
 
 SEPARATOR = "__"
@@ -71,9 +74,15 @@ def make_tool(connection: McpConnection, tool: mcp_types.Tool, name: str) -> Age
     ) -> AgentToolResult:
         arguments = params.model_dump(mode="json")
         progress = ProgressLog(on_update)
-        result = await connection.call_tool(
-            tool.name, arguments, signal=signal, progress=progress
-        )
+        if needs_task(tool):
+            result = await call_as_task(
+                connection.session_for(f"tools/call {tool.name}"), connection.name, tool.name,
+                arguments, signal=signal, note=progress.note,
+            )
+        else:
+            result = await connection.call_tool(
+                tool.name, arguments, signal=signal, progress=progress
+            )
         content, details = map_result(connection.name, tool.name, result)
         if result.is_error and not content:
             content = [TextContent(text=f"MCP tool {tool.name} reported an error")]
@@ -114,14 +123,13 @@ class ProgressLog:
         )
         if message:
             line += f": {message}"
+        self.note(line, {"progress": progress, "total": total, "message": message})
+
+    def note(self, line: str, details: dict[str, Any] | None = None) -> None:
+        """One more line of live output (a task's status, too)."""
         self.lines.append(line)
         del self.lines[:-PROGRESS_LINES]
-        self.on_update(
-            AgentToolResult.text(
-                "\n".join(self.lines),
-                details={"progress": progress, "total": total, "message": message},
-            )
-        )
+        self.on_update(AgentToolResult.text("\n".join(self.lines), details=details or {}))
 
 
 def map_result(
