@@ -233,7 +233,14 @@ class McpCatalogScreen(ModalScreen[None]):
         if kind in ("r", "l"):
             self.fetch(lambda: self.connection.read_resource(str(item.uri)))
         elif kind == "t":
-            fields = [(name, "", True) for name in template_variables(item.uri_template)]
+            try:
+                fields = [(name, "", True) for name in template_variables(item.uri_template)]
+            except ValueError as exc:  # the server's template is not RFC 6570
+                self.reading = None
+                self.query_one("#catalog-reading", Static).update(
+                    Text(literal(f"Cannot fill in this template: {exc}"), style="red")
+                )
+                return
 
             def read(values: dict[str, str] | None) -> None:
                 if values is not None:

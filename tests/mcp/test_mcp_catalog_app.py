@@ -172,6 +172,7 @@ class _Hostile:
             resources=[mcp_types.Resource(
                 uri="x://[bold]1", name="[red]res\x1b[31m", description="[link=x]d[/link]",
             )],
+            templates=[mcp_types.ResourceTemplate(uri_template="x://{a}{b}", name="bad")],
             prompts=[mcp_types.Prompt(name="p[b]", arguments=[
                 mcp_types.PromptArgument(name="a b", description="[i]x", required=True),
                 mcp_types.PromptArgument(name="ok", description="\x1b]0;t\x07"),
@@ -209,6 +210,11 @@ async def test_what_a_server_lists_and_sends_is_shown_literally() -> None:
             while "[bold]x" not in _shown(screen, "#catalog-reading"):
                 await pilot.pause(0.05)
         assert "\x1b" not in _shown(screen, "#catalog-reading")
+        items.highlighted = items.get_option_index("t:0")
+        await pilot.pause()
+        await pilot.press("enter")  # a template that is not RFC 6570: said, nothing breaks
+        await pilot.pause()
+        assert "Cannot fill in this template" in _shown(screen, "#catalog-reading")
         items.highlighted = items.get_option_index("p:0")
         await pilot.pause()
         await pilot.press("enter")
