@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import shlex
 import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
 
 from tests.mcp.helpers import SERVERS, calls, mcp_run
+from widgets.app import make_app
 from workbench.agent import ToolExecutionUpdateEvent
+from workbench.providers.scripted import Scenario
+from workbench.runtime import RunOptions, build_runtime
 
 TASKS = shlex.join([sys.executable, str(SERVERS / "tasks.py")])
 
@@ -70,3 +74,26 @@ async def test_aborting_sends_tasks_cancel() -> None:
         with anyio.fail_after(5):
             while "tasks: task-1 cancelled" not in connection.stderr_lines():
                 await anyio.sleep(0.02)
+
+
+async def test_the_app_shows_a_tasks_status_as_live_output(tmp_path: Path) -> None:
+    scenario = Scenario.model_validate({"name": "tasks", "turns": [
+        calls(("tasks__research", {"topic": "owls", "step": 0.3})), {"text": "done"},
+    ]})
+    runtime = build_runtime(RunOptions(
+        scenario=scenario, workspace=tmp_path, tools=[], allow=["mcp:tasks"], mcp=[TASKS],
+    ))
+    app = make_app(runtime, subtitle="test")
+    async with app.run_test(size=(140, 44)) as pilot:
+        app.prompt_bar.input.value = "go"
+        await pilot.press("enter")
+        with anyio.fail_after(20):
+            while "task task-1: working: step 1 of 3" not in "\n".join(
+                app.inspector.plain_lines()
+            ):
+                await pilot.pause(0.05)
+        with anyio.fail_after(20):
+            while app.view_state.run_state != "finished":
+                await pilot.pause(0.05)
+        await pilot.pause()
+        assert "research on owls: done" in app.inspector.section_text("Result")
