@@ -141,6 +141,9 @@ async def test_a_resource_a_result_links_to_opens_from_the_palette(tmp_path: Pat
         await pilot.pause()
         assert app.inspector.record is not None
         assert app.inspector.record.name == "toolbox__link_readme"
+        assert 'ctrl+p, "MCP resources in the selected call' in (
+            app.inspector.section_text("Result")
+        )
         await pilot.press("ctrl+p")
         await pilot.pause()
         for key in "MCP resources in":
