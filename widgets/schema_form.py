@@ -11,7 +11,6 @@ a server, so they are shown literally.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from rich.text import Text
@@ -21,20 +20,19 @@ from textual.widget import Widget
 from textual.widgets import Checkbox, Input, Select, Static
 
 from widgets.clear_checkbox import ClearCheckbox
+from widgets.terminal_safety import LiteralInput
 from workbench.sanitize import literal
 
 
-_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
-
-
 class SchemaForm(VerticalScroll):
-    """The fields of `schema` (an object schema); each field's id is `f-NAME` (`f-N`, its
-    place, when the name is not a valid widget id: a server chooses the names)."""
+    """The fields of `schema` (an object schema); each field's id is `f-N`, its place:
+    a property's name is a server's text, not a valid widget id."""
 
     def __init__(self, schema: dict[str, Any], **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.schema = schema
         self.fields: dict[str, Any] = dict(schema.get("properties") or {})
+        self.ids = {name: f"f-{i}" for i, name in enumerate(self.fields)}
 
     def compose(self) -> ComposeResult:
         for name, spec in self.fields.items():
@@ -42,9 +40,7 @@ class SchemaForm(VerticalScroll):
             yield self._field(name, spec)
 
     def field_id(self, name: str) -> str:
-        if _ID.fullmatch(name):
-            return f"f-{name}"
-        return f"f-{list(self.fields).index(name)}"
+        return self.ids[name]
 
     def _label(self, name: str, spec: dict[str, Any]) -> Text:
         required = name in (self.schema.get("required") or [])
@@ -65,7 +61,9 @@ class SchemaForm(VerticalScroll):
             return Select(options, value=default if default is not None else Select.BLANK,
                           id=self.field_id(name), allow_blank=True)
         kind = {"integer": "integer", "number": "number"}.get(str(spec.get("type")), "text")
-        return Input("" if default is None else str(default), type=kind, id=self.field_id(name))
+        # a server's default is shown literally, and sent as shown
+        return LiteralInput("" if default is None else str(default), type=kind,
+                            id=self.field_id(name))
 
     def values(self) -> dict[str, Any]:
         """The form's values in the schema's types (empty optional fields left out)."""

@@ -72,7 +72,7 @@ async def test_read_fill_attach_and_send(tmp_path: Path) -> None:
 
         await choose("t:0")  # note://by-name/{name}
         await until(lambda: isinstance(app.screen, ArgumentsModal))
-        app.screen.query_one("#f-name", Input).value = "Ann <b>"
+        app.screen.query_one("#f-0", Input).value = "Ann <b>"
         await pilot.press("ctrl+y")
         await until(lambda: "a note about Ann <b>" in _shown(screen, "#catalog-reading"))
 
@@ -85,7 +85,7 @@ async def test_read_fill_attach_and_send(tmp_path: Path) -> None:
         await pilot.pause()
         assert isinstance(app.screen, ArgumentsModal)
         assert "code" in _shown(modal, "#args-error")
-        modal.query_one("#f-code", Input).value = "x = 1"
+        modal.query_one("#f-0", Input).value = "x = 1"
         await pilot.press("ctrl+y")
         await until(lambda: "looking for bugs:\nx = 1" in _shown(screen, "#catalog-reading"))
         await pilot.press("a")
@@ -227,7 +227,7 @@ async def test_what_a_server_lists_and_sends_is_shown_literally() -> None:
         modal = app.screen
         labels = " ".join(str(s.render()) for s in modal.query(".label"))
         assert "[i]x" in labels and "\x1b" not in labels
-        modal.query_one("#f-0", Input).value = "v"  # "a b" is no widget id: by place
+        modal.query_one("#f-0", Input).value = "v"  # ids by place: "a b" is no widget id
         await pilot.press("ctrl+y")
         with anyio.fail_after(5):
             while not server.asked:

@@ -23,7 +23,7 @@ from workbench.sessions.fork import scenario_of
 from workbench.sessions.reader import Session, SessionError, read_session
 from workbench.sessions.rerun import RerunReport, rerun
 
-SUBCOMMANDS = ("replay", "rerun", "export")
+SUBCOMMANDS = ("replay", "rerun", "export", "sessions", "diff")
 EXIT_SAME = 0
 EXIT_DIFFERS = 1
 EXIT_USAGE = 2
@@ -316,4 +316,12 @@ def subcommand_main(command: str, argv: list[str]) -> int:
         return rerun_main(argv)
     if command == "export":
         return export_main(argv)
+    if command == "sessions":
+        from workbench.sessions.library_cli import sessions_main
+
+        return sessions_main(argv)
+    if command == "diff":
+        from workbench.sessions.diff import diff_main
+
+        return diff_main(argv)
     raise ValueError(f"unknown subcommand {command!r}")
