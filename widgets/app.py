@@ -13,7 +13,6 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, ClassVar
 
 from textual import on, work
@@ -24,11 +23,12 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header
 
 from widgets import responsive
+from widgets.mcp_attachments import McpAttachments
+from widgets.new_run import NewRunActions, empty_text
 from widgets.pacing import Pacer
 from widgets.pause_banner import PauseBanner
 from widgets.prompt_bar import PromptBar
 from widgets.status_bar import StatusBar
-from widgets.new_run import NewRunActions, empty_text
 from widgets.stepping_actions import SteppingActions
 from widgets.terminal_safety import SafeTextApp
 from widgets.timeline import Timeline
@@ -67,7 +67,7 @@ def _text(message: Any) -> str:
     return message.content if isinstance(message.content, str) else text_of(message.content)
 
 
-class WorkbenchApp(NewRunActions, SafeTextApp, SteppingActions, App[int]):
+class WorkbenchApp(NewRunActions, SafeTextApp, SteppingActions, McpAttachments, App[int]):
     """The workbench: timeline, inspector, status, prompt, and the dialogs."""
 
     CSS_PATH = "app.tcss"
@@ -370,17 +370,18 @@ class WorkbenchApp(NewRunActions, SafeTextApp, SteppingActions, App[int]):
 
     @on(PromptBar.Submitted)
     def _prompt_submitted(self, event: PromptBar.Submitted) -> None:
+        message = self.outgoing(event.text)  # with the MCP resources and prompts attached
         if self.agent.state.is_streaming:
             if event.queue_kind == "steer":
-                self.agent.steer(event.text)
+                self.agent.steer(message)
             else:
-                self.agent.follow_up(event.text)
+                self.agent.follow_up(message)
             self._refresh_now()
             return
-        self._run_prompt(event.text)
+        self._run_prompt(message)
 
     @work(group="agent", exclusive=False, exit_on_error=False)
-    async def _run_prompt(self, text: str) -> None:
+    async def _run_prompt(self, text: Any) -> None:
         self.follow_latest = True
         self.timeline.follow = True
         if self._mcp_started is not None and not self._mcp_started.is_set():
@@ -448,7 +449,7 @@ class WorkbenchApp(NewRunActions, SafeTextApp, SteppingActions, App[int]):
             self.notify("No MCP servers in this run (start one with --mcp, --mcp-url or "
                         "--mcp-config)", severity="warning", markup=False)
             return
-        self.push_screen(McpServersScreen(hub, self.restart_mcp_server))
+        self.push_screen(McpServersScreen(hub, self.restart_mcp_server, self.open_mcp_catalog))
 
     @work(group="mcp-restart", exit_on_error=False)
     async def restart_mcp_server(self, name: str) -> None:
@@ -545,6 +546,13 @@ class WorkbenchApp(NewRunActions, SafeTextApp, SteppingActions, App[int]):
                     f"It {connection.status}: start it again and list its tools anew",
                     lambda name=connection.name: self.restart_mcp_server(name),
                 )
+        linked = self.linked_resources(self.inspector.record)
+        if linked is not None:
+            yield SystemCommand(
+                "MCP resources in the selected call's result",
+                "Read the resources its result links to or embeds, and attach them",
+                lambda: self.open_mcp_catalog(*linked),
+            )
         if screen is self._main:
             yield SystemCommand(
                 "Thinking (t in the timeline)",

@@ -30,7 +30,7 @@ output, the result and the call's own events.
 | **ctrl+c** | **cancel the run** (fires the abort signal, also inside dialogs) |
 | F8 | cancel only the selected running call |
 | F4 | requests as sent over the wire (simulated on the scripted demo), and where the time and money went (click a turn's heading for its request) |
-| F7 | MCP servers: state, tools, log, stderr, the JSON-RPC wire (r restarts one) |
+| F7 | MCP servers: state, tools, log, stderr, the JSON-RPC wire (r restarts one, o: its resources and prompts) |
 | F6 | step mode on/off: pause before every model request and tool execution |
 | F10 | step to the next pause point |
 | F5 | continue (leave step mode, stop only at breakpoints) |

@@ -17,12 +17,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widget import Widget
-from textual.widgets import Button, Checkbox, Footer, Input, Select, Static
+from textual.widgets import Button, Footer, Static
 
-from widgets.clear_checkbox import ClearCheckbox
 from widgets.json_editor import JsonEditModal
-from widgets.terminal_safety import LiteralInput
+from widgets.schema_form import SchemaForm
 from workbench.mcp.requests import SampleFn, declined
 from workbench.sanitize import literal
 
@@ -71,9 +69,6 @@ class ElicitationModal(_AskModal):
         self.server = server
         self.params = params
         self.schema: dict[str, Any] = getattr(params, "requested_schema", None) or {}
-        self.fields = dict(self.schema.get("properties") or {})
-        # By position: a property's name is the server's text, not a valid widget id.
-        self.ids = {name: f"f-{i}" for i, name in enumerate(self.fields)}
 
     def compose(self) -> ComposeResult:
         url = getattr(self.params, "url", None)
@@ -86,10 +81,7 @@ class ElicitationModal(_AskModal):
                 yield Static(Text(literal(url), style="bold underline"), id="elicit-url")
                 yield from self.buttons("I will open it")
             else:
-                with VerticalScroll():
-                    for name, spec in self.fields.items():
-                        yield Static(self._label(name, spec), classes="label")
-                        yield self._field(name, spec)
+                yield SchemaForm(self.schema)
                 yield Static("", id="elicit-error", classes="error")
                 yield from self.buttons("Send")
         yield Footer()
@@ -98,48 +90,13 @@ class ElicitationModal(_AskModal):
         inputs = self.query("Input, Checkbox, Select")
         (inputs.first() if inputs else self.query_one("#accept")).focus()
 
-    def _label(self, name: str, spec: dict[str, Any]) -> Text:
-        required = name in (self.schema.get("required") or [])
-        text = Text(literal(str(spec.get("title") or name)), style="bold")
-        text.append(f"  {spec.get('type', 'value')}{'' if required else ', optional'}",
-                    style="dim")
-        if spec.get("description"):
-            text.append(f"  {literal(str(spec['description']))}", style="italic")
-        return text
-
-    def _field(self, name: str, spec: dict[str, Any]) -> Widget:
-        default = spec.get("default")
-        choices = _choices(spec)
-        if spec.get("type") == "boolean":
-            return ClearCheckbox(literal(name), value=bool(default), id=self.ids[name])
-        if choices:
-            options = [(literal(label), value) for value, label in choices]
-            return Select(options, value=default if default is not None else Select.BLANK,
-                          id=self.ids[name], allow_blank=True)
-        kind = {"integer": "integer", "number": "number"}.get(str(spec.get("type")), "text")
-        # a server's default is shown literally, and sent as shown
-        return LiteralInput("" if default is None else str(default), type=kind, id=self.ids[name])
-
-    def values(self) -> dict[str, Any]:
-        """The form's values in the schema's types (empty optional fields left out)."""
-        out: dict[str, Any] = {}
-        for name, spec in self.fields.items():
-            widget = self.query_one(f"#{self.ids[name]}")
-            if isinstance(widget, Checkbox):
-                out[name] = widget.value
-            elif isinstance(widget, Select):
-                if widget.value is not Select.BLANK:
-                    out[name] = widget.value
-            elif isinstance(widget, Input) and widget.value != "":
-                out[name] = _typed(widget.value, spec)
-        return out
-
     def action_accept(self) -> None:
         if getattr(self.params, "url", None) is not None:
             self.dismiss(("accept", None))
             return
-        values = self.values()
-        problems = _problems(self.schema, values)
+        form = self.query_one(SchemaForm)
+        values = form.values()
+        problems = form.problems(values)
         if problems:
             self.query_one("#elicit-error", Static).update(Text(literal("\n".join(problems))))
             return
@@ -258,40 +215,3 @@ def params_of(
     return params.model_copy(update={
         "messages": messages, "system_prompt": str(request.get("system_prompt") or "") or None,
     })
-
-
-def _choices(spec: dict[str, Any]) -> list[tuple[Any, str]]:
-    if isinstance(spec.get("enum"), list):
-        names = spec.get("enumNames") or spec["enum"]
-        return [(v, str(n)) for v, n in zip(spec["enum"], names, strict=False)]
-    options = spec.get("oneOf") or spec.get("anyOf")
-    if isinstance(options, list) and all(isinstance(o, dict) and "const" in o for o in options):
-        return [(o["const"], str(o.get("title", o["const"]))) for o in options]
-    return []
-
-
-def _typed(text: str, spec: dict[str, Any]) -> Any:
-    kind = spec.get("type")
-    try:
-        if kind == "integer":
-            return int(text)
-        if kind == "number":
-            return float(text)
-    except ValueError:
-        return text  # the schema check names the field
-    return text
-
-
-def _problems(schema: dict[str, Any], values: dict[str, Any]) -> list[str]:
-    """Each way `values` breaks `schema`, as `field: problem` (time-bounded patterns)."""
-    from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
-
-    from workbench.agent.schema_patterns import with_safe_patterns
-
-    validator = with_safe_patterns(Draft202012Validator)(schema)
-    out = []
-    for error in sorted(validator.iter_errors(values), key=lambda e: list(e.path)):
-        where = ".".join(str(p) for p in error.path) or "form"
-        out.append(f"{where}: {error.message}")
-    return out
-

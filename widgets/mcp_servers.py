@@ -4,7 +4,8 @@ Left, one line per server (its state and tool count); right, the chosen server:
 transport and target, what its `initialize` said (name, instructions), its tools and
 the ones left out, the lines it logged (`notifications/message`), protocol noise, and
 its last stderr lines, and its wire: the JSON-RPC messages both ways, with the time
-each answer took. `r` starts a failed or exited server again. Everything a
+each answer took. `r` starts a failed or exited server again; `o` opens the chosen
+server's resources, templates and prompts (`widgets.mcp_catalog`). Everything a
 server sent is shown literally.
 """
 
@@ -66,6 +67,13 @@ def server_details(connection: Any, tool_names: list[str]) -> Text:
         lines(connection.instructions.splitlines())
     heading(f"Tools ({len(tool_names)})")
     lines(tool_names)
+    catalog = connection.catalog
+    heading(f"Resources ({len(catalog.resources)}), templates ({len(catalog.templates)}), "
+            f"prompts ({len(catalog.prompts)}): o opens them")
+    lines([str(r.uri) for r in catalog.resources] + [t.uri_template for t in catalog.templates]
+          + [f"prompt {p.name}" for p in catalog.prompts])
+    if catalog.problems:
+        lines(catalog.problems, "yellow")
     if connection.dropped:
         heading("Left out of its tool list")
         lines(connection.dropped, "yellow")
@@ -87,6 +95,7 @@ class McpServersScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,f7,q", "dismiss", "Close"),
         Binding("r", "restart", "Restart server"),
+        Binding("o", "catalog", "Resources & prompts"),
     ]
 
     DEFAULT_CSS = """
@@ -96,10 +105,13 @@ class McpServersScreen(ModalScreen[None]):
     McpServersScreen VerticalScroll { width: 1fr; height: 1fr; padding: 0 1; }
     """
 
-    def __init__(self, hub: Any, restart: Callable[[str], Any]) -> None:
+    def __init__(
+        self, hub: Any, restart: Callable[[str], Any], open_catalog: Callable[[Any], Any]
+    ) -> None:
         super().__init__()
         self.hub = hub
         self._restart = restart
+        self._open_catalog = open_catalog
 
     def compose(self) -> ComposeResult:
         with Horizontal():
@@ -150,6 +162,11 @@ class McpServersScreen(ModalScreen[None]):
                         severity="warning", markup=False)
             return
         self._restart(connection.name)
+
+    def action_catalog(self) -> None:
+        connection = self.chosen
+        if connection is not None:
+            self._open_catalog(connection)
 
     def action_dismiss(self) -> None:  # type: ignore[override]
         self.dismiss(None)

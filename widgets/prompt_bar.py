@@ -31,6 +31,8 @@ class PromptBar(Vertical):
     PromptBar { height: auto; }
     PromptBar > #queue { height: auto; max-height: 4; color: $warning; padding: 0 1; display: none; }
     PromptBar > #queue.-shown { display: block; }
+    PromptBar > #attachments { height: auto; max-height: 4; color: $accent; padding: 0 1; display: none; }
+    PromptBar > #attachments.-shown { display: block; }
     PromptBar { border-top: hkey $panel-lighten-2; }
     PromptBar:focus-within { border-top: hkey $accent; }
     PromptBar > Input { padding: 0 1; }
@@ -50,6 +52,7 @@ class PromptBar(Vertical):
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield Static("", id="queue")
+        yield Static("", id="attachments")
         yield LiteralInput(placeholder=self._placeholder(), id="prompt", compact=True)
 
     def _placeholder(self) -> str:
@@ -86,6 +89,20 @@ class PromptBar(Vertical):
         queue = self.query_one("#queue", Static)
         queue.update(text)
         queue.set_class(bool(text), "-shown")
+
+    def show_attachments(self, headings: list[str]) -> None:
+        """What goes with the next message (MCP resources and prompts), one line each."""
+        text = Text()
+        for heading in headings:
+            if text:
+                text.append("\n")
+            text.append("attached: ", style="bold")
+            text.append(one_line(heading, 100))
+        if headings:
+            text.append("  (F7, o, d drops them)", style="dim")
+        attachments = self.query_one("#attachments", Static)
+        attachments.update(text)
+        attachments.set_class(bool(text), "-shown")
 
     @on(Input.Submitted, "#prompt")
     def _submit(self, event: Input.Submitted) -> None:

@@ -351,7 +351,11 @@ class ToolInspector(LineScrollView, can_focus=True):
             body.append(literal(pretty_json(record.structured)) + "\n")
         if record.details not in (None, {}):
             body.append("details ", style="bold dim")
-            body.append(literal(pretty_json(record.details)), style="dim")
+            body.append(literal(pretty_json(record.details)) + "\n", style="dim")
+        linked = getattr(self.app, "linked_resources", None)  # the live app, with its servers
+        if linked is not None and linked(record) is not None:
+            body.append("ctrl+p, \"MCP resources in the selected call's result\" reads them",
+                        style="italic dim")
         body.rstrip()
         flag = "is_error=True" if record.is_error else "is_error=False"
         injected = f", injected by you {record.injected_at or ''}".rstrip() if record.injected else ""

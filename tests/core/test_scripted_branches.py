@@ -9,7 +9,13 @@ import anyio
 
 from workbench.agent import AssistantMessage, ToolResultMessage, UserMessage
 from workbench.agent.config import LlmContext
-from workbench.providers.scripted import Branch, ResultMatch, Scenario, ScriptedProvider, ScriptedTurn
+from workbench.providers.scripted import (
+    Branch,
+    ResultMatch,
+    Scenario,
+    ScriptedProvider,
+    ScriptedTurn,
+)
 from workbench.runtime import RunOptions, build_runtime
 
 

@@ -34,7 +34,7 @@ async def test_the_app_attaches_mcp_tools_and_shows_the_server(tmp_path: Path) -
         assert app.labels["toolbox__place_order"] == "Place an order"
         assert app.sources["toolbox__snapshot"] == "mcp:toolbox"
         messages = [n.message for n in app._notifications]
-        assert any(m.startswith("MCP server toolbox: 15 tools") for m in messages)
+        assert any(m.startswith("MCP server toolbox: 17 tools") for m in messages)
         assert any(
             "MCP server no-such-mcp-server-cmd failed to start: command not found" in m
             for m in messages
@@ -87,7 +87,7 @@ async def test_a_server_that_exits_while_idle_is_shown_and_restarted_from_the_pa
                 await pilot.pause(0.05)
         assert runtime.mcp.connections[0].status == "ready"
         assert any(
-            n.message == "MCP server toolbox restarted: 15 tools" for n in app._notifications
+            n.message == "MCP server toolbox restarted: 17 tools" for n in app._notifications
         )
 
 
@@ -138,7 +138,7 @@ async def test_the_servers_view_shows_state_tools_and_logs_and_restarts(tmp_path
                 await pilot.pause(0.05)
         await pilot.pause(1.2)  # the view refreshes itself each second
         # a new process: the tool it grew is gone
-        assert str(servers.get_option_at_index(0).prompt).startswith("toolbox  ready  15 tools")
+        assert str(servers.get_option_at_index(0).prompt).startswith("toolbox  ready  17 tools")
         await pilot.press("down", "r")
         await pilot.pause()
         await pilot.press("escape")

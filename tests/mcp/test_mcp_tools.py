@@ -31,7 +31,7 @@ async def test_tools_join_under_the_server_prefix() -> None:
             "toolbox__protocol_error", "toolbox__snapshot", "toolbox__read_note",
             "toolbox__crash", "toolbox__two_blocks", "toolbox__exit_soon", "toolbox__chatty",
             "toolbox__grow", "toolbox__roots", "toolbox__ask_contact", "toolbox__ask_login",
-            "toolbox__summarize",
+            "toolbox__summarize", "toolbox__add_note", "toolbox__link_readme",
         }
         order = tools["toolbox__place_order"]
         assert order.source == "mcp:toolbox" and order.label == "Place an order"
@@ -39,7 +39,7 @@ async def test_tools_join_under_the_server_prefix() -> None:
         assert isinstance(order.parameters, dict) and "$defs" in order.parameters
         assert order.json_schema is order.parameters
         assert tools["toolbox__fail"].label == "fail"  # no title: the MCP name
-        assert run.hub.report()[0].splitlines()[0] == f"MCP server toolbox: 15 tools ({TOOLBOX})"
+        assert run.hub.report()[0].splitlines()[0] == f"MCP server toolbox: 17 tools ({TOOLBOX})"
     assert run.agent.state.tools == []  # leaving the hub takes its tools away
 
 
@@ -96,6 +96,8 @@ async def test_errors_and_content_types() -> None:
         "MCP server toolbox answered tools/call protocol_error with error -32001: "
         "the backend is unavailable"
     )
+    note = run.result("toolbox__read_note")
+    assert note.details["resources"] == [{"uri": "note://one", "name": "note://one"}]
     image = run.result("toolbox__snapshot")
     assert not image.is_error and len(image.content) == 1
     block = image.content[0]

@@ -116,7 +116,7 @@ async def test_a_streamable_http_server(http_toolbox: str) -> None:
         servers=[],
         configured=[_http(http_toolbox)],
     ) as run:
-        assert run.hub.report()[0].startswith(f"MCP server mcp: 15 tools ({http_toolbox})\n")
+        assert run.hub.report()[0].startswith(f"MCP server mcp: 17 tools ({http_toolbox})\n")
         await run.agent.prompt("go")
         assert run.result("mcp__place_order").text.startswith("order for ann: 1 items")
         assert run.result("mcp__slow_count").text == "counted to 2"
@@ -139,7 +139,7 @@ async def test_an_sse_server_from_the_command_line_with_a_header(sse_toolbox: st
         servers=[],
         configured=[server.model_copy(update={"name": "mcp"})],
     ) as run:
-        assert run.hub.report()[0].startswith(f"MCP server mcp: 15 tools ({sse_toolbox})\n")
+        assert run.hub.report()[0].startswith(f"MCP server mcp: 17 tools ({sse_toolbox})\n")
         await run.agent.prompt("go")
         assert run.result("mcp__two_blocks").text == "first block:\nsecond"
         assert run.result("mcp__slow_count").text == "counted to 2"
@@ -164,7 +164,7 @@ def test_headless_with_mcp_servers(tmp_path: Path, capsys: pytest.CaptureFixture
     )
     out, err = capsys.readouterr()
     assert code == 0
-    assert f"workbench: MCP server toolbox: 15 tools ({TOOLBOX})" in err
+    assert f"workbench: MCP server toolbox: 17 tools ({TOOLBOX})" in err
     assert (
         "workbench: MCP server no-such-mcp-server-cmd failed to start: "
         "command not found: no-such-mcp-server-cmd"
@@ -192,7 +192,7 @@ def test_headless_reads_servers_from_the_config_file(
         ]
     )
     out, err = capsys.readouterr()
-    assert code == 0 and "MCP server box: 15 tools" in err
+    assert code == 0 and "MCP server box: 17 tools" in err
     assert "✓ result box__snapshot" in out
 
 

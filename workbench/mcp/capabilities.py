@@ -8,6 +8,8 @@ for a changed tool list, and answering its sampling and elicitation requests.
   (with their level and logger); `--mcp-log-level` asks servers for that level.
 - **tools/list_changed**: the server's tools are listed again and `on_tools_changed`
   is told, so the new list takes effect for the next model request.
+- **resources/list_changed**, **prompts/list_changed**: `on_list_changed` lists them
+  again (`McpConnection.catalog`).
 - **sampling** and **elicitation**: passed to the `Asker` (a person in the app, the
   approval policy headless; see `workbench.mcp.requests`).
 """
@@ -30,6 +32,10 @@ LogLevel = Literal[
 ]
 LOG_LEVELS: tuple[str, ...] = LogLevel.__args__  # type: ignore[attr-defined]
 SERVER_LOG_LINES = 500
+_LIST_CHANGED = {
+    mcp_types.ResourceListChangedNotification: "resources",
+    mcp_types.PromptListChangedNotification: "prompts",
+}
 
 
 class ClientSide:
@@ -44,6 +50,9 @@ class ClientSide:
         self.on_log: Callable[[str], None] | None = None
         self.on_tools_changed: Callable[[], Any] | None = None
         """Called (and awaited if it returns an awaitable) after `tools/list_changed`."""
+        self.on_list_changed: Callable[[str], Any] | None = None
+        """Awaited with "resources" or "prompts" after that list changed (the connection
+        lists it again)."""
         self._relisting: anyio.Event | None = None
         self.server = ""
         """The server's name, for the asker's questions."""
@@ -70,6 +79,10 @@ class ClientSide:
 
     async def notified(self, message: Any) -> None:
         """A server notification the SDK passed on (after its own callbacks)."""
+        kind = _LIST_CHANGED.get(type(message))
+        if kind is not None and self.on_list_changed is not None:
+            await self.on_list_changed(kind)
+            return
         if isinstance(message, mcp_types.ToolListChangedNotification):
             if self.on_tools_changed is None:
                 return

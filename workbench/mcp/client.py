@@ -36,6 +36,7 @@ from workbench import __version__
 from workbench.agent import AbortSignal
 from workbench.mcp.bounds import bound_output_schemas
 from workbench.mcp.capabilities import ClientSide
+from workbench.mcp.catalog import Catalog, Reading, ask, prompt_reading, resource_reading
 from workbench.mcp.config import McpServerConfig
 from workbench.mcp.failures import (
     McpCallError,
@@ -126,7 +127,11 @@ class McpConnection:
         """What `tools/list` returned at startup."""
         self.server_info: str | None = None
         """The server's own name and version, from `initialize`."""
+        self.catalog = Catalog()
+        """Its resources, resource templates and prompts (listed once it is ready)."""
+        self.client.on_list_changed = self._relist_catalog
         self._session: ClientSession | None = None
+        self._capabilities: Any = None
         self._stderr: IO[str] | None = None
         self._stop: anyio.Event | None = None
         self._settled: anyio.Event | None = None
@@ -179,9 +184,11 @@ class McpConnection:
                     await self._set_log_level(session, info)
                     self.tools = await list_tools(session)
                     bound_output_schemas(session, self.tools)
+                    await self.catalog.load(session, info.capabilities, ("resources", "prompts"))
                 if self._start_scope.cancelled_caught:
                     raise Unreadable(self._garbled or "an answer that could not be read")
                 self.server_info = f"{info.server_info.name} {info.server_info.version}".strip()
+                self._capabilities = info.capabilities
                 self.instructions = info.instructions or None
                 self._session = session
                 self.status = "ready"
@@ -216,6 +223,7 @@ class McpConnection:
         if self._session is not None:
             raise RuntimeError(f"MCP server {self.name} is still running")
         self.status, self.error, self.tools, self.server_info = "starting", None, [], None
+        self.catalog.clear()
         self.dropped, self._garbled = [], None
         self._stop, self._settled, self._done = anyio.Event(), anyio.Event(), anyio.Event()
         self._stop_requested, self._http_error = False, None
@@ -336,6 +344,42 @@ class McpConnection:
         assert isinstance(result, mcp_types.CallToolResult)
         await self.client.settled()
         return result
+
+    # -- resources and prompts (see catalog.py) ----------------------------------------
+
+    def session_for(self, what: str) -> ClientSession:
+        """The open session, for request `what`; raises `McpCallError` if not running."""
+        if self._session is None or self.status != "ready":
+            why = self.error or self.status
+            raise McpCallError(f"MCP server {self.name} is not running ({what}): {why}")
+        return self._session
+
+    async def read_resource(self, uri: str) -> Reading:
+        """Read the resource at `uri` (`resources/read`).
+
+        Raises:
+            McpCallError: the server is not running, failed, refused or did not answer.
+        """
+        session = self.session_for(f"resources/read {uri}")
+        result = await ask(self.name, f"resources/read {uri}", lambda: session.read_resource(uri))
+        return resource_reading(self.name, uri, result)
+
+    async def get_prompt(self, name: str, arguments: dict[str, str]) -> Reading:
+        """Get prompt `name` filled with `arguments` (`prompts/get`).
+
+        Raises:
+            McpCallError: the server is not running, failed, refused or did not answer.
+        """
+        session = self.session_for(f"prompts/get {name}")
+        result = await ask(
+            self.name, f"prompts/get {name}", lambda: session.get_prompt(name, arguments)
+        )
+        return prompt_reading(self.name, name, arguments, result)
+
+    async def _relist_catalog(self, kind: str) -> None:
+        session = self._session
+        if session is not None and self.status == "ready":
+            await self.catalog.load(session, self._capabilities, (kind,))
 
     # -- failures ----------------------------------------------------------------------
 

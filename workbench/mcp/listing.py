@@ -1,19 +1,32 @@
-"""A server's tool list: every page of `tools/list`."""
+"""Every page of a paginated MCP list (`tools/list`, `resources/list`, `prompts/list`...)."""
 
 from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import mcp_types
 from mcp import ClientSession
 
+MAX_PAGES = 100
+"""A server that pages forever cannot hang the start."""
 
-async def list_tools(session: ClientSession) -> list[mcp_types.Tool]:
-    tools: list[mcp_types.Tool] = []
+
+async def all_pages(
+    fetch: Callable[..., Awaitable[Any]], field: str
+) -> list[Any]:
+    """The items under `field` of every page `fetch(params=...)` returns."""
+    items: list[Any] = []
     cursor: str | None = None
-    for _ in range(100):  # a server that pages forever cannot hang the start
+    for _ in range(MAX_PAGES):
         params = mcp_types.PaginatedRequestParams(cursor=cursor) if cursor else None
-        page = await session.list_tools(params=params)
-        tools += page.tools
+        page = await fetch(params=params)
+        items += getattr(page, field)
         cursor = page.next_cursor
         if not cursor:
             break
-    return tools
+    return items
+
+
+async def list_tools(session: ClientSession) -> list[mcp_types.Tool]:
+    return await all_pages(session.list_tools, "tools")

@@ -9,7 +9,9 @@ the server's session: progress notifications become `on_update` partial results
 result is an error result (`is_error=True`, details kept), any failure raises (the
 loop makes it an error result), and the result's content is mapped to the runtime's
 content types; `outputSchema` and `structuredContent` map onto the tool's
-`output_schema` and the result's `structured_content` (checked by the loop).
+`output_schema` and the result's `structured_content` (checked by the loop). A tool
+that requires task augmentation is called as a task (`workbench.mcp.tasks`): its
+status lines are its live output.
 """
 
 from __future__ import annotations
@@ -23,10 +25,12 @@ from typing import Any
 import mcp_types
 from pydantic import BaseModel
 
-from workbench.agent import AbortSignal, AgentTool, AgentToolResult, ImageContent, TextContent
+from workbench.agent import AbortSignal, AgentTool, AgentToolResult, TextContent
 from workbench.agent.tool import OnUpdate
 from workbench.agent.types import ToolResultContent
 from workbench.mcp.client import McpConnection
+from workbench.mcp.content import map_content
+from workbench.mcp.tasks import call_as_task, needs_task
 from workbench.permissions.hints import ToolHints
 
 SEPARATOR = "__"
@@ -70,9 +74,15 @@ def make_tool(connection: McpConnection, tool: mcp_types.Tool, name: str) -> Age
     ) -> AgentToolResult:
         arguments = params.model_dump(mode="json")
         progress = ProgressLog(on_update)
-        result = await connection.call_tool(
-            tool.name, arguments, signal=signal, progress=progress
-        )
+        if needs_task(tool):
+            result = await call_as_task(
+                connection.session_for(f"tools/call {tool.name}"), connection.name, tool.name,
+                arguments, signal=signal, note=progress.note,
+            )
+        else:
+            result = await connection.call_tool(
+                tool.name, arguments, signal=signal, progress=progress
+            )
         content, details = map_result(connection.name, tool.name, result)
         if result.is_error and not content:
             content = [TextContent(text=f"MCP tool {tool.name} reported an error")]
@@ -113,14 +123,13 @@ class ProgressLog:
         )
         if message:
             line += f": {message}"
+        self.note(line, {"progress": progress, "total": total, "message": message})
+
+    def note(self, line: str, details: dict[str, Any] | None = None) -> None:
+        """One more line of live output (a task's status, too)."""
         self.lines.append(line)
         del self.lines[:-PROGRESS_LINES]
-        self.on_update(
-            AgentToolResult.text(
-                "\n".join(self.lines),
-                details={"progress": progress, "total": total, "message": message},
-            )
-        )
+        self.on_update(AgentToolResult.text("\n".join(self.lines), details=details or {}))
 
 
 def map_result(
@@ -138,7 +147,24 @@ def map_result(
     notes = content_annotations(result.content)
     if notes:
         details["annotations"] = notes
+    named = named_resources(result.content)
+    if named:
+        details["resources"] = named
     return content, details
+
+
+def named_resources(items: list[Any]) -> list[dict[str, Any]]:
+    """The resources a result links to or embeds (`uri`, `name`, ...): the app offers
+    to read them from the server."""
+    out = []
+    for item in items:
+        if isinstance(item, mcp_types.ResourceLink):
+            fields = item.model_dump(mode="json", exclude_none=True)
+            out.append({k: fields[k] for k in ("uri", "name", "description", "mime_type")
+                        if k in fields})
+        elif isinstance(item, mcp_types.EmbeddedResource):
+            out.append({"uri": str(item.resource.uri), "name": str(item.resource.uri)})
+    return out[:50]
 
 
 def content_annotations(items: list[Any]) -> list[dict[str, Any]]:
@@ -153,30 +179,3 @@ def content_annotations(items: list[Any]) -> list[dict[str, Any]]:
         if fields:
             notes.append({"block": number, **fields})
     return notes
-
-
-def map_content(item: Any) -> list[ToolResultContent]:
-    """One MCP content block: text and images as they are, an embedded text resource as
-    its text, an embedded image blob as an image; what the runtime cannot hold (audio,
-    other blobs, resource links) as a line describing it."""
-    if isinstance(item, mcp_types.TextContent):
-        return [TextContent(text=item.text)]
-    if isinstance(item, mcp_types.ImageContent):
-        return [ImageContent(data=item.data, mime_type=item.mime_type)]
-    if isinstance(item, mcp_types.AudioContent):
-        return [TextContent(text=f"[audio {item.mime_type}, {len(item.data)} base64 chars]")]
-    if isinstance(item, mcp_types.EmbeddedResource):
-        resource = item.resource
-        mime = resource.mime_type or "unknown type"
-        if isinstance(resource, mcp_types.TextResourceContents):
-            return [TextContent(text=f"[resource {resource.uri} ({mime})]\n{resource.text}")]
-        if isinstance(resource, mcp_types.BlobResourceContents):
-            if (resource.mime_type or "").startswith("image/"):
-                return [ImageContent(data=resource.blob, mime_type=mime)]
-            size = len(resource.blob)
-            return [TextContent(text=f"[resource {resource.uri} ({mime}), {size} base64 chars]")]
-    if isinstance(item, mcp_types.ResourceLink):
-        about = f": {item.description}" if item.description else ""
-        return [TextContent(text=f"[resource link {item.name} {item.uri}{about}]")]
-    kind = getattr(item, "type", type(item).__name__)
-    return [TextContent(text=f"[{kind} content]")]

@@ -8,7 +8,13 @@ one that answers two text blocks (`two_blocks`, annotated read-only; `fail` is
 annotated destructive) and one that exits while idle after answering (`exit_soon`),
 one that logs (`chatty`), one that adds a tool (`grow`), one that asks for the
 client's roots (`roots`), two that ask the user (`ask_contact`, a form; `ask_login`, a
-URL) and one that asks the client's model (`summarize`). A server that answers garbage
+URL) and one that asks the client's model (`summarize`).
+
+Resources: `note://readme` (text), `note://pixel` (a PNG blob), the template
+`note://by-name/{name}`; prompts: `review` (arguments `code`, required, and `focus`)
+and `greet` (none). `add_note` adds a resource and a prompt and sends both
+list_changed notifications; `link_readme` answers with a link to `note://readme`. A
+server that answers garbage
 is `garbage.py`: this SDK keeps a tool's stray output off the protocol stream.
 
 Run: `python tests/mcp/servers/toolbox.py` (stdio), or with `--http PORT` for
@@ -28,10 +34,13 @@ from typing import Literal
 import anyio
 from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.prompts.base import AssistantMessage, Message, Prompt, UserMessage
+from mcp.server.mcpserver.resources import TextResource
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
     Annotations,
     EmbeddedResource,
+    ResourceLink,
     SamplingMessage,
     TextContent,
     TextResourceContents,
@@ -204,6 +213,58 @@ async def summarize(text: str, ctx: Context) -> str:
     )
     content = reply.content
     return f"summary ({reply.model}): {getattr(content, 'text', content)}"
+
+
+@server.resource("note://readme", name="readme", title="Read me", mime_type="text/plain")
+def readme() -> str:
+    """How to use the toolbox."""
+    return "The toolbox has tools, resources and prompts.\nSecond line."
+
+
+@server.resource("note://pixel", name="pixel", mime_type="image/png")
+def pixel() -> bytes:
+    """A 1x1 red PNG."""
+    return PNG
+
+
+@server.resource("note://by-name/{name}", name="note_by_name", mime_type="text/plain")
+def note_by_name(name: str) -> str:
+    """A note about `name`."""
+    return f"a note about {name}"
+
+
+@server.prompt(title="Review code")
+def review(code: str, focus: str = "bugs") -> list[Message]:
+    """Ask for a review of `code`."""
+    return [
+        UserMessage(f"Please review this code, looking for {focus}:\n{code}"),
+        AssistantMessage("Sure: what language is it?"),
+    ]
+
+
+@server.prompt()
+def greet() -> str:
+    """Say hello."""
+    return "Hello from the toolbox prompt"
+
+
+@server.tool()
+def link_readme() -> list[TextContent | ResourceLink]:
+    """Answers with a link to the `note://readme` resource."""
+    return [
+        TextContent(type="text", text="see the readme"),
+        ResourceLink(type="resource_link", uri="note://readme", name="readme"),
+    ]
+
+
+@server.tool()
+async def add_note(ctx: Context) -> str:
+    """Adds a resource (`note://added`) and a prompt (`added`), then says both lists changed."""
+    server.add_resource(TextResource(uri="note://added", name="added", text="added later"))
+    server.add_prompt(Prompt.from_function(lambda: "an added prompt", name="added"))
+    await ctx.session.send_resource_list_changed()
+    await ctx.session.send_prompt_list_changed()
+    return "added"
 
 
 if __name__ == "__main__":
