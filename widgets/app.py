@@ -28,6 +28,7 @@ from widgets.new_run import NewRunActions, empty_text
 from widgets.pacing import Pacer
 from widgets.pause_banner import PauseBanner
 from widgets.prompt_bar import PromptBar
+from widgets.result_images import ResultImages
 from widgets.status_bar import StatusBar
 from widgets.stepping_actions import SteppingActions
 from widgets.terminal_safety import SafeTextApp
@@ -67,7 +68,9 @@ def _text(message: Any) -> str:
     return message.content if isinstance(message.content, str) else text_of(message.content)
 
 
-class WorkbenchApp(NewRunActions, SafeTextApp, SteppingActions, McpAttachments, App[int]):
+class WorkbenchApp(
+    NewRunActions, SafeTextApp, SteppingActions, McpAttachments, ResultImages, App[int]
+):
     """The workbench: timeline, inspector, status, prompt, and the dialogs."""
 
     CSS_PATH = "app.tcss"
@@ -553,6 +556,7 @@ class WorkbenchApp(NewRunActions, SafeTextApp, SteppingActions, McpAttachments, 
                 "Read the resources its result links to or embeds, and attach them",
                 lambda: self.open_mcp_catalog(*linked),
             )
+        yield from self.image_commands()
         if screen is self._main:
             yield SystemCommand(
                 "Thinking (t in the timeline)",
