@@ -38,7 +38,12 @@ from workbench import gc_policy
 from workbench.agent.clock import now_ms
 from workbench.agent.events import AgentEndEvent
 from workbench.agent.types import text_of
-from workbench.events import PermissionRequestEvent, RunLimitEvent, StepPausedEvent
+from workbench.events import (
+    McpToolsChangedEvent,
+    PermissionRequestEvent,
+    RunLimitEvent,
+    StepPausedEvent,
+)
 from workbench.runtime import Runtime
 from workbench.view.fold import ViewState
 from workbench.view.summary import CostMeter
@@ -438,11 +443,8 @@ class WorkbenchApp(
         self.labels.update({t.name: t.label for t in tools})
         self.descriptions.update({t.name: t.description for t in tools})
         self.sources.update({t.name: t.source for t in tools if t.source})
-        change = ", ".join([*(f"+{n}" for n in added), *(f"-{n}" for n in removed)])
-        self.notify(
-            f"MCP server {connection.name} changed its tools ({change or 'same names'}); "
-            "the next model request has the new list", markup=False,
-        )
+        change = McpToolsChangedEvent(server=connection.name, added=added, removed=removed)
+        self.notify(change.text, markup=False)
 
     def action_mcp_servers(self) -> None:
         from widgets.mcp_servers import McpServersScreen
