@@ -235,11 +235,19 @@ class McpSamplingEvent(Event):
 
     @property
     def text(self) -> str:
-        asked = f"↳ {self.server} asked the model: {self.request}"
+        """One line: `↳ SERVER asked the model: REQUEST → REPLY` (or → declined: WHY)."""
+        asked = f"↳ {self.server} asked the model: {_gist(self.request)}"
         if self.decision in ("sent", "edited"):
             edited = " (edited)" if self.decision == "edited" else ""
-            return f"{asked}{edited} → {self.reply or ''}"
-        return f"{asked} → {self.decision}: {self.error or ''}".rstrip(": ")
+            return f"{asked}{edited} → {_gist(self.reply or '')}"
+        why = f": {_gist(self.error)}" if self.error else ""
+        return f"{asked} → {self.decision}{why}"
+
+
+def _gist(text: str, limit: int = 120) -> str:
+    """`text` on one line, cut to `limit` characters."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 WorkbenchEvent = (

@@ -63,6 +63,7 @@ class McpHub:
             client.on_tools_changed = partial(self._relist, connection)
             client.on_log = partial(self._logged, connection)
             client.server, client.asker = connection.name, self._asker
+            client.on_sampled = self._publish
         self.tools: list[AgentTool] = []
         """The tools of every ready server (set once the hub has started)."""
         self.on_change: Callable[[McpConnection], None] | None = None
