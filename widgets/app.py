@@ -28,6 +28,7 @@ from widgets.new_run import NewRunActions, empty_text
 from widgets.pacing import Pacer
 from widgets.pause_banner import PauseBanner
 from widgets.prompt_bar import PromptBar
+from widgets.result_images import ResultImages
 from widgets.status_bar import StatusBar
 from widgets.stepping_actions import SteppingActions
 from widgets.terminal_safety import SafeTextApp
@@ -37,7 +38,12 @@ from workbench import gc_policy
 from workbench.agent.clock import now_ms
 from workbench.agent.events import AgentEndEvent
 from workbench.agent.types import text_of
-from workbench.events import PermissionRequestEvent, RunLimitEvent, StepPausedEvent
+from workbench.events import (
+    McpToolsChangedEvent,
+    PermissionRequestEvent,
+    RunLimitEvent,
+    StepPausedEvent,
+)
 from workbench.runtime import Runtime
 from workbench.view.fold import ViewState
 from workbench.view.summary import CostMeter
@@ -67,7 +73,9 @@ def _text(message: Any) -> str:
     return message.content if isinstance(message.content, str) else text_of(message.content)
 
 
-class WorkbenchApp(NewRunActions, SafeTextApp, SteppingActions, McpAttachments, App[int]):
+class WorkbenchApp(
+    NewRunActions, SafeTextApp, SteppingActions, McpAttachments, ResultImages, App[int]
+):
     """The workbench: timeline, inspector, status, prompt, and the dialogs."""
 
     CSS_PATH = "app.tcss"
@@ -435,11 +443,8 @@ class WorkbenchApp(NewRunActions, SafeTextApp, SteppingActions, McpAttachments, 
         self.labels.update({t.name: t.label for t in tools})
         self.descriptions.update({t.name: t.description for t in tools})
         self.sources.update({t.name: t.source for t in tools if t.source})
-        change = ", ".join([*(f"+{n}" for n in added), *(f"-{n}" for n in removed)])
-        self.notify(
-            f"MCP server {connection.name} changed its tools ({change or 'same names'}); "
-            "the next model request has the new list", markup=False,
-        )
+        change = McpToolsChangedEvent(server=connection.name, added=added, removed=removed)
+        self.notify(change.text, markup=False)
 
     def action_mcp_servers(self) -> None:
         from widgets.mcp_servers import McpServersScreen
@@ -553,6 +558,7 @@ class WorkbenchApp(NewRunActions, SafeTextApp, SteppingActions, McpAttachments, 
                 "Read the resources its result links to or embeds, and attach them",
                 lambda: self.open_mcp_catalog(*linked),
             )
+        yield from self.image_commands()
         if screen is self._main:
             yield SystemCommand(
                 "Thinking (t in the timeline)",

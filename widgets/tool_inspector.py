@@ -38,6 +38,7 @@ from widgets.render import (
     stage_badge,
     stage_view,
 )
+from workbench.images import image_facts
 from workbench.sanitize import literal
 from workbench.sessions.compact import left_out_notice
 from workbench.view.records import ToolCallRecord
@@ -340,12 +341,16 @@ class ToolInspector(LineScrollView, can_focus=True):
             return
         body = Text()
         style = "red" if record.is_error else ""
+        images = 0
         for block in record.content:
             if block.type == "text":
                 body.append(literal(block.text) + "\n", style=style)
             else:
-                image = f"[image {block.mime_type}, {len(block.data)} base64 chars]\n"
-                body.append(image, style="dim")
+                images += 1
+                body.append(literal(f"[image {image_facts(block).describe()}]") + "\n", style="dim")
+        if images and hasattr(self.app, "save_result_images"):  # the live app saves them
+            body.append("ctrl+p, \"Save the selected call's images\" writes them to files\n",
+                        style="italic dim")
         if record.structured is not None:
             body.append("structured content ", style="bold")
             body.append(literal(pretty_json(record.structured)) + "\n")

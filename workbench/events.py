@@ -195,8 +195,65 @@ class RunLimitEvent(Event):
         )
 
 
+# -- MCP servers ---------------------------------------------------------------------
+
+
+class McpToolsChangedEvent(Event):
+    """An MCP server changed its tool list during the run (`tools/list_changed`); the
+    next model request has the new list."""
+
+    type: Literal["mcp_tools_changed"] = "mcp_tools_changed"
+    server: str
+    added: list[str] = Field(default_factory=list)
+    removed: list[str] = Field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        change = ", ".join([*(f"+{n}" for n in self.added), *(f"-{n}" for n in self.removed)])
+        return (
+            f"MCP server {self.server} changed its tools ({change or 'same names'}); "
+            "the next model request has the new list"
+        )
+
+
+SamplingDecision = Literal["sent", "edited", "declined", "failed"]
+
+
+class McpSamplingEvent(Event):
+    """An MCP server asked the run's model for a reply (`sampling/createMessage`), and
+    how that went: sent as asked, edited by a person first, declined, or failed."""
+
+    type: Literal["mcp_sampling"] = "mcp_sampling"
+    server: str
+    request: str
+    """The last message of the request as sent (or as asked, if it was not sent), cut."""
+    decision: SamplingDecision
+    reply: str | None = None
+    """The model's reply text, when it was sent and answered."""
+    error: str | None = None
+    """Why it was declined or failed."""
+
+    @property
+    def text(self) -> str:
+        """One line: `↳ SERVER asked the model: REQUEST → REPLY` (or → declined: WHY)."""
+        asked = f"↳ {self.server} asked the model: {_gist(self.request)}"
+        if self.decision in ("sent", "edited"):
+            edited = " (edited)" if self.decision == "edited" else ""
+            return f"{asked}{edited} → {_gist(self.reply or '')}"
+        why = f": {_gist(self.error)}" if self.error else ""
+        return f"{asked} → {self.decision}{why}"
+
+
+def _gist(text: str, limit: int = 120) -> str:
+    """`text` on one line, cut to `limit` characters."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
 WorkbenchEvent = (
     RunLimitEvent
+    | McpToolsChangedEvent
+    | McpSamplingEvent
     | PermissionRequestEvent
     | PermissionDecisionEvent
     | StepModeEvent

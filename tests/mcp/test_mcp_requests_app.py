@@ -78,6 +78,12 @@ async def test_sampling_shows_the_request_and_can_be_declined_or_sent(tmp_path: 
         results = sorted(c.result_text for c in app.view_state.calls.values())
         assert any("the user declined the sampling request" in r for r in results)
         assert any(r.startswith("summary (scripted") for r in results)
+        await pilot.pause()
+        # a line for each request, under the calls (a long one wraps)
+        shown = " ".join(" ".join(app.timeline.plain_lines()).split())
+        assert "↳ toolbox asked the model: one → declined: the user declined the sampling" in shown
+        assert "↳ toolbox asked the model: two →" in shown
+        assert shown.count("↳ toolbox asked the model: ") == 2
 
 
 async def test_hostile_property_names_make_a_plain_form() -> None:

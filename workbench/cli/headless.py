@@ -171,6 +171,12 @@ class EventPrinter:
     def on_run_limit(self, event: Any) -> None:
         self.line(("■ ", "bold yellow"), (event.text, "bold yellow"))
 
+    def on_mcp_tools_changed(self, event: Any) -> None:
+        self.line(("  ~ ", "cyan"), event.text)
+
+    def on_mcp_sampling(self, event: Any) -> None:
+        self.line(("  ", "cyan"), event.text)
+
     def on_agent_end(self, event: Any) -> None:
         tokens_in = sum(u.input for _p, _m, u in self.replies)
         tokens_out = sum(u.output for _p, _m, u in self.replies)

@@ -18,14 +18,15 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 import anyio
 import mcp_types
 
-from workbench.mcp.requests import Asker, SampleFn, declined
+from workbench.events import McpSamplingEvent
+from workbench.mcp.requests import Asker, SampleFn, declined, sampling_event
 
 LogLevel = Literal[
     "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"
@@ -59,6 +60,8 @@ class ClientSide:
         self.asker: Asker | None = None
         self.sampler: SampleFn | None = None
         """Runs an approved sampling request on the run's model."""
+        self.on_sampled: Callable[[McpSamplingEvent], Awaitable[None]] | None = None
+        """Awaited with what became of each sampling request (the hub puts it on the bus)."""
 
     async def list_roots(self, _context: Any) -> mcp_types.ListRootsResult:
         return mcp_types.ListRootsResult(
@@ -107,12 +110,26 @@ class ClientSide:
         return await self.asker.elicit(self.server, params)
 
     async def sample(self, _context: Any, params: Any) -> Any:
+        sent: list[mcp_types.CreateMessageRequestParams] = []
+
+        async def run(request: mcp_types.CreateMessageRequestParams) -> Any:
+            sent.append(request)  # what went to the model, after any edit
+            assert self.sampler is not None
+            return await self.sampler(request)
+
+        outcome: Any
         if self.asker is None or self.sampler is None:
-            return declined("this client has no model to answer with")
-        try:
-            return await self.asker.sample(self.server, params, self.sampler)
-        except Exception as exc:  # noqa: BLE001 - the server gets the reason, the run goes on
-            return mcp_types.ErrorData(code=mcp_types.INTERNAL_ERROR, message=str(exc))
+            outcome = declined("this client has no model to answer with")
+        else:
+            try:
+                outcome = await self.asker.sample(self.server, params, run)
+            except Exception as exc:  # noqa: BLE001 - the server gets the reason, the run goes on
+                outcome = mcp_types.ErrorData(code=mcp_types.INTERNAL_ERROR, message=str(exc))
+        if self.on_sampled is not None:
+            await self.on_sampled(sampling_event(
+                self.server, params, sent[-1] if sent else None, outcome
+            ))
+        return outcome
 
     def session_options(self) -> dict[str, Any]:
         """Keyword arguments for the SDK's `ClientSession` (roots only when there are)."""

@@ -26,6 +26,7 @@ import anyio
 from anyio.abc import TaskGroup
 
 from workbench.agent import AgentTool
+from workbench.events import McpToolsChangedEvent
 from workbench.mcp.capabilities import ClientSide, LogLevel
 from workbench.mcp.client import McpConnection
 from workbench.mcp.config import McpServerConfig
@@ -62,6 +63,7 @@ class McpHub:
             client.on_tools_changed = partial(self._relist, connection)
             client.on_log = partial(self._logged, connection)
             client.server, client.asker = connection.name, self._asker
+            client.on_sampled = self._publish
         self.tools: list[AgentTool] = []
         """The tools of every ready server (set once the hub has started)."""
         self.on_change: Callable[[McpConnection], None] | None = None
@@ -104,8 +106,16 @@ class McpHub:
         before = {t.name for t in self.tools if t.source == f"mcp:{connection.name}"}
         await connection.relist_tools()
         after = {t.name for t in self._replace_tools(connection)}
+        added, removed = sorted(after - before), sorted(before - after)
+        await self._publish(McpToolsChangedEvent(server=connection.name, added=added,
+                                                 removed=removed))
         if self.on_tools_changed is not None:
-            self.on_tools_changed(connection, sorted(after - before), sorted(before - after))
+            self.on_tools_changed(connection, added, removed)
+
+    async def _publish(self, event: Any) -> None:
+        """Put `event` on the attached agent's bus (the session records it)."""
+        if self._agent is not None:
+            await self._agent.publish(event)
 
     async def set_roots(self, roots: Sequence[Path]) -> None:
         """Offer `roots` from now on, and tell every running server they changed."""

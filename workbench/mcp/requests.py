@@ -27,6 +27,7 @@ from workbench.agent import (
     TextContent,
     UserMessage,
 )
+from workbench.events import McpSamplingEvent
 
 DECLINED = -1
 """The JSON-RPC error code sent for a sampling request the user (or policy) declined."""
@@ -130,3 +131,41 @@ def to_messages(messages: list[mcp_types.SamplingMessage]) -> list[Any]:
             texts = [p for p in parts if isinstance(p, TextContent)]
             out.append(AssistantMessage(content=texts, stop_reason="stop"))
     return out
+
+
+KEPT_CHARS = 2000
+"""Of a sampling request's last message and of the reply, what the session keeps."""
+
+
+def _texts(params: mcp_types.CreateMessageRequestParams) -> list[str]:
+    """The request's system prompt and each message's text, as a person would edit them."""
+    texts = [params.system_prompt or ""]
+    for message in params.messages:
+        blocks = message.content if isinstance(message.content, list) else [message.content]
+        texts.append(message.role + ":" + "\n".join(
+            getattr(b, "text", f"[{getattr(b, 'type', 'content')}]") for b in blocks
+        ))
+    return texts
+
+
+def sampling_event(
+    server: str,
+    asked: mcp_types.CreateMessageRequestParams,
+    sent: mcp_types.CreateMessageRequestParams | None,
+    outcome: mcp_types.CreateMessageResult | mcp_types.ErrorData,
+) -> McpSamplingEvent:
+    """What became of a server's sampling request: `asked` is what the server sent,
+    `sent` what went to the model (None: nothing did), `outcome` what the server got."""
+    request = sent or asked
+    last = _texts(request)[-1].split(":", 1)[1] if request.messages else ""
+    if isinstance(outcome, mcp_types.ErrorData):
+        decision = "declined" if outcome.code == DECLINED else "failed"
+        return McpSamplingEvent(
+            server=server, request=last[:KEPT_CHARS], decision=decision, error=outcome.message
+        )
+    reply = getattr(outcome.content, "text", f"[{getattr(outcome.content, 'type', 'content')}]")
+    edited = sent is not None and _texts(sent) != _texts(asked)
+    return McpSamplingEvent(
+        server=server, request=last[:KEPT_CHARS], decision="edited" if edited else "sent",
+        reply=reply[:KEPT_CHARS],
+    )

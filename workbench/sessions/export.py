@@ -103,7 +103,11 @@ def iter_json(session: Session, prices: PriceTable) -> Iterator[str]:
     first = True
     reader = InterventionReader()
     changes: list[dict[str, Any]] = []
-    for event in of_kinds(session.events, ("message_end", *INTERVENTION_KINDS)):
+    mcp: list[dict[str, Any]] = []
+    for event in of_kinds(session.events, ("message_end", *INTERVENTION_KINDS, *MCP_KINDS)):
+        if event.type in MCP_KINDS:
+            mcp.append(event.model_dump(mode="json"))
+            continue
         changes += [
             {k: v for k, v in asdict(i).items() if v is not None} for i in reader.feed(event)
         ]
@@ -114,7 +118,8 @@ def iter_json(session: Session, prices: PriceTable) -> Iterator[str]:
         first = False
     yield "[]" if first else "\n  ]"
     tail = json.dumps(
-        {"interventions": changes, "cost": session_costs(session.events, prices)},
+        {"interventions": changes, **({"mcp_events": mcp} if mcp else {}),
+         "cost": session_costs(session.events, prices)},
         indent=2, ensure_ascii=False,
     )
     yield ",\n" + escape_chars(tail[2:-2], UNSAFE) + "\n}\n"
@@ -179,11 +184,18 @@ def _body(events: Iterable[Any], prices: PriceTable) -> Iterator[list[str]]:
     changed: dict[str, list[Intervention]] = {}
     reader = InterventionReader()
     turn = 0
-    kinds = ("turn_start", "message_end", "permission_decision", *INTERVENTION_KINDS)
+    notes: list[str] = []
+    """What MCP servers did during the held turn (changed tools, sampling), said after it."""
+    kinds = ("turn_start", "message_end", "permission_decision", *INTERVENTION_KINDS, *MCP_KINDS)
     for event in of_kinds(events, kinds):
         for item in reader.feed(event):
             changed.setdefault(item.tool_call_id, []).append(item)
         kind = event.type
+        if kind in MCP_KINDS:
+            notes.append(event.text)
+            if waiting is None:
+                yield _notes(notes)
+            continue
         if kind == "permission_decision":
             decisions[event.tool_call_id] = event
             continue
@@ -196,6 +208,7 @@ def _body(events: Iterable[Any], prices: PriceTable) -> Iterator[list[str]]:
             continue
         if waiting is not None:
             yield _assistant(waiting, results, decisions, changed, prices)
+            yield _notes(notes)
             waiting = None
             results.clear()
             decisions.clear()
@@ -209,6 +222,17 @@ def _body(events: Iterable[Any], prices: PriceTable) -> Iterator[list[str]]:
             waiting = event.message
     if waiting is not None:
         yield _assistant(waiting, results, decisions, changed, prices)
+        yield _notes(notes)
+
+
+MCP_KINDS = ("mcp_tools_changed", "mcp_sampling")
+
+
+def _notes(notes: list[str]) -> list[str]:
+    """Each note as a quoted line (then none are left)."""
+    lines = [line for note in notes for line in ["", f"> {_line(note)}"]]
+    notes.clear()
+    return lines
 
 
 def _assistant(

@@ -504,6 +504,25 @@ class ViewState:
         if record is not None:
             record.released = e
 
+    # -- MCP servers ---------------------------------------------------------------
+
+    def _notice(self, e: Any, level: str = "info") -> None:
+        item = TimelineItem("notice", self.turn, [Block("text", e.text)], level=level,
+                            timestamp=e.timestamp)
+        self.items.append(item)  # type: ignore[arg-type]
+
+    def _on_mcp_tools_changed(self, e: Any) -> None:
+        self._notice(e)
+
+    def _on_mcp_sampling(self, e: Any) -> None:
+        self._notice(e, "info" if e.decision in ("sent", "edited") else "warning")
+        prefix = f"{e.server}__"  # the running call of that server asked, if only one runs
+        running = [c for c in self._started if self.calls[c].name.startswith(prefix)]
+        if len(running) == 1:
+            record = self.calls[running[0]]
+            record.note(e.timestamp, f"sampling: {e.decision}", e.text)
+            record.rev += 1
+
 
 _HANDLERS = {
     name[len("_on_"):]: method
