@@ -18,6 +18,8 @@ The tasks live in `tasks.json` in the current directory (created on first use).
 from __future__ import annotations
 
 import json
+import os
+import threading
 from datetime import date
 from pathlib import Path
 from typing import Any, Literal
@@ -42,7 +44,10 @@ def _load() -> list[dict[str, Any]]:
 
 
 def _save(tasks: list[dict[str, Any]]) -> None:
-    TASKS.write_text(json.dumps(tasks, indent=2) + "\n", encoding="utf-8")
+    # Parallel calls read while another writes: replace the file whole, never truncate it.
+    fresh = TASKS.with_name(f".{TASKS.name}.{os.getpid()}.{threading.get_ident()}")
+    fresh.write_text(json.dumps(tasks, indent=2) + "\n", encoding="utf-8")
+    os.replace(fresh, TASKS)
 
 
 def list_tasks(status: Literal["open", "done", "all"] = "open") -> list[dict[str, Any]]:
