@@ -235,6 +235,20 @@ async def test_edit_file_asks_when_reading_would_ask(ws: Path) -> None:
     assert action == "allow" and rule is not None and rule.text == "edit_file"
 
 
+def test_other_tools_paths_are_judged_as_written(ws: Path) -> None:
+    gate = PermissionGate.for_workspace(ws)
+    mcp = AgentTool("srv__put", "Put", "", {"type": "object"}, execute=None, source="mcp:srv")  # type: ignore[arg-type]
+    judged = gate.judged_args(
+        mcp, {"path": "/etc/passwd", "file_path": str(ws / "a" / ".." / "b"), "n": 1, "p2": " x"}
+    )
+    assert judged == {"path": "/etc/passwd", "file_path": "b", "n": 1, "p2": " x"}
+    builtin = tool_named(ws, "read_file")
+    assert gate.judged_args(builtin, {"path": "./src//app.py", "offset": 2}) == {
+        "path": "src/app.py", "offset": 2,
+    }
+    assert PermissionGate().judged_args(builtin, {"path": " x"}) == {"path": " x"}  # no workspace
+
+
 def test_may_read_follows_rules_and_policy(ws: Path) -> None:
     gate = PermissionGate.for_workspace(ws, deny=DENY_READS, ask=['read_file(path="src/*.md")'])
     assert gate.may_read("src/app.py") and not gate.may_read(".env")

@@ -160,6 +160,27 @@ def test_refused_paths_say_why(ws: Path, path: str) -> None:
     assert "symlink" not in message and str(ws) not in message
 
 
+MESSAGES = {
+    "../x": "Path '../x' uses '..' to climb outside the workspace; only files inside the "
+    "workspace can be used",
+    "/etc/passwd": "Path '/etc/passwd' is an absolute path outside the workspace; only files "
+    "inside the workspace can be used",
+    "~/x": "Path '~/x' refers to a home directory; paths must be inside the workspace",
+    "a\x00b": "Path contains a NUL byte",
+    "a\tb": "Path 'a\\tb' contains the character U+0009; paths may not hold control, "
+    "invisible or surrogate characters",
+    "a\\b": "Path 'a\\\\b' contains a backslash; separate directories with '/'",
+    "a /b": "Path 'a /b' has whitespace at the start or end of a name; give the path without it",
+}
+
+
+@pytest.mark.parametrize("path", sorted(MESSAGES))
+def test_refusal_messages_in_full(ws: Path, path: str) -> None:
+    with pytest.raises(WorkspaceError) as caught:
+        Workspace(ws).resolve(path)
+    assert str(caught.value) == MESSAGES[path]
+
+
 @pytest.mark.parametrize("path", ["../x", "/etc/passwd", "a\x00b", " .env"])
 async def test_the_gate_refuses_before_anyone_is_asked(ws: Path, path: str) -> None:
     (result,) = await attack(ws, [("write_file", {"path": path, "content": "x"})], approve="all")
@@ -173,7 +194,10 @@ def test_a_symlink_refusal_does_not_say_where_it_points(ws: Path, tmp_path: Path
     with pytest.raises(WorkspaceError) as caught:
         Workspace(ws).resolve("out/file.txt")
     message = str(caught.value)
-    assert "goes through a symlink that leads outside" in message
+    assert message == (
+        "Path 'out/file.txt' goes through a symlink that leads outside the workspace; "
+        "only files inside the workspace can be used"
+    )
     assert "elsewhere" not in message and str(tmp_path) not in message
 
 
@@ -212,8 +236,19 @@ def test_workspace_basics(ws: Path, tmp_path: Path) -> None:
     assert space.real_inside(ws / "inner.txt") is True
     assert space.real_inside(ws / "outer.txt") is False
     assert space.shown(ws / "inner.txt") is True  # nobody said otherwise
-    with pytest.raises(NotADirectoryError, match="is not a directory"):
+    with pytest.raises(NotADirectoryError) as caught:
         Workspace(ws / "src" / "app.py")
+    assert str(caught.value) == f"Workspace root {ws / 'src' / 'app.py'} is not a directory"
+    (ws / "data.bin").write_bytes(b"a\x00b")
+    with pytest.raises(ValueError) as binary:
+        space.text_file("data.bin", refusal="no binaries", on_directory="!")
+    assert str(binary.value) == "data.bin is a binary file (3 bytes); no binaries"
+    with pytest.raises(IsADirectoryError) as directory:
+        space.text_file("./src", refusal="", on_directory=", not a file")
+    assert str(directory.value) == "src is a directory, not a file"
+    assert space.text_file("src/../src/app.py", refusal="", on_directory="") == (
+        ws / "src" / "app.py", "src/app.py"
+    )
 
 
 async def test_listing_skips_every_ignored_directory(ws: Path) -> None:

@@ -185,6 +185,7 @@ def _tool_glob(tool: str) -> str:
         )
     return mcp_server_glob(tool)
 
+
 _MCP_SERVER = re.compile(r"mcp:([A-Za-z0-9_*?-]+)")
 """`mcp:` and a server name (or a glob of one); anything else after `mcp:` is a tool name."""
 
