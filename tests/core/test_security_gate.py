@@ -45,13 +45,19 @@ def tool_named(ws: Path, name: str, gate: PermissionGate | None = None) -> Agent
 def make_ctx(tool: AgentTool, args: dict[str, Any]) -> BeforeToolCallContext:
     call = ToolCall(id="c1", name=tool.name, arguments=args)
     message = AssistantMessage(content=[call], stop_reason="toolUse")
-    params = tool.parameters.model_validate(tool.prepare_arguments(args) if tool.prepare_arguments else args)
+    params = tool.parameters.model_validate(
+        tool.prepare_arguments(args) if tool.prepare_arguments else args
+    )
     return BeforeToolCallContext(message, call, params, AgentContext(tools=[tool]), tool)
 
 
 async def run_turn(ws: Path, calls: list[tuple[str, dict[str, Any]]], **options: Any) -> list[Any]:
     turns = [
-        {"tool_calls": [{"id": f"c{i}", "name": n, "arguments": a} for i, (n, a) in enumerate(calls)]},
+        {
+            "tool_calls": [
+                {"id": f"c{i}", "name": n, "arguments": a} for i, (n, a) in enumerate(calls)
+            ]
+        },
         {"text": "done"},
     ]
     scenario = Scenario.model_validate({"name": "t", "turns": turns})
@@ -70,32 +76,46 @@ TAKEOVER = '[[rule]]\ntool = "*"\naction = "allow"\n'
     "allow", [["write_file"], ['write_file(path="**")'], ["*"], ['write_file(path=".*/**")']]
 )
 @pytest.mark.parametrize("target", [".workbench/rules.toml", ".git/hooks/pre-commit", ".GIT/x"])
-async def test_broad_allows_never_write_protected_paths(ws: Path, allow: list[str], target: str) -> None:
-    (result,) = await run_turn(ws, [("write_file", {"path": target, "content": TAKEOVER})], allow=allow)
+async def test_broad_allows_never_write_protected_paths(
+    ws: Path, allow: list[str], target: str
+) -> None:
+    (result,) = await run_turn(
+        ws, [("write_file", {"path": target, "content": TAKEOVER})], allow=allow
+    )
     assert result.is_error and "protected path" in result.text
     assert (ws / ".workbench" / "rules.toml").read_text() == ""
     assert sorted(p.name for p in (ws / ".git" / "hooks").iterdir()) == []
 
 
 async def test_edit_file_cannot_change_the_rules_either(ws: Path) -> None:
-    (ws / ".workbench" / "rules.toml").write_text('# rules\n')
+    (ws / ".workbench" / "rules.toml").write_text("# rules\n")
     (result,) = await run_turn(
-        ws, [("edit_file", {"path": ".workbench/rules.toml", "old_text": "# rules", "new_text": TAKEOVER})]
+        ws,
+        [
+            (
+                "edit_file",
+                {"path": ".workbench/rules.toml", "old_text": "# rules", "new_text": TAKEOVER},
+            )
+        ],
     )
     assert result.is_error and (ws / ".workbench" / "rules.toml").read_text() == "# rules\n"
 
 
 async def test_a_rule_naming_the_directory_allows_it(ws: Path) -> None:
     (result,) = await run_turn(
-        ws, [("write_file", {"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\n"})],
-        approve="none", allow=['write_file(path=".git/hooks/**")'],
+        ws,
+        [("write_file", {"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\n"})],
+        approve="none",
+        allow=['write_file(path=".git/hooks/**")'],
     )
     assert not result.is_error and (ws / ".git" / "hooks" / "pre-commit").exists()
 
 
 async def test_a_person_is_asked_with_a_warning_and_an_exact_suggestion(ws: Path) -> None:
     gate = PermissionGate.for_workspace(ws, allow=["write_file"])
-    ctx = make_ctx(tool_named(ws, "write_file"), {"path": "./.git/hooks/post-merge", "content": "x"})
+    ctx = make_ctx(
+        tool_named(ws, "write_file"), {"path": "./.git/hooks/post-merge", "content": "x"}
+    )
     out: list[Any] = []
     async with anyio.create_task_group() as tg:
         tg.start_soon(lambda: _collect(out, gate(ctx, AbortController().signal)))
@@ -130,8 +150,10 @@ async def _decide_no_wait(gate: PermissionGate, ws: Path, path: str) -> str:
 async def test_the_rules_file_is_protected_wherever_it_lies(ws: Path) -> None:
     (ws / "perms.toml").write_text("")
     (result,) = await run_turn(
-        ws, [("write_file", {"path": "perms.toml", "content": TAKEOVER})],
-        allow=["write_file"], rules_file=ws / "perms.toml",
+        ws,
+        [("write_file", {"path": "perms.toml", "content": TAKEOVER})],
+        allow=["write_file"],
+        rules_file=ws / "perms.toml",
     )
     assert result.is_error and "protected path" in result.text
     assert (ws / "perms.toml").read_text() == ""
@@ -162,7 +184,9 @@ def test_protection_is_pure_and_spares_reading_tools() -> None:
     assert protected_target("write_file", {"path": "src/.git/x"}) is None
     assert protected_target("write_file", {"path": 3, "content": ".git/x"}) is None
     assert protection_warning("write_file", {"path": "src/a"}) is None
-    assert "workbench's own rules" in (protection_warning("edit_file", {"path": ".workbench/r"}) or "")
+    assert "workbench's own rules" in (
+        protection_warning("edit_file", {"path": ".workbench/r"}) or ""
+    )
     assert names_protected(CallPattern.parse('write_file(path=".git/**")'), ".git/x")
     assert not names_protected(CallPattern.parse('write_file(path=".workbench/**")'), ".git/x")
     assert not names_protected(CallPattern.parse('write_file(path="**")'), ".git/x")
@@ -195,7 +219,9 @@ async def test_search_and_listing_hide_what_read_file_may_not_read(ws: Path) -> 
     )
     assert search.text == "src/app.py:2: TOKEN in app"
     assert search.details["files_hidden"] == 3  # .env, secrets/key.txt, alias.txt
-    assert ".env" not in listing.text and "key.txt" not in listing.text and "alias" not in listing.text
+    assert (
+        ".env" not in listing.text and "key.txt" not in listing.text and "alias" not in listing.text
+    )
     assert "src/app.py" in listing.text and "secrets/" in listing.text
     assert listing.details["hidden"] == 3
     assert "hunter2" not in one.text and one.details["files_hidden"] == 1
@@ -204,11 +230,17 @@ async def test_search_and_listing_hide_what_read_file_may_not_read(ws: Path) -> 
 
 async def test_an_ask_on_read_hides_too_unless_everything_is_approved(ws: Path) -> None:
     (search,) = await run_turn(
-        ws, [("search_files", {"pattern": "hunter2"})], approve="none", ask=['read_file(path=".env")']
+        ws,
+        [("search_files", {"pattern": "hunter2"})],
+        approve="none",
+        ask=['read_file(path=".env")'],
     )
     assert search.text == "No matches for 'hunter2' in 3 files."
     (search,) = await run_turn(
-        ws, [("search_files", {"pattern": "hunter2"})], approve="all", ask=['read_file(path=".env")']
+        ws,
+        [("search_files", {"pattern": "hunter2"})],
+        approve="all",
+        ask=['read_file(path=".env")'],
     )
     assert search.text == ".env:1: TOKEN=hunter2"
 
@@ -244,7 +276,8 @@ def test_other_tools_paths_are_judged_as_written(ws: Path) -> None:
     assert judged == {"path": "/etc/passwd", "file_path": "b", "n": 1, "p2": " x"}
     builtin = tool_named(ws, "read_file")
     assert gate.judged_args(builtin, {"path": "./src//app.py", "offset": 2}) == {
-        "path": "src/app.py", "offset": 2,
+        "path": "src/app.py",
+        "offset": 2,
     }
     assert PermissionGate().judged_args(builtin, {"path": " x"}) == {"path": " x"}  # no workspace
 
@@ -303,7 +336,12 @@ def test_escaped_suggestions_match_the_call_and_not_a_variant() -> None:
     pattern = suggest_pattern("run_command", {"command": "pyt*st -k a?b [x]"})
     assert str(pattern) == 'run_command(command="pyt[*]st -k a[?]b [[]x]")'
     assert pattern.matches("run_command", {"command": "pyt*st -k a?b [x]"})
-    for variant in ["pytest -k a?b [x]", "pyt*st -k aXb [x]", "pyt*st -k a?b x", "pyt*st -k a?b [y]"]:
+    for variant in [
+        "pytest -k a?b [x]",
+        "pyt*st -k aXb [x]",
+        "pyt*st -k a?b x",
+        "pyt*st -k a?b [y]",
+    ]:
         assert not pattern.matches("run_command", {"command": variant})
 
 
@@ -317,8 +355,17 @@ def test_cmd_is_a_command_too() -> None:
 
 @pytest.mark.parametrize(
     "command",
-    ["pytest; rm -rf ~", "pytest | sh", "pytest $(x)", "pytest `x`", "pytest && rm x",
-     "pytest > ~/.bashrc", "pytest < /etc/passwd", "pytest\nrm -rf ~", "pytest & rm x"],
+    [
+        "pytest; rm -rf ~",
+        "pytest | sh",
+        "pytest $(x)",
+        "pytest `x`",
+        "pytest && rm x",
+        "pytest > ~/.bashrc",
+        "pytest < /etc/passwd",
+        "pytest\nrm -rf ~",
+        "pytest & rm x",
+    ],
 )
 def test_a_double_star_command_glob_stays_one_command(command: str) -> None:
     for glob in ("pytest **", "pytest *"):
@@ -331,9 +378,32 @@ def test_a_double_star_command_glob_stays_one_command(command: str) -> None:
 
 
 def test_suggestions_for_paths_and_other_tools() -> None:
-    assert str(suggest_pattern("write_file", {"path": "src/app/x.py"})) == 'write_file(path="src/app/**")'
+    assert (
+        str(suggest_pattern("write_file", {"path": "src/app/x.py"}))
+        == 'write_file(path="src/app/**")'
+    )
     assert str(suggest_pattern("write_file", {"path": "x.py"})) == 'write_file(path="x.py")'
     assert str(suggest_pattern("write_file", {"path": "../x.py"})) == 'write_file(path="../x.py")'
     assert str(suggest_pattern("write_file", {"path": " "})) == "write_file"
     assert str(suggest_pattern("run_command", {"command": "  "})) == "run_command"
     assert str(suggest_pattern("other", {"value": 1})) == "other"
+
+
+def test_pattern_basics_the_gate_relies_on() -> None:
+    assert CallPattern.parse("mcp:files").tool == "files__*"
+    assert CallPattern.parse("mcp:f*").tool == "f*__*"
+    assert CallPattern.of("mcp:files", {"path": "a"}).tool == "files__*"
+    assert CallPattern.parse("mcp:files/x").tool == "mcp:files/x"  # not a server name
+    assert CallPattern.parse("a").matches("b", {}) is False
+    assert CallPattern.parse('a(x="1")').matches("a", {"x": "2"}) is False
+    assert CallPattern.parse('a(x="1")').matches("a", {"x": "1"}) is True
+    assert [CallPattern(t).specificity[1] for t in ("read_file", "read_*", "read?", "[r]ead")] == [
+        1,
+        0,
+        0,
+        0,
+    ]
+    pattern = CallPattern.parse('a(x="1")')
+    assert {pattern, CallPattern.parse('a(x="1")')} == {pattern}  # hashable, by value
+    with pytest.raises(AttributeError):
+        pattern.tool = "b"  # type: ignore[misc]

@@ -57,7 +57,11 @@ def ws(tmp_path: Path) -> Path:
 async def attack(ws: Path, calls: list[tuple[str, dict[str, Any]]], **options: Any) -> list[Any]:
     """Run one turn of `calls` through the real runtime; the tool results, in order."""
     turns = [
-        {"tool_calls": [{"id": f"c{i}", "name": n, "arguments": a} for i, (n, a) in enumerate(calls)]},
+        {
+            "tool_calls": [
+                {"id": f"c{i}", "name": n, "arguments": a} for i, (n, a) in enumerate(calls)
+            ]
+        },
         {"text": "done"},
     ]
     scenario = Scenario.model_validate({"name": "attack", "turns": turns})
@@ -84,7 +88,8 @@ RULES_TAKEOVER = '[[rule]]\ntool = "*"\naction = "allow"\n'
 async def test_a_src_allow_cannot_write_outside_src(ws: Path, path: str) -> None:
     (ws / "src" / "link").symlink_to(ws, target_is_directory=True)
     (result,) = await attack(
-        ws, [("write_file", {"path": path, "content": RULES_TAKEOVER})],
+        ws,
+        [("write_file", {"path": path, "content": RULES_TAKEOVER})],
         allow=['write_file(path="src/**")'],
     )
     assert result.is_error
@@ -113,11 +118,15 @@ async def test_a_read_deny_holds_for_the_absolute_path(ws: Path) -> None:
     assert result.text.startswith('Permission denied by rule read_file(path=".env")')
 
 
-@pytest.mark.parametrize("path", ["protected/keep.txt ", "protected /keep.txt", "protected/keep.txt"])
+@pytest.mark.parametrize(
+    "path", ["protected/keep.txt ", "protected /keep.txt", "protected/keep.txt"]
+)
 async def test_a_write_deny_holds_with_a_trailing_space(ws: Path, path: str) -> None:
     (result,) = await attack(
-        ws, [("write_file", {"path": path, "content": "gone"})],
-        approve="all", deny=['write_file(path="protected/keep.txt")'],
+        ws,
+        [("write_file", {"path": path, "content": "gone"})],
+        approve="all",
+        deny=['write_file(path="protected/keep.txt")'],
     )
     assert result.is_error
     assert (ws / "protected" / "keep.txt").read_text() == "keep\n"
@@ -247,7 +256,8 @@ def test_workspace_basics(ws: Path, tmp_path: Path) -> None:
         space.text_file("./src", refusal="", on_directory=", not a file")
     assert str(directory.value) == "src is a directory, not a file"
     assert space.text_file("src/../src/app.py", refusal="", on_directory="") == (
-        ws / "src" / "app.py", "src/app.py"
+        ws / "src" / "app.py",
+        "src/app.py",
     )
 
 
@@ -276,8 +286,24 @@ def test_binary_sniffing() -> None:
 
 # -- the property: the rule's verdict and the file opened agree ------------------------
 
-SEGMENTS = ["src", "app.py", ".env", "secret", "k.txt", "..", ".", "", "alias", "loop",
-            "a b", " x", "x\\y", "x\ny", "\u200b", "~"]
+SEGMENTS = [
+    "src",
+    "app.py",
+    ".env",
+    "secret",
+    "k.txt",
+    "..",
+    ".",
+    "",
+    "alias",
+    "loop",
+    "a b",
+    " x",
+    "x\\y",
+    "x\ny",
+    "\u200b",
+    "~",
+]
 
 
 def denied(relative: str) -> bool:
@@ -305,7 +331,9 @@ def maze(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     st.lists(st.sampled_from(SEGMENTS), min_size=1, max_size=5),
     st.booleans(),
