@@ -351,6 +351,7 @@ def test_cmd_is_a_command_too() -> None:
     broad = CallPattern.parse('srv__exec(cmd="pytest **")')
     assert broad.matches("srv__exec", {"cmd": "pytest -q"})
     assert not broad.matches("srv__exec", {"cmd": "pytest; rm -rf ~"})
+    assert not broad.matches("srv__exec", {"cmd": "pytest -q; rm -rf ~"})
 
 
 @pytest.mark.parametrize(
@@ -365,16 +366,22 @@ def test_cmd_is_a_command_too() -> None:
         "pytest < /etc/passwd",
         "pytest\nrm -rf ~",
         "pytest & rm x",
+        "pytest -q; rm -rf ~",
+        "pytest -q | sh",
+        "pytest -q $(rm -rf ~)",
+        "pytest -q `id`",
+        "pytest -q\nrm -rf ~",
+        "pytest -q >> ~/.bashrc",
     ],
 )
 def test_a_double_star_command_glob_stays_one_command(command: str) -> None:
-    for glob in ("pytest **", "pytest *"):
-        assert not CallPattern.parse(f'run_command(command="{glob}")').matches(
-            "run_command", {"command": command}
+    for name in ("command", "cmd"):
+        for glob in ("pytest **", "pytest *", "pytest -q **"):
+            pattern = CallPattern.parse(f'run_command({name}="{glob}")')
+            assert not pattern.matches("run_command", {name: command})
+        assert CallPattern.parse(f'run_command({name}="pytest **")').matches(
+            "run_command", {name: "pytest -q tests/ -k 'a or b' $HOME"}
         )
-    assert CallPattern.parse('run_command(command="pytest **")').matches(
-        "run_command", {"command": "pytest -q tests/ -k 'a or b'"}
-    )
 
 
 def test_suggestions_for_paths_and_other_tools() -> None:
@@ -407,3 +414,18 @@ def test_pattern_basics_the_gate_relies_on() -> None:
     assert {pattern, CallPattern.parse('a(x="1")')} == {pattern}  # hashable, by value
     with pytest.raises(AttributeError):
         pattern.tool = "b"  # type: ignore[misc]
+
+
+RUNS_ANYTHING = (
+    "rm sudo su doas sh bash zsh fish dash ksh csh tcsh env xargs exec eval command builtin "
+    "nohup nice timeout time watch ssh find"
+).split()
+
+
+@pytest.mark.parametrize("program", RUNS_ANYTHING)
+def test_programs_that_run_or_delete_are_only_suggested_exactly(program: str) -> None:
+    command = f"{program} target more args"
+    assert suggest_pattern("run_command", {"command": command}).args == (("command", command),)
+    assert suggest_pattern("run_command", {"command": f"/usr/bin/{program} a b"}).args == (
+        ("command", f"/usr/bin/{program} a b"),
+    )
