@@ -18,7 +18,13 @@ from workbench.agent import (
     ToolCall,
     ToolResultMessage,
 )
-from workbench.permissions import CallPattern, PermissionAnswer, PermissionGate, suggest_pattern
+from workbench.permissions import (
+    CallPattern,
+    PatternError,
+    PermissionAnswer,
+    PermissionGate,
+    suggest_pattern,
+)
 from workbench.permissions.protected import names_protected, protected_target, protection_warning
 from workbench.providers.scripted import Scenario
 from workbench.runtime import RunOptions, build_runtime
@@ -322,6 +328,7 @@ SUGGESTIONS = {
     "git log $(x) y": "git log $(x) y",
     "git 'log' x": "git 'log' x",
     "  git commit -m x": "  git commit -m x",
+    "X=1 make all": "X=1 make all",
 }
 
 
@@ -404,6 +411,8 @@ def test_pattern_basics_the_gate_relies_on() -> None:
     assert CallPattern.parse("a").matches("b", {}) is False
     assert CallPattern.parse('a(x="1")').matches("a", {"x": "2"}) is False
     assert CallPattern.parse('a(x="1")').matches("a", {"x": "1"}) is True
+    assert CallPattern.parse('a(x="1")').matches("a", {}) is False
+    assert CallPattern.parse('a(x="*")').matches("a", {"x": None}) is False
     assert [CallPattern(t).specificity[1] for t in ("read_file", "read_*", "read?", "[r]ead")] == [
         1,
         0,
@@ -429,3 +438,51 @@ def test_programs_that_run_or_delete_are_only_suggested_exactly(program: str) ->
     assert suggest_pattern("run_command", {"command": f"/usr/bin/{program} a b"}).args == (
         ("command", f"/usr/bin/{program} a b"),
     )
+
+
+GLOBS = [
+    ("f[ab]o", "fao", True), ("f[ab]o", "fbo", True), ("f[ab]o", "fco", False),
+    ("f[ab]o", "fXo", False), ("f[!a]o", "fbo", True), ("f[!a]o", "fao", False),
+    ("f[]]o", "f]o", True), ("f[]]o", "fao", False), ("f[!]o", "f[!]o", True),
+    ("f[!]o", "fao", False), ("x[^a]", "x^", True), ("x[^a]", "xa", True),
+    ("x[^a]", "xb", False), ("[&~|]", "&", True), ("[&~|]", "|", True), ("[XY]", "X", True),
+    ("[a-c]", "b", True), ("[a-c]", "-", False), ("x**y", "x123y", True),
+    ("x**y", "x123z", False), ("x[", "x[", True), ("[\\]", "\\", True),
+]
+
+
+@pytest.mark.parametrize(("glob", "value", "ok"), GLOBS)
+def test_character_classes(glob: str, value: str, ok: bool) -> None:
+    assert CallPattern.of("t", {"q": glob}).matches("t", {"q": value}) is ok
+
+
+def test_pattern_text_and_errors_in_full() -> None:
+    assert CallPattern.of("t", {"q": '{"a": 2, "b": 1}'}).matches("t", {"q": {"b": 1, "a": 2}})
+    assert CallPattern.parse('a(x="ab*")').specificity == (1, 1, 2)
+    assert CallPattern.parse('a(x="[ab]?")').specificity == (1, 1, 2)
+    assert str(CallPattern.parse('a(x="é")')) == 'a(x="é")'
+    assert CallPattern.parse("a(x='say \"hi\"')").args == (("x", 'say "hi"'),)
+    assert CallPattern.parse("a(x='q\\\"z')").args == (("x", 'q"z'),)
+    errors = {
+        "a b": "Cannot read pattern 'a b': expected tool or tool(arg=\"glob\", ...)",
+        'a(x="1", 2="y", and more text here)': "Cannot read pattern 'a(x=\"1\", 2=\"y\", and "
+        "more text here)' near ' 2=\"y\", and more tex': arguments are written name=\"glob\", "
+        "separated by commas",
+        'a(x="\\q")': "Cannot read pattern 'a(x=\"\\\\q\")': bad string \"\\q\": Invalid "
+        "\\\\escape",
+    }
+    for text, message in errors.items():
+        with pytest.raises(PatternError) as caught:
+            CallPattern.parse(text)
+        assert str(caught.value) == message
+    for make, message in [
+        (lambda: CallPattern.of("a b"), "Invalid tool name pattern 'a b': no spaces, quotes, "
+         "'=', parentheses or control characters"),
+        (lambda: CallPattern.of("a", {"1x": "y"}), "Invalid argument name '1x': a letter or "
+         "'_', then letters, digits, '_', '.' or '-'"),
+        (lambda: CallPattern.of("a", {"x": 1}), "Argument pattern for 'x' must be a string, "
+         "got 1"),
+    ]:
+        with pytest.raises(PatternError) as caught:
+            make()
+        assert str(caught.value) == message

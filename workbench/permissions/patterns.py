@@ -256,7 +256,7 @@ def suggest_pattern(tool_name: str, args: Mapping[str, Any]) -> CallPattern:
     if isinstance(path, str) and path.strip():
         norm = normalise_path(path)
         parent = posixpath.dirname(norm)
-        if parent and parent != "." and not parent.startswith(".."):
+        if parent and not parent.startswith(".."):
             return CallPattern(tool_name, (("path", f"{escape_glob(parent)}/**"),))
         return CallPattern(tool_name, (("path", escape_glob(norm)),))
     return CallPattern(tool_name)
