@@ -469,7 +469,7 @@ def test_pattern_text_and_errors_in_full() -> None:
         "more text here)' near ' 2=\"y\", and more tex': arguments are written name=\"glob\", "
         "separated by commas",
         'a(x="\\q")': "Cannot read pattern 'a(x=\"\\\\q\")': bad string \"\\q\": Invalid "
-        "\\\\escape",
+        "\\escape",
     }
     for text, message in errors.items():
         with pytest.raises(PatternError) as caught:
