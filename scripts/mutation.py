@@ -22,9 +22,10 @@ Docstrings, annotations and type aliases (`Name = Literal[...]`) are left alone.
 
 Speed: the first run happens in this process, so every module is imported once.
 Each mutant then runs in a forked child that swaps in the changed code of the
-module's functions and methods (their `__code__`), so the child starts with
-everything imported; a change to a module-level value, which other modules may
-have copied at import, is run instead in a child that imports the project afresh.
+module's functions and methods (their `__code__`) and any changed module-level
+value (also in project modules that imported it by name), so the child starts
+with everything imported. A change to a module-level value is run against the
+tests of the functions that read it.
 """
 
 from __future__ import annotations
@@ -306,7 +307,7 @@ def trace_lines(tests: list[str], path: Path) -> dict[int, list[str]] | None:
         tracer.stop()
     if code != 0:
         return None
-    return {line: sorted(names) for line, names in tracer.lines.items()}
+    return {line: sorted(names) for line, names in tracer.lines.items()} | {-1: ["*"]}
 
 
 def _quiet() -> None:
@@ -352,9 +353,10 @@ def run_tests(tests: list[str], name: str, source: str, timeout: float, *, patch
 
 
 def _patch(name: str, source: str) -> bool:
-    """Give every function and method of module `name` the code `source` defines for it.
-
-    False if that cannot be done faithfully (a closure that changed shape).
+    """Give module `name` what `source` defines: each function and method its new code,
+    each changed module-level value its new value (also where a project module
+    imported it by name). False if that cannot be done faithfully (a closure that
+    changed shape).
     """
     import types
 
@@ -370,6 +372,9 @@ def _patch(name: str, source: str) -> bool:
             pairs.append((old, new))
         elif isinstance(new, type) and isinstance(old, type) and new.__module__ == name:
             pairs += [(vars(old).get(attr), value) for attr, value in vars(new).items()]
+        elif not key.startswith("__") and not isinstance(new, (type, types.ModuleType)):
+            if not _same(old, new):
+                _set_everywhere(key, old, new)
     for old, new in pairs:
         old_fn, new_fn = _function_of(old), _function_of(new)
         if new_fn is None:
@@ -380,6 +385,22 @@ def _patch(name: str, source: str) -> bool:
         old_fn.__defaults__ = new_fn.__defaults__
         old_fn.__kwdefaults__ = new_fn.__kwdefaults__
     return True
+
+
+def _same(old: object, new: object) -> bool:
+    try:
+        return type(old) is type(new) and bool(old == new)
+    except Exception:  # noqa: BLE001 - a value that cannot be compared is taken as changed
+        return False
+
+
+def _set_everywhere(key: str, old: object, new: object) -> None:
+    root = str(ROOT)
+    for module in list(sys.modules.values()):
+        space = getattr(module, "__dict__", None)
+        if space is not None and (getattr(module, "__file__", None) or "").startswith(root):
+            if space.get(key) is old:
+                space[key] = new
 
 
 def _function_of(value: object) -> object | None:
@@ -449,21 +470,21 @@ def main(argv: list[str] | None = None) -> int:
     timeout = max(10.0, 2 * baseline)
     name = module_name(args.module)
     print(f"{args.module}: {len(found)} mutants, tests take {baseline:.1f}s", flush=True)
-    top_level = _top_level_lines(source)
+    readers = _readers(source)
     survivors = []
     chosen = [(i, m) for i, m in enumerate(found) if args.only is None or i in args.only]
     for i, mutant in chosen:
         start, end = mutant.lines
-        selected = sorted({t for n in range(start, end + 1) for t in covering.get(n, [])})
+        lines = readers.get(start) or range(start, end + 1)
+        selected = sorted({t for n in lines for t in covering.get(n, [])})
         if "*" in selected:
             selected = tests
         outcome = "passed"
         if selected:
             changed = mutated_source(source, mutant)
-            patch = start not in top_level
-            outcome = run_tests(selected, name, changed, timeout, patch=patch)
+            outcome = run_tests(selected, name, changed, timeout, patch=True)
             if outcome == "error":  # a test id pytest could not select: run the whole files
-                outcome = run_tests(tests, name, changed, timeout, patch=patch)
+                outcome = run_tests(tests, name, changed, timeout, patch=False)
         if outcome in ("passed", "error"):
             survivors.append((i, mutant))
             why = "" if selected else " (no test runs this line)"
@@ -474,17 +495,24 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _top_level_lines(source: str) -> set[int]:
-    """First lines of module- and class-level statements other than defs: values that
-    other modules may have copied at import, so their mutants need a fresh import."""
-    lines: set[int] = set()
+def _readers(source: str) -> dict[int, set[int]]:
+    """For each module-level assignment (by first line): the lines of the functions
+    that read what it assigns, whose tests are the ones that can notice a change to
+    it. An assignment no function here reads maps to "*" lines (every test)."""
     tree = ast.parse(source)
-    bodies = [tree.body] + [n.body for n in tree.body if isinstance(n, ast.ClassDef)]
-    for body in bodies:
-        for stmt in body:
-            if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                lines.update(range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1))
-    return lines
+    functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    out: dict[int, set[int]] = {}
+    for stmt in tree.body:
+        if not isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            continue
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        names = {t.id for t in targets if isinstance(t, ast.Name)}
+        lines: set[int] = set()
+        for function in functions:
+            if any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(function)):
+                lines.update(range(function.lineno, (function.end_lineno or 0) + 1))
+        out[stmt.lineno] = lines or {-1}
+    return out
 
 
 class _silenced:

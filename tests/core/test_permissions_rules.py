@@ -298,3 +298,42 @@ def test_load_rules_layers(tmp_path: Path) -> None:
     assert by("edit_file", path="a").source == "--allow"  # type: ignore[union-attr]
     assert by("read_file", path="a").source == "default"  # type: ignore[union-attr]
     assert by("run_command", command="ls").source == "default"  # type: ignore[union-attr]
+
+
+def test_rule_and_ruleset_basics() -> None:
+    rule = Rule.parse('read_file(path="a")', "deny", "--deny")
+    assert str(rule) == 'deny read_file(path="a") (--deny)'
+    assert rule.text == 'read_file(path="a")' and not rule.is_default
+    rules = RuleSet([rule])
+    assert len(rules) == 1 and list(rules) == [rule]
+    with pytest.raises(RuleError) as caught:
+        Rule.parse("x", "never", "here")  # type: ignore[arg-type]
+    assert str(caught.value) == "here: action must be one of allow, ask, deny (got 'never')"
+
+
+def test_appended_rules_say_when(tmp_path: Path) -> None:
+    import re
+
+    path = tmp_path / "rules.toml"
+    append_rule(path, CallPattern.parse("x"), "allow", "R")
+    first = path.read_text().splitlines()[0]
+    assert re.fullmatch(r"# Added from a workbench session \(\d{4}-\d\d-\d\d \d\d:\d\d\)", first)
+
+
+def test_a_rules_file_outside_the_workspace_is_named_by_its_path(tmp_path: Path) -> None:
+    from workbench.permissions.rules import display_path
+
+    (tmp_path / "ws").mkdir()
+    outside = tmp_path / "r.toml"
+    assert display_path(outside, tmp_path / "ws") == str(outside)
+    assert display_path(tmp_path / "ws" / "a" / "r.toml", tmp_path / "ws") == "a/r.toml"
+    assert display_path(outside, None) == str(outside)
+
+
+def test_appended_argument_names_round_trip(tmp_path: Path) -> None:
+    path = tmp_path / "rules.toml"
+    pattern = CallPattern.of("srv__t", {"a.b": "x", "path": "é/**"})
+    append_rule(path, pattern, "allow", "R")
+    assert 'args = { "a.b" = "x", path = "é/**" }' in path.read_text(encoding="utf-8")
+    (loaded,) = load_rules_file(path, "R")
+    assert loaded.pattern == pattern

@@ -110,23 +110,12 @@ class RuleSet:
 
     def match(self, tool_name: str, args: Mapping[str, Any]) -> Rule | None:
         """The deciding rule for a call (see the module docstring), or None."""
-        best: tuple[tuple[int, int, int], int, Rule] | None = None
-        fallback: Rule | None = None
-        for index, rule in enumerate(self.rules):
-            if not rule.pattern.matches(tool_name, args):
-                continue
-            if rule.is_default:
-                if fallback is None or _beats(rule, fallback):
-                    fallback = rule
-                continue
-            key = (rule.pattern.specificity, index)
-            if best is None or key >= (best[0], best[1]):
-                best = (key[0], index, rule)
-        return best[2] if best is not None else fallback
-
-
-def _beats(rule: Rule, other: Rule) -> bool:
-    return rule.pattern.specificity >= other.pattern.specificity
+        ranked = [
+            ((not rule.is_default, rule.pattern.specificity, index), rule)
+            for index, rule in enumerate(self.rules)
+            if rule.pattern.matches(tool_name, args)
+        ]
+        return max(ranked, key=lambda pair: pair[0])[1] if ranked else None
 
 
 def _check_action(action: Any, where: str) -> Action:
