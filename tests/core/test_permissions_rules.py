@@ -337,3 +337,15 @@ def test_appended_argument_names_round_trip(tmp_path: Path) -> None:
     assert 'args = { "a.b" = "x", path = "é/**" }' in path.read_text(encoding="utf-8")
     (loaded,) = load_rules_file(path, "R")
     assert loaded.pattern == pattern
+
+
+def test_the_default_rules_in_full() -> None:
+    assert [str(rule) for rule in default_rules()] == [
+        "ask * (default)",
+        "allow read_file (default)",
+        "allow list_directory (default)",
+        "allow search_files (default)",
+        "ask write_file (default)",
+        "ask edit_file (default)",
+        "ask run_command (default)",
+    ]

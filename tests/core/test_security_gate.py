@@ -441,13 +441,28 @@ def test_programs_that_run_or_delete_are_only_suggested_exactly(program: str) ->
 
 
 GLOBS = [
-    ("f[ab]o", "fao", True), ("f[ab]o", "fbo", True), ("f[ab]o", "fco", False),
-    ("f[ab]o", "fXo", False), ("f[!a]o", "fbo", True), ("f[!a]o", "fao", False),
-    ("f[]]o", "f]o", True), ("f[]]o", "fao", False), ("f[!]o", "f[!]o", True),
-    ("f[!]o", "fao", False), ("x[^a]", "x^", True), ("x[^a]", "xa", True),
-    ("x[^a]", "xb", False), ("[&~|]", "&", True), ("[&~|]", "|", True), ("[XY]", "X", True),
-    ("[a-c]", "b", True), ("[a-c]", "-", False), ("x**y", "x123y", True),
-    ("x**y", "x123z", False), ("x[", "x[", True), ("[\\]", "\\", True),
+    ("f[ab]o", "fao", True),
+    ("f[ab]o", "fbo", True),
+    ("f[ab]o", "fco", False),
+    ("f[ab]o", "fXo", False),
+    ("f[!a]o", "fbo", True),
+    ("f[!a]o", "fao", False),
+    ("f[]]o", "f]o", True),
+    ("f[]]o", "fao", False),
+    ("f[!]o", "f[!]o", True),
+    ("f[!]o", "fao", False),
+    ("x[^a]", "x^", True),
+    ("x[^a]", "xa", True),
+    ("x[^a]", "xb", False),
+    ("[&~|]", "&", True),
+    ("[&~|]", "|", True),
+    ("[XY]", "X", True),
+    ("[a-c]", "b", True),
+    ("[a-c]", "-", False),
+    ("x**y", "x123y", True),
+    ("x**y", "x123z", False),
+    ("x[", "x[", True),
+    ("[\\]", "\\", True),
 ]
 
 
@@ -465,24 +480,139 @@ def test_pattern_text_and_errors_in_full() -> None:
     assert CallPattern.parse("a(x='q\\\"z')").args == (("x", 'q"z'),)
     errors = {
         "a b": "Cannot read pattern 'a b': expected tool or tool(arg=\"glob\", ...)",
-        'a(x="1", 2="y", and more text here)': "Cannot read pattern 'a(x=\"1\", 2=\"y\", and "
-        "more text here)' near ' 2=\"y\", and more tex': arguments are written name=\"glob\", "
+        'a(x="1", 2="y", and more text here)': 'Cannot read pattern \'a(x="1", 2="y", and '
+        'more text here)\' near \' 2="y", and more tex\': arguments are written name="glob", '
         "separated by commas",
-        'a(x="\\q")': "Cannot read pattern 'a(x=\"\\\\q\")': bad string \"\\q\": Invalid "
-        "\\escape",
+        'a(x="\\q")': 'Cannot read pattern \'a(x="\\\\q")\': bad string "\\q": Invalid \\escape',
     }
     for text, message in errors.items():
         with pytest.raises(PatternError) as caught:
             CallPattern.parse(text)
         assert str(caught.value) == message
     for make, message in [
-        (lambda: CallPattern.of("a b"), "Invalid tool name pattern 'a b': no spaces, quotes, "
-         "'=', parentheses or control characters"),
-        (lambda: CallPattern.of("a", {"1x": "y"}), "Invalid argument name '1x': a letter or "
-         "'_', then letters, digits, '_', '.' or '-'"),
-        (lambda: CallPattern.of("a", {"x": 1}), "Argument pattern for 'x' must be a string, "
-         "got 1"),
+        (
+            lambda: CallPattern.of("a b"),
+            "Invalid tool name pattern 'a b': no spaces, quotes, "
+            "'=', parentheses or control characters",
+        ),
+        (
+            lambda: CallPattern.of("a", {"1x": "y"}),
+            "Invalid argument name '1x': a letter or '_', then letters, digits, '_', '.' or '-'",
+        ),
+        (lambda: CallPattern.of("a", {"x": 1}), "Argument pattern for 'x' must be a string, got 1"),
     ]:
         with pytest.raises(PatternError) as caught:
             make()
         assert str(caught.value) == message
+
+
+# -- the gate's own words --------------------------------------------------------------
+
+
+class Published:
+    def __init__(self) -> None:
+        self.events: list[Any] = []
+
+    async def __call__(self, event: Any) -> None:
+        self.events.append(event)
+
+
+async def test_a_refused_path_is_a_decision_with_its_reason(ws: Path) -> None:
+    from workbench.events import PermissionDecisionEvent
+
+    published = Published()
+    gate = PermissionGate.for_workspace(ws, publish=published, policy="all")
+    result = await gate(make_ctx(tool_named(ws, "read_file"), {"path": "../etc"}))
+    assert result is not None and result.block
+    assert result.reason == (
+        "Permission denied: Path '../etc' uses '..' to climb outside the workspace; only files "
+        "inside the workspace can be used"
+    )
+    (decision,) = published.events
+    assert isinstance(decision, PermissionDecisionEvent)
+    assert (decision.decision, decision.decided_by, decision.rule, decision.rule_source) == (
+        "deny",
+        "rule",
+        None,
+        "workspace",
+    )
+    assert decision.reason == result.reason
+
+
+async def test_a_protected_path_under_a_policy_is_denied_in_words(ws: Path) -> None:
+    published = Published()
+    gate = PermissionGate.for_workspace(ws, publish=published, policy="all")
+    ctx = make_ctx(tool_named(ws, "write_file"), {"path": ".git/config", "content": "x"})
+    result = await gate(ctx)
+    assert result is not None and result.block
+    assert result.reason == (
+        "Permission denied: write_file would change .git/config, a protected path; only a rule "
+        "naming .git or a person can allow that"
+    )
+    (decision,) = published.events
+    assert (decision.decided_by, decision.rule_source) == ("policy", "--approve all")
+
+
+async def test_unknown_answers_are_refused_and_the_request_waits(ws: Path) -> None:
+    from workbench.permissions import AnswerError
+
+    gate = PermissionGate.for_workspace(ws)
+    ctx = make_ctx(tool_named(ws, "write_file"), {"path": "a.txt", "content": "x"})
+    out: list[Any] = []
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(lambda: _collect(out, gate(ctx, AbortController().signal)))
+        while not gate.pending:
+            await anyio.sleep(0.001)
+        rid = gate.pending[0].request_id
+        with pytest.raises(AnswerError) as caught:
+            gate.decide(rid, PermissionAnswer("maybe"))  # type: ignore[arg-type]
+        assert str(caught.value) == "Unknown answer kind 'maybe'"
+        with pytest.raises(AnswerError) as caught:
+            gate.decide(rid, PermissionAnswer.always_pattern('write_file(path="b.txt")'))
+        assert (
+            str(caught.value)
+            == 'Pattern write_file(path="b.txt") does not cover this call of write_file'
+        )
+        assert gate.pending[0].request_id == rid
+        gate.decide(rid, PermissionAnswer.always_pattern('write_file(path="./a.txt")'))
+    assert out == [None]
+
+
+async def test_saving_to_an_unwritable_rules_file_is_refused(ws: Path) -> None:
+    from workbench.permissions import AnswerError
+
+    blocked = ws / "blocked"
+    blocked.write_text("")  # a file where the rules file's directory should be
+    gate = PermissionGate.for_workspace(ws, rules_file=blocked / "rules.toml")
+    ctx = make_ctx(tool_named(ws, "write_file"), {"path": "a.txt", "content": "x"})
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(lambda: _collect([], gate(ctx, AbortController().signal)))
+        while not gate.pending:
+            await anyio.sleep(0.001)
+        rid = gate.pending[0].request_id
+        with pytest.raises(AnswerError) as caught:
+            gate.decide(rid, PermissionAnswer.always_tool(save=True))
+        assert str(caught.value).startswith(
+            f"Could not save the rule to {blocked / 'rules.toml'}: "
+        )
+        gate.decide(rid, PermissionAnswer.deny())
+
+
+def test_answer_shortcuts() -> None:
+    assert PermissionAnswer.allow_once() == PermissionAnswer("allow_once")
+    assert PermissionAnswer.always_tool(save=True) == PermissionAnswer(
+        "allow_always_tool", save=True
+    )
+    assert PermissionAnswer.always_pattern("p", save=True) == PermissionAnswer(
+        "allow_always_pattern", pattern="p", save=True
+    )
+    assert PermissionAnswer.deny("no") == PermissionAnswer("deny", reason="no")
+    assert PermissionAnswer.edit({"a": 1}) == PermissionAnswer("edit_and_allow", args={"a": 1})
+
+
+async def test_a_path_glob_written_loosely_still_judges_the_canonical_path(ws: Path) -> None:
+    for glob in ["./.env", ".env/", "src/../.env"]:
+        (result,) = await run_turn(
+            ws, [("read_file", {"path": ".env"})], deny=[f'read_file(path="{glob}")']
+        )
+        assert result.is_error and "hunter2" not in result.text, glob
