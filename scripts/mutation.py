@@ -5,7 +5,7 @@ Usage (from the repository root; CPU-heavy, so nice it and take one module at a 
     PYTHONPATH=$PWD nice -n 10 .venv/bin/python scripts/mutation.py tools/workspace.py
     PYTHONPATH=$PWD nice -n 10 .venv/bin/python scripts/mutation.py --list   # modules and tests
 
-The module's tests are listed in `pyproject.toml` under `[tool.workbench.mutation]`.
+The module's tests are listed in `pyproject.toml` under `[tool.mutation]`.
 A first run of them records which test functions execute each line of the module.
 Then, for each small change ("mutant") to the module's code, the test functions
 that execute its line run against the changed code; the mutant is killed when one
@@ -438,7 +438,7 @@ def _install(name: str, source: str) -> None:
 
 def config() -> dict[str, list[str]]:
     data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    return data["tool"]["workbench"]["mutation"]
+    return data["tool"]["mutation"]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "todo_agent"
 
 
 @pytest.fixture(autouse=True)
@@ -13,3 +16,13 @@ def _sessions_in_tmp(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pyte
     directory = tmp_path_factory.mktemp("sessions")
     monkeypatch.setenv("WORKBENCH_SESSIONS_DIR", str(directory))
     return directory
+
+
+@pytest.fixture
+def todo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh copy of examples/todo_agent as the current directory (its tools write
+    tasks.json where they run; its workbench.toml is read from there)."""
+    project = tmp_path / "todo_agent"
+    shutil.copytree(EXAMPLE, project, ignore=shutil.ignore_patterns("tasks.json", "__pycache__"))
+    monkeypatch.chdir(project)
+    return project

@@ -7,7 +7,7 @@ Nothing here imports Textual or Rich.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from tools.edit_file import make_edit_file
@@ -24,12 +24,16 @@ READ_ONLY_TOOLS = ("read_file", "list_directory", "search_files")
 
 
 def builtin_tools(
-    workspace: Path | str, may_read: Callable[[str], bool] | None = None
+    workspace: Path | str,
+    may_read: Callable[[str], bool] | None = None,
+    *,
+    pass_env: Iterable[str] = (),
 ) -> list[AgentTool]:
     """The six built-in tools, bound to the workspace root `workspace`.
 
     `may_read` (the permission gate's) says which files the reading tools may
     show: `search_files` and `list_directory` leave out what `read_file` may not read.
+    `pass_env` names environment variables `run_command` passes on beyond its allow-list.
     """
     ws = Workspace(workspace, may_read)
     return [
@@ -38,7 +42,7 @@ def builtin_tools(
         make_search_files(ws),
         make_write_file(ws),
         make_edit_file(ws),
-        make_run_command(ws),
+        make_run_command(ws, pass_env),
     ]
 
 

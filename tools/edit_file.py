@@ -23,6 +23,9 @@ from workbench.agent import AbortSignal, AgentTool, AgentToolResult
 
 _KEYS = {"oldText": "old_text", "newText": "new_text"}
 
+MAX_EDIT_BYTES = 10 * 1024 * 1024
+"""Largest file edit_file edits: it holds the file (and the result) in memory."""
+
 
 class Edit(BaseModel):
     old_text: str = Field(
@@ -119,7 +122,16 @@ def make_edit_file(workspace: Workspace) -> AgentTool:
         path, shown = workspace.text_file(
             params.path, refusal="edit_file only edits text", on_directory=", not a file"
         )
-        raw = path.read_bytes().decode("utf-8")
+        file_bytes = path.stat().st_size
+        if file_bytes > MAX_EDIT_BYTES:
+            raise ValueError(
+                f"{shown} is {file_bytes} bytes; edit_file edits files up to "
+                f"{MAX_EDIT_BYTES // (1024 * 1024)} MB. Use run_command (e.g. sed) for larger ones."
+            )
+        with path.open("rb") as handle:  # no more than the cap, even if the file grew
+            raw = handle.read(MAX_EDIT_BYTES + 1).decode("utf-8")
+        if len(raw) > MAX_EDIT_BYTES:
+            raise ValueError(f"{shown} grew past {MAX_EDIT_BYTES} bytes while being edited")
         bom = "\ufeff" if raw.startswith("\ufeff") else ""
         body = raw[len(bom):]
         crlf = "\r\n" in body and body.count("\r\n") == body.count("\n")

@@ -21,6 +21,10 @@ MAX_LINES = 2000
 """Most lines one read returns."""
 MAX_BYTES = 50 * 1024
 """Most bytes (UTF-8) one read returns."""
+PIECE_CHARS = MAX_BYTES + 1
+"""Most of one line held in memory (enough to know it is over MAX_BYTES)."""
+MAX_SCAN_CHARS = 64 * 1024 * 1024
+"""How far past the lines shown a read goes on counting the file's lines."""
 
 
 class ReadFileParams(BaseModel):
@@ -39,38 +43,71 @@ class _Window:
     total: int
     cut_by: str | None = None
     """"lines" (MAX_LINES), "bytes" (MAX_BYTES), "line" (one over-long line) or None."""
+    counted: bool = True
+    """False when the file went on past MAX_SCAN_CHARS after the window: `total` is
+    then the lines counted so far, not all of them."""
+
+    def take(self, line: str, size: int) -> int:
+        """Add `line` if it fits in MAX_BYTES (`size` so far); returns the new size."""
+        encoded = len(line.encode("utf-8"))
+        if size + encoded > MAX_BYTES:
+            if not self.lines:
+                self.lines.append(line.encode("utf-8")[:MAX_BYTES].decode("utf-8", "ignore"))
+                self.cut_by = "line"
+            else:
+                self.cut_by = "bytes"
+            return size
+        self.lines.append(line)
+        return size + encoded
 
 
 def _read_window(path: Path, start: int, want: int) -> _Window:
-    """Lines `start`.. (1-based) up to `want` of them, within the byte cap; counts all lines."""
+    """Lines `start`.. (1-based) up to `want` of them, within the byte cap.
+
+    The file is read in pieces of at most PIECE_CHARS, so memory stays small
+    whatever the file's shape (a 2 GB file without a newline is one huge line);
+    after the window, lines are counted for MAX_SCAN_CHARS more at most.
+    """
     window = _Window([], 0)
     size = 0
+    line: str | None = None  # the window's line being read, at most PIECE_CHARS of it
+    continuing = False
+    scanned_after = 0
     with path.open(encoding="utf-8", errors="replace", newline="") as handle:
-        for number, line in enumerate(handle, 1):
-            window.total = number
-            if number < start or window.cut_by is not None or len(window.lines) >= want:
-                continue
-            encoded = len(line.encode("utf-8"))
-            if size + encoded > MAX_BYTES:
-                if not window.lines:
-                    window.lines.append(line.encode("utf-8")[:MAX_BYTES].decode("utf-8", "ignore"))
-                    window.cut_by = "line"
-                else:
-                    window.cut_by = "bytes"
-                continue
-            window.lines.append(line)
-            size += encoded
+        while piece := handle.readline(PIECE_CHARS):
+            if not continuing:
+                window.total += 1
+            continuing = not piece.endswith(("\n", "\r"))
+            full = window.cut_by is not None or len(window.lines) >= want
+            if window.total >= start and not full:
+                line = piece if line is None else line + piece[: PIECE_CHARS - len(line)]
+                if not continuing:
+                    size = window.take(line, size)
+                    line = None
+            elif full:
+                scanned_after += len(piece)
+                if scanned_after > MAX_SCAN_CHARS:
+                    window.counted = False
+                    break
+    if line is not None:  # the file ended inside the window's last line
+        window.take(line, size)
     if window.cut_by is None and len(window.lines) >= MAX_LINES and want == MAX_LINES:
         if window.total > start + len(window.lines) - 1:
             window.cut_by = "lines"
     return window
 
 
-def _notice(w: _Window, start: int, end: int) -> str | None:
+def _notice(w: _Window, start: int, end: int, file_bytes: int) -> str | None:
     if w.cut_by == "line":
         return (
             f"[Line {start} is longer than the {MAX_BYTES // 1024}KB limit; showing its start "
             f"only. Use run_command (e.g. cut or head -c) to see the rest.]"
+        )
+    if not w.counted:
+        return (
+            f"[Showing lines {start}-{end}; the file goes on ({file_bytes} bytes in all; its "
+            f"lines were counted only {MAX_SCAN_CHARS // (1024 * 1024)} MB past these). "
+            f"Use offset={end + 1} to continue.]"
         )
     if end >= w.total:
         return None
@@ -106,14 +143,14 @@ def make_read_file(workspace: Workspace) -> AgentTool:
             )
         end = start + len(window.lines) - 1
         text = "".join(window.lines)
-        notice = _notice(window, start, end)
+        notice = _notice(window, start, end, path.stat().st_size)
         if notice:
             text = (text if text.endswith("\n") else text + "\n") + "\n" + notice
         details = {
             "path": shown,
             "start_line": start,
             "end_line": end,
-            "total_lines": window.total,
+            "total_lines": window.total if window.counted else None,
             "truncated": notice is not None,
             "truncated_by": window.cut_by,
         }

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,11 +21,14 @@ from pydantic import BaseModel, Field
 
 from tools.workspace import IGNORED_DIRS, Workspace, is_binary, read_sample
 from workbench.agent import AbortSignal, AgentTool, AgentToolResult
+from workbench.safe_regex import Budget, compile_pattern
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
 """Files larger than this are not searched."""
 MAX_LINE_CHARS = 300
 """Matched lines longer than this are shortened in the output."""
+SEARCH_TIME_LIMIT = 10.0
+"""Seconds of matching one search may take in all (one line may take `MATCH_TIMEOUT`)."""
 
 
 class SearchFilesParams(BaseModel):
@@ -44,7 +46,9 @@ class SearchFilesParams(BaseModel):
 
 @dataclass
 class _Search:
-    regex: re.Pattern[str]
+    regex: Any
+    budget: Budget
+    signal: AbortSignal
     glob: str | None
     limit: int
     matches: list[str] = field(default_factory=list)
@@ -76,7 +80,9 @@ def _search_file(ws: Workspace, path: Path, rel: str, s: _Search) -> None:
         s.files_searched += 1
         with path.open(encoding="utf-8", errors="replace") as handle:
             for number, line in enumerate(handle, 1):
-                if s.regex.search(line):
+                if s.signal.aborted:
+                    return
+                if s.budget.search(s.regex, line):
                     if len(s.matches) >= s.limit:
                         s.truncated = True
                         return
@@ -88,9 +94,9 @@ def _search_file(ws: Workspace, path: Path, rel: str, s: _Search) -> None:
         s.files_skipped += 1
 
 
-def _run(ws: Workspace, root: Path, s: _Search, signal: AbortSignal) -> None:
+def _run(ws: Workspace, root: Path, s: _Search) -> None:
     for path in _candidates(ws, root):
-        if signal.aborted or s.truncated:
+        if s.signal.aborted or s.truncated:
             return
         rel = ws.display(path)
         if s.glob and not (fnmatch.fnmatch(path.name, s.glob) or fnmatch.fnmatch(rel, s.glob)):
@@ -101,21 +107,31 @@ def _run(ws: Workspace, root: Path, s: _Search, signal: AbortSignal) -> None:
         _search_file(ws, path, rel, s)
 
 
+async def _in_thread_until_abort(signal: AbortSignal, fn: Any, *args: Any) -> None:
+    """Run `fn` in a worker thread; an abort returns at once. The abandoned thread
+    stops by itself at its next line (it checks the signal, and one match is bounded)."""
+    with anyio.CancelScope() as scope:
+        remove = signal.add_listener(lambda _reason: scope.cancel())
+        try:
+            await anyio.to_thread.run_sync(fn, *args, abandon_on_cancel=True)
+        finally:
+            remove()
+
+
 def make_search_files(workspace: Workspace) -> AgentTool:
     """Build `search_files` bound to `workspace`."""
 
     async def execute(
         tool_call_id: str, params: SearchFilesParams, signal: AbortSignal, on_update: Any
     ) -> AgentToolResult:
-        try:
-            regex = re.compile(params.pattern, re.IGNORECASE if params.ignore_case else 0)
-        except re.error as exc:
-            raise ValueError(f"Invalid regular expression {params.pattern!r}: {exc}") from None
+        compiled = compile_pattern(params.pattern, params.ignore_case)
         root = workspace.resolve(params.path)
         if not root.exists():
             raise FileNotFoundError(f"Path not found: {params.path}")
-        search = _Search(regex, params.glob, params.max_results)
-        await anyio.to_thread.run_sync(_run, workspace, root, search, signal)
+        search = _Search(
+            compiled, Budget(SEARCH_TIME_LIMIT), signal, params.glob, params.max_results
+        )
+        await _in_thread_until_abort(signal, _run, workspace, root, search)
         signal.throw_if_aborted()
         if search.matches:
             text = "\n".join(search.matches)

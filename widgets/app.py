@@ -28,13 +28,14 @@ from widgets.pause_banner import PauseBanner
 from widgets.prompt_bar import PromptBar
 from widgets.status_bar import StatusBar
 from widgets.stepping_actions import SteppingActions
+from widgets.terminal_safety import SafeTextApp
 from widgets.timeline import Timeline
 from widgets.tool_inspector import ToolInspector
 from workbench import gc_policy
 from workbench.agent.clock import now_ms
 from workbench.agent.events import AgentEndEvent
 from workbench.agent.types import text_of
-from workbench.events import PermissionRequestEvent, StepPausedEvent
+from workbench.events import PermissionRequestEvent, RunLimitEvent, StepPausedEvent
 from workbench.runtime import Runtime
 from workbench.view.fold import ViewState
 
@@ -63,7 +64,7 @@ def _text(message: Any) -> str:
     return message.content if isinstance(message.content, str) else text_of(message.content)
 
 
-class WorkbenchApp(SteppingActions, App[int]):
+class WorkbenchApp(SafeTextApp, SteppingActions, App[int]):
     """The workbench: timeline, inspector, status, prompt, and the dialogs."""
 
     CSS_PATH = "app.tcss"
@@ -79,10 +80,17 @@ class WorkbenchApp(SteppingActions, App[int]):
         Binding("ctrl+r", "run_to_end", "Run to end"),
         Binding("f2", "edit_paused", "Edit args"),
         Binding("ctrl+o", "answer_paused", "Answer call"),
+        # The same keys where they cannot act: each says why (hidden from the footer).
+        Binding("f10", "why('step')", show=False),
+        Binding("f5", "why('continue_run')", show=False),
+        Binding("ctrl+r", "why('run_to_end')", show=False),
+        Binding("f2", "why('edit_paused')", show=False),
+        Binding("ctrl+o", "why('answer_paused')", show=False),
         Binding("f8", "cancel_call", "Cancel call"),
         Binding("f9", "toggle_breakpoint", "Breakpoint"),
         Binding("ctrl+b", "breakpoints", "Breakpoints"),
         Binding("f4", "run_details", "Wire & time"),
+        Binding("f3", "mcp_servers", "MCP servers", show=False),
         Binding("ctrl+l", "focus_prompt", "Prompt"),
     ]
 
@@ -112,6 +120,8 @@ class WorkbenchApp(SteppingActions, App[int]):
         self._footer_state: tuple[Any, bool] = (False, False)
         self._widgets: _Widgets | None = None
         self._permission_open: str | None = None
+        self._pause_seen: Any = None
+        """The pause the screen last showed (a new one selects its call)."""
         self._unsubscribe: Callable[[], None] | None = None
         self._gc_thresholds: tuple[int, int, int] | None = None
         self.sub_title = f"{runtime.model.provider}:{runtime.model.id} · {subtitle or runtime.workspace}"
@@ -158,6 +168,11 @@ class WorkbenchApp(SteppingActions, App[int]):
             main.query_one(PauseBanner),
         )
         self._unsubscribe = self.agent.subscribe(self._on_bus_event)
+        recorder = self.runtime.recorder
+        if recorder is not None:
+            recorder.on_problem = self._recording_problem
+            for problem in recorder.problems:
+                self._recording_problem(problem)
         self.prompt_bar.input.value = self.prefill
         self.prompt_bar.input.focus()
         self.set_interval(0.25, self._tick)
@@ -166,6 +181,10 @@ class WorkbenchApp(SteppingActions, App[int]):
         if self.runtime.mcp is not None:
             self._mcp_started = asyncio.Event()
             self._serve_mcp()
+
+    def _recording_problem(self, text: str) -> None:
+        """The session file will not hold the whole run: say so (the exit code says it too)."""
+        self.notify(f"Session {text}", severity="error", timeout=20)
 
     def _apply_gc_policy(self) -> None:
         """Once the screen is up, what is alive is here to stay (see `gc_policy`)."""
@@ -179,6 +198,8 @@ class WorkbenchApp(SteppingActions, App[int]):
             self._gc_thresholds = None
         if self._unsubscribe is not None:
             self._unsubscribe()
+        if self.runtime.recorder is not None:
+            self.runtime.recorder.on_problem = None
 
     # -- events in ---------------------------------------------------------------------
 
@@ -190,10 +211,15 @@ class WorkbenchApp(SteppingActions, App[int]):
             self._fold_queued()
         if type(event) in URGENT:
             self.call_later(self._refresh_now)
+        elif type(event) is RunLimitEvent:
+            self.call_later(self._say_limit, event)
         elif not self._refresh_pending:  # the first event since the last refresh
             now = time.perf_counter()
             self.pacer.arrived(now)
             self._schedule_refresh(now)
+
+    def _say_limit(self, event: RunLimitEvent) -> None:
+        self.notify(event.text, title="Run stopped", severity="warning", timeout=15, markup=False)
 
     def _schedule_refresh(self, now: float | None = None) -> None:
         if not self._refresh_pending:
@@ -243,8 +269,14 @@ class WorkbenchApp(SteppingActions, App[int]):
         pacer.refreshing(state.event_count, started, waiting=waiting)
         now = now_ms()
         following = self.follow_latest and state.latest_call_id is not None
-        if following:
-            self.selected_id = state.latest_call_id
+        pause = state.pause
+        paused_call = pause.tool_call_id if pause is not None and pause.tool_call_id in state.calls else None
+        if following:  # following shows the call the run is stopped at, else the newest
+            self.selected_id = paused_call or state.latest_call_id
+        if pause is not self._pause_seen:  # a new pause selects its call, whatever was picked
+            self._pause_seen = pause
+            if paused_call is not None:
+                self.selected_id = paused_call
         w.timeline.selected_id = self.selected_id
         w.timeline.sync(state, now, busy=pacer.burst)
         inspected = False
@@ -348,6 +380,10 @@ class WorkbenchApp(SteppingActions, App[int]):
         the agent's, and each server's outcome is a notification."""
         hub = self.runtime.mcp
         assert hub is not None and self._mcp_started is not None
+        if self.runtime.gate is not None and self.runtime.gate.policy == "ask":
+            from widgets.mcp_requests import AppAsker
+
+            hub.asker = AppAsker(self)  # a person answers the servers' requests
         try:
             async with hub.attach(self.agent):
                 tools = self.agent.state.tools
@@ -360,6 +396,8 @@ class WorkbenchApp(SteppingActions, App[int]):
                         line, severity="error" if failed else "information",
                         timeout=12 if failed else 4, markup=False,
                     )
+                hub.on_change = self._mcp_server_exited
+                hub.on_tools_changed = self._mcp_tools_changed
                 self._mcp_started.set()
                 self._refresh_now()
                 await asyncio.Event().wait()  # until the app exits and cancels this worker
@@ -367,6 +405,55 @@ class WorkbenchApp(SteppingActions, App[int]):
             self.notify(f"MCP servers could not be started: {exc}", severity="error", markup=False)
         finally:
             self._mcp_started.set()
+
+    def _mcp_server_exited(self, connection: Any) -> None:
+        from workbench.mcp.hub import describe_failure
+
+        self.notify(
+            f"{describe_failure(connection)}\nctrl+p, 'Restart MCP server' starts it again.",
+            severity="error", timeout=15, markup=False,
+        )
+
+    def _mcp_tools_changed(self, connection: Any, added: list[str], removed: list[str]) -> None:
+        tools = [t for t in self.agent.state.tools if t.source == f"mcp:{connection.name}"]
+        self.labels.update({t.name: t.label for t in tools})
+        self.descriptions.update({t.name: t.description for t in tools})
+        self.sources.update({t.name: t.source for t in tools if t.source})
+        change = ", ".join([*(f"+{n}" for n in added), *(f"-{n}" for n in removed)])
+        self.notify(
+            f"MCP server {connection.name} changed its tools ({change or 'same names'}); "
+            "the next model request has the new list", markup=False,
+        )
+
+    def action_mcp_servers(self) -> None:
+        from widgets.mcp_servers import McpServersScreen
+
+        hub = self.runtime.mcp
+        if hub is None:
+            self.notify("No MCP servers in this run (start one with --mcp, --mcp-url or "
+                        "--mcp-config)", severity="warning", markup=False)
+            return
+        self.push_screen(McpServersScreen(hub, self.restart_mcp_server))
+
+    @work(group="mcp-restart", exit_on_error=False)
+    async def restart_mcp_server(self, name: str) -> None:
+        """Start MCP server `name` again; its tools replace the old ones."""
+        hub = self.runtime.mcp
+        assert hub is not None
+        try:
+            connection = await hub.restart(name)
+        except (KeyError, RuntimeError) as exc:
+            self.notify(str(exc), severity="warning", markup=False)
+            return
+        if connection.status != "ready":
+            self.notify(hub.report()[hub.connections.index(connection)],
+                        severity="error", timeout=12, markup=False)
+            return
+        tools = [t for t in hub.tools if t.source == f"mcp:{name}"]
+        self.labels.update({t.name: t.label for t in tools})
+        self.descriptions.update({t.name: t.description for t in tools})
+        self.sources.update({t.name: t.source for t in tools if t.source})
+        self.notify(f"MCP server {name} restarted: {len(tools)} tools", markup=False)
 
     @on(Timeline.Selected)
     def _card_selected(self, event: Timeline.Selected) -> None:
@@ -414,7 +501,7 @@ class WorkbenchApp(SteppingActions, App[int]):
         if action in ("step", "continue_run", "run_to_end"):
             return pause is not None
         if action in ("edit_paused", "answer_paused"):
-            return pause is not None and pause.point == "before_tool"
+            return pause is not None and self.pause_refusal(action, pause) is None
         if action in ("cancel_run", "cancel_call"):
             return self.agent.state.is_streaming
         return True
@@ -430,6 +517,14 @@ class WorkbenchApp(SteppingActions, App[int]):
                     f"{binding.description} ({binding.key})",
                     _command_help(binding.action),
                     lambda action=binding.action: self.run_action(action),
+                )
+        hub = self.runtime.mcp
+        for connection in hub.connections if hub is not None else ():
+            if connection.status in ("failed", "exited"):
+                yield SystemCommand(
+                    f"Restart MCP server {connection.name}",
+                    f"It {connection.status}: start it again and list its tools anew",
+                    lambda name=connection.name: self.restart_mcp_server(name),
                 )
         if screen is self._main:
             yield SystemCommand(
@@ -449,11 +544,12 @@ def _command_help(action: str) -> str:
         "run_to_end": "At a pause: ignore every pause until this run ends",
         "toggle_breakpoint": "Break on the selected call's tool",
         "breakpoints": "Add or remove breakpoints of every kind",
-        "edit_paused": "At a pause before a tool: edit its arguments (re-validated)",
-        "answer_paused": "At a pause before a tool: answer it with your own result",
+        "edit_paused": "At a pause before a tool or at failed arguments: edit the arguments (re-validated)",
+        "answer_paused": "At a pause before a tool: answer it yourself; at @error: replace the result",
         "cancel_call": "Cancel only the selected running call",
         "focus_prompt": "Put the cursor in the message box",
         "run_details": "Every model request as sent, and where the run's time went",
+        "mcp_servers": "Each MCP server's state, tools, log and stderr; restart one",
     }.get(action, action)
 
 

@@ -1,7 +1,7 @@
 """Batch lanes: what ran at the same time, what waited, and for how long.
 
 One lane per call of a batch on a shared time axis; each lane is coloured by phase
-(preflight, waiting for approval, paused, executing, after-hook), so a parallel
+(preflight, waiting for approval, paused, queued behind its batch, executing, after-hook), so a parallel
 batch shows overlapping bars and a sequential one a staircase. Under the lanes, the
 selected call's time in each phase (or the hovered one's: the inspector passes it as
 `detail_id`).
@@ -13,7 +13,7 @@ from itertools import groupby
 
 from rich.text import Text
 
-from widgets.render import format_ms
+from widgets.render import format_ms, format_times
 from workbench.sanitize import literal
 from workbench.view.records import ToolCallRecord
 from workbench.view.summary import phase_durations, phase_spans
@@ -22,6 +22,7 @@ PHASE_STYLE = {
     "preflight": ("░", "grey62"),
     "approval": ("▒", "magenta"),
     "paused": ("▒", "yellow"),
+    "queued": ("·", "grey50"),
     "executing": ("█", "cyan"),
     "after_hook": ("█", "blue"),
 }
@@ -29,6 +30,7 @@ PHASE_LABEL = {
     "preflight": "preflight",
     "approval": "approval",
     "paused": "paused",
+    "queued": "queued",
     "executing": "executing",
     "after_hook": "after hook",
 }
@@ -49,7 +51,9 @@ def render_lanes(
     t0 = min(r.started_at for r in started if r.started_at is not None)
     t1 = max((r.ended_at if r.ended_at is not None else now) for r in started)
     span = max(t1 - t0, 1e-6)
-    cells = max(10, width - LABEL_WIDTH - 10)
+    times = {r.id: format_times(r.times(now)) for r in records}
+    time_width = max(7, *(len(t) for t in times.values()))
+    cells = max(10, width - LABEL_WIDTH - time_width - 3)
     out = Text()
     for record in records:
         chosen = record.id == selected_id
@@ -68,9 +72,8 @@ def render_lanes(
             lane[end] = ("✗", "bold red")
         for (char, style), run in groupby(lane):  # one span a run, not one a cell
             out.append(char * len(list(run)), style=style)
-        elapsed = record.elapsed_ms(now)
-        if elapsed is not None:
-            out.append(f" {format_ms(elapsed):>7}", style="dim")
+        if times[record.id]:
+            out.append(f" {times[record.id]:>{time_width}}", style="dim")
         out.append("\n")
     out.append(" " * LABEL_WIDTH + "0" + " " * (cells - len(format_ms(span)) - 1) + format_ms(span) + "\n", style="dim")
     for name, (char, style) in PHASE_STYLE.items():

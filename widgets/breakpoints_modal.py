@@ -19,8 +19,9 @@ from workbench.stepper import Stepper, StepperError
 HINT = (
     "A tool name (read_file, or a glob like *_file), an argument pattern "
     '(run_command(command="rm *"), write_file(path="src/**")), '
-    "@invalid (arguments failed validation) or @error (the result is an error; "
-    "pauses before the result goes to the model)."
+    "@invalid (arguments failed: any of @parse malformed JSON, @unknown no such tool, "
+    "@prepare, @validate; F2 edits them there) or @error (any error result, before the "
+    "model sees it; ctrl+o replaces it)."
 )
 
 

@@ -35,13 +35,24 @@ output, the result and the call's own events.
 | ctrl+r | run to the end, ignoring every pause |
 | F9 | breakpoint on the selected call's tool |
 | ctrl+b | breakpoints of every kind |
-| F2 / ctrl+o | at a pause: edit the arguments / answer the call yourself |
+| F2 | at a pause before a tool: edit its arguments; at failed arguments: edit them (the pipeline runs again) |
+| ctrl+o | at a pause before a tool: answer it yourself; at an error result (`@error`): replace it |
 | ctrl+l | back to the message box |
 | ctrl+p | command palette (every action, themes) |
 | ctrl+q | quit |
 
-In a permission dialog: **a** allow once, **A** allow always, **d** deny (type a
-reason first if you like; the model receives it), **e** edit the arguments.
+A key that cannot act where you press it says why. A card's time is its work;
+`+… wait` is how long it waited on you or its batch. **✎ edited by you** and
+**injected by you** mark what you changed (the inspector shows the model's own).
+
+In a permission dialog typing never decides: letters go into the reason box.
+**ctrl+y** allows once, **ctrl+n** goes to the reason box (there **Enter** denies;
+the model receives the reason), **F2** edits the arguments, Tab reaches the
+"always" buttons.
+
+Breakpoints: a tool name or argument pattern (before it runs), `@invalid` (any
+failed arguments) or one stage of it (`@parse`, `@unknown`, `@prepare`,
+`@validate`), and `@error` (any error result, before the model sees it).
 
 Nothing from the model or a tool is interpreted: markup and terminal escapes are
 shown as they are.

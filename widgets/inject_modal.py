@@ -1,4 +1,5 @@
-"""InjectResultModal: answer a paused tool call with a result you write, instead of running it."""
+"""InjectResultModal: answer a paused tool call with a result you write, instead of running
+it, or replace the error result a call stopped at (`@error`)."""
 
 from __future__ import annotations
 
@@ -11,15 +12,16 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Checkbox, Static, TextArea
+from textual.widgets import Button, Static, TextArea
 
+from widgets.clear_checkbox import ClearCheckbox
 from workbench.sanitize import literal
 
 
 class InjectResultModal(ModalScreen[str | None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+s", "apply", "Send result"),
-        Binding("escape", "cancel", "Back"),
+        Binding("escape", "cancel", "Back", priority=True),
     ]
 
     DEFAULT_CSS = """
@@ -32,19 +34,26 @@ class InjectResultModal(ModalScreen[str | None]):
     InjectResultModal Button { margin: 0 0 0 1; }
     """
 
-    def __init__(self, tool_name: str, on_submit: Callable[[str, bool], Any]) -> None:
+    def __init__(
+        self, tool_name: str, on_submit: Callable[[str, bool], Any], *, replacing: bool = False
+    ) -> None:
         super().__init__()
         self.tool_name = tool_name
         self.on_submit = on_submit
+        self.replacing = replacing
+        """At an `@error` stop: the text replaces the error result the call ended with."""
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            title = Text("Answer ")
+            title = Text("Replace the error result of " if self.replacing else "Answer ")
             title.append(literal(self.tool_name), style="bold")
-            title.append(" yourself: the tool will not run; the model gets this text as its result.")
+            if self.replacing:
+                title.append(": the model gets this text instead of the error.")
+            else:
+                title.append(" yourself: the tool will not run; the model gets this text as its result.")
             yield Static(title, classes="title")
             yield TextArea(id="result-text")
-            yield Checkbox("Mark the result as an error (is_error)", id="is-error")
+            yield ClearCheckbox("Mark the result as an error (is_error)", id="is-error")
             yield Static("", id="inject-error")
             with Horizontal():
                 yield Button("Send result (ctrl+s)", variant="warning", id="apply", compact=True)
@@ -57,7 +66,7 @@ class InjectResultModal(ModalScreen[str | None]):
     def action_apply(self) -> None:
         text = self.query_one(TextArea).text
         try:
-            self.on_submit(text, self.query_one(Checkbox).value)
+            self.on_submit(text, self.query_one(ClearCheckbox).value)
         except ValueError as exc:
             self.query_one("#inject-error", Static).update(Text(literal(str(exc))))
             return

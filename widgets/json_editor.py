@@ -19,13 +19,18 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static, TextArea
 
-from workbench.sanitize import literal
+from workbench.json_text import escape_chars, loads
+from workbench.sanitize import UNSAFE, literal
 
 
 class JsonEditModal(ModalScreen[dict[str, Any] | None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+s", "apply", "Apply"),
-        Binding("escape", "cancel", "Back"),
+        # Priority: the text area would otherwise take the first Escape (to let go of
+        # the focus), and a later Tab would go into the JSON.
+        Binding("escape", "cancel", "Back", priority=True),
+        Binding("ctrl+home", "top", "Top", show=False),
+        Binding("ctrl+end", "bottom", "End", show=False),
     ]
 
     DEFAULT_CSS = """
@@ -46,7 +51,8 @@ class JsonEditModal(ModalScreen[dict[str, Any] | None]):
     ) -> None:
         super().__init__()
         self.title_text = title
-        self.initial = json.dumps(args, indent=2, ensure_ascii=False)
+        # characters a terminal would act on (or hide) as JSON escapes: the same value
+        self.initial = escape_chars(json.dumps(args, indent=2, ensure_ascii=False), UNSAFE)
         self.on_submit = on_submit
 
     def compose(self) -> ComposeResult:
@@ -69,9 +75,12 @@ class JsonEditModal(ModalScreen[dict[str, Any] | None]):
         """The editor's JSON object, or None with the problem shown."""
         source = self.query_one(TextArea).text
         try:
-            value = json.loads(source)
+            value = loads(source)
         except json.JSONDecodeError as exc:
-            self.error_line.update(f"JSON error at line {exc.lineno}, column {exc.colno}: {exc.msg}")
+            self.error_line.update(Text(literal(json_error(exc))))
+            return None
+        except ValueError as exc:  # nested too deep
+            self.error_line.update(Text(literal(str(exc))))
             return None
         if not isinstance(value, dict):
             self.error_line.update("The arguments must be a JSON object.")
@@ -98,3 +107,19 @@ class JsonEditModal(ModalScreen[dict[str, Any] | None]):
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+    def action_top(self) -> None:
+        self.query_one(TextArea).move_cursor((0, 0))
+
+    def action_bottom(self) -> None:
+        area = self.query_one(TextArea)
+        area.move_cursor(area.document.end)
+
+
+def json_error(exc: json.JSONDecodeError) -> str:
+    """The whole problem, in words: the decoder's message ends in "at" and expects its
+    position after it ("Invalid control character at")."""
+    message = exc.msg.removesuffix(" at")
+    if message == "Invalid control character":
+        message += " (a tab or line break inside a string: write it as \\t or \\n)"
+    return f"JSON error at line {exc.lineno}, column {exc.colno}: {message}"

@@ -8,7 +8,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from widgets.render import compact_json
-from workbench.sanitize import literal
+from workbench.sanitize import literal, one_line
 
 
 class PauseBanner(Static):
@@ -25,20 +25,28 @@ class PauseBanner(Static):
         where = {
             "before_model": "before the next model request",
             "before_tool": "before running",
-            "after_tool": "after running (result not yet sent to the model)",
-            "invalid_arguments": "at arguments that failed validation:",
+            "after_tool": "at the error result of",
+            "invalid_arguments": f"at arguments that failed ({pause.failed_stage or 'validate'}):",
         }.get(pause.point, pause.point)
         text.append(where)
         if pause.tool_name:
             text.append(f" {literal(labels.get(pause.tool_name, pause.tool_name))}")
         if pause.breakpoint:
             text.append(f"  (breakpoint {literal(pause.breakpoint)})")
-        if pause.tool_name and pause.args is not None:
+        result = getattr(pause, "result", None)  # recorded before pauses carried it: none
+        if result is not None:
+            said = "".join(getattr(c, "text", "") for c in result.content)
+            text.append("  " + one_line(said, 200) + " (not sent yet)", style="not bold")
+        elif pause.tool_name and pause.args is not None:
             text.append("  " + compact_json(pause.args, 200), style="not bold")
         text.no_wrap, text.overflow = True, "ellipsis"
         keys = Text("F10 step · F5 continue · ^r run to end", no_wrap=True, overflow="ellipsis")
         if pause.point == "before_tool":
             keys.append(" · F2 edit args · ^o answer it yourself")
+        elif pause.point == "invalid_arguments" and pause.failed_stage != "lookup":
+            keys.append(" · F2 edit args (the pipeline runs again)")
+        elif pause.point == "after_tool":
+            keys.append(" · ^o replace the result")
         keys.append(" · ^c cancel run")
         text.append("\n")
         text.append_text(keys)

@@ -13,6 +13,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Input, Static
 
+from widgets.terminal_safety import LiteralInput
 from workbench.sanitize import one_line
 
 QueueKind = Literal["steer", "follow_up"]
@@ -49,7 +50,7 @@ class PromptBar(Vertical):
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield Static("", id="queue")
-        yield Input(placeholder=self._placeholder(), id="prompt", compact=True)
+        yield LiteralInput(placeholder=self._placeholder(), id="prompt", compact=True)
 
     def _placeholder(self) -> str:
         if not self.running:

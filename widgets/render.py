@@ -68,6 +68,18 @@ def format_ms(ms: float | None) -> str:
     return f"{int(ms // 60_000)}m{int(ms % 60_000 / 1000):02d}s"
 
 
+WAIT_SHOWN_MS = 1.0
+"""Waits shorter than this are the batch's own bookkeeping, not worth a word."""
+
+
+def format_times(times: tuple[float, float] | None) -> str:
+    """A call's working time, and its waiting when it waited: `9ms +3m02s wait`."""
+    if times is None:
+        return ""
+    work, wait = times
+    return format_ms(work) + (f" +{format_ms(wait)} wait" if wait >= WAIT_SHOWN_MS else "")
+
+
 def compact_json(value: Any, width: int = 80) -> str:
     text = literal(json.dumps(value, ensure_ascii=False, default=str))
     return text if len(text) <= width else text[: width - 1] + "…"

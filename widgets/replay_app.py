@@ -4,13 +4,12 @@ The screen is the live one (the same Timeline, ToolInspector, StatusBar and
 PauseBanner) and the state shown at position N is `fold(events[:N])`, the fold the
 live app runs, so replay shows exactly what the live screen showed after event N.
 
-Stepping forward folds one more event into the current state. Stepping back folds
-again from the start: 2-3 µs an event, about 30 ms at 10,000 events. Checkpoints
-would not help, since copying a state costs as much as folding it again. Building
-the timeline's widgets again is the slow part (a second or more for a long
-session), so `rebase` moves the earlier state into the objects already on screen,
-and only what changed is redrawn. Drawing never runs twice at once: keys pressed
-while a drawing is laid out end in one more drawing.
+The events stay in the file (`sessions.log.EventLog`) and the fold moves with
+`sessions.scrub.ScrubFold`: forward it folds the events in between; back, or far
+ahead, it starts from the checkpoint at the last turn start before the target, so a
+jump costs at most one turn's events. The earlier turns' objects are the same ones
+the timeline drew, so only the current turn is drawn again. Drawing never runs twice
+at once: keys pressed while a drawing is laid out end in one more drawing.
 
 Fork (key f) leaves the replay and opens the live app on the transcript up to the
 end of the current turn, with the recorded scenario or another model, recording
@@ -37,6 +36,7 @@ from widgets.app import WorkbenchApp
 from widgets.pause_banner import PauseBanner
 from widgets.scrubber import Scrubber
 from widgets.status_bar import StatusBar
+from widgets.terminal_safety import SafeTextApp
 from widgets.timeline import Timeline
 from widgets.tool_inspector import ToolInspector
 from workbench.sanitize import literal
@@ -49,7 +49,7 @@ from workbench.sessions.fork import (
 )
 from workbench.sessions.history import MarkKind, Marks, first_prompt, fork_cut, needs_continue
 from workbench.sessions.reader import Session
-from workbench.sessions.rebase import rebase
+from workbench.sessions.scrub import ScrubFold
 from workbench.view.fold import ViewState, fold
 
 
@@ -89,7 +89,7 @@ class ForkModal(ModalScreen[ForkChoice | None]):
         self.dismiss(None)
 
 
-class ReplayApp(App[ForkRequest | None]):
+class ReplayApp(SafeTextApp, App[ForkRequest | None]):
     """A recorded session, one event at a time. Returns a ForkRequest if the user forks."""
 
     CSS_PATH = "app.tcss"
@@ -123,15 +123,22 @@ class ReplayApp(App[ForkRequest | None]):
         *,
         at: int | None = None,
         fork_choices: list[ForkChoice] | None = None,
+        scrub: ScrubFold | None = None,
     ) -> None:
+        """`scrub`: the session's fold if it was folded while it was read (`open_replay`)."""
         super().__init__()
         self.session = session
         self.events = session.events
         self.marks = Marks(self.events)
         self.fork_choices = fork_choices or []
-        self.view_state = ViewState()
-        """The fold of events[:position]."""
-        self.position = 0
+        if scrub is None:
+            scrub = ScrubFold(self.events)
+        else:
+            scrub.attach(self.events)
+        self.scrub = scrub
+        self.view_state: ViewState = self.scrub.state
+        """The fold of events[:position] (one object, changed in place)."""
+        self.position = scrub.position
         self.selected_id: str | None = None
         header = session.header
         self.labels = {t.name: t.label or t.name for t in header.tools}
@@ -141,7 +148,7 @@ class ReplayApp(App[ForkRequest | None]):
         self._render_again = False
         self.rendered_position = -1
         """The position the screen shows (it lags `position` while keys are held)."""
-        self.sub_title = f"{literal(session.path.name)} · {header.model.provider}:{header.model.id}"
+        self.sub_title = f"{session.path.name} · {header.model.provider}:{header.model.id}"
 
     # -- layout ------------------------------------------------------------------------
 
@@ -180,12 +187,7 @@ class ReplayApp(App[ForkRequest | None]):
     def goto(self, position: int) -> None:
         """Show the state after events[:position] (clamped to the session)."""
         position = max(0, min(position, len(self.events)))
-        if position >= self.position:
-            fold(self.events[self.position : position], self.view_state)
-        else:  # a fold only goes forward: start again, then keep the objects on screen
-            state = fold(self.events[:position])
-            if not rebase(self.view_state, state):
-                self.view_state = state  # the timeline starts afresh
+        self.scrub.goto(position)
         self.position = position
         event = self.events[position - 1] if position else None
         call_id = getattr(event, "tool_call_id", None)
@@ -341,12 +343,14 @@ class ForkedApp(WorkbenchApp):
 
 def replay_main(argv: list[str]) -> int:
     """`workbench replay FILE [--at N] [fork options]`."""
+    from workbench.cli.headless import recording_exit_code, say_recording_problem
     from workbench.providers.settings import settings_from_args
     from workbench.runtime import build_runtime
     from workbench.sessions.cli import EXIT_USAGE, load, replay_parser
 
     args = replay_parser().parse_args(argv)
-    session = load(args.file, "replay")
+    scrub = ScrubFold()
+    session = load(args.file, "replay", on_batch=scrub.feed)  # read and folded in one pass
     if session is None:
         return EXIT_USAGE
     if args.at is not None and not 0 <= args.at <= len(session.events):
@@ -360,7 +364,7 @@ def replay_main(argv: list[str]) -> int:
         print(f"workbench replay: {exc}", file=sys.stderr)
         return EXIT_USAGE
     request = ReplayApp(
-        session, at=args.at, fork_choices=fork_choices(session, flag_settings)
+        session, at=args.at, fork_choices=fork_choices(session, flag_settings), scrub=scrub
     ).run()
     if not isinstance(request, ForkRequest):
         return 0
@@ -370,11 +374,14 @@ def replay_main(argv: list[str]) -> int:
     try:
         runtime = build_runtime(options)
     except (OSError, ValueError) as exc:
-        print(f"workbench replay: cannot fork: {exc}", file=sys.stderr)
+        print(f"workbench replay: cannot fork: {literal(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     fork: ForkPoint = options.fork
     prefill = "" if fork.events else first_prompt(session.events)
     code = ForkedApp(runtime, fork, prefill=prefill).run() or 0
-    if runtime.session_path is not None and runtime.session_path.exists():
-        print(f"workbench: forked session recorded to {runtime.session_path}", file=sys.stderr)
-    return code
+    recorder = runtime.recorder
+    for problem in recorder.problems if recorder else ():
+        say_recording_problem(problem)
+    if recorder is not None and recorder.error is None and recorder.path.exists():
+        print(f"workbench: forked session recorded to {recorder.path}", file=sys.stderr)
+    return recording_exit_code(runtime, code)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
+from workbench.sanitize import literal
 from workbench.view.fold import ViewState
 
 RUN_STATE_STYLE = {
@@ -39,7 +40,7 @@ class StatusBar(Static):
         text.append("● ", style=style)
         text.append(label, style=style)
         text.append("  │  ", style="dim")
-        text.append(self.model, style="bold")
+        text.append(literal(self.model), style="bold")
         text.append("  │  ", style="dim")
         text.append(f"turn {state.turn}")
         text.append("  │  ", style="dim")
@@ -60,7 +61,7 @@ class StatusBar(Static):
             text.append(f"  {len(state.breakpoints)} bp", style="yellow")
         if extra:
             text.append("  │  ", style="dim")
-            text.append(extra)
+            text.append(literal(extra))
         if text != self._shown:
             self._shown = text
             self.update(text, layout=False)  # one line, always

@@ -71,14 +71,18 @@ class SteppingActions:
         exists = any(bp.text == name for bp in stepper.breakpoints)
 
         async def toggle() -> None:
-            if exists:
-                await stepper.remove_breakpoint(name)
-            else:
-                await stepper.add_breakpoint(name)
+            try:
+                if exists:
+                    await stepper.remove_breakpoint(name)
+                else:
+                    await stepper.add_breakpoint(name)
+            except StepperError as exc:  # a tool name no pattern can name (a model's)
+                self.notify(f"No breakpoint on {name}: {exc}", severity="error")
+                return
+            done = "cleared" if exists else "set"
+            self.notify(f"Breakpoint on {name} {done}.", timeout=2)
 
         self.run_worker(toggle(), group="control")
-        done = "cleared" if exists else "set"
-        self.notify(f"Breakpoint on {name} {done}.", timeout=2, markup=False)
 
     def action_breakpoints(self) -> None:
         from widgets.breakpoints_modal import BreakpointsModal
@@ -86,20 +90,47 @@ class SteppingActions:
         if (stepper := self._stepper_or_warn()) is not None:
             self.push_screen(BreakpointsModal(stepper))
 
-    def _paused_tool(self, what: str) -> Any:
-        pause = self.view_state.pause
-        if pause is None or pause.point != "before_tool" or self.runtime.stepper is None:
-            self.notify(f"Pause before a tool call to {what}.", severity="warning", timeout=2)
+    def pause_refusal(self, action: str, pause: Any) -> str | None:
+        """Why `action` (edit_paused, answer_paused) cannot act at `pause` (None: it can)."""
+        point = pause.point
+        if action == "edit_paused":
+            if point == "invalid_arguments" and pause.failed_stage == "lookup":
+                return (f"There is no tool {pause.tool_name!r}: editing its arguments cannot help. "
+                        "F10 or F5 send the error to the model.")
+            if point in ("before_tool", "invalid_arguments"):
+                return None
+            if point == "after_tool":
+                return "The call is over: ctrl+o replaces its error result before the model sees it."
+        elif point in ("before_tool", "after_tool"):
             return None
-        return pause
+        elif point == "invalid_arguments":
+            return ("Its arguments failed: F2 edits them (the pipeline runs again); "
+                    "F10 or F5 send the error to the model.")
+        return "Paused before a model request: there is no tool call here (F10 step, F5 continue)."
+
+    def action_why(self, action: str) -> None:
+        """A key pressed where it cannot act: say why."""
+        pause = self.view_state.pause
+        if pause is None:
+            self.notify("The run is not paused: that key acts at a pause (F6 steps, ctrl+b sets "
+                        "breakpoints).", severity="warning", timeout=3)
+            return
+        why = self.pause_refusal(action, pause) if action in ("edit_paused", "answer_paused") else None
+        if why is not None:
+            self.notify(why, severity="warning", timeout=4, markup=False)
 
     def action_edit_paused(self) -> None:
         from widgets.json_editor import JsonEditModal
 
-        if (pause := self._paused_tool("edit its arguments")) is None:
+        pause = self.view_state.pause
+        if pause is None or self.runtime.stepper is None:
+            self.action_why("edit_paused")
             return
         stepper = self.runtime.stepper
-        title = f"Edit the arguments of {pause.tool_name} (re-validated)"
+        if pause.point == "invalid_arguments":
+            title = f"Edit the arguments of {pause.tool_name}: the whole pipeline runs again on them"
+        else:
+            title = f"Edit the arguments of {pause.tool_name} (re-validated)"
 
         def submit(args: dict[str, Any]) -> None:
             stepper.resume(pause.pause_id, Resume.edit(args))
@@ -109,12 +140,14 @@ class SteppingActions:
     def action_answer_paused(self) -> None:
         from widgets.inject_modal import InjectResultModal
 
-        if (pause := self._paused_tool("answer it yourself")) is None:
+        pause = self.view_state.pause
+        if pause is None or self.runtime.stepper is None:
+            self.action_why("answer_paused")
             return
         stepper = self.runtime.stepper
 
         def submit(text: str, is_error: bool) -> None:
             stepper.resume(pause.pause_id, Resume.inject(text, is_error=is_error))
 
-        self.push_screen(InjectResultModal(pause.tool_name or "", submit))
-
+        replacing = pause.point == "after_tool"
+        self.push_screen(InjectResultModal(pause.tool_name or "", submit, replacing=replacing))

@@ -13,8 +13,10 @@ calm; what is on screen stays in place when an estimate is corrected.
 
 from __future__ import annotations
 
+import heapq
 import time
 from bisect import bisect_right
+from collections import deque
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import ClassVar
@@ -27,6 +29,7 @@ from textual.geometry import Region, Size
 from textual.message import Message
 from textual.strip import Strip
 
+from widgets.heights import Heights
 from widgets.line_scroll import LineScrollView
 from widgets.timeline_parts import ItemView, Painter, Part, Target, estimate_lines, place
 from widgets.tool_card import CARD_HEIGHT, SLOW_AFTER_MS, card_key, card_strips
@@ -101,8 +104,14 @@ class Timeline(LineScrollView, can_focus=True):
         self.follow = True
         """Keep the newest item in view (until the user scrolls up or picks a call)."""
         self._views: list[ItemView] = []
-        self._starts: list[int] = []
-        self._card_lines: dict[str, int] = {}
+        self._heights = Heights()
+        """Each view's height, and where it starts (see `widgets.heights`)."""
+        self._card_at: dict[str, tuple[int, int]] = {}
+        """A call's card: (its view's index, its first line in the view)."""
+        self._unsettled: list[int] = []
+        """A heap of minus the index of each view with estimated parts (newest first)."""
+        self._parked: deque[ItemView] = deque()
+        """Views a replay jump back cut off, in order: taken back if their items return."""
         self._width = 0
         self._now = 0.0
         self._hover: Target | None = None
@@ -133,8 +142,10 @@ class Timeline(LineScrollView, can_focus=True):
         if width <= 0:
             return
         items = state.items
-        del self._views[len(items) :]  # a replay jump back refolds into fewer items
-        self._views.extend(ItemView(item) for item in items[len(self._views) :])
+        if len(self._views) > len(items):  # a replay jump back folds into fewer items
+            self._cut(len(items))
+        for item in items[len(self._views) :]:
+            self._add_view(item)
         changed = False
         for index, view in enumerate(self._views):
             if view.item is not items[index]:
@@ -144,7 +155,7 @@ class Timeline(LineScrollView, can_focus=True):
                 view.signature = signature
                 self._build(index, view)
                 changed = True
-        if changed or not self._starts:
+        if changed or not self._views:
             self._relayout()
         self._settle_visible()
         if not busy:
@@ -158,11 +169,38 @@ class Timeline(LineScrollView, can_focus=True):
             self._relayout()  # a new height: still at the end if following, the bar if needed
 
     def reset(self, state: ViewState) -> None:
-        """Forget every item (replay jumps back, a new session)."""
+        """Forget every item (a new session)."""
         self.state = state
         self._views.clear()
+        self._heights.truncate(0)
+        self._card_at.clear()
+        self._unsettled.clear()
+        self._parked.clear()
+        self._estimated = 0
         self._expanded.clear()
         self._relayout()
+
+    def _cut(self, count: int) -> None:
+        """Keep the first `count` views; park the rest in case their items come back."""
+        cut = self._views[count:]
+        for view in cut:
+            for call_id in view.item.tool_call_ids:
+                self._card_at.pop(call_id, None)
+        del self._views[count:]
+        self._heights.truncate(count)
+        self._parked.extendleft(reversed(cut))
+
+    def _add_view(self, item: TimelineItem) -> None:
+        parked = self._parked
+        if parked and parked[0].item is item:  # the same item, drawn before the jump back
+            view = parked.popleft()
+        else:
+            parked.clear()
+            view = ItemView(item)
+        index = len(self._views)
+        self._views.append(view)
+        self._heights.append(view.height)
+        self._placed(index, view)
 
     def mark_selected(self, tool_call_id: str | None) -> None:
         """Highlight the selected call (and only that one)."""
@@ -180,7 +218,8 @@ class Timeline(LineScrollView, can_focus=True):
 
     def line_of(self, tool_call_id: str) -> int | None:
         """The first line of a call's card (in timeline lines, from the top)."""
-        return self._card_lines.get(tool_call_id)
+        card = self._card_at.get(tool_call_id)
+        return None if card is None else self._heights.start(card[0]) + card[1]
 
     def plain_lines(self) -> list[str]:
         """Every line as plain text (for tests and for copying)."""
@@ -249,6 +288,17 @@ class Timeline(LineScrollView, can_focus=True):
                 add(("failure", item.stop_reason, item.error, width), lambda: paint.failure(item))
         view.parts, view.rev = tuple(parts), item.rev
         place(view)
+        self._placed(index, view)
+
+    def _placed(self, index: int, view: ItemView) -> None:
+        """The view's parts are placed: note its height, its cards, and whether it has
+        estimated parts to draw later."""
+        self._heights.set(index, view.height)
+        for part, start in zip(view.parts, view.starts, strict=True):
+            if part.target is not None and part.target[0] == "call":
+                self._card_at[part.target[1]] = (index, start)  # type: ignore[index]
+            if part.estimated:
+                heapq.heappush(self._unsettled, -index)
 
     def _cards(self, item: TimelineItem, add: Callable[..., None]) -> None:
         calls = self.state.calls
@@ -298,20 +348,22 @@ class Timeline(LineScrollView, can_focus=True):
             top = int(self.scroll_y)
             around = 0 if self._busy else height
             changed = False
-            for view in self._views_between(top - around, top + height + around):
-                if self._settle_view(view):
+            for index in self._rows_between(top - around, top + height + around):
+                if self._settle_view(index):
                     changed = True
             if not changed:
                 return
             self._relayout()
 
-    def _views_between(self, first: int, last: int) -> list[ItemView]:
-        index = max(bisect_right(self._starts, max(first, 0)) - 1, 0)
-        end = bisect_right(self._starts, last)
-        return self._views[index:end]
+    def _rows_between(self, first: int, last: int) -> range:
+        """The indexes of the views holding lines `first`..`last`."""
+        heights = self._heights
+        start = max(heights.find(max(first, 0)), 0)
+        return range(start, min(heights.find(last) + 1, len(self._views)))
 
-    def _settle_view(self, view: ItemView) -> bool:
+    def _settle_view(self, index: int) -> bool:
         """Draw the view's estimated parts; True if its height changed."""
+        view = self._views[index]
         change = 0
         for part in view.parts:
             if part.estimated:
@@ -319,14 +371,16 @@ class Timeline(LineScrollView, can_focus=True):
                 change += abs(part.settle())
         if change:
             place(view)
+            self._placed(index, view)
         return change != 0
 
     def settle_all(self) -> None:
         """Draw every estimated part now (tests, and copying the whole timeline)."""
         if self._estimated:
-            for view in self._views:
-                self._settle_view(view)
+            for index in range(len(self._views)):
+                self._settle_view(index)
             self._estimated = 0
+            self._unsettled.clear()
             self._relayout()
 
     def _settle_later(self) -> None:
@@ -343,15 +397,16 @@ class Timeline(LineScrollView, can_focus=True):
         deadline = time.perf_counter() + budget
         top = int(self.scroll_y)
         shift = 0
-        for index in range(len(self._views) - 1, -1, -1):
-            view = self._views[index]
-            above = self._starts[index] + view.height <= top
-            height = view.height
-            if self._settle_view(view) and above:
-                shift += view.height - height  # keep what is on screen in place
-            if time.perf_counter() > deadline:
-                break
-        else:
+        views, heap = self._views, self._unsettled
+        while heap and time.perf_counter() <= deadline:
+            index = -heapq.heappop(heap)
+            if index >= len(views) or not any(p.estimated for p in views[index].parts):
+                continue  # cut off, or settled since
+            height = views[index].height
+            above = self._heights.start(index) + height <= top
+            if self._settle_view(index) and above:
+                shift += views[index].height - height  # keep what is on screen in place
+        if not heap:
             self._estimated = 0
         self._relayout()
         if shift and not self.follow:
@@ -365,15 +420,7 @@ class Timeline(LineScrollView, can_focus=True):
             self._settle_visible()
 
     def _relayout(self) -> None:
-        self._starts, line = [], 0
-        self._card_lines = {}
-        for view in self._views:
-            self._starts.append(line)
-            for part, start in zip(view.parts, view.starts, strict=True):
-                if part.target is not None and part.target[0] == "call":
-                    self._card_lines[part.target[1]] = line + start  # type: ignore[index]
-            line += view.height
-        height = line + 1 if self._views else 2  # a blank line at the end
+        height = self._heights.total + 1 if self._views else 2  # a blank line at the end
         self.set_virtual_size(Size(max(self._width, 0), height))
         if not self._busy:  # the track's restyle waits for the burst to end
             self.hide_empty_track()
@@ -381,11 +428,11 @@ class Timeline(LineScrollView, can_focus=True):
         self.refresh()
 
     def _locate(self, y: int) -> tuple[Part, int] | None:
-        index = bisect_right(self._starts, y) - 1
-        if index < 0:
+        index = self._heights.find(y)
+        if not 0 <= index < len(self._views):
             return None
         view = self._views[index]
-        within = y - self._starts[index]
+        within = y - self._heights.start(index)
         if within >= view.height:
             return None
         at = bisect_right(view.starts, within) - 1
@@ -486,7 +533,7 @@ class Timeline(LineScrollView, can_focus=True):
         self.sync(self.state, self._now)
 
     def _call_ids(self) -> list[str]:
-        return [i for view in self._views for i in view.item.tool_call_ids if i in self._card_lines]
+        return [i for view in self._views for i in view.item.tool_call_ids if i in self._card_at]
 
     def follow_newest(self) -> None:
         """Scroll to the end if following."""
@@ -495,7 +542,7 @@ class Timeline(LineScrollView, can_focus=True):
 
     def show_call(self, tool_call_id: str) -> None:
         """Scroll so the call's card is visible (and stop following the newest item)."""
-        line = self._card_lines.get(tool_call_id)
+        line = self.line_of(tool_call_id)
         if line is not None:
             self.follow = False
             self.scroll_to_region(Region(0, line, 1, CARD_HEIGHT), animate=False, immediate=True)

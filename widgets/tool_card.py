@@ -18,14 +18,14 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.strip import Strip
 
-from widgets.render import compact_json, format_ms, stage_label
+from widgets.render import WAIT_SHOWN_MS, compact_json, format_ms, format_times, stage_label
 from workbench.sanitize import literal, one_line
 from workbench.view.records import ToolCallRecord
 
 CARD_HEIGHT = 2
 BAR = "▌"
 SLOW_AFTER_MS = 10_000.0
-"""A running call's time turns into a warning after this long."""
+"""A running call's working time (waits not counted) turns into a warning after this long."""
 
 Run = tuple[str, tuple[str, ...]]
 """Some text and the Rich style definitions it is drawn in, applied in order on top of
@@ -36,8 +36,8 @@ def card_key(record: ToolCallRecord, selected: bool, now_ms: float, slow_after_m
     """Everything a card's drawing depends on besides the width."""
     if record.started_at is None or record.finished:
         return (record.rev, selected)
-    elapsed = record.elapsed_ms(now_ms) or 0.0
-    return (record.rev, selected, format_ms(elapsed), elapsed > slow_after_ms)
+    times = record.times(now_ms)
+    return (record.rev, selected, format_times(times), times is not None and times[0] > slow_after_ms)
 
 
 def card_strips(
@@ -61,7 +61,9 @@ def card_strips(
     if label != record.name:
         head.append((literal(record.name) + " ", ("dim",)))
     head.append((" ", ()))
-    args = record.validated or record.parsed
+    if record.edited_args is not None:  # what ran; the model's own are in the inspector
+        head.append(("✎ edited by you ", ("bold yellow",)))
+    args = record.ran_args
     if args:
         head.append((compact_json(args, 200), ("italic",)))
     elif record.raw:
@@ -69,13 +71,15 @@ def card_strips(
     stage, stage_style = stage_label(record.stage)
     badge: list[Run] = [(stage, (stage_style,))]
     if record.injected:
-        badge.append((" injected", (stage_style, "bold yellow")))
-    elapsed = record.elapsed_ms(now_ms)
-    if elapsed is not None:
-        slow = not record.finished and elapsed > slow_after_ms
+        badge.append((" injected by you", (stage_style, "bold yellow")))
+    times = record.times(now_ms)
+    if times is not None:  # working time; the slow warning counts it alone
+        slow = not record.finished and times[0] > slow_after_ms
         badge.append((" ", (stage_style,)))
         warning = "bold yellow reverse" if slow else "dim"
-        badge.append((f"{format_ms(elapsed):>6}", (stage_style, warning)))
+        badge.append((f"{format_ms(times[0]):>6}", (stage_style, warning)))
+        if times[1] >= WAIT_SHOWN_MS:
+            badge.append((f" +{format_ms(times[1])} wait", (stage_style, "dim italic")))
     return [
         row_strip(console, width, bar, head, badge, style, base, margin),
         row_strip(console, width, bar, second_line(record), [], style, base, margin),
@@ -180,5 +184,17 @@ def second_line(record: ToolCallRecord) -> list[Run]:
     if record.stage == "awaiting_approval":
         return [("↳ waiting for your decision", ("magenta",))]
     if record.stage == "paused":
-        return [("↳ paused before it runs", ("yellow",))]
+        return [paused_line(record)]
     return []
+
+
+def paused_line(record: ToolCallRecord) -> Run:
+    """Where the call is stopped, as its card says it."""
+    pause = record.pause
+    point = pause.point if pause is not None else "before_tool"
+    if point == "after_tool" and pause.result is not None:
+        text = "".join(getattr(c, "text", "") for c in pause.result.content)
+        return ("‖ stopped at its error result (not sent yet): " + one_line(text, 200), ("yellow",))
+    if point == "invalid_arguments":
+        return ("‖ stopped at its failed arguments: " + one_line(record.arg_error or "", 200), ("yellow",))
+    return ("↳ paused before it runs", ("yellow",))

@@ -32,6 +32,7 @@ from widgets.line_scroll import LineScrollView
 from widgets.render import (
     field_errors,
     format_ms,
+    format_times,
     pretty_json,
     raw_view,
     stage_badge,
@@ -226,15 +227,19 @@ class ToolInspector(LineScrollView, can_focus=True):
     def _head(self, record: ToolCallRecord) -> Text:
         head = Text()
         head.append(literal(record.name), style="bold")
-        if self.source.startswith("mcp:"):  # the MCP server the tool lives on
+        if self.source and self.source != "builtin":  # an MCP server, your file, ...
             head.append(f"  {literal(self.source)}", style="bold cyan")
         head.append(f"  {literal(record.id)}  ", style="dim")
         head.append_text(stage_badge(record.stage))
-        elapsed = record.elapsed_ms(self.now)
-        if elapsed is not None:
-            head.append(f"  {format_ms(elapsed)}", style="dim")
+        times = record.times(self.now)
+        if times is not None:
+            head.append(f"  {format_times(times)}", style="dim")
+        if record.edited_args is not None:
+            head.append(f"\n✎ arguments edited by you in {record.edited_in or 'a pause'}: it ran with "
+                        "the edited ones (the model's are in the stages)", style="bold yellow")
         if record.injected:
-            head.append("  result injected by you", style="bold yellow")
+            where = f" {record.injected_at}" if record.injected_at else ""
+            head.append(f"\nresult injected by you{where}", style="bold yellow")
         return head
 
     def _stages(self, record: ToolCallRecord, columns: int) -> Iterator[Block]:
@@ -245,12 +250,15 @@ class ToolInspector(LineScrollView, can_focus=True):
             prepared = Text(literal(record.arg_error), style="red")
         if failed == "validate":
             validated = stage_view(record.prepared, None, errors)
-            validated.append("\nvalidation failed: execute never runs", style="bold red")
+            if record.edited_args is None:
+                validated.append("\nvalidation failed: execute never runs", style="bold red")
+            else:
+                validated.append("\nvalidation failed", style="bold red")
         else:
             validated = stage_view(record.validated, record.prepared)
         if record.edited_args is not None:
-            validated.append("\nedited by you:\n", style="bold yellow")
-            validated.append(literal(pretty_json(record.edited_args)), style="yellow")
+            validated.append("\n✎ edited by you, and what ran:\n", style="bold yellow")
+            validated.append_text(stage_view(record.edited_args, record.model_args))
         changed = record.prepared not in (None, record.parsed)
         panes = {
             "raw": (raw_view(record), failed == "parse", "as the model sent it"),
@@ -314,6 +322,12 @@ class ToolInspector(LineScrollView, can_focus=True):
         yield from self._section("Live output", body, title=title)
 
     def _result(self, record: ToolCallRecord) -> Iterator[Block]:
+        pause = record.pause
+        if record.content is None and pause is not None and pause.result is not None:
+            body = Text(literal(_text(pause.result.content)), style="red")
+            title = "Result  (stopped here at @error: the model has not seen it; ctrl+o replaces it)"
+            yield from self._section("Result", body, title=title)
+            return
         if record.content is None:
             yield from self._section("Result", Text("no result yet", style="dim"))
             return
@@ -325,12 +339,16 @@ class ToolInspector(LineScrollView, can_focus=True):
             else:
                 image = f"[image {block.mime_type}, {len(block.data)} base64 chars]\n"
                 body.append(image, style="dim")
+        if record.structured is not None:
+            body.append("structured content ", style="bold")
+            body.append(literal(pretty_json(record.structured)) + "\n")
         if record.details not in (None, {}):
             body.append("details ", style="bold dim")
             body.append(literal(pretty_json(record.details)), style="dim")
         body.rstrip()
         flag = "is_error=True" if record.is_error else "is_error=False"
-        title = f"Result  ({flag}{', injected' if record.injected else ''})"
+        injected = f", injected by you {record.injected_at or ''}".rstrip() if record.injected else ""
+        title = f"Result  ({flag}{injected})"
         yield from self._section("Result", body, title=title)
 
     def _events(self, record: ToolCallRecord) -> Iterator[Block]:
@@ -345,3 +363,7 @@ class ToolInspector(LineScrollView, can_focus=True):
             body.append("\n")
         body.rstrip()
         yield from self._section("Events", body)
+
+
+def _text(content: list) -> str:
+    return "".join(getattr(c, "text", "") for c in content)

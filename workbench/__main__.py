@@ -6,15 +6,20 @@ headless mode and the runtime never load Textual.
 
 from __future__ import annotations
 
+import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
 
-from workbench.cli.args import build_parser, pace_of
+from workbench.cli.args import build_parser, pace_of, parse
 from workbench.providers.settings import settings_from_args
 from workbench.runtime import RunOptions, Runtime, build_runtime
+from workbench.sanitize import literal
 from workbench.sessions.cli import SUBCOMMANDS, subcommand_main
+
+PROJECT_COMMANDS = ("init", "run")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,79 +30,178 @@ def main(argv: list[str] | None = None) -> int:
 
             return replay_main(argv[1:])
         return subcommand_main(argv[0], argv[1:])
+    if argv and argv[0] in PROJECT_COMMANDS:  # init | run FILE:AGENT
+        from workbench.cli.project import project_main
+
+        return project_main(argv[0], argv[1:])
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parse(parser, argv)
     headless = args.headless is not None
     approve = args.approve or ("rules" if headless else "ask")
     if headless and approve == "ask":
         parser.error("--approve ask needs the app; headless runs take all, none or rules")
     try:
-        options = RunOptions(
-            scenario=args.scenario,
-            workspace=args.workspace,
-            pace=pace_of(args.pace, headless),
-            provider_settings=settings_from_args(args),
-            approve=approve,
-            rules_file=args.rules,
-            allow=args.allow,
-            ask=args.ask,
-            deny=args.deny,
-            step=args.step,
-            breakpoints=args.breakpoints,
-            slow_after=args.slow_after,
-            capture_chunks=args.capture_chunks,
-            mcp=args.mcp,
-            mcp_urls=args.mcp_url,
-            mcp_servers=_config_mcp_servers(args),
-            session=args.session,
-            record=not args.no_record,
-        )
+        options = options_from_args(args, headless, approve)
         if options.workspace is not None and not options.workspace.is_dir():
             raise ValueError(f"--workspace {options.workspace} is not a directory")
         runtime = build_runtime(options)
     except (OSError, ValueError) as exc:
-        print(f"workbench: {exc}", file=sys.stderr)
+        print(f"workbench: {literal(str(exc))}", file=sys.stderr)
         return 2
     if not headless:
         from widgets.app import make_app
+        from workbench.cli.headless import recording_exit_code, say_recording_problem
 
-        code = make_app(runtime).run() or 0
+        code = make_app(runtime, prefill=args.prompt).run() or 0
+        for problem in runtime.recorder.problems if runtime.recorder else ():
+            say_recording_problem(problem)
         _say_session(runtime)
-        return code
+        return recording_exit_code(runtime, code)
 
     prompt = args.headless or runtime.prompt
     if not prompt:
         print("workbench: --headless needs a PROMPT (the model has no scenario prompt)", file=sys.stderr)
         return 2
     _say_session(runtime, "recording the session to")
-    return anyio.run(_run_headless, runtime, prompt)
+    return anyio.run(_run_headless, runtime, prompt, args.jsonl)
+
+
+def options_from_args(args: argparse.Namespace, headless: bool, approve: Any) -> RunOptions:
+    """The run the flags (and the current directory's project file) describe.
+
+    Raises:
+        ValueError: a bad project file, prompt file or provider setting.
+    """
+    apply_project(args, Path.cwd())
+    return RunOptions(
+        scenario=args.scenario or "demo",
+        workspace=args.workspace,
+        pace=pace_of(args.pace, headless),
+        provider_settings=settings_from_args(args),
+        approve=approve,
+        rules_file=args.rules,
+        allow=args.allow,
+        ask=args.ask,
+        deny=args.deny,
+        step=args.step,
+        breakpoints=args.breakpoints,
+        slow_after=args.slow_after,
+        capture_chunks=args.capture_chunks,
+        mcp_servers=[*args.project_mcp, *_mcp_servers(args)],
+        mcp_log_level=args.mcp_log_level,
+        pass_env=[*_config_pass_env(args), *args.pass_env],
+        session=args.session,
+        record=not args.no_record,
+        tool_specs=args.tool_specs or [],
+        builtin_tools=args.builtin_tools,
+        project_dir=args.project_dir,
+        system_prompt=system_prompt_of(args),
+        max_turns=args.max_turns,
+        tool_choice_sticky=bool(args.tool_choice_sticky),
+    )
+
+
+# What a project file may set, by flag (`dest`): (key in the file, is a path).
+_PROJECT_FLAGS = {
+    "tool_specs": ("tools", False),
+    "builtin_tools": ("builtin_tools", False),
+    "profile": ("profile", False),
+    "model": ("model", False),
+    "base_url": ("base_url", False),
+    "tool_choice": ("tool_choice", False),
+    "tool_choice_sticky": ("tool_choice_sticky", False),
+    "scenario": ("scenario", True),
+    "rules": ("rules", True),
+    "workspace": ("workspace", True),
+    "max_turns": ("max_turns", False),
+}
+
+
+def apply_project(args: argparse.Namespace, directory: Path) -> None:
+    """Fill the flags not given from the project file of `directory` (if any).
+
+    Sets `args.project_dir` (where tool specs are found) and `args.project_mcp` (its
+    MCP servers). Raises ValueError for a bad project file.
+    """
+    from workbench.project.config import find_project
+
+    args.project_dir = directory
+    args.project_mcp = []
+    project = find_project(directory)
+    if project is None:
+        return
+    args.project_dir = project.directory
+    for dest, (key, is_path) in _PROJECT_FLAGS.items():
+        value = getattr(project, key)
+        if value is None or (dest == "tool_specs" and not value):
+            continue  # not in the file (`builtin_tools = []` is: it means none)
+        if getattr(args, dest, None) is None:
+            setattr(args, dest, project.resolve(value) if is_path else value)
+    prompt_given = args.system_prompt is not None or args.system_prompt_file is not None
+    if not prompt_given:
+        args.system_prompt = project.system_prompt
+        args.system_prompt_file = project.resolve(project.system_prompt_file)
+    args.project_mcp = project.mcp_servers()
+
+
+def system_prompt_of(args: argparse.Namespace) -> str | None:
+    """`--system-prompt`, or the text of `--system-prompt-file` (None: neither)."""
+    if args.system_prompt_file is None:
+        return args.system_prompt  # type: ignore[no-any-return]
+    path: Path = args.system_prompt_file
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        why = getattr(exc, "strerror", None) or exc
+        raise ValueError(f"--system-prompt-file {path}: {why}") from None
 
 
 def _say_session(runtime: Runtime, what: str = "session recorded to") -> None:
     path = runtime.session_path
-    if path is not None and (what != "session recorded to" or path.exists()):
+    failed = runtime.recorder is not None and runtime.recorder.error is not None
+    if path is not None and (what != "session recorded to" or (path.exists() and not failed)):
         print(f"workbench: {what} {path}", file=sys.stderr)
 
 
-def _config_mcp_servers(args: Any) -> list[Any]:
-    """The `[mcp.servers.NAME]` tables of the config file (--config, else the default)."""
-    from workbench.mcp.config import load_mcp_servers
+def _mcp_servers(args: Any) -> list[Any]:
+    """Every MCP server to start: the config file's `[mcp.servers.NAME]` tables (--config,
+    else the default), then each --mcp-config file's, then the flags' in their order."""
+    from workbench.mcp.config import load_mcp_json, load_mcp_servers, servers_from_flags
     from workbench.providers.settings import default_config_path
 
-    return load_mcp_servers(args.config or default_config_path(), required=args.config is not None)
+    servers = load_mcp_servers(
+        args.config or default_config_path(), required=args.config is not None
+    )
+    for path in args.mcp_config:
+        servers += load_mcp_json(Path(path))
+    return servers + servers_from_flags(getattr(args, "mcp_specs", None) or [])
 
 
-async def _run_headless(runtime: Any, prompt: str) -> int:
+def _config_pass_env(args: Any) -> list[str]:
+    """`[commands] pass_env` of the config file (--config, else the default)."""
+    from tools.command_env import config_pass_env
+    from workbench.providers.settings import default_config_path
+
+    return config_pass_env(args.config or default_config_path())
+
+
+async def _run_headless(runtime: Any, prompt: str, jsonl: bool = False) -> int:
     """Start the MCP servers first (if any) and say how each went; the run goes on
     with whatever started."""
     from workbench.cli.headless import run_headless
 
     if runtime.mcp is None:
-        return await run_headless(runtime, prompt)
+        return await run_headless(runtime, prompt, jsonl=jsonl)
+    from workbench.mcp.hub import describe_failure
+
     async with runtime.mcp.attach(runtime.agent) as hub:
         for line in hub.report():
-            print(f"workbench: {line}", file=sys.stderr)
-        return await run_headless(runtime, prompt)
+            print(f"workbench: {literal(line)}", file=sys.stderr)
+        hub.on_change = lambda c: print(
+            f"workbench: {literal(describe_failure(c))}", file=sys.stderr
+        )
+        hub.asker.on_note = lambda text: print(f"workbench: {literal(text)}", file=sys.stderr)
+        return await run_headless(runtime, prompt, jsonl=jsonl)
 
 
 if __name__ == "__main__":

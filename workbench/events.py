@@ -68,8 +68,10 @@ class PermissionDecisionEvent(Event):
 # -- stepper -------------------------------------------------------------------------
 
 PausePoint = Literal["before_model", "before_tool", "after_tool", "invalid_arguments"]
-""""invalid_arguments": a call failed validation (the `@invalid` breakpoint); its error
-result goes to the model after the pause, so only step / continue / run_to_end apply."""
+""""invalid_arguments": a call's arguments failed the pipeline (`@invalid`, `@parse`,
+`@unknown`, `@prepare`, `@validate`); an edit runs the pipeline again, otherwise the
+error result goes to the model. "after_tool": an error result before the model sees
+it (`@error`), whether or not the call ran; an inject replaces it."""
 StepAction = Literal["step", "continue", "run_to_end", "edit", "inject", "abort"]
 
 
@@ -77,7 +79,8 @@ class StepModeEvent(Event):
     type: Literal["step_mode"] = "step_mode"
     enabled: bool
     breakpoints: list[str] = Field(default_factory=list)
-    """Each breakpoint as text: a tool name, `tool(arg="pattern")`, `@invalid`, `@error`."""
+    """Each breakpoint as text: a tool name, `tool(arg="pattern")`, or an `@` one
+    (`@invalid`, `@parse`, `@unknown`, `@prepare`, `@validate`, `@error`)."""
     run_to_end: bool = False
     """Every pause is skipped until the current run ends (the "run to end" action)."""
 
@@ -91,6 +94,10 @@ class StepPausedEvent(Event):
     args: dict[str, Any] | None = None
     breakpoint: str | None = None
     """The breakpoint that hit; None when pausing at every point (step mode)."""
+    failed_stage: str | None = None
+    """At failed arguments: the stage that failed (parse, lookup, prepare, validate)."""
+    result: AgentToolResult | None = None
+    """At an error result (`@error`): the result stopped on."""
 
 
 class StepResumedEvent(Event):
@@ -140,8 +147,28 @@ class ProviderResponseEvent(Event):
     """The finish reason exactly as the server sent it (before mapping to a stop reason)."""
 
 
+# -- run limits ----------------------------------------------------------------------
+
+
+class RunLimitEvent(Event):
+    """The run was stopped by a limit (`--max-turns`), after a complete turn."""
+
+    type: Literal["run_limit"] = "run_limit"
+    max_turns: int
+    turns: int
+    """Model turns the run had when it stopped."""
+
+    @property
+    def text(self) -> str:
+        return (
+            f"Stopped after {self.turns} model turns (--max-turns {self.max_turns}); "
+            "the model still had tool calls to follow up on"
+        )
+
+
 WorkbenchEvent = (
-    PermissionRequestEvent
+    RunLimitEvent
+    | PermissionRequestEvent
     | PermissionDecisionEvent
     | StepModeEvent
     | StepPausedEvent

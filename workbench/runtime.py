@@ -14,6 +14,7 @@ from typing import Any, Literal
 from workbench.agent import Agent, AgentTool, Model, StreamFn
 from workbench.permissions import PermissionGate, chain_before
 from workbench.providers.scripted import Scenario, ScriptedProvider
+from workbench.redact import Redactor, known_secrets
 from workbench.sessions.recorder import start_recording
 from workbench.stepper import Stepper
 from workbench.workspace import scratch_workspace
@@ -34,7 +35,20 @@ class RunOptions:
     provider_settings: Any = None
     """OpenAI-compatible settings; None runs the scripted model."""
     tools: list[AgentTool] | None = None
-    """Tools to offer; None means the built-in tools bound to the workspace."""
+    """Tools to offer; None means the built-in tools (see `builtin_tools`) bound to the
+    workspace, plus the tools of `tool_specs`."""
+    tool_specs: list[str] = field(default_factory=list)
+    """Your own tools: `--tools` specs (files, modules, `:attr`), see `workbench.project`."""
+    builtin_tools: list[str] | None = None
+    """The built-in tools to offer, by name (None: all six; empty: none)."""
+    project_dir: Path | None = None
+    """Where tool specs are found and put on `sys.path` (default: the current directory)."""
+    system_prompt: str | None = None
+    """The system prompt (None: the scenario's own, or none for a live model)."""
+    max_turns: int | None = None
+    """Stop each run cleanly after this many model turns (None: no limit)."""
+    tool_choice_sticky: bool = False
+    """Keep a forced tool choice after the first tool call (default: it becomes auto)."""
     tool_abort_grace: float = 2.0
     approve: ApprovePolicy = "ask"
     """How "ask" rules are answered: a person ("ask"), or a headless policy."""
@@ -56,12 +70,16 @@ class RunOptions:
     """MCP servers to connect to over streamable HTTP (`--mcp-url`)."""
     mcp_servers: list[Any] = field(default_factory=list)
     """More MCP servers as `workbench.mcp.McpServerConfig`s (the config file's)."""
+    mcp_log_level: str | None = None
+    """The log level asked of MCP servers that log (`--mcp-log-level`)."""
     session: Path | None = None
     """The session file to record to (default: a new file in the user's data directory)."""
     record: bool = True
     """Append every bus event to the session file (see `workbench.sessions`)."""
     fork: Any = None
     """A `workbench.sessions.ForkPoint`: start from a recorded session's transcript."""
+    pass_env: list[str] = field(default_factory=list)
+    """Environment variables `run_command` passes on beyond its allow-list (`--pass-env`)."""
 
 
 @dataclass
@@ -85,6 +103,8 @@ class Runtime:
     gives their tools to the agent (the app does it on mount, headless before the prompt)."""
     recorder: Any = None
     """The session Recorder on the bus (None when not recording)."""
+    turn_limit: Any = None
+    """The `workbench.run_limits.TurnLimit` of `--max-turns` (None: no limit)."""
 
     @property
     def session_path(self) -> Path | None:
@@ -92,15 +112,56 @@ class Runtime:
         return None if self.recorder is None else self.recorder.path
 
 
-def builtin_tool_list(workspace: Path, gate: PermissionGate | None = None) -> list[AgentTool]:
-    """The built-in tools; with `gate`, the reading tools show only what it lets them read."""
+def builtin_tool_list(
+    workspace: Path,
+    names: list[str] | None = None,
+    pass_env: list[str] | None = None,
+    gate: PermissionGate | None = None,
+) -> list[AgentTool]:
+    """The built-in tools bound to `workspace`: all of them, or those named (in order);
+    with `gate`, the reading tools show only what it lets them read.
+
+    Raises:
+        ValueError: a name that is not a built-in tool.
+    """
     from tools import builtin_tools
 
-    return builtin_tools(workspace, gate.may_read if gate is not None else None)
+    may_read = gate.may_read if gate is not None else None
+    tools = builtin_tools(workspace, may_read, pass_env=pass_env or ())
+    if names is None:
+        return tools
+    by_name = {t.name: t for t in tools}
+    unknown = [n for n in names if n not in by_name]
+    if unknown:
+        raise ValueError(
+            f"--builtin-tools: no built-in tool {', '.join(map(repr, unknown))} "
+            f"(built-ins: {', '.join(by_name)}; or none)"
+        )
+    return [by_name[n] for n in names]
 
 
-def mcp_hub(options: RunOptions) -> Any:
-    """An `McpHub` for the options' MCP servers, not started (None when there are none).
+def run_tools(
+    options: RunOptions, workspace: Path, gate: PermissionGate | None = None
+) -> list[AgentTool]:
+    """The built-ins chosen, then the tools of the specs; no name may appear twice.
+
+    Raises:
+        ValueError: an unknown built-in; `workbench.project.ToolSpecError` for a spec.
+    """
+    if options.tools is not None:
+        return list(options.tools)
+    tools = builtin_tool_list(workspace, options.builtin_tools, options.pass_env, gate)
+    if options.tool_specs:
+        from workbench.project import load_tools, refuse_duplicates
+
+        tools += load_tools(options.tool_specs, options.project_dir)
+        refuse_duplicates(tools)
+    return tools
+
+
+def mcp_hub(options: RunOptions, workspace: Path | None = None) -> Any:
+    """An `McpHub` for the options' MCP servers, not started (None when there are none);
+    `workspace` is offered to them as their root.
 
     Raises:
         ValueError: a `--mcp` command that does not split, or a URL that is not http(s).
@@ -109,7 +170,9 @@ def mcp_hub(options: RunOptions) -> Any:
         return None
     from workbench.mcp import McpHub, resolve_servers
 
-    return McpHub(resolve_servers(options.mcp, options.mcp_urls, options.mcp_servers))
+    servers = resolve_servers(options.mcp, options.mcp_urls, options.mcp_servers)
+    roots = [workspace] if workspace is not None else []
+    return McpHub(servers, roots=roots, log_level=options.mcp_log_level, approve=options.approve)
 
 
 def build_runtime(options: RunOptions) -> Runtime:
@@ -133,7 +196,9 @@ def build_runtime(options: RunOptions) -> Runtime:
         from workbench.providers.openai import OpenAIProvider
 
         openai_provider = OpenAIProvider(
-            options.provider_settings, capture_chunks=options.capture_chunks
+            options.provider_settings,
+            capture_chunks=options.capture_chunks,
+            sticky_tool_choice=options.tool_choice_sticky,
         )
         stream_fn, model = openai_provider, openai_provider.model
     workspace = options.workspace or scratch_workspace(scenario)
@@ -145,32 +210,90 @@ def build_runtime(options: RunOptions) -> Runtime:
         deny=options.deny,
         rules_file=options.rules_file,
     )
-    tools = options.tools if options.tools is not None else builtin_tool_list(workspace, gate)
-    hub = mcp_hub(options)
+    tools = run_tools(options, workspace, gate)
+    hub = mcp_hub(options, workspace)
+    if hub is not None:  # a server's sampling requests go to the same model, unwrapped
+        hub.use_model(stream_fn, model)
     fork = options.fork
+    if options.system_prompt is not None:
+        system_prompt = options.system_prompt
+    else:
+        system_prompt = fork.system_prompt if fork else scenario.system_prompt if scenario else ""
     agent = Agent(
         stream_fn=stream_fn,
         model=model,
-        system_prompt=fork.system_prompt if fork else scenario.system_prompt if scenario else "",
+        system_prompt=system_prompt,
         tools=tools,
         messages=fork.messages if fork else (),
         tool_abort_grace=options.tool_abort_grace,
     )
+    servers = [c.config for c in hub.connections] if hub is not None else []
+    redactor = Redactor(known_secrets(options.provider_settings, servers))
+    agent.redact = redactor if redactor else None
     recorder = None
     if options.record:  # first on the bus: an event is on disk before anyone acts on it
         recorder = start_recording(
-            agent, workspace=workspace, scenario=scenario, path=options.session, fork=fork
+            agent, workspace=workspace, scenario=scenario, path=options.session, fork=fork,
+            setup=lambda: agent_setup(options, hub),
         )
     gate.publish = agent.publish
     stepper = Stepper(publish=agent.publish, enabled=options.step, breakpoints=options.breakpoints)
     agent.before_tool_call = chain_before(gate, stepper.before_tool_call)
-    agent.after_tool_call = stepper.after_tool_call
     agent.stream_fn = stepper.wrap_stream_fn(stream_fn)
-    agent.subscribe(stepper.on_event)
+    stepper.attach(agent)
     if openai_provider is not None:
         openai_provider.publish = agent.publish
+        agent.subscribe(openai_provider.on_event)
+    turn_limit = limit_turns(agent, options.max_turns)
     prompt = scenario.prompt if scenario else ""
     return Runtime(
         agent, workspace, scenario, prompt, model, gate=gate, stepper=stepper, recorder=recorder,
-        mcp=hub, slow_after=options.slow_after,
+        mcp=hub, slow_after=options.slow_after, turn_limit=turn_limit,
     )
+
+
+def agent_setup(options: RunOptions, hub: Any) -> Any:
+    """What the session header records to build this agent again (see `AgentSetup`)."""
+    from workbench.sessions.header import AgentSetup, RecordedServer
+
+    servers = [] if hub is None else [c.config for c in hub.connections]
+    return AgentSetup(
+        tool_specs=list(options.tool_specs),
+        project_dir=str((options.project_dir or Path.cwd()).resolve()),
+        builtin_tools=options.builtin_tools,
+        mcp_servers=[
+            RecordedServer(
+                name=s.name,
+                command=list(s.command) if s.command is not None else None,
+                url=without_password(s.url),
+                cwd=s.cwd,
+            )
+            for s in servers
+        ],
+    )
+
+
+def without_password(url: str | None) -> str | None:
+    """The URL with any `user:password@` dropped (headers and env are never recorded)."""
+    if url is None:
+        return None
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def limit_turns(agent: Agent, max_turns: int | None) -> Any:
+    """Put a `TurnLimit` on `agent` (after its own `should_stop_after_turn`), or None."""
+    if max_turns is None:
+        return None
+    from workbench.run_limits import TurnLimit
+
+    limit = TurnLimit(max_turns, agent.publish, then=agent.should_stop_after_turn)
+    agent.should_stop_after_turn = limit.should_stop
+    agent.subscribe(limit.on_event)
+    return limit

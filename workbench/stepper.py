@@ -6,30 +6,31 @@ Pause points and what can pause there:
 - before each tool execution (`before_tool_call`): in step mode, or at a
   breakpoint on the tool's name or an argument pattern (`write_file(path="src/**")`,
   the permission rules' syntax);
-- when a call's arguments fail validation (`on_event`, a bus listener, on the
-  `tool_arguments` event): at the `@invalid` breakpoint. The loop awaits bus
-  listeners, so waiting there holds the run;
-- after a tool returns an error, before the result goes to the model
-  (`after_tool_call`): at the `@error` breakpoint.
+- when a call's arguments fail the pipeline (`arguments_failed`, the loop's
+  `on_arguments_failed`): at `@invalid` (any stage), or at one stage: `@parse`
+  (malformed JSON), `@unknown` (no such tool), `@prepare`, `@validate`;
+- at every error result before it goes to the model (`error_result`, the loop's
+  `on_error_result`): at `@error`. The pause carries the result stopped on.
 
 At a pause, `resume(pause_id, action)` goes on: `step` (pause at the next point;
 from a breakpoint this turns step mode on), `continue` (step mode off,
 breakpoints kept), `run_to_end` (skip every pause until this run ends),
-`edit` (new arguments, re-validated; invalid ones raise and the pause stays) or
-`inject` (answer the call with a written result instead of running it, marked
-`injected` in the events and the transcript). An abort while paused ends the
+`edit` (new arguments, re-validated; invalid ones raise and the pause stays; at
+failed arguments the whole pipeline runs again on the edit) or `inject` (answer the
+call with a written result instead of running it, or replace the error result at
+`@error`, marked `injected` in the events and the transcript). An abort while paused ends the
 wait at once and the loop winds the run down. Everything is published as
 `StepModeEvent`, `StepPausedEvent` and `StepResumedEvent` (with `waited_ms`).
 
 Wiring: `Agent(stream_fn=stepper.wrap_stream_fn(provider),
-before_tool_call=chain_before(gate, stepper.before_tool_call),
-after_tool_call=stepper.after_tool_call)` and `agent.subscribe(stepper.on_event)`.
+before_tool_call=chain_before(gate, stepper.before_tool_call))`, then
+`stepper.attach(agent)` (the other two hooks and the bus listener).
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -38,75 +39,56 @@ from pydantic import BaseModel
 
 from workbench.agent import (
     AbortSignal,
-    AfterToolCallContext,
     AfterToolCallResult,
     AgentEndEvent,
     AgentStartEvent,
     AgentTool,
     AgentToolResult,
+    ArgumentsFailedContext,
     AssistantMessage,
     AssistantMessageEvent,
     BeforeToolCallContext,
     BeforeToolCallResult,
+    ErrorResultContext,
     LlmContext,
     Model,
     StreamFn,
     StreamOptions,
     TextContent,
-    ToolArgumentsEvent,
+    ToolCall,
+    run_argument_pipeline,
 )
 from workbench.agent.clock import now_ms
 from workbench.agent.config import resolve
+from workbench.agent.loop import close_stream
+from workbench.breakpoints import (
+    ERROR,
+    INVALID,
+    SPECIAL,
+    STAGE_BREAKPOINTS,
+    Breakpoint,
+    StepperError,
+    canonical,
+)
 from workbench.events import PausePoint, StepModeEvent, StepPausedEvent, StepResumedEvent
 from workbench.permissions.edits import InvalidEdit, revalidate
 from workbench.permissions.hooks import chain_after, chain_before, wait_unless_aborted
-from workbench.permissions.patterns import CallPattern, PatternError
 
 ResumeKind = Literal["step", "continue", "run_to_end", "edit", "inject"]
 Publish = Callable[[Any], Awaitable[None] | None]
 
-INVALID = "@invalid"
-ERROR = "@error"
 _ALLOWED: dict[str, tuple[str, ...]] = {
     "before_model": ("step", "continue", "run_to_end"),
     "before_tool": ("step", "continue", "run_to_end", "edit", "inject"),
     "after_tool": ("step", "continue", "run_to_end", "inject"),
-    "invalid_arguments": ("step", "continue", "run_to_end"),
+    "invalid_arguments": ("step", "continue", "run_to_end", "edit"),
 }
 _ids = itertools.count(1)
 
 __all__ = [
-    "ERROR", "INVALID", "Breakpoint", "Pause", "Resume", "Stepper", "StepperError",
+    "ERROR", "INVALID", "SPECIAL", "STAGE_BREAKPOINTS", "Breakpoint", "Pause", "Resume", "Stepper", "StepperError",
     "chain_after", "chain_before",
 ]
-
-
-class StepperError(ValueError):
-    """A breakpoint or a resume action was refused; `str()` says why (a pause stays paused)."""
-
-
-@dataclass(frozen=True)
-class Breakpoint:
-    """Where to pause: a tool name (glob), an argument pattern, `@invalid` or `@error`."""
-
-    text: str
-    pattern: CallPattern | None = None
-    """None for `@invalid` / `@error`."""
-
-    @classmethod
-    def parse(cls, text: str) -> Breakpoint:
-        text = text.strip()
-        if text in (INVALID, ERROR):
-            return cls(text)
-        if text.startswith("@"):
-            raise StepperError(
-                f"Unknown breakpoint {text!r}: use {INVALID}, {ERROR}, a tool name or a pattern"
-            )
-        try:
-            pattern = CallPattern.parse(text)
-        except PatternError as exc:
-            raise StepperError(str(exc)) from None
-        return cls(str(pattern), pattern)
 
 
 @dataclass(frozen=True)
@@ -141,6 +123,12 @@ class Pause:
     args: dict[str, Any] | None = None
     breakpoint: str | None = None
     tool: AgentTool | None = None
+    failed_stage: str | None = None
+    """At failed arguments: the stage that failed."""
+    tools: Sequence[AgentTool] = ()
+    """At failed arguments: the tools an edit runs the pipeline against."""
+    result: AgentToolResult | None = None
+    """At `@error`: the error result stopped on."""
     started_ms: float = field(default_factory=now_ms)
     resume: Resume | None = None
     edited: BaseModel | None = None
@@ -213,7 +201,7 @@ class Stepper:
 
     async def remove_breakpoint(self, text: str) -> bool:
         """Remove a breakpoint by its text; False if there was none."""
-        key = text.strip() if text.strip() in (INVALID, ERROR) else _canonical(text)
+        key = text.strip() if text.strip() in SPECIAL else canonical(text)
         removed = self._breakpoints.pop(key, None) is not None
         if removed:
             await self._publish_mode()
@@ -242,7 +230,9 @@ class Stepper:
                 f"{act.kind!r} is not possible at a {pause.point} pause "
                 f"(possible: {', '.join(pause.actions)})"
             )
-        if act.kind == "edit":
+        if act.kind == "edit" and pause.point == "invalid_arguments":
+            pause.edited = _rerun_pipeline(pause, act.args)
+        elif act.kind == "edit":
             try:
                 pause.edited = revalidate(pause.tool, act.args)
             except InvalidEdit as exc:
@@ -275,8 +265,14 @@ class Stepper:
                     )
                     yield AssistantMessageEvent(type="error", message=message)
                     return
-            async for event in stream_fn(model, context, options):
-                yield event
+            # Closed here, not left to the garbage collector: an inner stream dropped at
+            # its `done` stays suspended, holding its request's copy of the transcript.
+            inner = stream_fn(model, context, options)
+            try:
+                async for event in inner:
+                    yield event
+            finally:
+                await close_stream(inner)
 
         return stepped
 
@@ -311,17 +307,16 @@ class Stepper:
             return BeforeToolCallResult(result=result, is_error=pause.resume.is_error)
         return None
 
-    async def after_tool_call(
-        self, ctx: AfterToolCallContext, signal: AbortSignal | None = None
+    async def error_result(
+        self, ctx: ErrorResultContext, signal: AbortSignal | None = None
     ) -> AfterToolCallResult | None:
-        """At the `@error` breakpoint, pause after a failed call, before the model sees it."""
-        if self._run_to_end or not ctx.is_error or ERROR not in self._breakpoints:
+        """At `@error`: pause at any error result, before the model sees it (the loop's
+        `on_error_result`); an inject replaces it."""
+        if self._run_to_end or ERROR not in self._breakpoints:
             return None
+        call = ctx.tool_call
         pause = await self._pause(
-            Pause(
-                _next_id(), "after_tool", ctx.tool_call.id, ctx.tool_call.name,
-                ctx.args.model_dump(mode="json"), ERROR, ctx.tool,
-            ),
+            Pause(_next_id(), "after_tool", call.id, call.name, None, ERROR, result=ctx.result),
             signal,
         )
         if pause is None or pause.resume is None or pause.resume.kind != "inject":
@@ -332,26 +327,46 @@ class Stepper:
             injected=True,
         )
 
+    async def arguments_failed(
+        self, ctx: ArgumentsFailedContext, signal: AbortSignal | None = None
+    ) -> dict[str, Any] | None:
+        """At `@invalid` or the failed stage's own breakpoint: pause (the loop's
+        `on_arguments_failed`); an edit goes back through the pipeline."""
+        if self._run_to_end:
+            return None
+        stage_token = STAGE_BREAKPOINTS[ctx.failed_stage]
+        hit = next((t for t in (stage_token, INVALID) if t in self._breakpoints), None)
+        if hit is None:
+            return None
+        call = ctx.tool_call
+        pause = await self._pause(
+            Pause(
+                _next_id(), "invalid_arguments", call.id, call.name, ctx.args, hit,
+                failed_stage=ctx.failed_stage, tools=ctx.context.tools,
+            ),
+            signal,
+        )
+        if pause is None or pause.resume is None or pause.resume.kind != "edit":
+            return None
+        return pause.resume.args
+
+    def attach(self, agent: Any) -> None:
+        """Give `agent` the stepper's hooks for failed arguments and error results, and
+        its bus listener (`before_tool_call` and the stream are wired by the caller,
+        who chains them with the gate)."""
+        agent.on_arguments_failed = self.arguments_failed
+        agent.on_error_result = self.error_result
+        agent.subscribe(self.on_event)
+
     def on_event(self, event: Any, signal: AbortSignal | None = None) -> Awaitable[Any] | None:
-        """Bus listener: the `@invalid` pause, and the end of "run to end".
+        """Bus listener: "run to end" ends with the run.
 
         Plain, not async: almost no event needs anything, and the bus awaits only what
         a listener returns, so most events cost a type check, not a coroutine."""
-        if isinstance(event, (AgentStartEvent, AgentEndEvent)):
-            if self._run_to_end:
-                self._run_to_end = False
-                return self._publish_mode()
-            return None
-        if not (isinstance(event, ToolArgumentsEvent) and event.failed_stage == "validate"):
-            return None
-        if self._run_to_end or INVALID not in self._breakpoints:
-            return None
-        args = event.prepared if event.prepared is not None else event.parsed
-        pause = Pause(
-            _next_id(), "invalid_arguments", event.tool_call_id, event.tool_name,
-            args, INVALID,
-        )
-        return self._pause(pause, signal)
+        if isinstance(event, (AgentStartEvent, AgentEndEvent)) and self._run_to_end:
+            self._run_to_end = False
+            return self._publish_mode()
+        return None
 
     # -- internals ---------------------------------------------------------------
 
@@ -363,6 +378,7 @@ class Stepper:
                 StepPausedEvent(
                     pause_id=pause.pause_id, point=pause.point, tool_call_id=pause.tool_call_id,
                     tool_name=pause.tool_name, args=pause.args, breakpoint=pause.breakpoint,
+                    failed_stage=pause.failed_stage, result=pause.result,
                 )
             )
             await wait_unless_aborted(pause.resumed, signal)
@@ -409,9 +425,19 @@ def _next_id() -> str:
     return f"pause-{next(_ids)}"
 
 
-def _canonical(text: str) -> str:
-    try:
-        return str(CallPattern.parse(text))
-    except PatternError:
-        return text.strip()
-
+def _rerun_pipeline(pause: Pause, args: dict[str, Any] | None) -> BaseModel:
+    """The validated arguments an edit at failed arguments runs with (the whole
+    pipeline, as the model's arguments went through it); raises when they fail too."""
+    if pause.failed_stage == "lookup":
+        raise StepperError(
+            f"There is no tool {pause.tool_name!r}: editing its arguments cannot help "
+            "(F10 or F5 send the error to the model)"
+        )
+    if not isinstance(args, dict):
+        raise StepperError("The arguments must be a JSON object")
+    call = ToolCall(id=pause.tool_call_id or "", name=pause.tool_name or "", arguments=args)
+    outcome = run_argument_pipeline(call, pause.tools)
+    if outcome.error is not None:
+        raise StepperError(str(outcome.error))
+    assert outcome.validated is not None
+    return outcome.validated

@@ -128,12 +128,30 @@ def test_explicit_description_and_prepare_arguments() -> None:
     assert cat.description == "Custom description." and cat.prepare_arguments is prepare
 
 
-def test_sync_functions_and_varargs_are_refused() -> None:
-    with pytest.raises(TypeError, match="async"):
+async def test_a_sync_function_runs_in_a_worker_thread_and_streams_updates() -> None:
+    import threading
 
-        @tool
-        def not_async(x: int) -> int:  # type: ignore[arg-type]
-            return x
+    threads: list[str] = []
+
+    @tool
+    def count(to: int, on_update: Any) -> str:
+        """Count up."""
+        threads.append(threading.current_thread().name)
+        for i in range(1, to + 1):
+            on_update(AgentToolResult.text(f"at {i}"))
+        return f"counted to {to}"
+
+    stream = FakeStream(assistant(call("c", "count", {"to": 2})), assistant("done"))
+    run = await run_loop(stream, [count])
+    assert threads and threads[0] != threading.main_thread().name
+    updates = [e for e in run.rec.events if e.type == "tool_execution_update"]
+    assert [text_of(e.partial_result) for e in updates] == ["at 1", "at 2"]
+    assert text_of(run.messages[2]) == "counted to 2"
+
+
+def test_varargs_and_non_functions_are_refused() -> None:
+    with pytest.raises(TypeError, match="function"):
+        tool(42)  # type: ignore[call-overload]
 
     with pytest.raises(TypeError, match="args"):
 

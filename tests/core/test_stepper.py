@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +20,7 @@ from workbench.agent import (
     AgentToolResult,
     AssistantMessage,
     TextContent,
+    ToolArgumentsEvent,
     ToolCall,
     ToolExecutionEndEvent,
     ToolResultMessage,
@@ -69,8 +71,7 @@ class Rig:
         self.gate = PermissionGate.for_workspace(ws, publish=self.agent.publish, policy="all")
         hooks = (self.gate,) if gate else ()
         self.agent.before_tool_call = chain_before(*hooks, self.stepper.before_tool_call)
-        self.agent.after_tool_call = self.stepper.after_tool_call
-        self.agent.subscribe(self.stepper.on_event)
+        self.stepper.attach(self.agent)
         self.events: list[Any] = []
         self.errors: list[str] = []
         self.choices: list[Choose] = []
@@ -282,32 +283,96 @@ INVALID = [
 ]
 
 
-async def test_invalid_breakpoint_pauses_on_failed_validation(ws: Path) -> None:
+async def test_invalid_breakpoint_edit_runs_the_pipeline_again_on_the_edit(ws: Path) -> None:
     rig = Rig(ws, INVALID, breakpoints=["@invalid"])
+    good = {"path": "config.json", "edits": [{"old_text": '"m"', "new_text": '"n"'}]}
 
-    def try_edit(event: StepPausedEvent) -> str:
+    def try_edit(event: StepPausedEvent) -> Resume:
         try:
             rig.stepper.resume(event.pause_id, Resume.edit({"path": "config.json", "edits": []}))
         except StepperError as exc:
             rig.errors.append(str(exc))
-        return "step"
+        assert rig.stepper.paused is not None  # a refused edit leaves the pause
+        return Resume.edit(good)
 
     rig.drive(try_edit, "continue")
     await rig.agent.prompt("go")
     paused = rig.of(StepPausedEvent)[0]
-    assert (paused.point, paused.tool_call_id, paused.breakpoint) == (
-        "invalid_arguments",
-        "e1",
-        "@invalid",
+    assert (paused.point, paused.tool_call_id, paused.breakpoint, paused.failed_stage) == (
+        "invalid_arguments", "e1", "@invalid", "validate",
     )
     assert paused.args == {"path": "config.json", "edits": "x"}
+    assert len(rig.errors) == 1 and "List should have at least 1 item" in rig.errors[0]
+    # The edit went through the whole pipeline again, and ran.
+    arguments = [e for e in rig.of(ToolArgumentsEvent) if e.tool_call_id == "e1"]
+    assert [(a.edited, a.failed_stage) for a in arguments] == [(False, "validate"), (True, None)]
+    assert json.loads(arguments[1].raw or "") == good
+    assert not rig.results()["e1"].is_error
+    assert (ws / "config.json").read_text() == '{"model": "n"}\n'
+    assert rig.of(StepResumedEvent)[0].edited_args == arguments[1].validated
+
+
+BROKEN = [
+    {
+        "tool_calls": [
+            {"id": "p1", "name": "read_file", "raw": '{"path": "config.json"'},
+            {"id": "u1", "name": "read_fil", "arguments": {"path": "config.json"}},
+        ]
+    },
+    {"text": "done"},
+]
+
+
+@pytest.mark.parametrize(
+    ("breakpoints", "stops"),
+    [
+        (["@parse"], [("p1", "@parse", "parse")]),
+        (["@unknown"], [("u1", "@unknown", "lookup")]),
+        (["@invalid"], [("p1", "@invalid", "parse"), ("u1", "@invalid", "lookup")]),
+        (["@validate"], []),
+    ],
+)
+async def test_every_pipeline_failure_has_a_breakpoint(ws: Path, breakpoints, stops) -> None:
+    rig = Rig(ws, BROKEN, breakpoints=breakpoints)
+    rig.drive("continue")
+    await rig.agent.prompt("go")
+    assert [(p.tool_call_id, p.breakpoint, p.failed_stage) for p in rig.of(StepPausedEvent)] == stops
+
+
+async def test_an_unknown_tool_cannot_be_edited_and_malformed_json_can(ws: Path) -> None:
+    rig = Rig(ws, BROKEN, breakpoints=["@invalid"])
+
+    def edit(event: StepPausedEvent) -> Resume | str:
+        if event.tool_call_id == "u1":
+            try:
+                rig.stepper.resume(event.pause_id, Resume.edit({"path": "config.json"}))
+            except StepperError as exc:
+                rig.errors.append(str(exc))
+            return "continue"
+        return Resume.edit({"path": "config.json"})
+
+    rig.drive(edit)
+    await rig.agent.prompt("go")
     assert rig.errors == [
-        "'edit' is not possible at a invalid_arguments pause (possible: step, continue, run_to_end)"
+        "There is no tool 'read_fil': editing its arguments cannot help (F10 or F5 send the "
+        "error to the model)"
     ]
-    assert rig.results()["e1"].is_error  # the validation error still reaches the model
-    # held before the loop went on: the pause precedes the call's end event
-    kinds = [e.type for e in rig.events]
-    assert kinds.index("step_resumed") < kinds.index("tool_execution_end")
+    assert not rig.results()["p1"].is_error and "model" in rig.results()["p1"].text
+    assert rig.results()["u1"].is_error
+
+
+async def test_error_breakpoint_stops_at_every_error_result_with_the_result(ws: Path) -> None:
+    rig = Rig(ws, BROKEN, breakpoints=["@error"])
+    rig.drive(Resume.inject("use read_file with a JSON object", is_error=True), "continue")
+    await rig.agent.prompt("go")
+    paused = rig.of(StepPausedEvent)
+    assert [(p.point, p.tool_call_id) for p in paused] == [("after_tool", "p1"), ("after_tool", "u1")]
+    stopped_on = [p.result.content[0].text if p.result else None for p in paused]
+    assert stopped_on[0].startswith("Invalid JSON in arguments for tool read_file")
+    assert stopped_on[1] == "Tool read_fil not found"
+    replaced = rig.results()["p1"]
+    assert replaced.injected and replaced.text == "use read_file with a JSON object"
+    assert rig.results()["u1"].text == "Tool read_fil not found" and not rig.results()["u1"].injected
 
 
 # -- aborts --------------------------------------------------------------------------

@@ -106,12 +106,19 @@ async def test_non_zero_exit_raises_with_output_tail_and_exit_code(tmp_path: Pat
     assert caught.value.details["exit_code"] == 3
 
 
-async def test_long_output_keeps_the_tail(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_long_output_keeps_head_and_tail(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(rc, "MAX_LINES", 100)
+    monkeypatch.setattr(rc, "HEAD_LINES", 10)
     result = await run(tmp_path, "seq 1 5000")
     lines = result.content[0].text.splitlines()
-    assert lines[0] == "[Showing the last 100 of 5000 lines]"
-    assert lines[1:] == [str(i) for i in range(4901, 5001)]
+    assert lines[:10] == [str(i) for i in range(1, 11)]
+    assert lines[10] == (
+        "[... 4890 lines left out: the output was 5000 lines, 23893 bytes; "
+        "showing the first 10 and the last 100 ...]"
+    )
+    assert lines[11:] == [str(i) for i in range(4901, 5001)]
     assert result.details["truncated"] is True and result.details["total_lines"] == 5000
 
 

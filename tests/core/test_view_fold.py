@@ -65,7 +65,7 @@ async def test_demo_folds_into_turns_cards_and_stages(tmp_path: Path) -> None:
     assert flat.validated["edits"][0]["new_text"].endswith('"http://127.0.0.1:11434/v1",')
     command = state.calls["call_4_1"]
     assert command.update_count >= 1 and "OK: apiBaseUrl" in command.output
-    assert [p for p, _ in command.phases][:2] == ["preflight", "executing"]
+    assert [p for p, _ in command.phases][:3] == ["preflight", "queued", "executing"]
     assert command.decision.decided_by == "policy"
     assert state.input_tokens > 0 and state.output_tokens > 0
     kinds = [i.kind for i in state.items]
@@ -143,7 +143,7 @@ async def test_a_call_s_history_and_phases_follow_its_approval(tmp_path: Path) -
     with anyio.fail_after(20):
         await runtime.agent.prompt(runtime.prompt)
     edit = state.calls["call_3_1"]
-    assert [p for p, _ in edit.phases] == ["preflight", "approval", "preflight", "end"]
+    assert [p for p, _ in edit.phases] == ["preflight", "queued", "approval", "queued", "end"]
     labels = [label for _, label, _ in edit.events]
     assert labels == [
         "preflight started", "arguments validated", "permission requested",
@@ -153,7 +153,7 @@ async def test_a_call_s_history_and_phases_follow_its_approval(tmp_path: Path) -
     times = [t for t, _, _ in edit.events]
     assert times == sorted(times) and dict(edit.phases)["approval"] == times[2]
     read = state.calls["call_1_1"]  # allowed by a rule: no request, no approval phase
-    assert [p for p, _ in read.phases] == ["preflight", "executing", "after_hook", "end"]
+    assert [p for p, _ in read.phases] == ["preflight", "queued", "executing", "end"]  # no after hook: @error reviews results
 
 
 @pytest.mark.parametrize(

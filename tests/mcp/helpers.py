@@ -57,6 +57,8 @@ async def mcp_run(
     *turns: dict[str, Any],
     servers: list[str] | None = None,
     configured: list[McpServerConfig] | None = None,
+    roots: list[Path] | None = None,
+    log_level: Any = None,
     **agent_options: Any,
 ) -> AsyncIterator[Run]:
     """An Agent on the scripted `turns` with the MCP servers attached (default: the
@@ -65,7 +67,10 @@ async def mcp_run(
     provider = scripted(*turns, {"text": "done"})
     agent = Agent(stream_fn=provider, model=provider.model, **agent_options)
     commands = [TOOLBOX] if servers is None else servers
-    hub = McpHub(resolve_servers(commands, configured=configured or []))
+    hub = McpHub(
+        resolve_servers(commands, configured=configured or []),
+        roots=roots or [], log_level=log_level,
+    )
     run = Run(agent, hub)
     agent.subscribe(lambda event, _signal=None: run.events.append(event))
     with anyio.fail_after(TEST_TIMEOUT):

@@ -3,6 +3,8 @@ and rules / breakpoints that name a whole server (no server is started here)."""
 
 from __future__ import annotations
 
+import json
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -37,6 +39,13 @@ from workbench.stepper import Breakpoint
         ("/opt/tools/git__mcp", "git_mcp"),
         ("node", "node"),
         ("python3 -c 'print(1)'", "python3"),
+        ("node /x/node_modules/@modelcontextprotocol/server-everything/dist/index.js stdio",
+         "server-everything"),
+        ("node ./weather/build/index.js", "weather"),
+        ("env LOG_LEVEL=debug npx -y @modelcontextprotocol/server-filesystem .",
+         "server-filesystem"),
+        ("env -u HOME -i PATH=/bin uvx mcp-server-git", "mcp-server-git"),
+        ("DEBUG=1 python servers/files.py", "files"),
     ],
 )
 def test_names_come_from_what_the_command_runs(command: str, name: str) -> None:
@@ -44,7 +53,9 @@ def test_names_come_from_what_the_command_runs(command: str, name: str) -> None:
 
 
 def test_url_names_and_uniqueness() -> None:
-    assert name_for_url("http://127.0.0.1:8000/mcp") == "127-0-0-1"
+    assert name_for_url("http://127.0.0.1:8000/mcp") == "127-0-0-1-8000"
+    assert name_for_url("http://127.0.0.1:8001/mcp") == "127-0-0-1-8001"
+    assert name_for_url("https://a.example/mcp") == "a-example"
     servers = resolve_servers(
         ["python a.py", "'python' 'a.py' --flag"], ["https://api.example.com/mcp"]
     )
@@ -139,7 +150,7 @@ def test_build_runtime_makes_an_unstarted_hub_only_when_asked(tmp_path: Path) ->
             mcp_servers=[McpServerConfig(name="server", url="http://127.0.0.1:2/mcp")],
         )
     )
-    assert [c.name for c in runtime.mcp.connections] == ["server", "server-2", "127-0-0-1"]
+    assert [c.name for c in runtime.mcp.connections] == ["server", "server-2", "127-0-0-1-1"]
     assert all(c.status == "starting" for c in runtime.mcp.connections)
 
 
@@ -155,3 +166,99 @@ def test_rules_and_breakpoints_can_name_a_whole_server(tmp_path: Path) -> None:
     bp = Breakpoint.parse("mcp:toolbox")
     assert bp.text == "toolbox__*" and bp.pattern is not None
     assert bp.pattern.matches("toolbox__slow_count", {}) and not bp.pattern.matches("slow", {})
+
+
+def test_per_server_flags_apply_to_the_server_named_just_before() -> None:
+    from workbench.cli.args import build_parser, parse
+    from workbench.mcp.config import servers_from_flags
+
+    args = parse(build_parser(), [
+        "--mcp", "python a.py", "--mcp-env", "LOG=1", "--mcp-cwd", "/tmp",
+        "--mcp-url", "http://127.0.0.1:8000/mcp", "--mcp-header", "Authorization: Bearer x",
+        "--mcp-header", "X-A:1", "--mcp-timeout", "3",
+        "--mcp", "python b.py",
+    ])
+    a, url, b = servers_from_flags(args.mcp_specs)
+    assert a.env == {"LOG": "1"} and a.cwd == "/tmp" and a.startup_timeout == 20
+    assert url.headers == {"Authorization": "Bearer x", "X-A": "1"}
+    assert url.startup_timeout == 3 and url.transport == "http"
+    assert b.env == {} and b.command == ("python", "b.py")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--mcp-header", "A: b"], "--mcp-header 'A: b' needs an MCP server flag before it"),
+        (["--mcp", "x", "--mcp-header", "A: b"], "--mcp-header is for URL servers"),
+        (["--mcp-url", "http://h/mcp", "--mcp-header", "no colon"], "expected 'NAME: VALUE'"),
+        (["--mcp", "x", "--mcp-env", "NOEQUALS"], "expected NAME=VALUE"),
+        (["--mcp", "x", "--mcp-timeout", "soon"], "expected a number of seconds"),
+        (["--mcp", "x", "--mcp-timeout", "-1"], "startup_timeout"),
+    ],
+)
+def test_per_server_flags_that_do_not_fit_say_why(argv: list[str], message: str) -> None:
+    from workbench.cli.args import build_parser, parse
+    from workbench.mcp.config import servers_from_flags
+
+    with pytest.raises(ValueError, match=re.escape(message)):
+        servers_from_flags(parse(build_parser(), argv).mcp_specs)
+
+
+def test_the_mcp_servers_catalog_of_other_clients_imports(tmp_path: Path) -> None:
+    from workbench.mcp.config import load_mcp_json
+
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": {
+        "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."],
+                  "env": {"LOG": "1"}},
+        "remote": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer t"}},
+        "legacy": {"type": "sse", "url": "http://127.0.0.1:9/sse"},
+        "off": {"command": "x", "disabled": True},
+    }}), encoding="utf-8")
+    files, remote, legacy = load_mcp_json(path)
+    assert files.name == "files" and files.transport == "stdio" and files.env == {"LOG": "1"}
+    assert files.command == ("npx", "-y", "@modelcontextprotocol/server-filesystem", ".")
+    assert remote.transport == "http" and remote.headers == {"Authorization": "Bearer t"}
+    assert legacy.transport == "sse"
+    vscode = tmp_path / "vscode.json"
+    vscode.write_text('{"servers": {"git": {"type": "stdio", "command": "uvx", '
+                      '"args": ["mcp-server-git"]}}}', encoding="utf-8")
+    assert [s.command for s in load_mcp_json(vscode)] == [("uvx", "mcp-server-git")]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{not json", "Cannot read MCP config"),
+        ('{"other": {}}', 'has no "mcpServers" object'),
+        ('{"mcpServers": {"a": 1}}', "Bad MCP server 'a'"),
+        ('{"mcpServers": {"a": {"args": []}}}', "needs command or url"),
+        ('{"mcpServers": {"a": {"command": "x", "args": "y"}}}', "args must be a list"),
+        ('{"mcpServers": {"a": {"url": "ftp://x"}}}', "Bad MCP server URL"),
+    ],
+)
+def test_a_broken_catalog_says_what_is_wrong(tmp_path: Path, text: str, message: str) -> None:
+    from workbench.mcp.config import load_mcp_json
+
+    path = tmp_path / "mcp.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError, match=re.escape(message)):
+        load_mcp_json(path)
+
+
+def test_the_command_line_brings_config_catalog_and_flag_servers(tmp_path: Path) -> None:
+    from workbench.__main__ import _mcp_servers
+    from workbench.cli.args import build_parser, parse
+
+    config = tmp_path / "config.toml"
+    config.write_text('[mcp.servers.memo]\ncommand = ["python3", "m.py"]\n', encoding="utf-8")
+    catalog = tmp_path / "mcp.json"
+    catalog.write_text('{"mcpServers": {"files": {"command": "python3", "args": ["f.py"]}}}',
+                       encoding="utf-8")
+    args = parse(build_parser(), [
+        "--config", str(config), "--mcp-config", str(catalog),
+        "--mcp-sse", "http://127.0.0.1:9/sse",
+    ])
+    assert [(s.name, s.transport) for s in _mcp_servers(args)] == [
+        ("memo", "stdio"), ("files", "stdio"), ("127-0-0-1-9", "sse"),
+    ]

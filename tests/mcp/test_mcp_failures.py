@@ -89,7 +89,7 @@ async def test_servers_that_never_start() -> None:
             "(or closed the connection) before "
             "answering initialize\nIts last stderr lines:\n  boom: MEMO_TOKEN is not set"
         )
-        assert report[3].startswith("MCP server toolbox: 7 tools")
+        assert report[3].startswith("MCP server toolbox: 15 tools")
         assert {t.source for t in run.agent.state.tools} == {"mcp:toolbox"}
         await run.agent.prompt("go")  # the run goes on with the tools that did start
         assert not run.result("toolbox__snapshot").is_error

@@ -78,11 +78,21 @@ async def test_the_gate_and_breakpoints_treat_mcp_tools_like_any_other(tmp_path:
 @pytest.fixture
 def http_toolbox() -> Iterator[str]:
     """The toolbox served over streamable HTTP on a free loopback port; yields its URL."""
+    yield from _served("--http", "/mcp")
+
+
+@pytest.fixture
+def sse_toolbox() -> Iterator[str]:
+    """The toolbox served over the older HTTP+SSE transport; yields its URL."""
+    yield from _served("--sse", "/sse")
+
+
+def _served(flag: str, path: str) -> Iterator[str]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     process = subprocess.Popen(
-        [sys.executable, str(SERVERS / "toolbox.py"), "--http", str(port)],
+        [sys.executable, str(SERVERS / "toolbox.py"), flag, str(port)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     try:
@@ -94,7 +104,7 @@ def http_toolbox() -> Iterator[str]:
                 if process.poll() is not None:
                     pytest.fail("the HTTP toolbox exited at start")
                 time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{port}{path}"
     finally:
         process.terminate()
         process.wait(timeout=10)
@@ -106,11 +116,33 @@ async def test_a_streamable_http_server(http_toolbox: str) -> None:
         servers=[],
         configured=[_http(http_toolbox)],
     ) as run:
-        assert run.hub.report() == [f"MCP server mcp: 7 tools ({http_toolbox})"]
+        assert run.hub.report()[0].startswith(f"MCP server mcp: 15 tools ({http_toolbox})\n")
         await run.agent.prompt("go")
         assert run.result("mcp__place_order").text.startswith("order for ann: 1 items")
         assert run.result("mcp__slow_count").text == "counted to 2"
         assert len(run.of_type("tool_execution_update")) == 2
+
+
+async def test_an_sse_server_from_the_command_line_with_a_header(sse_toolbox: str) -> None:
+    from workbench.cli.args import build_parser, parse
+    from workbench.mcp.config import servers_from_flags
+
+    args = parse(
+        build_parser(),
+        ["--mcp-sse", sse_toolbox, "--mcp-header", "X-Test: 1", "--mcp-timeout", "15"],
+    )
+    (server,) = servers_from_flags(args.mcp_specs)
+    assert server.transport == "sse" and server.headers == {"X-Test": "1"}
+    assert server.startup_timeout == 15
+    async with mcp_run(
+        calls(("mcp__two_blocks", {}), ("mcp__slow_count", {"n": 2, "delay": 0.01})),
+        servers=[],
+        configured=[server.model_copy(update={"name": "mcp"})],
+    ) as run:
+        assert run.hub.report()[0].startswith(f"MCP server mcp: 15 tools ({sse_toolbox})\n")
+        await run.agent.prompt("go")
+        assert run.result("mcp__two_blocks").text == "first block:\nsecond"
+        assert run.result("mcp__slow_count").text == "counted to 2"
 
 
 def _http(url: str) -> Any:
@@ -132,7 +164,7 @@ def test_headless_with_mcp_servers(tmp_path: Path, capsys: pytest.CaptureFixture
     )
     out, err = capsys.readouterr()
     assert code == 0
-    assert f"workbench: MCP server toolbox: 7 tools ({TOOLBOX})" in err
+    assert f"workbench: MCP server toolbox: 15 tools ({TOOLBOX})" in err
     assert (
         "workbench: MCP server no-such-mcp-server-cmd failed to start: "
         "command not found: no-such-mcp-server-cmd"
@@ -160,7 +192,7 @@ def test_headless_reads_servers_from_the_config_file(
         ]
     )
     out, err = capsys.readouterr()
-    assert code == 0 and "MCP server box: 7 tools" in err
+    assert code == 0 and "MCP server box: 15 tools" in err
     assert "✓ result box__snapshot" in out
 
 

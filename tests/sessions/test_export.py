@@ -35,10 +35,10 @@ def demo_session(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_markdown_has_every_turn_call_arguments_and_result(demo_session: Path) -> None:
     md = to_markdown(read_session(demo_session))
-    assert md.startswith("# Session demo.jsonl\n")
+    assert md.startswith("# Session `demo.jsonl`\n")
     assert md.count("\n## Turn ") == 5
     assert md.count("\n### Tool call ") == 9
-    assert "### Tool call `run_command` (call_4_1)" in md
+    assert "### Tool call `run_command` (`call_4_1`)" in md
     assert '"command": "python3 scripts/check_config.py"' in md
     assert "OK: apiBaseUrl = http://127.0.0.1:11434/v1, model = gpt-4o-mini" in md
     assert "Result (error):\n\n```text\nTool web_search not found\n```" in md
@@ -66,7 +66,7 @@ def test_export_command_writes_a_file_or_stdout(
 ) -> None:
     out = tmp_path / "t.md"
     assert main(["export", str(demo_session), "--format", "md", "-o", str(out)]) == 0
-    assert out.read_text().startswith("# Session demo.jsonl")
+    assert out.read_text().startswith("# Session `demo.jsonl`")
     assert main(["export", str(demo_session), "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["messages"]
     with pytest.raises(SystemExit) as exc:
@@ -90,3 +90,18 @@ def test_untrusted_text_is_literal_and_fences_hold(tmp_path: Path) -> None:
     assert "\x1b" not in md and "hi ␛[31mred" in md
     assert '````json\n{\n  "a": "```"\n}\n````' in md
     assert "Result: *none recorded*" in md
+
+
+@pytest.mark.parametrize("fmt", ["md", "json"])
+def test_export_comes_in_pieces_that_add_up_to_the_whole(demo_session: Path, fmt: str) -> None:
+    from workbench.sessions.export import export, iter_export
+
+    session = read_session(demo_session)
+    pieces = list(iter_export(session, fmt))  # type: ignore[arg-type]
+    assert "".join(pieces) == export(session, fmt)  # type: ignore[arg-type]
+    # One piece per turn or message at least: the export is written as it is made.
+    assert len(pieces) > 10
+    if fmt == "json":
+        assert json.loads("".join(pieces))["messages"] == [
+            e.message.model_dump(mode="json") for e in session.events if e.type == "message_end"
+        ]

@@ -45,11 +45,11 @@ async def test_the_demo_recorded_compactly_folds_to_the_live_state(tmp_path: Pat
         u for u in updates if u["event"]["assistant_message_event"]["type"] == "toolcall_start"
     ]
     assert {s["block"]["id"] for s in starts} == set(live.calls)
-    # The rebuilt streamed message is a whole, valid event again, equal to the final reply.
-    update = next(e for e in session.events if e.type == "message_update")
-    end = next(
-        e for e in session.events if e.type == "message_end" and e.message.role == "assistant"
-    )
+    # Read in order, the rebuilt streamed message is a whole, valid event again, equal
+    # to the final reply (one object shared by the reply's updates, as live).
+    events = session.events[:]
+    update = next(e for e in events if e.type == "message_update")
+    end = next(e for e in events if e.type == "message_end" and e.message.role == "assistant")
     assert update.message.content == end.message.content
     assert runtime.recorder.bytes_written < 150_000  # about 350 bytes an event
 
@@ -243,3 +243,77 @@ def test_the_sessions_package_loads_no_ui() -> None:
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+async def test_a_session_reads_the_same_in_small_chunks_and_keeps_no_events(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lines cut across chunk boundaries (and longer than a chunk) read back the same;
+    what the log keeps is where each event is, and `log[i]` decodes the same object
+    while it stays in the cache."""
+    from workbench.sessions import log as log_module
+    from workbench.sessions import reader as reader_module
+    from workbench.sessions.log import EventLog, of_kinds
+    from workbench.sessions.scrub import ScrubFold
+
+    runtime, live = await record_run(tmp_path / "ws")
+    whole = read_session(runtime.session_path)
+    expected = [e.model_dump() for e in whole.events]
+    monkeypatch.setattr(reader_module, "CHUNK", 97)
+    monkeypatch.setattr(log_module, "CHUNK", 89)
+    scrub = ScrubFold()
+    small = read_session(runtime.session_path, scrub.feed)
+    assert isinstance(small.events, EventLog)
+    assert [e.model_dump() for e in small.events] == expected
+    assert [e.type for e in small.events[25:60]] == [e["type"] for e in expected[25:60]]
+    assert small.events[7] is small.events[7] and small.events[-1].type == "agent_end"
+    assert [e.message for e in of_kinds(small.events, ["message_end"])] == [
+        e.message for e in whole.events if e.type == "message_end"
+    ]
+    assert len(small.stamps) == len(expected) and small.stamps[3] <= small.stamps[-1]
+    scrub.attach(small.events)
+    assert scrub.position == len(expected) and scrub.state == live
+
+
+async def test_a_flood_of_updates_is_recorded_as_deltas_at_a_bounded_rate(tmp_path: Path) -> None:
+    """A tool sending 2,000 updates, each its whole growing log (as an MCP server's
+    progress does): the session holds each recorded update as what it added, past the
+    first 200 at most ten a second, the output capped to its tail; the replay ends on
+    the live output and counts every update."""
+    from workbench.agent import AgentToolResult, tool
+    from workbench.sessions.compact import FREE_UPDATES, OUTPUT_CAP
+
+    @tool
+    async def chatty(on_update) -> str:  # type: ignore[no-untyped-def]
+        """Report progress 2,000 times."""
+        lines: list[str] = []
+        for i in range(2_000):
+            lines.append(f"progress {i}: " + "x" * 40)
+            on_update(AgentToolResult.text("\n".join(lines), details={"i": i}))
+        return "done"
+
+    data = {
+        "name": "flood",
+        "prompt": "go",
+        "turns": [{"tool_calls": [{"name": "chatty", "arguments": {}}]}, {"text": "ok"}],
+    }
+    runtime, live = await record_run(tmp_path / "ws", data, tools=[chatty], allow=["chatty"])
+    record = next(iter(live.calls.values()))
+    assert record.update_count == 2_000 and len(record.output) > OUTPUT_CAP
+    size = runtime.session_path.stat().st_size
+    assert size < 400_000  # each update whole: 2,000 x 57 KB on average, 110 MB
+    session = read_session(runtime.session_path)
+    updates = [e for e in session.events if e.type == "tool_execution_update"]
+    assert len(updates) == FREE_UPDATES + 1 and updates[-1].unrecorded == 2_000 - len(updates)
+    assert updates[-1].args == {} and updates[-1].partial_result.details == {"i": 1_999}
+    replayed = fold(session.events)
+    shown = next(iter(replayed.calls.values()))
+    assert shown.update_count == 2_000
+    left_out = len(record.output) - OUTPUT_CAP
+    assert shown.output == (
+        f"[{left_out:,} characters before this were not recorded]\n" + record.output[left_out:]
+    )
+    lines = lines_of(runtime.session_path)
+    later = [line for line in lines[1:] if line["event"]["type"] == "tool_execution_update"][1:]
+    assert all("content" not in line["event"]["partial_result"] for line in later)
+    assert all(line["start_args"] and "args" not in line["event"] for line in later)

@@ -14,8 +14,8 @@ from widgets.replay_app import ForkedApp, ForkModal, ReplayApp
 from workbench.runtime import RunOptions, build_runtime
 from workbench.sessions import read_session
 from workbench.sessions.fork import ForkChoice, ForkRequest, fork_options
-from workbench.sessions.rebase import rebase
 from workbench.sessions.rerun import rerun
+from workbench.sessions.scrub import ScrubFold
 from workbench.view.fold import fold
 from workbench.workspace import seed
 
@@ -136,17 +136,42 @@ async def test_going_back_keeps_the_objects_on_screen_and_equals_a_fresh_fold(
 ) -> None:
     runtime, _live = await record_run(tmp_path / "ws")
     events = read_session(runtime.session_path).events
-    in_place = 0
-    for position in range(len(events), 0, -1):
-        shown = fold(events[:position])
-        items, calls = list(shown.items), dict(shown.calls)
-        if rebase(shown, fold(events[: position - 1])):
-            in_place += 1
-            assert shown == fold(events[: position - 1])
-            assert all(a is b for a, b in zip(shown.items, items, strict=False))
-            assert all(shown.calls[k] is calls[k] for k in shown.calls)
-            if shown._assistant is not None:
-                assert any(shown._assistant is item for item in shown.items)
-        else:  # it refused, and left the state alone
-            assert shown == fold(events[:position])
-    assert in_place > 0.8 * len(events)  # most steps back need no new widgets
+    scrub = ScrubFold(events)
+    state = scrub.goto(len(events))
+    assert len(scrub.checkpoints) == 1 + sum(1 for e in events if e.type == "turn_start")
+    kept = 0
+    for position in range(len(events) - 1, -1, -1):
+        items, calls = list(state.items), dict(state.calls)
+        assert scrub.goto(position) is state
+        assert state == fold(events[:position]), f"differs at {position}"
+        turn = state.turn
+        # the earlier turns' objects are the ones on screen already
+        assert all(a is b for a, b in zip(state.items, items, strict=False) if a.turn < turn)
+        assert all(state.calls[k] is calls[k] for k in state.calls if calls[k].turn < turn)
+        kept += sum(1 for a, b in zip(state.items, items, strict=False) if a is b)
+    assert kept > 0
+    # and forward again, by turns and to the end, from anywhere
+    for position in (3, len(events) // 2, len(events)):
+        scrub.goto(0)
+        assert scrub.goto(position) == fold(events[:position])
+
+
+async def test_a_session_reaching_back_into_an_earlier_turn_scrubs_exactly(
+    tmp_path: Path,
+) -> None:
+    """A model that reuses a call id changes an earlier turn's call: no checkpoint holds,
+    and every move still gives the fresh fold."""
+    turns = [
+        {"tool_calls": [{"id": "same", "name": "read_file", "arguments": {"path": "a.txt"}}]},
+        {"tool_calls": [{"id": "same", "name": "read_file", "arguments": {"path": "b.txt"}}]},
+        {"text": "done"},
+    ]
+    data = {"name": "reuse", "prompt": "go", "turns": turns,
+            "workspace_files": {"a.txt": "a\n", "b.txt": "b\n"}}
+    runtime, _live = await record_run(tmp_path / "ws", data)
+    events = read_session(runtime.session_path).events
+    scrub = ScrubFold(events)
+    scrub.goto(len(events))
+    assert not scrub.trusted and len(scrub.checkpoints) == 1
+    for position in range(len(events), -1, -1):
+        assert scrub.goto(position) == fold(events[:position])

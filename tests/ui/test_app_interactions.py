@@ -181,5 +181,5 @@ async def test_the_inspector_lists_a_calls_history_in_order_with_offsets(make_te
         labels = [label for _, label in rows]
         assert labels == [
             "preflight started", "arguments validated", "allow (rule: read_file)",
-            "executing", "after hook", "ended  hello", "result sent to the model",
+            "executing", "ended  hello", "result sent to the model",
         ]  # "ended" carries the result's first line

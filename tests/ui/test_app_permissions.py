@@ -26,9 +26,9 @@ async def test_approving_both_asks_runs_the_demo_to_the_end(make_test_app) -> No
         await pilot.press("enter")
         await wait_for(pilot, lambda: modal_open(app))
         assert app.screen.record.name == "edit_file"
-        await pilot.press("a")
+        await pilot.press("ctrl+y")
         await wait_for(pilot, lambda: modal_open(app) and app.screen.record.name == "run_command")
-        await pilot.press("a")
+        await pilot.press("ctrl+y")
         await wait_for(pilot, lambda: app.view_state.run_state == "finished", timeout=20)
     config = json.loads((app.runtime.workspace / "config.json").read_text())
     assert config["apiBaseUrl"] == "http://127.0.0.1:11434/v1"
@@ -44,7 +44,8 @@ async def test_deny_with_a_reason_reaches_the_model(make_test_app) -> None:
     async with app.run_test(size=(140, 44)) as pilot:
         await pilot.press("enter")
         await wait_for(pilot, lambda: modal_open(app))
-        app.screen.query_one("#reason", Input).focus()
+        await pilot.press("ctrl+n")
+        assert app.screen.focused is app.screen.query_one("#reason", Input)
         await pilot.press(*"not on a Friday")
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.view_state.run_state == "finished")
@@ -61,7 +62,7 @@ async def test_edit_to_invalid_is_refused_then_valid_edit_runs(make_test_app) ->
     async with app.run_test(size=(140, 44)) as pilot:
         await pilot.press("enter")
         await wait_for(pilot, lambda: modal_open(app))
-        await pilot.press("e")
+        await pilot.press("f2")
         await wait_for(pilot, lambda: isinstance(app.screen, JsonEditModal))
         editor = app.screen.query_one(TextArea)
         editor.text = json.dumps({"path": "config.json", "edits": "nope"})
@@ -76,7 +77,7 @@ async def test_edit_to_invalid_is_refused_then_valid_edit_runs(make_test_app) ->
         editor.text = json.dumps(edited)
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: modal_open(app) and app.screen.record.name == "run_command")
-        await pilot.press("d")
+        await pilot.press("ctrl+n", "enter")
         await wait_for(pilot, lambda: app.view_state.run_state == "finished")
     text = (app.runtime.workspace / "config.json").read_text()
     assert '"temperature": 0.7' in text and "apiBaseUrl" not in text
@@ -98,7 +99,7 @@ async def test_always_allow_skips_the_next_modal(make_test_app) -> None:
         app.prompt_bar.input.value = "write two files"
         await pilot.press("enter")
         await wait_for(pilot, lambda: modal_open(app))
-        await pilot.press("A")
+        await pilot.click("#tool")
         await wait_for(pilot, lambda: app.view_state.run_state == "finished")
         second = app.view_state.calls["call_2_1"]
     assert (app.runtime.workspace / "b.txt").read_text() == "2"
@@ -141,12 +142,12 @@ async def test_a_protected_path_is_flagged_in_red(make_test_app) -> None:
         await pilot.press("enter")
         await wait_for(pilot, lambda: modal_open(app))
         assert not app.screen.query("#perm-protected")  # an ordinary call: no warning
-        await pilot.press("A")  # always allow write_file...
+        await pilot.click("#tool")  # always allow write_file...
         await wait_for(pilot, lambda: modal_open(app) and app.screen.record.id == "call_2_1")
         warning = app.screen.query_one("#perm-protected", Static)  # ... is asked again, flagged
         assert "Protected path: this call changes .git/hooks/pre-commit" in str(warning.render())
         red, shown = Color.parse(app.current_theme.error), warning.styles.color
         assert max(abs(a - b) for a, b in zip(red.rgb, shown.rgb, strict=True)) <= 2  # $error
-        await pilot.press("d")
+        await pilot.press("ctrl+n", "enter")  # deny
         await wait_for(pilot, lambda: app.view_state.run_state == "finished")
     assert not (app.runtime.workspace / ".git" / "hooks" / "pre-commit").exists()

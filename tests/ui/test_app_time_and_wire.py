@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import anyio
 from textual.widgets import OptionList, Static
-from ui_helpers import scenario_of, send, wait_for
+from ui_helpers import blocking_tools, scenario_of, send, wait_for
 
 from tests.support.chat_server import (
     ChatServer,
@@ -17,30 +17,10 @@ from tests.support.chat_server import (
 from widgets.app import make_app
 from widgets.permission_modal import PermissionModal
 from widgets.run_details import RunDetailsScreen
-from workbench.agent import AssistantMessage, ToolResultMessage, tool
+from workbench.agent import AssistantMessage, ToolResultMessage
 from workbench.providers.settings import OpenAISettings
 from workbench.runtime import RunOptions, build_runtime
 from workbench.view.summary import summarize
-
-
-def blocking_tools():  # type: ignore[no-untyped-def]
-    release = anyio.Event()
-
-    @tool
-    async def slow(signal) -> str:  # type: ignore[no-untyped-def]
-        """Wait until released (or aborted)."""
-        with anyio.CancelScope() as scope:
-            signal.add_listener(lambda _reason: scope.cancel())
-            await release.wait()
-        signal.throw_if_aborted()
-        return "slow done"
-
-    @tool
-    async def fast() -> str:
-        """Return at once."""
-        return "fast done"
-
-    return release, [slow, fast]
 
 
 def lanes_text(app) -> str:  # type: ignore[no-untyped-def]

@@ -7,6 +7,7 @@ from typing import Any
 
 import anyio
 
+from workbench.agent import tool
 from workbench.providers.scripted import Scenario
 
 
@@ -28,3 +29,25 @@ async def send(pilot: Any, app: Any, until: Callable[[], Any], *, text: str = "g
     app.prompt_bar.input.value = text
     await pilot.press("enter")
     await wait_for(pilot, until, timeout)
+
+
+def blocking_tools():  # type: ignore[no-untyped-def]
+    """Two tools: `slow` waits until `release` is set (or its call is aborted), `fast`
+    returns at once. Returns (release, [slow, fast])."""
+    release = anyio.Event()
+
+    @tool
+    async def slow(signal) -> str:  # type: ignore[no-untyped-def]
+        """Wait until released (or aborted)."""
+        with anyio.CancelScope() as scope:
+            signal.add_listener(lambda _reason: scope.cancel())
+            await release.wait()
+        signal.throw_if_aborted()
+        return "slow done"
+
+    @tool
+    async def fast() -> str:
+        """Return at once."""
+        return "fast done"
+
+    return release, [slow, fast]

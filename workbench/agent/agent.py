@@ -21,7 +21,9 @@ from workbench.agent.config import (
     AfterToolCall,
     AgentContext,
     AgentLoopConfig,
+    ArgumentsFailed,
     BeforeToolCall,
+    ErrorResultHook,
     MessagesHook,
     NextTurn,
     StreamFn,
@@ -111,11 +113,17 @@ class Agent:
         self.tool_execution = tool_execution
         self.before_tool_call = before_tool_call
         self.after_tool_call = after_tool_call
+        self.on_arguments_failed: ArgumentsFailed | None = None
+        """Workbench addition (see `AgentLoopConfig`): the stepper sets it."""
+        self.on_error_result: ErrorResultHook | None = None
+        """Workbench addition (see `AgentLoopConfig`): the stepper sets it."""
         self.should_stop_after_turn = should_stop_after_turn
         self.prepare_next_turn = prepare_next_turn
         self.get_steering_messages = get_steering_messages
         self.get_follow_up_messages = get_follow_up_messages
         self.tool_abort_grace = tool_abort_grace
+        self.redact: Callable[[str], str] | None = None
+        """Applied to every tool result and update (see `AgentLoopConfig.redact`)."""
         self.steering_mode: QueueMode = steering_mode
         self.follow_up_mode: QueueMode = follow_up_mode
         self.bus = EventBus()
@@ -202,7 +210,16 @@ class Agent:
         self._follow_ups.clear()
 
     def reset(self) -> None:
-        """Forget the transcript, the queues and any error. Abort a run first."""
+        """Forget the transcript, the queues and any error.
+
+        Raises:
+            RuntimeError: a run is going (abort it and `await wait_for_idle()` first).
+        """
+        if self._controller is not None:
+            raise RuntimeError(
+                "Cannot reset the agent while a run is going: call abort(), "
+                "await wait_for_idle(), then reset()."
+            )
         self.state.messages = []
         self.state.is_streaming = False
         self.state.streaming_message = None
@@ -233,6 +250,9 @@ class Agent:
             get_follow_up_messages=self._follow_up_hook,
             tool_abort_grace=self.tool_abort_grace,
             tool_call_aborts=self._call_aborts,
+            redact=self.redact,
+            on_arguments_failed=self.on_arguments_failed,
+            on_error_result=self.on_error_result,
         )
 
     async def _steering_hook(self) -> list[Message]:

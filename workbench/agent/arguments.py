@@ -12,7 +12,6 @@ and laid out as pydantic's are, one `  - path: problem` line per failing field.
 from __future__ import annotations
 
 import json
-import re
 import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from pydantic_core import to_jsonable_python
 from workbench.agent.events import ToolArgumentsEvent
 from workbench.agent.tool import AgentTool, JsonArguments
 from workbench.agent.types import ToolCall
+from workbench.json_text import JsonDepthError, loads
 
 Stage = Literal["parse", "lookup", "prepare", "validate"]
 
@@ -45,7 +45,11 @@ def parse_arguments(tool_call: ToolCall) -> dict[str, Any]:
     if not raw.strip():
         return {}
     try:
-        value = json.loads(raw)
+        value = loads(raw)
+    except JsonDepthError as exc:
+        raise ArgumentsError(
+            "parse", f"Arguments for tool {tool_call.name} are not usable: {exc}"
+        ) from None
     except json.JSONDecodeError as exc:
         raise ArgumentsError(
             "parse",
@@ -128,8 +132,11 @@ def _validate_json_schema(
     tool: AgentTool, schema: dict[str, Any], prepared: dict[str, Any]
 ) -> JsonArguments:
     validator = _schema_validator(tool, schema)
+    from workbench.agent.schema_patterns import time_bound
+
     try:
-        problems = list(_schema_problems(validator, prepared))
+        with time_bound():
+            problems = list(_schema_problems(validator, prepared))
     except Exception as exc:  # noqa: BLE001 - e.g. a $ref that does not resolve
         raise ArgumentsError(
             "validate", f"Validating arguments for tool {tool.name} failed: {_describe(exc)}"
@@ -154,6 +161,8 @@ def _schema_validator(tool: AgentTool, schema: dict[str, Any]) -> Any:
         validators,
     )
 
+    from workbench.agent.schema_patterns import with_safe_patterns
+
     with warnings.catch_warnings():  # an unknown $schema falls back to the default draft
         warnings.simplefilter("ignore", DeprecationWarning)
         cls = validators.validator_for(schema, default=Draft202012Validator)
@@ -164,7 +173,7 @@ def _schema_validator(tool: AgentTool, schema: dict[str, Any]) -> Any:
             "validate",
             f"Tool {tool.name} has an invalid JSON Schema for its parameters: {exc.message}",
         ) from None
-    validator = cls(schema)
+    validator = with_safe_patterns(cls)(schema)
     _validators[tool] = (schema, validator)
     return validator
 
@@ -245,12 +254,14 @@ def _translate(error: Any) -> list[Problem]:
     if kind == "required" and isinstance(instance, dict):
         return [((*path, name), "Field required") for name in value if name not in instance]
     if kind == "additionalProperties" and value is False and isinstance(instance, dict):
+        from workbench import safe_regex
+
         known = error.schema.get("properties", {})
         patterns = list(error.schema.get("patternProperties", {}))
         return [
             ((*path, key), "Extra inputs are not permitted")
             for key in instance
-            if key not in known and not any(re.search(p, key) for p in patterns)
+            if key not in known and not any(safe_regex.search(p, key) for p in patterns)
         ]
     if kind in ("anyOf", "oneOf") and error.context:
         return _alternatives(error, path)
@@ -354,8 +365,9 @@ class ArgumentsOutcome:
     validated: BaseModel | None = None
     error: ArgumentsError | None = None
 
-    def event(self) -> ToolArgumentsEvent:
+    def event(self, *, edited: bool = False) -> ToolArgumentsEvent:
         return ToolArgumentsEvent(
+            edited=edited,
             tool_call_id=self.tool_call.id,
             tool_name=self.tool_call.name,
             raw=self.tool_call.raw_arguments,

@@ -115,6 +115,31 @@ class AfterToolCallResult:
 
 
 @dataclass
+class ArgumentsFailedContext:
+    """Workbench addition: a call whose arguments failed the pipeline (parse, lookup,
+    prepare or validate), before its error result is made."""
+
+    tool_call: ToolCall
+    failed_stage: Literal["parse", "lookup", "prepare", "validate"]
+    error: str
+    """What the model would be told."""
+    args: dict[str, Any] | None
+    """The arguments as far as the pipeline got them (prepared, else parsed)."""
+    context: AgentContext
+
+
+@dataclass
+class ErrorResultContext:
+    """Workbench addition: an error result about to become final (the call failed,
+    was refused, or its arguments were invalid), before the model sees it. Results
+    of aborted calls and results a person wrote are not reviewed."""
+
+    tool_call: ToolCall
+    result: AgentToolResult
+    context: AgentContext
+
+
+@dataclass
 class TurnContext:
     """A finished turn, as `should_stop_after_turn` and `prepare_next_turn` see it."""
 
@@ -139,6 +164,15 @@ AfterToolCall = Callable[
     [AfterToolCallContext, AbortSignal | None], MaybeAwaitable[AfterToolCallResult | None]
 ]
 MessagesHook = Callable[[], MaybeAwaitable[list[Message] | None]]
+ArgumentsFailed = Callable[
+    [ArgumentsFailedContext, AbortSignal | None], MaybeAwaitable[dict[str, Any] | None]
+]
+"""Returns arguments to run the pipeline again on (a person's edit), or None: the
+error result stands."""
+ErrorResultHook = Callable[
+    [ErrorResultContext, AbortSignal | None], MaybeAwaitable[AfterToolCallResult | None]
+]
+"""Returns an override of the result (as `after_tool_call` does), or None."""
 
 
 _LLM_TYPES = (UserMessage, AssistantMessage, ToolResultMessage)
@@ -215,3 +249,10 @@ class AgentLoopConfig:
     same grace bounds a provider stream that does not end when the signal fires)."""
     tool_call_aborts: ToolCallAborts | None = None
     """Where per-call abort controllers are registered (the Agent passes its own)."""
+    redact: Callable[[str], str] | None = None
+    """Applied to every string of every tool result and update (e.g. a
+    `workbench.redact.Redactor`); results are size-capped whether or not it is set."""
+    on_arguments_failed: ArgumentsFailed | None = None
+    """Workbench addition: asked when a call's arguments fail (the stepper's `@invalid`)."""
+    on_error_result: ErrorResultHook | None = None
+    """Workbench addition: asked with every error result before it is final (`@error`)."""

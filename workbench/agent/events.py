@@ -118,6 +118,9 @@ class ToolArgumentsEvent(Event):
     """The validated parameters, dumped as JSON."""
     failed_stage: Literal["parse", "lookup", "prepare", "validate"] | None = None
     error: str | None = None
+    edited: bool = False
+    """The pipeline ran again on arguments a person edited after it failed (`raw` is
+    then the edit as JSON); the model's own attempt is the call's earlier event."""
 
 
 class ToolExecutionPhaseEvent(Event):
@@ -139,6 +142,9 @@ class ToolExecutionUpdateEvent(Event):
     tool_name: str
     args: dict[str, Any]
     partial_result: AgentToolResult
+    unrecorded: int = 0
+    """Workbench addition: updates of this call before this one that a session
+    recording left out (it records at a bounded rate); always 0 live."""
 
 
 class ToolExecutionEndEvent(Event):
@@ -149,6 +155,8 @@ class ToolExecutionEndEvent(Event):
     is_error: bool
     injected: bool = False
     """Workbench addition: the result was supplied by a person instead of executing."""
+    duration_ms: float | None = None
+    """How long `execute()` took (monotonic clock); None when it never ran."""
 
 
 AgentEvent = Annotated[

@@ -10,7 +10,9 @@ call runs under its own abort signal linked to the run's.
 
 from __future__ import annotations
 
-from collections import deque
+import asyncio
+import json
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +26,9 @@ from workbench.agent.config import (
     AfterToolCallContext,
     AgentContext,
     AgentLoopConfig,
+    ArgumentsFailedContext,
     BeforeToolCallContext,
+    ErrorResultContext,
     ToolCallAborts,
     resolve,
 )
@@ -36,10 +40,12 @@ from workbench.agent.events import (
     ToolExecutionEndEvent,
     ToolExecutionPhaseEvent,
     ToolExecutionStartEvent,
-    ToolExecutionUpdateEvent,
 )
+from workbench.agent.output import checked_result
+from workbench.agent.result_limits import limit_result
 from workbench.agent.tool import AgentTool, AgentToolResult, to_tool_result
 from workbench.agent.types import AssistantMessage, ToolCall, ToolResultMessage
+from workbench.agent.updates import UpdatePump
 
 
 @dataclass
@@ -48,6 +54,8 @@ class Finalized:
     result: AgentToolResult
     is_error: bool
     injected: bool = False
+    duration_ms: float | None = None
+    """How long execute() took (None: it never ran)."""
 
 
 @dataclass
@@ -57,6 +65,8 @@ class Prepared:
     args: BaseModel
     signal: AbortSignal
     """The call's own abort signal (linked to the run's)."""
+    duration_ms: float | None = None
+    """Set once execute() has returned (or raised)."""
 
 
 @dataclass
@@ -76,6 +86,31 @@ def aborted_result(text: str, details: Any = None) -> AgentToolResult:
     return AgentToolResult.text(text, details={**extra, "aborted": True})
 
 
+def _overridden(
+    call: ToolCall,
+    result: AgentToolResult,
+    is_error: bool,
+    override: Any,
+    duration_ms: float | None = None,
+) -> Finalized:
+    """`result` with the fields an `AfterToolCallResult` sets replaced (no deep merge)."""
+    merged = AgentToolResult(
+        content=result.content if override.content is None else override.content,
+        details=result.details if override.details is None else override.details,
+        terminate=result.terminate if override.terminate is None else override.terminate,
+        structured_content=result.structured_content,
+    )
+    is_error = is_error if override.is_error is None else override.is_error
+    return Finalized(
+        call, merged, is_error, injected=bool(override.injected), duration_ms=duration_ms
+    )
+
+
+def _is_aborted(result: AgentToolResult) -> bool:
+    details = result.details
+    return isinstance(details, dict) and details.get("aborted") is True
+
+
 def _describe(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
@@ -93,6 +128,7 @@ def result_message(f: Finalized) -> ToolResultMessage:
         details=f.result.details,
         is_error=f.is_error,
         injected=f.injected,
+        structured_content=f.result.structured_content,
     )
 
 
@@ -160,8 +196,8 @@ class BatchRunner:
                 outcome = await self._preflight(call)
                 if isinstance(outcome, Prepared):
                     outcome = await self._execute_and_finalize(outcome, tg)
-                await self._end(outcome)
-                done = outcome
+                done = await self._review(outcome)
+                await self._end(done)
             out.append(done)
             await self._emit_result_message(result_message(done))
         return out
@@ -177,11 +213,12 @@ class BatchRunner:
             if isinstance(outcome, Prepared):
                 prepared.append((i, outcome))
             else:
+                outcome = await self._review(outcome)
                 await self._end(outcome)
                 slots[i] = outcome
 
         async def run_one(i: int, p: Prepared) -> None:
-            done = await self._execute_and_finalize(p, tg)
+            done = await self._review(await self._execute_and_finalize(p, tg))
             await self._end(done)
             slots[i] = done
 
@@ -261,6 +298,13 @@ class BatchRunner:
         )
         outcome = run_argument_pipeline(call, self.context.tools)
         await self.emit(outcome.event())
+        while outcome.error is not None and not signal.aborted:
+            edit = await self._arguments_failed(call, outcome, signal)
+            if edit is None:
+                break
+            edited = call.model_copy(update={"arguments": edit, "raw_arguments": json.dumps(edit)})
+            outcome = run_argument_pipeline(edited, self.context.tools)
+            await self.emit(outcome.event(edited=True))
         if outcome.error is not None:
             return Finalized(call, error_result(str(outcome.error)), True)
         if signal.aborted:  # e.g. aborted from its start event: not worth asking the hook
@@ -287,6 +331,33 @@ class BatchRunner:
             return Finalized(call, aborted_result(_aborted_text(signal)), True)
         return Prepared(call, outcome.tool, args, signal)
 
+    async def _arguments_failed(
+        self, call: ToolCall, outcome: Any, signal: AbortSignal
+    ) -> dict[str, Any] | None:
+        hook = self.config.on_arguments_failed
+        if hook is None:
+            return None
+        error = outcome.error
+        args = outcome.prepared if outcome.prepared is not None else outcome.parsed
+        ctx = ArgumentsFailedContext(call, error.stage, str(error), args, self.context)
+        return await resolve(hook(ctx, signal))
+
+    async def _review(self, f: Finalized) -> Finalized:
+        """Offer an error result to `on_error_result` before it is final (not an
+        aborted call's, nor one a person wrote)."""
+        hook = self.config.on_error_result
+        if hook is None or not f.is_error or f.injected or _is_aborted(f.result):
+            return f
+        controller = self.controllers.get(id(f.tool_call))
+        signal = controller.signal if controller is not None else self.signal
+        if signal is not None and signal.aborted:
+            return f
+        try:
+            override = await resolve(hook(ErrorResultContext(f.tool_call, f.result, self.context), signal))
+        except Exception as exc:  # noqa: BLE001 - a failing hook is an error result
+            return Finalized(f.tool_call, error_result(f"on_error_result failed: {_describe(exc)}"), True)
+        return f if override is None else _overridden(f.tool_call, f.result, f.is_error, override)
+
     async def _execute_and_finalize(self, p: Prepared, tg: TaskGroup) -> Finalized:
         signal = p.signal
         if signal.aborted:
@@ -295,9 +366,10 @@ class BatchRunner:
         if signal.aborted:  # aborted by a listener of the phase event
             return Finalized(p.tool_call, aborted_result(_aborted_text(signal)), True)
         result, is_error = await self._execute(p, signal, tg)
+        ms = p.duration_ms
         hook = self.config.after_tool_call
         if hook is None:
-            return Finalized(p.tool_call, result, is_error)
+            return Finalized(p.tool_call, result, is_error, duration_ms=ms)
         await self._phase(p.tool_call, "after_hook")
         ctx = AfterToolCallContext(
             self.message, p.tool_call, p.args, result, is_error, self.context, p.tool
@@ -305,54 +377,63 @@ class BatchRunner:
         try:
             after = await resolve(hook(ctx, signal))
         except Exception as exc:  # noqa: BLE001
-            return Finalized(p.tool_call, error_result(f"after_tool_call failed: {_describe(exc)}"), True)
+            failed = error_result(f"after_tool_call failed: {_describe(exc)}")
+            return Finalized(p.tool_call, failed, True, duration_ms=ms)
         if after is not None:
-            result = AgentToolResult(
-                content=result.content if after.content is None else after.content,
-                details=result.details if after.details is None else after.details,
-                terminate=result.terminate if after.terminate is None else after.terminate,
-            )
-            is_error = is_error if after.is_error is None else after.is_error
-            return Finalized(p.tool_call, result, is_error, injected=bool(after.injected))
-        return Finalized(p.tool_call, result, is_error)
+            return _overridden(p.tool_call, result, is_error, after, ms)
+        return Finalized(p.tool_call, result, is_error, duration_ms=ms)
 
     async def _execute(
         self, p: Prepared, signal: AbortSignal, tg: TaskGroup
     ) -> tuple[AgentToolResult, bool]:
-        pump = _UpdatePump(self.emit, p.tool_call, tg)
+        pump = UpdatePump(self.emit, p.tool_call, tg, self.config.redact)
         grace = self.config.tool_abort_grace
-        killed = True  # unless execute comes back by itself before the grace runs out
-        with anyio.CancelScope() as scope:
+        run = _Detached(p.tool.execute, (p.tool_call.id, p.args, signal, pump.push))
+        with anyio.CancelScope() as waiting:
 
             def on_abort(_reason: Any) -> None:
-                # The tool has `grace` seconds to stop on its own, then it is cancelled.
-                scope.deadline = anyio.current_time() + grace
+                # The tool has `grace` seconds to stop on its own, then it is cancelled;
+                # one that does not even end then (stuck in a thread) is left behind.
+                run.scope.deadline = anyio.current_time() + grace
+                waiting.deadline = run.scope.deadline + ABANDON_AFTER
 
             remove = signal.add_listener(on_abort)
+            started = time.monotonic()
             try:
-                value = await resolve(p.tool.execute(p.tool_call.id, p.args, signal, pump.push))
-                killed = scope.cancel_called  # it swallowed the cancellation
-                outcome = (to_tool_result(value), False)
-            except Exception as exc:  # noqa: BLE001 - a raising tool is an error result
-                killed = scope.cancel_called
-                # An exception may carry `details` (e.g. a command's exit code) for the UI.
-                make = aborted_result if isinstance(exc, AbortError) else error_result
-                outcome = (make(_describe(exc), getattr(exc, "details", None)), True)
+                await run.start()
             finally:
+                p.duration_ms = (time.monotonic() - started) * 1000.0
                 remove()
+                if not run.done.is_set():
+                    run.scope.cancel()
         await pump.close()
-        if killed:
+        if not run.done.is_set():
+            text = (
+                f"{_aborted_text(signal)}: tool {p.tool_call.name} did not stop within "
+                f"{grace:g}s of the abort signal, nor when cancelled; it was abandoned "
+                "(a thread it started may still be running)"
+            )
+            return aborted_result(text), True
+        if run.failure is not None:
+            raise run.failure
+        if run.scope.cancel_called:  # it ended only when cancelled (or swallowed that)
             text = (
                 f"{_aborted_text(signal)}: tool {p.tool_call.name} did not stop within "
                 f"{grace:g}s of the abort signal and was cancelled"
             )
             return aborted_result(text), True
-        return outcome
+        if run.error is not None:
+            exc = run.error
+            # An exception may carry `details` (e.g. a command's exit code) for the UI.
+            make = aborted_result if isinstance(exc, AbortError) else error_result
+            return make(_describe(exc), getattr(exc, "details", None)), True
+        return checked_result(p.tool, to_tool_result(run.value))
 
     async def _phase(self, call: ToolCall, phase: Any) -> None:
         await self.emit(ToolExecutionPhaseEvent(tool_call_id=call.id, tool_name=call.name, phase=phase))
 
     async def _end(self, f: Finalized) -> None:
+        f.result = limit_result(f.result, self.config.redact)
         controller = self.controllers.pop(id(f.tool_call), None)
         if controller is not None:
             self.aborts.close(f.tool_call.id, controller)
@@ -364,6 +445,7 @@ class BatchRunner:
                 result=f.result,
                 is_error=f.is_error,
                 injected=f.injected,
+                duration_ms=f.duration_ms,
             )
         )
 
@@ -380,49 +462,49 @@ class BatchRunner:
         return f"{_aborted_text(self.signal)}: tool call skipped, it never started"
 
 
-class _UpdatePump:
-    """Delivers a call's `on_update` partial results in order, and none after close."""
+class _Detached:
+    """One `execute`, in a task of its own so the call can stop waiting for it.
 
-    __slots__ = ("emit", "call", "tg", "queue", "open", "idle", "running")
+    A tool blocked in a thread that ignores cancellation (`anyio.to_thread.run_sync`
+    without `abandon_on_cancel`) cannot be interrupted; running it apart lets the
+    batch give up on it after the grace and go on, while the task ends by itself
+    whenever its thread returns (its outcome is then dropped).
+    """
 
-    def __init__(self, emit: Emit, call: ToolCall, tg: TaskGroup) -> None:
-        self.emit = emit
-        self.call = call
-        self.tg = tg
-        self.queue: deque[AgentToolResult] = deque()
-        self.open = True
-        self.idle: anyio.Event | None = None
-        self.running = False
+    __slots__ = ("execute", "args", "scope", "done", "value", "error", "failure")
 
-    def push(self, partial: AgentToolResult) -> None:
-        if not self.open:
-            return
-        if not isinstance(partial, AgentToolResult):
-            partial = to_tool_result(partial)
-        self.queue.append(partial)
-        if not self.running:
-            self.running = True
-            self.idle = anyio.Event()
-            self.tg.start_soon(self._drain)
+    def __init__(self, execute: Any, args: tuple[Any, ...]) -> None:
+        self.execute = execute
+        self.args = args
+        self.scope = anyio.CancelScope()
+        self.done = anyio.Event()
+        self.value: Any = None
+        self.error: Exception | None = None
+        self.failure: BaseException | None = None
 
-    async def _drain(self) -> None:
+    async def start(self) -> None:
+        """Start the task and wait for it to end (cancel the waiter to stop waiting)."""
+        task = asyncio.get_running_loop().create_task(self._body())
+        _running.add(task)
+        task.add_done_callback(_running.discard)
+        await self.done.wait()
+
+    async def _body(self) -> None:
         try:
-            while self.queue:
-                partial = self.queue.popleft()
-                await self.emit(
-                    ToolExecutionUpdateEvent(
-                        tool_call_id=self.call.id,
-                        tool_name=self.call.name,
-                        args=self.call.arguments,
-                        partial_result=partial,
-                    )
-                )
+            with self.scope:
+                signal = self.args[2]
+                signal.throw_if_aborted()  # aborted before this task got to run
+                self.value = await resolve(self.execute(*self.args))
+        except Exception as exc:  # noqa: BLE001 - a raising tool is an error result
+            self.error = exc
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the waiting task
+            self.failure = exc
         finally:
-            self.running = False
-            assert self.idle is not None
-            self.idle.set()
+            self.done.set()
 
-    async def close(self) -> None:
-        self.open = False
-        while self.running and self.idle is not None:
-            await self.idle.wait()
+
+_running: set[asyncio.Task[None]] = set()
+"""Detached tool tasks still running (a reference keeps each alive until it ends)."""
+
+ABANDON_AFTER = 0.5
+"""Seconds a cancelled tool gets to end before the call stops waiting for it."""

@@ -374,7 +374,7 @@ async def stream_assistant_response(
         finally:
             if guard is not None:
                 guard.disarm()
-            await _close(stream)
+            await close_stream(stream)
     if final is None:
         final = _failed_from(partial, config, signal, "Provider stream ended without a final message")
 
@@ -428,7 +428,7 @@ class _AbortGuard:
         self.remove()
 
 
-async def _close(stream: Any) -> None:
+async def close_stream(stream: Any) -> None:
     """Close a provider's stream now (an async generator left at `done` would otherwise
     only be finalized by the garbage collector)."""
     aclose = getattr(stream, "aclose", None)

@@ -2,8 +2,9 @@
 
 `AgentTool` is the dataclass form from pi (`name`, `label`, `description`,
 `parameters`, `execute`, optional `prepare_arguments` and `execution_mode`).
-`@tool` builds one from an annotated async function, the way pydantic-ai and the
-OpenAI Agents SDK users expect.
+`@tool` builds one from an annotated function (async, or sync: a sync one runs in a
+worker thread so it cannot freeze the app), the way pydantic-ai and the OpenAI Agents
+SDK users expect.
 
 `parameters` is a pydantic model, or a JSON Schema object (a dict) for tools that
 bring their own schema (MCP servers do). Arguments validated against a JSON Schema
@@ -12,6 +13,7 @@ become a `JsonArguments` instance, so hooks and `execute` handle both kinds alik
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import re
@@ -20,6 +22,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Annotated, Any, Literal, get_args, get_origin, get_type_hints, overload
 
+import anyio
+import anyio.from_thread
+import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic.fields import FieldInfo
 
@@ -34,6 +39,12 @@ class AgentToolResult(BaseModel):
     details: Any = None
     terminate: bool = False
     """Ask the loop to stop after this batch (it stops only if every result asks)."""
+    is_error: bool = False
+    """The call failed, without raising: the model sees an error result, and `details`
+    (and `structured_content`) are kept, which a raised exception cannot carry."""
+    structured_content: Any = None
+    """A JSON value for programs (MCP's `structuredContent`); checked against the
+    tool's `output_schema` when it has one. The model reads `content`."""
 
     @classmethod
     def text(cls, text: str, details: Any = None) -> AgentToolResult:
@@ -77,6 +88,13 @@ class AgentTool:
     """"sequential" makes the whole batch it appears in run one call at a time."""
     source: str | None = field(default=None, compare=False)
     """Where the tool comes from ("builtin", "mcp:server", ...), for display."""
+    output_schema: type[BaseModel] | dict[str, Any] | None = None
+    """The shape of the results' `structured_content` (a pydantic model or a JSON
+    Schema). A result that does not match (or has none) becomes an error result."""
+    hints: Any = field(default=None, compare=False)
+    """Workbench addition: what the tool's origin says about it (MCP annotations, as a
+    `workbench.permissions.hints.ToolHints`); the gate believes them only as far as
+    that module says."""
 
     @cached_property
     def json_schema(self) -> dict[str, Any]:
@@ -85,6 +103,14 @@ class AgentTool:
             return self.parameters
         return self.parameters.model_json_schema()
 
+    @property
+    def output_json_schema(self) -> dict[str, Any] | None:
+        """The JSON Schema of `output_schema` (None without one)."""
+        schema = self.output_schema
+        if schema is None or isinstance(schema, dict):
+            return schema
+        return schema.model_json_schema()
+
 
 # -- the decorator -----------------------------------------------------------------
 
@@ -92,7 +118,7 @@ _SPECIAL = {"tool_call_id", "signal", "on_update"}
 
 
 @overload
-def tool(fn: Callable[..., Awaitable[Any]], /) -> AgentTool: ...
+def tool(fn: Callable[..., Any], /) -> AgentTool: ...
 
 
 @overload
@@ -103,11 +129,12 @@ def tool(
     description: str | None = None,
     execution_mode: ExecutionMode | None = None,
     prepare_arguments: PrepareArguments | None = None,
-) -> Callable[[Callable[..., Awaitable[Any]]], AgentTool]: ...
+    output_schema: type[BaseModel] | dict[str, Any] | None = None,
+) -> Callable[[Callable[..., Any]], AgentTool]: ...
 
 
 def tool(
-    fn: Callable[..., Awaitable[Any]] | None = None,
+    fn: Callable[..., Any] | None = None,
     /,
     *,
     name: str | None = None,
@@ -115,19 +142,27 @@ def tool(
     description: str | None = None,
     execution_mode: ExecutionMode | None = None,
     prepare_arguments: PrepareArguments | None = None,
-) -> AgentTool | Callable[[Callable[..., Awaitable[Any]]], AgentTool]:
-    """Build an `AgentTool` from an annotated async function.
+    output_schema: type[BaseModel] | dict[str, Any] | None = None,
+) -> AgentTool | Callable[[Callable[..., Any]], AgentTool]:
+    """Build an `AgentTool` from an annotated function, async or sync.
 
     The parameters model comes from the signature (or from a single parameter
     annotated with a pydantic model); descriptions come from the docstring's first
     paragraph and its `Args:` section. The function may also take `tool_call_id`,
     `signal` and `on_update` by name. It may return an `AgentToolResult`, a string,
     a list of content blocks, or any JSON-serialisable value.
+
+    With `output_schema`, a returned value (a dict, a pydantic model) also becomes the
+    result's `structured_content`, checked against the schema.
+
+    A sync function runs in a worker thread (abandoned, not killed, when the call is
+    cancelled after an abort); its `on_update` may be called from that thread.
     """
 
-    def build(func: Callable[..., Awaitable[Any]]) -> AgentTool:
-        if not inspect.iscoroutinefunction(func):
-            raise TypeError(f"@tool needs an async function, got {func!r}")
+    def build(func: Callable[..., Any]) -> AgentTool:
+        if not callable(func) or inspect.isclass(func):
+            raise TypeError(f"@tool needs a function, got {func!r}")
+        is_async = inspect.iscoroutinefunction(func)
         summary, arg_docs = _parse_docstring(inspect.getdoc(func) or "")
         params_model, single = _parameters_model(func, arg_docs)
         wanted = set(inspect.signature(func).parameters) & _SPECIAL
@@ -141,7 +176,21 @@ def tool(
                 kwargs[single] = params
             else:
                 kwargs.update({k: getattr(params, k) for k in type(params).model_fields})
-            return to_tool_result(await func(**kwargs))
+            if is_async:
+                value = await func(**kwargs)
+            else:
+                if "on_update" in kwargs:
+                    kwargs["on_update"] = _from_thread(on_update)
+                call = functools.partial(func, **kwargs)
+                value = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+            result = to_tool_result(value)
+            if output_schema is not None and result.structured_content is None and not (
+                isinstance(value, AgentToolResult)
+            ):
+                result.structured_content = result.details
+            return result
+
+        execute.__wrapped__ = func  # type: ignore[attr-defined]  # where the tool was written
 
         tool_name = name or func.__name__
         return AgentTool(
@@ -152,9 +201,19 @@ def tool(
             execute=execute,
             prepare_arguments=prepare_arguments,
             execution_mode=execution_mode,
+            output_schema=output_schema,
         )
 
     return build(fn) if fn is not None else build
+
+
+def _from_thread(on_update: OnUpdate) -> OnUpdate:
+    """`on_update` for a worker thread: each update is handed to the event loop."""
+
+    def push(partial: AgentToolResult) -> None:
+        anyio.from_thread.run_sync(on_update, partial)
+
+    return push
 
 
 def to_tool_result(value: Any) -> AgentToolResult:

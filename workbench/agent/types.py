@@ -94,11 +94,13 @@ class ToolResultMessage(BaseModel):
     is_error: bool = False
     injected: bool = False
     """Workbench addition: the result was written by a person, not by executing the tool."""
+    structured_content: Any = None
+    """The result's structured content (see `AgentToolResult`); not sent to the model."""
     timestamp: float = Field(default_factory=now_ms)
 
     @property
     def text(self) -> str:
-        return "".join(c.text for c in self.content if isinstance(c, TextContent))
+        return result_text(self.content)
 
 
 Message = Annotated[
@@ -114,6 +116,13 @@ class Model(BaseModel):
     id: str
     provider: str = "scripted"
     base_url: str | None = None
+
+
+def result_text(content: list[Any]) -> str:
+    """A tool result's text: its text blocks, one per line (as pi sends them to the
+    model), so two blocks never run into each other."""
+    texts = [c.text for c in content if isinstance(c, TextContent)]
+    return texts[0] if len(texts) == 1 else "\n".join(texts)
 
 
 def text_of(content: str | list[Any]) -> str:

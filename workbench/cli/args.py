@@ -5,10 +5,20 @@ from __future__ import annotations
 import argparse
 import math
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from workbench import __version__
 from workbench.providers.settings import add_provider_arguments
+
+
+class McpSpec(argparse.Action):
+    """Appends to its own list and, in command-line order, to `mcp_specs`: the
+    per-server flags (`--mcp-header`, ...) apply to the server named just before."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
+        setattr(namespace, self.dest, [*(getattr(namespace, self.dest, None) or []), values])
+        specs = getattr(namespace, "mcp_specs", None) or []
+        namespace.mcp_specs = [*specs, (option, values)]
 
 
 class Parser(argparse.ArgumentParser):
@@ -41,12 +51,27 @@ def build_parser() -> argparse.ArgumentParser:
         const="",
         metavar="PROMPT",
         help="run once without the app and print the event stream; PROMPT defaults to the "
-        "scenario's own. Exit code: 0 finished, 1 error, 130 aborted",
+        "scenario's own. Exit code: 0 finished, 1 error, 2 bad input, 3 finished but the "
+        f"session could not be recorded whole, {EXIT_MAX_TURNS} stopped by --max-turns, "
+        "130 aborted",
+    )
+    parser.add_argument(
+        "prompt",
+        nargs="?",
+        metavar="PROMPT",
+        help="the first message, anywhere on the line: sent at once with --headless, "
+        "put in the message box in the app",
+    )
+    parser.add_argument(
+        "--jsonl",
+        action="store_true",
+        help="with --headless: print the event stream as JSON lines on stdout "
+        "(one event a line, as in a session file) instead of the readable log",
     )
     run = parser.add_argument_group("run")
     run.add_argument(
         "--scenario",
-        default="demo",
+        default=None,
         metavar="FILE",
         help="scripted scenario: a JSON file or a built-in name (default: demo)",
     )
@@ -74,6 +99,15 @@ def build_parser() -> argparse.ArgumentParser:
     perms.add_argument("--ask", action="append", default=[], metavar="RULE", help="ask before calls matching RULE (repeatable)")
     perms.add_argument("--deny", action="append", default=[], metavar="RULE", help="deny calls matching RULE (repeatable)")
     perms.add_argument(
+        "--pass-env",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="pass the environment variable NAME to run_command (repeatable; commands get "
+        "only PATH, HOME, USER, SHELL, LANG, LC_*, TERM, TMPDIR and the like by default; "
+        "also [commands] pass_env in the config file)",
+    )
+    perms.add_argument(
         "--approve",
         choices=["ask", "all", "none", "rules"],
         default=None,
@@ -88,7 +122,10 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="BP",
-        help="breakpoint: a tool name, an argument pattern, @invalid or @error (repeatable)",
+        help=(
+            "breakpoint: a tool name, an argument pattern, @invalid (or one stage: @parse, "
+            "@unknown, @prepare, @validate) or @error (repeatable)"
+        ),
     )
     sessions = parser.add_argument_group("session recording")
     sessions.add_argument(
@@ -107,7 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mcp.add_argument(
         "--mcp",
-        action="append",
+        action=McpSpec,
         default=[],
         metavar="'COMMAND ARGS'",
         help="start a stdio MCP server, e.g. --mcp 'npx -y @modelcontextprotocol/server-memory' "
@@ -115,10 +152,43 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mcp.add_argument(
         "--mcp-url",
-        action="append",
+        action=McpSpec,
         default=[],
         metavar="URL",
         help="connect to a streamable-HTTP MCP server, e.g. http://127.0.0.1:8000/mcp (repeatable)",
+    )
+    mcp.add_argument(
+        "--mcp-sse",
+        action=McpSpec,
+        default=[],
+        metavar="URL",
+        help="connect to an MCP server over the older HTTP+SSE transport, e.g. "
+        "http://127.0.0.1:8000/sse (repeatable)",
+    )
+    for flag, metavar, about in (
+        ("--mcp-header", "'NAME: VALUE'", "an HTTP header for it, e.g. 'Authorization: Bearer …'"),
+        ("--mcp-env", "NAME=VALUE", "an environment variable for its process"),
+        ("--mcp-cwd", "DIR", "the working directory of its process"),
+        ("--mcp-timeout", "SECONDS", "how long it may take to start (default 20)"),
+    ):
+        mcp.add_argument(
+            flag, action=McpSpec, default=[], metavar=metavar,
+            help=f"for the MCP server named just before: {about} (repeatable)",
+        )
+    mcp.add_argument(
+        "--mcp-log-level",
+        choices=("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"),
+        metavar="LEVEL",
+        help="the least severe log lines MCP servers should send (debug ... emergency); "
+        "they are kept per server",
+    )
+    mcp.add_argument(
+        "--mcp-config",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="MCP servers from a JSON file in the mcpServers format of Claude Desktop, "
+        "Cursor and VS Code (repeatable)",
     )
     view = parser.add_argument_group("view")
     view.add_argument(
@@ -133,8 +203,92 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="keep each model response's raw streamed chunks for the network view (F4)",
     )
+    add_agent_arguments(parser)
     add_provider_arguments(parser)
     return parser
+
+
+EXIT_MAX_TURNS = 4
+"""Headless exit code of a run that `--max-turns` stopped."""
+
+
+def add_agent_arguments(parser: argparse.ArgumentParser) -> None:
+    """Your own agent: tools, built-ins, system prompt, limits (all default to "not given",
+    so a project file's values apply unless a flag overrides them)."""
+    agent = parser.add_argument_group(
+        "your agent",
+        "Debug your own tools and prompt. A workbench.toml in the current directory (or "
+        "[tool.workbench] in its pyproject.toml) can set all of these; flags override it.",
+    )
+    agent.add_argument(
+        "--tools",
+        dest="tool_specs",
+        action="append",
+        default=None,
+        metavar="SPEC",
+        help="load your tools from a Python file or module: ./agent_tools.py, mypkg.tools, "
+        "agent_tools.py:TOOLS (AgentTools, @tool functions, lists of them, or functions "
+        "with type hints; repeatable)",
+    )
+    agent.add_argument(
+        "--builtin-tools",
+        type=builtin_names,
+        metavar="NAMES|none",
+        help="which built-in tools to offer, comma-separated (default: all six)",
+    )
+    prompt = agent.add_mutually_exclusive_group()
+    prompt.add_argument("--system-prompt", metavar="TEXT", help="the system prompt")
+    prompt.add_argument(
+        "--system-prompt-file", type=Path, metavar="FILE", help="read the system prompt from FILE"
+    )
+    agent.add_argument(
+        "--max-turns",
+        type=positive_int,
+        metavar="N",
+        help=f"stop each run cleanly after N model turns (headless exit code {EXIT_MAX_TURNS})",
+    )
+    agent.add_argument(
+        "--tool-choice-sticky",
+        action="store_true",
+        default=None,
+        help="keep a forced --tool-choice for the whole run (default: after the model's "
+        "first tool call it becomes auto, so the run can end)",
+    )
+
+
+def builtin_names(value: str) -> list[str]:
+    """`read_file,run_command` -> the names; `none` -> []."""
+    if value.strip().lower() == "none":
+        return []
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("give tool names separated by commas, or none")
+    return names
+
+
+def positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {number}")
+    return number
+
+def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """Parse `argv`, with the prompt allowed anywhere among the flags.
+
+    `--headless PROMPT` and a positional PROMPT are the same thing; giving both is a
+    mistake, and so is `--jsonl` without `--headless`.
+    """
+    args = parser.parse_intermixed_args(argv)
+    if args.prompt is not None and args.headless:
+        parser.error("two prompts given (after --headless and on its own): give one")
+    if args.headless is not None and args.prompt is not None:
+        args.headless = args.prompt
+    if args.jsonl and args.headless is None:
+        parser.error("--jsonl prints a headless run: add --headless")
+    return args
 
 
 def pace_of(value: float | None, headless: bool) -> float:

@@ -20,25 +20,64 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
-from collections.abc import AsyncIterator, Callable
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections import deque
+from collections.abc import Callable
+from contextvars import ContextVar
 from typing import IO, Any, Literal, Protocol
 
 import anyio
 import mcp_types
-from mcp import ClientSession, StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
+from mcp import ClientSession
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from workbench import __version__
 from workbench.agent import AbortSignal
+from workbench.mcp.capabilities import ClientSide
 from workbench.mcp.config import McpServerConfig
+from workbench.mcp.failures import (
+    McpCallError,
+    Unreadable,
+    describe,
+    first_line,
+    garbage,
+    http_failure,
+    is_connect_error,
+    is_notification,
+    leaf,
+    reason_text,
+)
+from workbench.mcp.listing import bound_output_schemas, list_tools
+from workbench.mcp.streams import (
+    CallCancel,
+    CancelReasonWriter,
+    ToolListGuard,
+    WatchedReader,
+    current_call,
+)
+from workbench.mcp.transports import http_transport, stdio_transport
 
-# The SDK logs protocol noise (a server's stray stdout lines, its crashes) with
-# tracebacks; every such failure is reported here as a clear error instead, and
-# a traceback on stderr would tear through the full-screen app.
-logging.getLogger("mcp").addHandler(logging.NullHandler())
+LOG_LINES = 200
+"""How many lines of protocol noise a connection keeps (`McpConnection.log`)."""
+
+_serving: ContextVar[McpConnection | None] = ContextVar("mcp_serving", default=None)
+
+
+class _QuietLog(logging.Handler):
+    """The SDK logs protocol noise (a server's stray lines, malformed notifications)
+    with tracebacks; a traceback on stderr would tear through the full-screen app.
+    Each record goes, as one line, to the log of the connection whose task logged it."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        connection = _serving.get()
+        if connection is not None and record.levelno >= logging.WARNING:
+            connection.note(record.getMessage())
+
+
+for _name in ("mcp", "client"):  # the SDK's session logs under "client"
+    _logger = logging.getLogger(_name)
+    _logger.addHandler(_QuietLog())
+    _logger.propagate = False
 
 Status = Literal["starting", "ready", "failed", "exited", "closed"]
 
@@ -53,14 +92,8 @@ class ProgressFn(Protocol):
 CONNECTION_CLOSED = -32000
 """The code the SDK gives a request whose connection closed under it."""
 STDERR_TAIL_LINES = 6
-
-
-class McpCallError(Exception):
-    """A call to an MCP tool failed; `str()` says why, `details` go to the inspector."""
-
-    def __init__(self, message: str, details: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.details = details or {}
+STDERR_KEPT_LINES = 50
+"""How many of a stopped server's last stderr lines the status view can still show."""
 
 
 class McpConnection:
@@ -70,8 +103,12 @@ class McpConnection:
         config: the server to start or connect to.
     """
 
-    def __init__(self, config: McpServerConfig) -> None:
+    def __init__(self, config: McpServerConfig, client: ClientSide | None = None) -> None:
         self.config = config
+        self.client = client or ClientSide()
+        """Roots, the server's log and what to do on tools/list_changed."""
+        self.instructions: str | None = None
+        """What the server's `initialize` answer says about using it, if anything."""
         self.status: Status = "starting"
         self.error: str | None = None
         """Why the server failed or exited (None while it is fine)."""
@@ -83,7 +120,24 @@ class McpConnection:
         self._stderr: IO[str] | None = None
         self._stop: anyio.Event | None = None
         self._settled: anyio.Event | None = None
-        self._inflight: set[Callable[[str], None]] = set()
+        self._inflight: dict[Callable[[str], None], str] = {}
+        """Each call in flight: how to fail it, and the tool it calls."""
+        self._ended = False
+        self._stop_requested = False
+        self._start_scope: anyio.CancelScope | None = None
+        self._garbled: str | None = None
+        """The first line this server wrote that was not JSON-RPC (while starting)."""
+        self.dropped: list[str] = []
+        """Why each tool of `tools/list` that could not be read was left out."""
+        self._last_stderr: list[str] = []
+        self.log: deque[str] = deque(maxlen=LOG_LINES)
+        """Protocol noise from this server: malformed notifications, stray lines."""
+        self._done: anyio.Event | None = None
+        """Set when `run()` has returned (the transport is closed)."""
+        self._http_error: tuple[int, str] | None = None
+        """The last HTTP error status the server answered with, and its reason."""
+        self.on_status: Callable[[McpConnection], None] | None = None
+        """Called when the server exits on its own after it was ready (set by the hub)."""
 
     @property
     def name(self) -> str:
@@ -98,27 +152,42 @@ class McpConnection:
         """
         self._stop = self._stop or anyio.Event()
         self._settled = self._settled or anyio.Event()
+        self._done = self._done or anyio.Event()
+        self._ended = False
+        _serving.set(self)
+        guard = ToolListGuard(self._tool_dropped)
         try:
             async with self._transport() as (read, write), ClientSession(
-                read,
-                write,
+                WatchedReader(read, self._connection_ended, guard),
+                CancelReasonWriter(write, guard),
                 message_handler=self._on_message,
                 client_info=mcp_types.Implementation(name="agent-workbench", version=__version__),
+                **self.client.session_options(),
             ) as session:
-                with anyio.fail_after(self.config.startup_timeout):
+                with anyio.fail_after(self.config.startup_timeout) as self._start_scope:
                     info = await session.initialize()
-                    self.tools = await _list_tools(session)
+                    await self._set_log_level(session, info)
+                    self.tools = await list_tools(session)
+                    bound_output_schemas(session, self.tools)
+                if self._start_scope.cancelled_caught:
+                    raise Unreadable(self._garbled or "an answer that could not be read")
                 self.server_info = f"{info.server_info.name} {info.server_info.version}".strip()
+                self.instructions = info.instructions or None
                 self._session = session
                 self.status = "ready"
                 self._settled.set()
                 await self._stop.wait()
+                if self._ended and not self._stop_requested and self.status == "ready":
+                    calling = next(iter(self._inflight.values()), None)
+                    if calling is not None:
+                        self._set_exited(f"it exited or crashed during tools/call {calling}")
+                    else:
+                        self._set_exited("it exited while idle", stderr=True)
         except Exception as exc:  # noqa: BLE001 - any failure to start is reported, not raised
             if self.status == "starting":
-                self._set_failed(self._start_failure(_leaf(exc)))
+                self._set_failed(self._start_failure(leaf(exc)))
             elif self.status == "ready":  # the transport broke while idle
-                self.status = "exited"
-                self.error = f"its connection ended: {_describe(_leaf(exc))}"
+                self._set_exited(f"its connection ended: {describe(leaf(exc))}", stderr=True)
         finally:
             self._session = None
             if self.status == "ready":
@@ -127,8 +196,38 @@ class McpConnection:
                 self._set_failed("its start was cancelled")
             self._settled.set()
             if self._stderr is not None:
+                self._last_stderr = self.stderr_lines(STDERR_KEPT_LINES)
                 self._stderr.close()
                 self._stderr = None
+            self._done.set()
+
+    def reset(self) -> None:
+        """Make a stopped, failed or exited connection ready to `run()` again."""
+        if self._session is not None:
+            raise RuntimeError(f"MCP server {self.name} is still running")
+        self.status, self.error, self.tools, self.server_info = "starting", None, [], None
+        self.dropped, self._garbled = [], None
+        self._stop, self._settled, self._done = anyio.Event(), anyio.Event(), anyio.Event()
+        self._stop_requested, self._http_error = False, None
+
+    def _connection_ended(self) -> None:
+        """The server's side closed: wake `run()` unless we are the ones stopping."""
+        self._ended = True
+        if self._stop is not None and not self._stop.is_set():
+            self._stop.set()
+
+    def _set_exited(self, why: str, *, stderr: bool = False) -> None:
+        if self.status != "ready":
+            return
+        self.status = "exited"
+        self.error = f"{why}{self._stderr_tail()}" if stderr else why
+        if self.on_status is not None:
+            self.on_status(self)
+
+    async def wait_done(self) -> None:
+        """Return once `run()` has returned."""
+        self._done = self._done or anyio.Event()
+        await self._done.wait()
 
     async def wait_settled(self) -> None:
         """Return once the server is ready or has failed to start."""
@@ -138,36 +237,18 @@ class McpConnection:
     def stop(self) -> None:
         """Ask `run()` to close the session (and stop a stdio server's process)."""
         self._stop = self._stop or anyio.Event()
+        self._stop_requested = True
         self._stop.set()
 
-    @asynccontextmanager
-    async def _transport(self) -> AsyncIterator[tuple[Any, Any]]:
+    def _transport(self) -> Any:
         config = self.config
         if config.command is not None:
             self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
-            params = StdioServerParameters(
-                command=config.command[0],
-                args=list(config.command[1:]),
-                env=config.env or None,
-                cwd=config.cwd,
-            )
-            async with stdio_client(params, errlog=self._stderr) as (read, write):
-                yield read, write
-        else:
-            assert config.url is not None
-            async with AsyncExitStack() as stack:
-                client = None
-                if config.headers:  # the SDK's way to add headers: bring your own client
-                    import httpx2
+            return stdio_transport(config, self._stderr)
+        return http_transport(config, self._http_failed)
 
-                    timeout = httpx2.Timeout(30.0, read=300.0)  # the SDK's own defaults
-                    client = await stack.enter_async_context(
-                        httpx2.AsyncClient(headers=config.headers, timeout=timeout)
-                    )
-                streams = await stack.enter_async_context(
-                    streamable_http_client(config.url, http_client=client)
-                )
-                yield streams[0], streams[1]
+    def _http_failed(self, status: int, reason: str) -> None:
+        self._http_error = (status, reason)
 
     # -- calls -------------------------------------------------------------------------
 
@@ -203,8 +284,15 @@ class McpConnection:
                 failure = text
                 scope.cancel()
 
-            self._inflight.add(fail)
-            remove = signal.add_listener(lambda _reason: scope.cancel()) if signal else None
+            cancel = CallCancel()
+
+            def abort(reason: object) -> None:
+                cancel.reason = reason_text(reason)
+                scope.cancel()
+
+            self._inflight[fail] = tool
+            remove = signal.add_listener(abort) if signal else None
+            token = current_call.set(cancel)
             try:
                 result = await session.call_tool(tool, arguments, progress_callback=progress)
             except MCPError as exc:
@@ -212,15 +300,16 @@ class McpConnection:
             except ValidationError as exc:
                 raise McpCallError(
                     f"MCP server {self.name} answered tools/call {tool} with an invalid result: "
-                    f"{_first_line(str(exc))}",
+                    f"{first_line(str(exc))}",
                     details,
                 ) from None
             except Exception as exc:  # noqa: BLE001 - the SDK raises RuntimeError and others
                 raise McpCallError(
-                    f"MCP server {self.name} failed on tools/call {tool}: {_describe(exc)}", details
+                    f"MCP server {self.name} failed on tools/call {tool}: {describe(exc)}", details
                 ) from None
             finally:
-                self._inflight.discard(fail)
+                current_call.reset(token)
+                self._inflight.pop(fail, None)
                 if remove is not None:
                     remove()
         if failure is not None:
@@ -235,17 +324,53 @@ class McpConnection:
                 {**details, "aborted": True},
             )
         assert isinstance(result, mcp_types.CallToolResult)
+        await self.client.settled()
         return result
 
     # -- failures ----------------------------------------------------------------------
 
+    def _tool_dropped(self, why: str) -> None:
+        self.dropped.append(why)
+        self.note(why)
+
+    def note(self, line: str) -> None:
+        """Keep one line of protocol noise in `log`."""
+        self.log.append(line.splitlines()[0] if line.strip() else line)
+
+    async def relist_tools(self) -> None:
+        """List the server's tools again (after it said its list changed)."""
+        session = self._session
+        if session is not None and self.status == "ready":
+            self.tools = await list_tools(session)
+            bound_output_schemas(session, self.tools)
+
+    async def _set_log_level(self, session: ClientSession, info: Any) -> None:
+        level = self.client.log_level
+        if level is None or getattr(info.capabilities, "logging", None) is None:
+            return
+        try:
+            await session.set_logging_level(level)
+        except MCPError as exc:
+            self.note(f"logging/setLevel {level} was refused: {exc.error.message}")
+
     async def _on_message(self, message: Any) -> None:
-        """The SDK's message handler: a line that is not JSON-RPC fails the calls in flight."""
+        """The SDK's message handler: a line that is not JSON-RPC fails the calls in flight
+        (their answer may have been in it); a malformed notification is only logged."""
         if not isinstance(message, Exception):
+            await self.client.notified(message)
+            return
+        if is_notification(message):
+            self.note(f"ignored a malformed notification ({garbage(message)})")
+            return
+        if self.status == "starting":
+            self._garbled = self._garbled or garbage(message)
+            self.note(f"wrote something that is not JSON-RPC ({garbage(message)})")
+            if "recursion" in self._garbled and self._start_scope is not None:
+                self._start_scope.cancel()  # its answer is lost: waiting cannot help
             return
         text = (
             f"MCP server {self.name} wrote something that is not a JSON-RPC message "
-            f"({_garbage(message)}); the calls waiting on it were failed"
+            f"({garbage(message)}); the calls waiting on it were failed"
         )
         for fail in list(self._inflight):
             fail(text)
@@ -254,8 +379,8 @@ class McpConnection:
         self, tool: str, exc: MCPError, details: dict[str, Any]
     ) -> McpCallError:
         if exc.error.code == CONNECTION_CLOSED:
-            self.status = "exited"
-            self.error = f"it exited or crashed during tools/call {tool}"
+            if self.status == "ready":
+                self._set_exited(f"it exited or crashed during tools/call {tool}")
             return McpCallError(
                 f"MCP server {self.name} died during tools/call {tool}: the connection closed "
                 f"before it answered (the server process exited or crashed){self._stderr_tail()}",
@@ -273,69 +398,46 @@ class McpConnection:
             why = f"command not found: {config.command[0]}"
         elif isinstance(exc, PermissionError) and config.command is not None:
             why = f"cannot run {config.command[0]}: permission denied"
+        elif isinstance(exc, Unreadable):
+            why = f"its answer while starting could not be read: {exc}"
+            if "recursion" in str(exc):
+                why += " (JSON nested too deeply: a tool's schema, probably)"
         elif isinstance(exc, TimeoutError):
             why = (
                 f"no answer to initialize within {config.startup_timeout:g}s "
                 "(is it an MCP server speaking over "
                 f"{'stdio' if config.transport == 'stdio' else 'streamable HTTP'}?)"
             )
+            if self._garbled:
+                why += f"; it wrote something that is not JSON-RPC: {self._garbled}"
+        elif config.url is not None and self._http_error is not None:
+            why = http_failure(config.url, *self._http_error, sse=config.sse)
+        elif config.url is not None and is_connect_error(exc):
+            why = f"nothing answered at {config.url} ({describe(exc)}): is the server running?"
         elif isinstance(exc, MCPError) and exc.error.code == CONNECTION_CLOSED:
             why = "it exited (or closed the connection) before answering initialize"
         else:
-            why = _describe(exc)
+            why = describe(exc)
         return f"{why}{self._stderr_tail()}"
 
     def _set_failed(self, why: str) -> None:
         self.status, self.error = "failed", why
 
-    def _stderr_tail(self) -> str:
-        """The last lines the server wrote to stderr, as a suffix for a message."""
+    def stderr_lines(self, count: int = STDERR_TAIL_LINES) -> list[str]:
+        """The last non-blank lines the server wrote to stderr (kept after it stopped)."""
         if self._stderr is None:
-            return ""
+            return self._last_stderr[-count:]
         try:
             fd = self._stderr.fileno()
             size = os.fstat(fd).st_size
-            data = os.pread(fd, 4096, max(0, size - 4096)).decode("utf-8", "replace")
+            data = os.pread(fd, 16384, max(0, size - 16384)).decode("utf-8", "replace")
         except (OSError, ValueError):
-            return ""
-        lines = [line for line in data.splitlines() if line.strip()][-STDERR_TAIL_LINES:]
+            return []
+        return [line for line in data.splitlines() if line.strip()][-count:]
+
+    def _stderr_tail(self) -> str:
+        """The last lines the server wrote to stderr, as a suffix for a message."""
+        lines = self.stderr_lines()
         if not lines:
             return ""
         return "\nIts last stderr lines:\n" + "\n".join(f"  {line}" for line in lines)
-
-
-async def _list_tools(session: ClientSession) -> list[mcp_types.Tool]:
-    tools: list[mcp_types.Tool] = []
-    cursor: str | None = None
-    for _ in range(100):  # a server that pages forever cannot hang the start
-        params = mcp_types.PaginatedRequestParams(cursor=cursor) if cursor else None
-        page = await session.list_tools(params=params)
-        tools += page.tools
-        cursor = page.next_cursor
-        if not cursor:
-            break
-    return tools
-
-
-def _leaf(exc: BaseException) -> BaseException:
-    """The first real exception inside (nested) exception groups."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
-
-
-def _describe(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def _first_line(text: str) -> str:
-    return text.strip().splitlines()[0] if text.strip() else text
-
-
-def _garbage(exc: Exception) -> str:
-    if isinstance(exc, ValidationError) and exc.errors():
-        error = exc.errors()[0]
-        seen = str(error.get("input", ""))[:80]
-        return f"{error['msg']}; got {seen!r}" if seen else str(error["msg"])
-    return _first_line(_describe(exc))[:200]

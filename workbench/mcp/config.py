@@ -36,7 +36,7 @@ DEFAULT_STARTUP_TIMEOUT = 20.0
 
 _LAUNCHERS = {
     "python", "python3", "py", "node", "nodejs", "npx", "npm", "pnpm", "pnpx", "yarn",
-    "bun", "bunx", "deno", "uv", "uvx", "pipx", "docker", "podman", "sh", "bash", "env",
+    "bun", "bunx", "deno", "uv", "uvx", "pipx", "docker", "podman", "sh", "bash",
 }
 """Commands that run something else: the server is named after what they run."""
 _SUBCOMMANDS = {"run", "x", "exec", "dlx", "tool"}
@@ -53,12 +53,19 @@ class McpServerConfig(BaseModel):
     """The program and its arguments, for a stdio server."""
     url: str | None = None
     """The endpoint of a streamable-HTTP server, e.g. `http://127.0.0.1:8000/mcp`."""
+    sse: bool = False
+    """`url` speaks the older HTTP+SSE transport (e.g. `http://127.0.0.1:8000/sse`)."""
     env: dict[str, str] = Field(default_factory=dict)
     """Extra environment variables for a stdio server (over a safe default set)."""
     cwd: str | None = None
     """Working directory for a stdio server (default: the workbench's own)."""
     headers: dict[str, str] = Field(default_factory=dict)
     """Extra HTTP headers for a URL server (e.g. an Authorization header)."""
+    trust_hints: bool = False
+    """Believe the server's `readOnlyHint`s: such tools are then allowed by default, like
+    the built-in readers (see `workbench.permissions.hints`)."""
+    use_instructions: bool = False
+    """Add the `instructions` of the server's `initialize` answer to the system prompt."""
     startup_timeout: float = Field(default=DEFAULT_STARTUP_TIMEOUT, gt=0)
     """Seconds to start, initialize and list tools before the server counts as failed."""
     source: str = "flag"
@@ -84,11 +91,15 @@ class McpServerConfig(BaseModel):
     def _one_transport(self) -> McpServerConfig:
         if (self.command is None) == (self.url is None):
             raise ValueError("an MCP server needs either command or url (not both)")
+        if self.sse and self.url is None:
+            raise ValueError("sse = true needs a url")
         return self
 
     @property
-    def transport(self) -> Literal["stdio", "http"]:
-        return "stdio" if self.command is not None else "http"
+    def transport(self) -> Literal["stdio", "http", "sse"]:
+        if self.command is not None:
+            return "stdio"
+        return "sse" if self.sse else "http"
 
     @property
     def target(self) -> str:
@@ -106,8 +117,9 @@ def clean_name(name: str) -> str:
 def name_for_command(command: Sequence[str]) -> str:
     """`python servers/files.py` -> `files`; `npx -y @scope/server-git@1.0` -> `server-git`;
     `python -m pkg.server` -> `server`; `/usr/bin/weather-mcp` -> `weather-mcp`;
-    `python -c CODE` -> `python`."""
-    words = list(command) or ["mcp"]
+    `node .../server-everything/dist/index.js stdio` -> `server-everything`;
+    `env LOG=1 npx -y pkg` -> `pkg`; `python -c CODE` -> `python`."""
+    words = _skip_wrappers(list(command)) or ["mcp"]
     pick = words[0]
     if _is_launcher(pick):
         args = words[1:]
@@ -117,12 +129,43 @@ def name_for_command(command: Sequence[str]) -> str:
             return clean_name(PurePosixPath(pick).name)
         rest = [w for w in args if not w.startswith("-") and w not in _SUBCOMMANDS]
         pick = rest[0] if rest else pick
-    stem = PurePosixPath(pick).name
+    return clean_name(_stem(pick))
+
+
+def _skip_wrappers(words: list[str]) -> list[str]:
+    """The command without leading `NAME=value` assignments and `env`'s own options."""
+    while words:
+        first = words[0]
+        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", first):
+            words = words[1:]
+        elif PurePosixPath(first).name == "env":
+            words = words[1:]
+            while words and words[0].startswith("-"):
+                takes_value = words[0] in ("-u", "--unset", "-C", "--chdir", "-S")
+                words = words[2:] if takes_value else words[1:]
+        else:
+            return words
+    return words
+
+
+def _stem(path: str) -> str:
+    """A script's or package's name: its file stem, or for a generic entry file
+    (`index.js`, `main.py`, `__main__.py`) the nearest meaningful folder above it."""
+    parts = PurePosixPath(path).parts
+    stem = parts[-1] if parts else path
     if "@" in stem[1:]:  # package@1.2.3
         stem = stem[: stem.index("@", 1)]
     for suffix in (".py", ".js", ".mjs", ".cjs", ".ts", ".exe"):
         stem = stem.removesuffix(suffix)
-    return clean_name(stem)
+    if stem in _GENERIC_FILES:
+        for folder in reversed(parts[:-1]):
+            if folder not in _GENERIC_FOLDERS and folder not in ("/", ".", ".."):
+                return folder
+    return stem
+
+
+_GENERIC_FILES = {"index", "main", "__main__", "cli", "server", "app", "run", "start"}
+_GENERIC_FOLDERS = {"dist", "build", "lib", "src", "bin", "out", "esm", "cjs", "node_modules"}
 
 
 def _is_launcher(word: str) -> bool:
@@ -131,8 +174,16 @@ def _is_launcher(word: str) -> bool:
 
 
 def name_for_url(url: str) -> str:
-    """The host: `http://127.0.0.1:8000/mcp` -> `127-0-0-1`, `https://a.example` -> `a-example`."""
-    return clean_name(urlparse(url).hostname or "mcp")
+    """The host, and the port when the URL names one: `http://127.0.0.1:8000/mcp` ->
+    `127-0-0-1-8000`, `https://a.example/mcp` -> `a-example` (two local servers differ
+    by their ports)."""
+    parts = urlparse(url)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    host = parts.hostname or "mcp"
+    return clean_name(f"{host}-{port}" if port is not None else host)
 
 
 def unique_names(servers: Iterable[McpServerConfig]) -> list[McpServerConfig]:
@@ -161,12 +212,105 @@ def server_from_command(line: str) -> McpServerConfig:
     return McpServerConfig(name=name_for_command(words), command=tuple(words), source="--mcp")
 
 
-def server_from_url(url: str) -> McpServerConfig:
-    """A `--mcp-url URL` value."""
+def server_from_url(url: str, *, sse: bool = False) -> McpServerConfig:
+    """A `--mcp-url URL` (or `--mcp-sse URL`) value."""
+    source = "--mcp-sse" if sse else "--mcp-url"
     try:
-        return McpServerConfig(name=name_for_url(url), url=url, source="--mcp-url")
+        return McpServerConfig(name=name_for_url(url), url=url, sse=sse, source=source)
     except ValidationError as exc:
         raise ValueError(_first_error(exc)) from None
+
+
+def servers_from_flags(specs: Sequence[tuple[str, str]]) -> list[McpServerConfig]:
+    """The servers of `--mcp`, `--mcp-url` and `--mcp-sse`, in command-line order, each
+    with the `--mcp-header/-env/-cwd/-timeout` values that follow it.
+
+    Raises:
+        ValueError: a modifier with no server before it, or a value that does not parse.
+    """
+    servers: list[McpServerConfig] = []
+    for flag, value in specs:
+        if flag == "--mcp":
+            servers.append(server_from_command(value))
+        elif flag in ("--mcp-url", "--mcp-sse"):
+            servers.append(server_from_url(value, sse=flag == "--mcp-sse"))
+        elif not servers:
+            raise ValueError(f"{flag} {value!r} needs an MCP server flag before it")
+        else:
+            servers[-1] = _modified(servers[-1], flag, value)
+    return servers
+
+
+def _modified(server: McpServerConfig, flag: str, value: str) -> McpServerConfig:
+    if flag == "--mcp-header":
+        name, sep, text = value.partition(":")
+        if not sep or not name.strip():
+            raise ValueError(f"{flag} {value!r}: expected 'NAME: VALUE'")
+        if server.url is None:
+            raise ValueError(f"{flag} is for URL servers; {server.name} is a command")
+        update: dict[str, Any] = {"headers": {**server.headers, name.strip(): text.strip()}}
+    elif flag == "--mcp-env":
+        name, sep, text = value.partition("=")
+        if not sep or not name:
+            raise ValueError(f"{flag} {value!r}: expected NAME=VALUE")
+        update = {"env": {**server.env, name: text}}
+    elif flag == "--mcp-cwd":
+        update = {"cwd": value}
+    else:
+        try:
+            update = {"startup_timeout": float(value)}
+        except ValueError:
+            raise ValueError(f"{flag} {value!r}: expected a number of seconds") from None
+    try:
+        return McpServerConfig.model_validate({**server.model_dump(), **update})
+    except ValidationError as exc:
+        raise ValueError(f"{flag} {value!r}: {_first_error(exc)}") from None
+
+
+def load_mcp_json(path: Path) -> list[McpServerConfig]:
+    """The servers of a JSON file in the catalog format Claude Desktop, Cursor and VS Code
+    use: `{"mcpServers": {NAME: {...}}}` (or VS Code's `{"servers": {...}}`), each with
+    `command` + `args` (+ `env`, `cwd`) or `url` (+ `headers`, and `type` "sse" for the
+    older transport). Entries that are turned off (`"disabled": true`) are skipped.
+
+    Raises:
+        ValueError: the file cannot be read, or an entry is invalid (named).
+    """
+    import json
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"Cannot read MCP config {path}: {exc}") from None
+    table = data.get("mcpServers", data.get("servers")) if isinstance(data, dict) else None
+    if not isinstance(table, dict):
+        raise ValueError(f"{path} has no \"mcpServers\" object of servers")
+    servers = []
+    for name, entry in table.items():
+        if not isinstance(entry, dict):
+            raise ValueError(f"Bad MCP server {name!r} in {path}: expected an object")
+        if entry.get("disabled") is True:
+            continue
+        kind = str(entry.get("type") or entry.get("transport") or "")
+        fields: dict[str, Any] = {"name": name, "source": str(path)}
+        if "command" in entry:
+            args = entry.get("args") or []
+            if not isinstance(args, list):
+                raise ValueError(f"Bad MCP server {name!r} in {path}: args must be a list")
+            fields["command"] = [entry["command"], *args]
+            fields |= {k: entry[k] for k in ("env", "cwd") if k in entry}
+        elif "url" in entry or "serverUrl" in entry:
+            fields["url"] = entry.get("url", entry.get("serverUrl"))
+            fields["sse"] = kind == "sse"
+            if "headers" in entry:
+                fields["headers"] = entry["headers"]
+        else:
+            raise ValueError(f"Bad MCP server {name!r} in {path}: needs command or url")
+        try:
+            servers.append(McpServerConfig.model_validate(fields))
+        except ValidationError as exc:
+            raise ValueError(f"Bad MCP server {name!r} in {path}: {_first_error(exc)}") from None
+    return servers
 
 
 def load_mcp_servers(path: Path, *, required: bool = False) -> list[McpServerConfig]:
@@ -185,18 +329,27 @@ def load_mcp_servers(path: Path, *, required: bool = False) -> list[McpServerCon
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ValueError(f"Cannot read config file {path}: {exc}") from None
     tables = data.get("mcp", {}).get("servers", {}) if isinstance(data.get("mcp"), dict) else {}
+    return servers_from_tables(tables, str(path))
+
+
+def servers_from_tables(
+    tables: Any, where: str, directory: Path | None = None
+) -> list[McpServerConfig]:
+    """`[mcp.servers.NAME]` tables as servers (`where` names the file in errors; a
+    relative `cwd` is taken from `directory` when given)."""
     if not isinstance(tables, dict):
-        raise ValueError(f"Bad [mcp.servers] in {path}: expected tables [mcp.servers.NAME]")
+        raise ValueError(f"Bad [mcp.servers] in {where}: expected tables [mcp.servers.NAME]")
     servers = []
     for name, table in tables.items():
         if not isinstance(table, dict):
-            raise ValueError(f"Bad MCP server {name!r} in {path}: expected a table")
+            raise ValueError(f"Bad MCP server {name!r} in {where}: expected a table")
+        table = {**table, "name": name, "source": where}
+        if directory is not None and isinstance(table.get("cwd"), str):
+            table["cwd"] = str(directory / table["cwd"])
         try:
-            servers.append(
-                McpServerConfig.model_validate({**table, "name": name, "source": str(path)})
-            )
+            servers.append(McpServerConfig.model_validate(table))
         except ValidationError as exc:
-            raise ValueError(f"Bad MCP server {name!r} in {path}: {_first_error(exc)}") from None
+            raise ValueError(f"Bad MCP server {name!r} in {where}: {_first_error(exc)}") from None
     return servers
 
 

@@ -16,16 +16,21 @@ tools: the others and the run go on.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+import warnings
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
+from functools import partial
+from pathlib import Path
 from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
 
 from workbench.agent import AgentTool
+from workbench.mcp.capabilities import ClientSide, LogLevel
 from workbench.mcp.client import McpConnection
 from workbench.mcp.config import McpServerConfig
+from workbench.mcp.requests import Asker, PolicyAsker, SampleFn, Sampler
 from workbench.mcp.tools import server_tools
 
 
@@ -36,11 +41,131 @@ class McpHub:
         servers: the servers to start (names already unique, see `config.resolve_servers`).
     """
 
-    def __init__(self, servers: Sequence[McpServerConfig]) -> None:
-        self.connections = [McpConnection(server) for server in servers]
+    def __init__(
+        self,
+        servers: Sequence[McpServerConfig],
+        *,
+        roots: Sequence[Path] = (),
+        log_level: LogLevel | None = None,
+        approve: str = "ask",
+    ) -> None:
+        self.connections = [
+            McpConnection(server, ClientSide(roots, log_level)) for server in servers
+        ]
+        self.on_tools_changed: Callable[[McpConnection, list[str], list[str]], None] | None = None
+        """Called after a server's tool list changed: (server, names added, names removed)."""
+        self.on_log: Callable[[McpConnection, str], None] | None = None
+        """Called with each line a server logs (`notifications/message`)."""
+        self._asker: Asker = PolicyAsker("none" if approve == "ask" else approve)
+        self._sampler: SampleFn | None = None
+        for connection in self.connections:
+            client = connection.client
+            client.on_tools_changed = partial(self._relist, connection)
+            client.on_log = partial(self._logged, connection)
+            client.server, client.asker = connection.name, self._asker
         self.tools: list[AgentTool] = []
         """The tools of every ready server (set once the hub has started)."""
+        self.on_change: Callable[[McpConnection], None] | None = None
+        """Called when a ready server exits on its own (to tell the user at once)."""
         self._tg: TaskGroup | None = None
+        self._agent: Any = None
+        self.refused: list[str] = []
+        """Tools not added because another tool has their name (one line each)."""
+        for connection in self.connections:
+            connection.on_status = self._changed
+
+    @property
+    def asker(self) -> Asker:
+        """Who answers the servers' sampling and elicitation requests: the approval
+        policy until the app puts a person there."""
+        return self._asker
+
+    @asker.setter
+    def asker(self, asker: Asker) -> None:
+        self._asker = asker
+        for connection in self.connections:
+            connection.client.asker = asker
+
+    def use_model(self, stream_fn: Any, model: Any) -> None:
+        """Answer sampling requests with this provider and model."""
+        self._sampler = Sampler(stream_fn, model)
+        for connection in self.connections:
+            connection.client.sampler = self._sampler
+
+    def _logged(self, connection: McpConnection, line: str) -> None:
+        if self.on_log is not None:
+            self.on_log(connection, line)
+
+    async def _relist(self, connection: McpConnection) -> None:
+        before = {t.name for t in self.tools if t.source == f"mcp:{connection.name}"}
+        await connection.relist_tools()
+        after = {t.name for t in self._replace_tools(connection)}
+        if self.on_tools_changed is not None:
+            self.on_tools_changed(connection, sorted(after - before), sorted(before - after))
+
+    async def set_roots(self, roots: Sequence[Path]) -> None:
+        """Offer `roots` from now on, and tell every running server they changed."""
+        for connection in self.connections:
+            connection.client.roots = list(roots)
+            session = connection._session
+            if session is not None and connection.status == "ready":
+                with warnings.catch_warnings():  # deprecated by the 2026-07-28 revision, still used
+                    warnings.simplefilter("ignore")
+                    await session.send_roots_list_changed()
+
+    def _changed(self, connection: McpConnection) -> None:
+        if self.on_change is not None:
+            self.on_change(connection)
+
+    def connection(self, name: str) -> McpConnection:
+        """The server called `name`.
+
+        Raises:
+            KeyError: no server has that name.
+        """
+        for connection in self.connections:
+            if connection.name == name:
+                return connection
+        raise KeyError(f"no MCP server named {name!r}")
+
+    async def restart(self, name: str) -> McpConnection:
+        """Start server `name` again (after it exited or failed); its tools are listed
+        anew and replace its old ones (in the attached agent's tools too).
+
+        Raises:
+            KeyError: no such server.
+            RuntimeError: the hub is not started, or the server is still running.
+        """
+        connection = self.connection(name)
+        if self._tg is None:
+            raise RuntimeError("the MCP servers are not started")
+        if connection.status == "ready":
+            raise RuntimeError(f"MCP server {name} is running")
+        await connection.wait_done()
+        connection.reset()
+        self._tg.start_soon(connection.run, name=f"mcp:{connection.name}")
+        await connection.wait_settled()
+        self._replace_tools(connection)
+        return connection
+
+    def _replace_tools(self, connection: McpConnection) -> list[AgentTool]:
+        """Build the server's tools from its current list; they replace its old ones
+        here and in the attached agent's tools (for the next model request)."""
+        source = f"mcp:{connection.name}"
+        old = [t for t in self.tools if t.source == source]
+        kept = [t for t in self.tools if t.source != source]
+        gone = set(map(id, old))
+        taken = [t.name for t in kept]
+        if self._agent is not None:
+            taken += [t.name for t in self._agent.state.tools if id(t) not in gone]
+        fresh = server_tools(connection, taken) if connection.status == "ready" else []
+        self.tools = kept + fresh
+        if self._agent is not None:
+            # In place: a run in progress holds this very list as its context's tools,
+            # so the change reaches its next model request.
+            tools = self._agent.state.tools
+            tools[:] = [*(t for t in tools if id(t) not in gone), *fresh]
+        return fresh
 
     @property
     def failed(self) -> list[McpConnection]:
@@ -86,11 +211,25 @@ class McpHub:
     @asynccontextmanager
     async def attach(self, agent: Any) -> AsyncIterator[McpHub]:
         """Start the servers, add their tools to `agent.state.tools` while inside."""
-        await self.start(taken=[t.name for t in agent.state.tools])
+        own = {t.name: t for t in agent.state.tools if not (t.source or "").startswith("mcp:")}
+        await self.start(taken=[t.name for t in agent.state.tools if t.name not in own])
+        # A name taken by a built-in or one of your tools is refused, not renamed: two
+        # tools the model could mix up must not both be offered.
+        self.refused = [
+            f"MCP server {(t.source or '')[4:]}: tool {t.name} not added: the name is taken "
+            f"by {own[t.name].source or 'another tool'}"
+            for t in self.tools if t.name in own
+        ]
+        self.tools = [t for t in self.tools if t.name not in own]
         try:
             agent.state.tools = [*agent.state.tools, *self.tools]
+            agent.state.system_prompt = with_instructions(
+                agent.state.system_prompt, self.connections
+            )
+            self._agent = agent
             yield self
         finally:
+            self._agent = None
             mine = set(map(id, self.tools))
             agent.state.tools = [t for t in agent.state.tools if id(t) not in mine]
             await self.aclose()
@@ -102,9 +241,32 @@ class McpHub:
         for c in self.connections:
             if c.status == "ready":
                 count = sum(1 for t in self.tools if t.source == f"mcp:{c.name}")
-                lines.append(f"MCP server {c.name}: {count} tools ({c.config.target})")
+                line = f"MCP server {c.name}: {count} tools ({c.config.target})"
+                notes = [f"  {why}" for why in c.dropped]
+                if c.instructions:
+                    used = "added to the system prompt" if c.config.use_instructions else (
+                        "use_instructions = true adds them to the system prompt"
+                    )
+                    first = c.instructions.strip().splitlines()[0][:100]
+                    notes.append(f"  its instructions ({used}): {first}")
+                lines.append("\n".join([line, *notes]))
             else:
-                what = "exited" if c.status == "exited" else "failed to start"
-                first, *rest = (c.error or c.status).splitlines() or [c.status]
-                lines.append("\n".join([f"MCP server {c.name} {what}: {first}", *rest]))
-        return lines
+                lines.append(describe_failure(c))
+        return lines + self.refused
+
+
+def describe_failure(connection: McpConnection) -> str:
+    """`MCP server NAME exited: WHY`, then the server's last stderr lines if any."""
+    what = "exited" if connection.status == "exited" else "failed to start"
+    first, *rest = (connection.error or connection.status).splitlines() or [connection.status]
+    head = f"MCP server {connection.name} {what}: {first}"
+    return "\n".join([head, *rest])
+
+
+def with_instructions(prompt: str, connections: Sequence[McpConnection]) -> str:
+    """`prompt` with the instructions of each ready server that is set to use them."""
+    parts = [prompt] if prompt else []
+    for c in connections:
+        if c.status == "ready" and c.instructions and c.config.use_instructions:
+            parts.append(f"Instructions from MCP server {c.name}:\n{c.instructions.strip()}")
+    return "\n\n".join(parts)

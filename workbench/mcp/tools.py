@@ -6,8 +6,10 @@ its title as the label and its JSON Schema as `parameters`, so the runtime
 validates its arguments like any other tool's. `execute` calls the tool through
 the server's session: progress notifications become `on_update` partial results
 (a growing log of progress lines), an abort cancels the request, an `isError`
-result or any failure raises (the loop makes it an error result), and the
-result's content is mapped to the runtime's content types.
+result is an error result (`is_error=True`, details kept), any failure raises (the
+loop makes it an error result), and the result's content is mapped to the runtime's
+content types; `outputSchema` and `structuredContent` map onto the tool's
+`output_schema` and the result's `structured_content` (checked by the loop).
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from pydantic import BaseModel
 from workbench.agent import AbortSignal, AgentTool, AgentToolResult, ImageContent, TextContent
 from workbench.agent.tool import OnUpdate
 from workbench.agent.types import ToolResultContent
-from workbench.mcp.client import McpCallError, McpConnection
+from workbench.mcp.client import McpConnection
+from workbench.permissions.hints import ToolHints
 
 SEPARATOR = "__"
 """Between the server's name and the tool's: `files__read_file`."""
@@ -71,10 +74,14 @@ def make_tool(connection: McpConnection, tool: mcp_types.Tool, name: str) -> Age
             tool.name, arguments, signal=signal, progress=progress
         )
         content, details = map_result(connection.name, tool.name, result)
-        if result.is_error:
-            text = "\n".join(c.text for c in content if isinstance(c, TextContent))
-            raise McpCallError(text or f"MCP tool {tool.name} reported an error", details)
-        return AgentToolResult(content=content, details=details)
+        if result.is_error and not content:
+            content = [TextContent(text=f"MCP tool {tool.name} reported an error")]
+        return AgentToolResult(
+            content=content,
+            details=details,
+            is_error=bool(result.is_error),
+            structured_content=result.structured_content,
+        )
 
     annotations = tool.annotations
     label = tool.title or (annotations.title if annotations is not None else None) or tool.name
@@ -85,6 +92,10 @@ def make_tool(connection: McpConnection, tool: mcp_types.Tool, name: str) -> Age
         parameters=dict(tool.input_schema),
         execute=execute,
         source=f"mcp:{connection.name}",
+        hints=ToolHints.from_mcp(
+            tool.annotations, f"mcp:{connection.name}", connection.config.trust_hints
+        ),
+        output_schema=dict(tool.output_schema) if tool.output_schema else None,
     )
 
 
@@ -118,8 +129,7 @@ def map_result(
     """The result's content as runtime content blocks, and details for the inspector."""
     content = [block for item in result.content for block in map_content(item)]
     details: dict[str, Any] = {"server": server, "tool": tool}
-    if result.structured_content is not None:
-        details["structured_content"] = result.structured_content
+    if result.structured_content is not None:  # kept as the result's structured_content
         if not content:
             text = json.dumps(result.structured_content, ensure_ascii=False)
             content = [TextContent(text=text)]

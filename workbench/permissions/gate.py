@@ -49,6 +49,7 @@ from workbench.events import (
     PermissionRequestEvent,
 )
 from workbench.permissions.edits import InvalidEdit, revalidate
+from workbench.permissions.hints import apply_hints
 from workbench.permissions.hooks import wait_unless_aborted
 from workbench.permissions.patterns import (
     CallPattern,
@@ -67,6 +68,7 @@ from workbench.permissions.rules import (
     RULES_FILE,
     Action,
     Rule,
+    RuleError,
     RuleSet,
     append_rule,
     display_path,
@@ -242,14 +244,15 @@ class PermissionGate:
         return out
 
     def judge(
-        self, tool_name: str, judged: Mapping[str, Any]
+        self, tool_name: str, judged: Mapping[str, Any], *, builtin: bool = True
     ) -> tuple[Rule | None, Action, str | None]:
         """(deciding rule, action, protected path or None) for a call's judged arguments.
 
         The rule is None when no rule matched, or when an allow was turned into a
         question because the call changes a protected path the rule does not name.
+        `builtin=False`: the tool only shares a built-in's name (see `RuleSet.match`).
         """
-        rule = self.rules.match(tool_name, judged)
+        rule = self.rules.match(tool_name, judged, builtin=builtin)
         action: Action = rule.action if rule is not None else "ask"
         path = judged.get("path")
         if tool_name == "edit_file" and isinstance(path, str):
@@ -285,7 +288,10 @@ class PermissionGate:
             reason = f"Permission denied: {exc}"
             await self._decided(ctx, "deny", "rule", None, reason=reason, source="workspace")
             return BeforeToolCallResult(block=True, reason=reason)
-        rule, action, target = self.judge(name, judged)
+        builtin = ctx.tool is not None and ctx.tool.source == "builtin"
+        rule, action, target = self.judge(name, judged, builtin=builtin)
+        if target is None:  # a protected path stays a person's (or an exact rule's) call
+            rule, action = apply_hints(name, rule, action, getattr(ctx.tool, "hints", None))
         if action == "allow":
             assert rule is not None
             await self._decided(ctx, "allow", _by(rule), rule)
@@ -439,7 +445,9 @@ class PermissionGate:
             raise AnswerError("No rules file to save to; this gate was made without one")
         try:
             return append_rule(self.rules_file, pattern, "allow", self.rules_file_display)
-        except OSError as exc:
+        except RuleError as exc:
+            raise AnswerError(f"Could not save the rule: {exc}") from None
+        except (OSError, UnicodeError) as exc:
             raise AnswerError(f"Could not save the rule to {self.rules_file}: {exc}") from None
 
     def _settle_covered(self, rule: Rule) -> None:

@@ -32,8 +32,10 @@ The rules file (TOML):
 
 from __future__ import annotations
 
-import json
+import os
 import re
+import stat
+import tempfile
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -42,6 +44,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from workbench.permissions.patterns import CallPattern, PatternError
+from workbench.sanitize import UNSAFE
 
 Action = Literal["allow", "ask", "deny"]
 ACTIONS: tuple[str, ...] = get_args(Action)
@@ -108,12 +111,19 @@ class RuleSet:
         """Add a rule; on a specificity tie it beats every rule added before it."""
         self.rules.append(rule)
 
-    def match(self, tool_name: str, args: Mapping[str, Any]) -> Rule | None:
-        """The deciding rule for a call (see the module docstring), or None."""
+    def match(
+        self, tool_name: str, args: Mapping[str, Any], *, builtin: bool = True
+    ) -> Rule | None:
+        """The deciding rule for a call (see the module docstring), or None.
+
+        `builtin=False` (a tool from elsewhere that shares a built-in's name): the
+        defaults that allow the read-only built-ins do not apply to it.
+        """
         ranked = [
             ((not rule.is_default, rule.pattern.specificity, index), rule)
             for index, rule in enumerate(self.rules)
             if rule.pattern.matches(tool_name, args)
+            and (builtin or not rule.is_default or rule.action != "allow")
         ]
         return max(ranked, key=lambda pair: pair[0])[1] if ranked else None
 
@@ -165,6 +175,11 @@ def load_rules_file(path: Path, display: str | None = None) -> list[Rule]:
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         raise RuleError(f"{name}:{line}: the rules file is not UTF-8 text") from None
+    return rules_from_text(text, name)
+
+
+def rules_from_text(text: str, name: str) -> list[Rule]:
+    """The rules in the text of a rules file called `name` (see `load_rules_file`)."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -215,11 +230,31 @@ def _rule_from_table(entry: Any, where: str) -> Rule:
 
 
 def _toml_key(key: str) -> str:
-    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key)
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else _toml_str(key)
+
+
+_TOML_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
+_TOML_ESCAPED = re.compile(r'["\\\n\t]|' + UNSAFE.pattern)
+
+
+def _toml_escape(match: re.Match[str]) -> str:
+    char = match.group()
+    if "\ud800" <= char <= "\udfff":
+        raise RuleError(
+            f"the pattern holds U+{ord(char):04X} (a lone surrogate), which a rules file "
+            "cannot store; allow it for this session instead"
+        )
+    return _TOML_ESCAPES.get(char) or f"\\u{ord(char):04X}"
 
 
 def _toml_str(value: str) -> str:
-    return json.dumps(value, ensure_ascii=False)  # a JSON string is a TOML basic string
+    """`value` as a TOML basic string, every control, bidi and zero-width character escaped
+    (TOML refuses raw controls, DEL included; the others would hide in the file).
+
+    Raises:
+        RuleError: `value` holds a lone surrogate, which no TOML string can hold.
+    """
+    return '"' + _TOML_ESCAPED.sub(_toml_escape, value) + '"'
 
 
 def append_rule(
@@ -227,10 +262,16 @@ def append_rule(
 ) -> Rule:
     """Append a rule to the rules file (creating it) and return it with its `file:line`.
 
-    The file is appended to, never rewritten, so the user's comments and layout
-    (and the line numbers other rules were loaded with) stay as they are.
+    The user's comments and layout (and the line numbers other rules were loaded
+    with) stay as they are. The new text is read back before it is written, and
+    written to a temporary file renamed over the old one, so the file on disk is
+    always one that loads: the old one, or the old one plus this rule.
+
+    Raises:
+        RuleError: the rule cannot be stored (a lone surrogate) or would not read back.
+        OSError: the file cannot be read or written.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    name = display or str(path)
     existing = path.read_text(encoding="utf-8") if path.exists() else ""
     prefix = "" if not existing or existing.endswith("\n") else "\n"
     stamp = datetime.now().strftime("%Y-%m-%d %H:%M")
@@ -242,9 +283,32 @@ def append_rule(
         block.append(f"args = {{ {inner} }}")
     block.append(f"action = {_toml_str(action)}")
     header_line = (existing + prefix).count("\n") + 3 if existing else 2
-    with path.open("a", encoding="utf-8") as handle:
-        handle.write(prefix + "\n".join(block) + "\n")
-    return Rule(pattern, action, f"{display or path}:{header_line}")
+    text = existing + prefix + "\n".join(block) + "\n"
+    try:
+        saved = rules_from_text(text, name)[-1]
+    except (RuleError, IndexError) as exc:
+        raise RuleError(f"{name}: the rule would not read back ({exc})") from None
+    if saved.pattern != pattern or saved.action != action:
+        raise RuleError(f"{name}: the rule would read back as {saved.text}, not as {pattern}")
+    _replace_file(path, text)
+    return Rule(pattern, action, f"{name}:{header_line}")
+
+
+def _replace_file(path: Path, text: str) -> None:
+    """Write `text` to a temporary file beside `path`, then rename it over `path`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o644
+    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
 
 
 def load_rules(

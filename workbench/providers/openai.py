@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
 import uuid
@@ -37,6 +36,7 @@ from workbench.agent.config import LlmContext, StreamOptions, resolve
 from workbench.agent.events import AssistantMessageEvent, Event
 from workbench.agent.types import Model
 from workbench.events import ProviderRequestEvent, ProviderResponseEvent
+from workbench.json_text import LINE_DEPTH, loads
 from workbench.providers.openai_messages import JsonDict, build_request_body
 from workbench.providers.openai_stream import ChunkReader, SSEDecoder, StreamError, error_text
 from workbench.providers.settings import OpenAISettings
@@ -83,6 +83,10 @@ class OpenAIProvider:
             `ProviderResponseEvent` after it (the app passes `agent.publish`). May be
             set after construction. A failing publish is logged, never fatal.
         capture_chunks: keep every SSE data line in the response event.
+        sticky_tool_choice: keep a forced tool choice (`required` or a tool name) for
+            the whole run. By default it applies until the model has made a tool call,
+            then requests say `auto` until the run ends (as the OpenAI Agents SDK does),
+            so a forced run can end. Needs `on_event` subscribed to the agent's bus.
     """
 
     def __init__(
@@ -91,10 +95,14 @@ class OpenAIProvider:
         *,
         publish: Publish | None = None,
         capture_chunks: bool = False,
+        sticky_tool_choice: bool = False,
     ) -> None:
         self.settings = settings
         self.publish = publish
         self.capture_chunks = capture_chunks
+        self.sticky_tool_choice = sticky_tool_choice
+        self.forced_choice_used = False
+        """The model has made a tool call in this run (a forced choice is spent)."""
         self._client: openai.AsyncOpenAI | None = None
         self._client_key: tuple[object, object] | None = None
 
@@ -123,6 +131,23 @@ class OpenAIProvider:
             self._client_key = key
         return self._client
 
+    def request_settings(self) -> OpenAISettings:
+        """The settings of the next request: a spent forced tool choice becomes `auto`."""
+        s = self.settings
+        if self.forced_choice_used and not self.sticky_tool_choice and s.tool_choice not in (
+            None, "auto", "none"
+        ):
+            return s.model_copy(update={"tool_choice": "auto"})
+        return s
+
+    def on_event(self, event: Any, _signal: Any = None) -> None:
+        """Bus listener: a run starts with the forced choice; a tool call spends it."""
+        kind = event.type
+        if kind == "agent_start":
+            self.forced_choice_used = False
+        elif kind == "message_end" and getattr(event.message, "tool_calls", None):
+            self.forced_choice_used = True
+
     async def aclose(self) -> None:
         """Close the HTTP connection pool (the provider can still be used afterwards)."""
         if self._client is not None:
@@ -150,7 +175,7 @@ class _Exchange:
         signal: AbortSignal | None,
     ) -> None:
         self.provider = provider
-        self.settings = provider.settings
+        self.settings = provider.request_settings()
         self.model_id = model.id or self.settings.model
         self.context = context
         self.signal = signal
@@ -257,7 +282,7 @@ class _Exchange:
         if self.chunks is not None:
             self.chunks.append(text)
         try:
-            data = json.loads(text)
+            data = loads(text, LINE_DEPTH)
         except ValueError:
             raise StreamError(
                 f"The server sent a JSON content type but invalid JSON: {text[:300]}"

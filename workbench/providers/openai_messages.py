@@ -45,6 +45,7 @@ from workbench.agent.types import (
     ToolResultMessage,
     UserMessage,
 )
+from workbench.json_text import loads, without_surrogates
 from workbench.providers.settings import TOOL_CHOICE_KEYWORDS, OpenAISettings
 
 JsonDict = dict[str, Any]
@@ -212,7 +213,7 @@ def wire_arguments(call: ToolCall, malformed_arguments: MalformedArguments = "re
 
 def is_json_object(raw: str) -> bool:
     try:
-        return isinstance(json.loads(raw), dict)
+        return isinstance(loads(raw), dict)
     except ValueError:
         return False
 
@@ -307,4 +308,11 @@ def build_request_body(
     elif settings.tool_choice not in (None, "auto", "none"):
         raise ValueError(f"tool choice {settings.tool_choice!r} needs tools, and none are offered")
     body.update(settings.extra_body)
+    body, replaced = without_surrogates(body)
+    if replaced:
+        return body, [
+            *repaired.notes,
+            f"{replaced} lone surrogate(s) (text that is not UTF-8, such as a file name's "
+            "bytes) sent as U+FFFD: a request body must be UTF-8",
+        ]
     return body, repaired.notes

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.agent.types import StopReason, ToolCall, Usage
+from workbench.json_text import LINE_DEPTH, loads
 from workbench.providers.stream_builder import Events, StreamBuilder
 
 REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
@@ -119,7 +120,7 @@ class ChunkReader:
             self.saw_done = True
             return []
         try:
-            chunk = json.loads(data)
+            chunk = loads(data, LINE_DEPTH)
         except ValueError as exc:
             raise StreamError(
                 f"Malformed chunk from the server (invalid JSON: {exc}): {_clip(data)}"

@@ -8,7 +8,6 @@ one `done` or `error` carrying the final message.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from workbench.agent.events import AssistantMessageEvent, AssistantMessageEventType
@@ -21,6 +20,7 @@ from workbench.agent.types import (
     ToolCall,
     Usage,
 )
+from workbench.json_text import loads
 
 Events = list[AssistantMessageEvent]
 
@@ -144,7 +144,7 @@ def parse_arguments_leniently(raw: str) -> dict[str, Any]:
     if not raw.strip():
         return {}
     try:
-        value = json.loads(raw)
-    except json.JSONDecodeError:
+        value = loads(raw)
+    except ValueError:  # malformed, or nested too deep: the argument pipeline says which
         return {}
     return value if isinstance(value, dict) else {}

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 
@@ -94,7 +95,71 @@ def rerun_parser() -> argparse.ArgumentParser:
         )
     parser.add_argument("--session", type=Path, metavar="FILE", help="also record the re-run there")
     parser.add_argument("--quiet", action="store_true", help="print only calls that differ")
+    add_setup_arguments(parser)
     return parser
+
+
+def add_setup_arguments(parser: argparse.ArgumentParser) -> None:
+    """Which agent a re-run builds: the recorded one, or these instead."""
+    from workbench.cli.args import builtin_names
+
+    group = parser.add_argument_group(
+        "the agent",
+        "By default the recorded agent is built again: its built-ins, its --tools specs "
+        "and its MCP servers (started for the re-run). Tools and servers are started "
+        "only from a session recorded by your own workbench (its setup carries your "
+        "signature); these flags replace them.",
+    )
+    group.add_argument("--tools", dest="tool_specs", action="append", default=None,
+                       metavar="SPEC", help="load these tools instead (repeatable)")
+    group.add_argument("--builtin-tools", type=builtin_names, metavar="NAMES|none",
+                       help="these built-ins instead")
+    group.add_argument("--mcp", action="append", default=None, metavar="'COMMAND ARGS'",
+                       help="start these MCP servers instead (repeatable)")
+    group.add_argument("--mcp-url", action="append", default=None, metavar="URL",
+                       help="connect to these MCP servers instead (repeatable)")
+    group.add_argument("--config", type=Path, metavar="FILE",
+                       help="the MCP servers of this config file instead")
+    group.add_argument(
+        "--trust-recorded-tools",
+        action="store_true",
+        help="start the recorded tools and MCP servers even though this session was not "
+        "recorded by your workbench (they run code: read the header first)",
+    )
+
+
+def rerun_setup(session: Session, args: argparse.Namespace) -> tuple[Any, Any, list[str]]:
+    """(setup, MCP servers or None, warnings): what the re-run builds, from the recorded
+    setup (if trusted) and the flags that replace parts of it."""
+    from workbench.sessions.header import AgentSetup
+    from workbench.sessions.trust import needs_starting, trusted
+
+    recorded = session.header.setup
+    warnings: list[str] = []
+    setup = recorded.model_copy() if recorded is not None else AgentSetup()
+    if needs_starting(recorded) and not (args.trust_recorded_tools or trusted(recorded)):
+        assert recorded is not None
+        named = [*(f"--tools {s}" for s in recorded.tool_specs),
+                 *(f"MCP server {s.name} ({s.url or ' '.join(s.command or [])})"
+                   for s in recorded.mcp_servers)]
+        warnings.append(
+            "this session was not recorded by your workbench, so its tools are not started: "
+            f"{'; '.join(named)} (check them, then pass --trust-recorded-tools)"
+        )
+        setup = setup.model_copy(update={"tool_specs": [], "mcp_servers": []})
+    if args.tool_specs is not None:
+        setup = setup.model_copy(
+            update={"tool_specs": args.tool_specs, "project_dir": str(Path.cwd().resolve())}
+        )
+    if args.builtin_tools is not None:
+        setup = setup.model_copy(update={"builtin_tools": args.builtin_tools})
+    servers = None
+    if args.mcp is not None or args.mcp_url is not None or args.config is not None:
+        from workbench.mcp.config import load_mcp_servers, resolve_servers
+
+        configured = load_mcp_servers(args.config, required=True) if args.config else []
+        servers = resolve_servers(args.mcp or [], args.mcp_url or [], configured)
+    return setup, servers, warnings
 
 
 def export_parser() -> argparse.ArgumentParser:
@@ -111,37 +176,42 @@ def export_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def load(path: Path, command: str) -> Session | None:
-    """Read a session, printing its warnings; None (after one error line) if it cannot be read."""
+def load(path: Path, command: str, on_batch: Any = None) -> Session | None:
+    """Read a session, printing its warnings; None (after one error line) if it cannot be
+    read. `on_batch`: see `read_session`."""
     try:
-        session = read_session(path)
+        session = read_session(path, on_batch)
     except SessionError as exc:
-        print(f"workbench {command}: {exc}", file=sys.stderr)
+        print(f"workbench {command}: {literal(str(exc))}", file=sys.stderr)
         return None
     for warning in session.warnings:
-        print(f"workbench {command}: warning: {warning}", file=sys.stderr)
+        print(f"workbench {command}: warning: {literal(warning)}", file=sys.stderr)
     return session
 
 
 def export_main(argv: list[str]) -> int:
-    from workbench.sessions.export import export
+    from workbench.sessions.export import iter_export
 
     args = export_parser().parse_args(argv)
     session = load(args.file, "export")
     if session is None:
         return EXIT_USAGE
-    text = export(session, args.format)
+    pieces = iter_export(session, args.format)
     if args.output is None:
-        sys.stdout.write(text)
+        for piece in pieces:
+            sys.stdout.write(piece)
         return 0
     try:
-        args.output.write_text(text, encoding="utf-8")
+        with args.output.open("w", encoding="utf-8") as out:
+            for piece in pieces:  # written as made: the whole text is never held
+                out.write(piece)
+            written = out.tell()
     except OSError as exc:
         print(
             f"workbench export: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr
         )
         return EXIT_USAGE
-    print(f"wrote {args.output} ({len(text.encode())} bytes)", file=sys.stderr)
+    print(f"wrote {args.output} ({written} bytes)", file=sys.stderr)
     return 0
 
 
@@ -168,13 +238,17 @@ def rerun_main(argv: list[str]) -> int:
             deny=args.deny,
             rules_file=args.rules,
             record_to=args.session,
+            setup=setup,
+            mcp_servers=servers,
         )
 
     try:
+        setup, servers, warnings = rerun_setup(session, args)
         report = anyio.run(go)
     except (OSError, ValueError) as exc:
-        print(f"workbench rerun: {exc}", file=sys.stderr)
+        print(f"workbench rerun: {literal(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
+    report.warnings[:0] = warnings
     for line in report_lines(report, args.file, args.approve, quiet=args.quiet):
         print(line)
     return EXIT_DIFFERS if report.differs else EXIT_SAME

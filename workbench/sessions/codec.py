@@ -20,28 +20,67 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from pydantic_core import PydanticSerializationError
+
 from workbench.agent import AssistantMessage, TextContent, ThinkingContent, ToolCall
 from workbench.events import parse_event
+from workbench.json_text import utf8
 from workbench.providers.stream_builder import parse_arguments_leniently
+from workbench.sessions.compact import Expander
 
 _COMPACT = {"message": True, "assistant_message_event": {"partial": True}}
+UNRECORDABLE = "unrecordable"
+"""The type of the line written in place of an event no JSON line can hold."""
 
 
-def encode(seq: int, ts: float, event: Any) -> bytes:
-    """The line for `event` (newline included). Values JSON cannot hold become strings."""
+def encode(
+    seq: int, ts: float, event: Any, fields: dict[str, Any] | None = None, exclude: Any = None
+) -> bytes:
+    """The line for `event` (newline included). Values JSON cannot hold become strings.
+
+    `fields` are added to the line and `exclude` left out of the event, as
+    `sessions.compact` decides for a tool's updates."""
     extra = ""
-    if event.type == "message_update":
+    if fields:
+        extra = "".join(
+            f",{json.dumps(k)}:{json.dumps(v, ensure_ascii=False, default=str)}"
+            for k, v in fields.items()
+        )
+    if exclude is not None:
+        body = _json(event, exclude=exclude)
+    elif event.type == "message_update":
         ame = event.assistant_message_event
-        body = event.model_dump_json(exclude=_COMPACT, exclude_none=True, fallback=str)
+        body = _json(event, exclude=_COMPACT, exclude_none=True)
         if ame.type == "toolcall_start" and ame.content_index is not None:
             block = _block_at(ame.partial, ame.content_index) or _block_at(
                 event.message, ame.content_index
             )
             if isinstance(block, ToolCall):
-                extra = ',"block":' + block.model_dump_json()
+                extra = ',"block":' + _json(block)
     else:
-        body = event.model_dump_json(fallback=str)
-    return f'{{"seq":{seq},"ts":{ts:.3f},"event":{body}{extra}}}\n'.encode()
+        body = _json(event)
+    return utf8(f'{{"seq":{seq},"ts":{ts:.3f},"event":{body}{extra}}}\n')
+
+
+def _json(model: Any, **options: Any) -> str:
+    """`model` as compact JSON text, which may hold lone surrogates (`utf8` escapes them).
+
+    Pydantic writes UTF-8 and refuses a lone surrogate (a model's `"\\ud800"`, a file
+    name that is not UTF-8), so such a model is written by `json` instead, from the
+    same fields.
+    """
+    try:
+        return model.model_dump_json(fallback=str, **options)
+    except PydanticSerializationError:
+        data = model.model_dump(**options)
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def encode_unrecordable(seq: int, ts: float, event: Any, error: str) -> bytes:
+    """The line that keeps an unwritable event's place: its type and why (the reader
+    reports it and skips it)."""
+    body = {"type": UNRECORDABLE, "event_type": str(getattr(event, "type", "?")), "error": error}
+    return utf8(json.dumps({"seq": seq, "ts": round(ts, 3), "event": body}, ensure_ascii=False) + "\n")
 
 
 class Decoder:
@@ -49,14 +88,19 @@ class Decoder:
 
     def __init__(self) -> None:
         self._partial: AssistantMessage | None = None
+        self._expander = Expander()
 
     def decode(self, line: dict[str, Any]) -> Any:
-        """The event of one decoded line (raises pydantic's ValidationError if bad)."""
+        """The event of one decoded line (raises pydantic's ValidationError if bad, and
+        ValueError for a compact line whose earlier lines were not read)."""
         data = line["event"]
         kind = data.get("type") if isinstance(data, dict) else None
         if kind == "message_update" and "message" not in data:
             return self._update(data, line.get("block"))
+        if kind == "tool_execution_update":
+            data = self._expander.expand(line, data)
         event = parse_event(data)
+        self._expander.read(event)
         if kind == "message_start" and isinstance(event.message, AssistantMessage):
             self._partial = event.message
         elif kind == "message_end":
@@ -113,4 +157,4 @@ def _block_at(message: Any, index: int) -> Any:
 
 def dumps_header(header: Any) -> bytes:
     """The header line (newline included)."""
-    return (json.dumps(header.model_dump(mode="json"), ensure_ascii=False) + "\n").encode()
+    return utf8(json.dumps(header.model_dump(mode="json"), ensure_ascii=False) + "\n")

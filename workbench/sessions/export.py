@@ -1,24 +1,42 @@
 """Export a session: a readable Markdown transcript, or the normalized messages as JSON.
 
 The Markdown is for people (a bug report, a review): each turn's messages, and for
-every tool call its arguments, who allowed it and its result. Untrusted text goes
-through `sanitize.literal` (so a transcript `cat` to a terminal runs no escapes),
-and code blocks get a fence longer than any backtick run inside them. The JSON is
-for programs: the header's facts and every message exactly as the agent held it.
+every tool call its arguments (and, when a person edited them, the ones that ran),
+who allowed it and its result (and who wrote or cancelled it, when a person did).
+Untrusted text goes through `sanitize.literal` (so a transcript `cat` to a terminal
+runs no escapes and hides nothing); names (tools, ids, the model, rules) are inline
+code on one line with a backtick fence longer than any run inside, so no name can end
+its heading or its code span, and code blocks get a fence longer than any backtick run
+inside them. The JSON is for programs: the header's facts, every message exactly as
+the agent held it (the model's tool calls as sent), and the interventions: each edit,
+injected result and cancel, with who made it and the arguments that ran; characters a
+terminal would act on (or hide) are written as JSON escapes, which read back as the
+same strings. Both are written a piece at a time, so memory stays flat however long
+the session is.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import textwrap
 from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict
 from datetime import datetime
+from itertools import chain
 from typing import Any, Literal
 
 from workbench.agent import AssistantMessage, ToolCall, ToolResultMessage
 from workbench.agent.types import text_of
-from workbench.sanitize import literal
-from workbench.sessions.history import messages_of
+from workbench.json_text import escape_chars, normal
+from workbench.sanitize import UNSAFE, literal
+from workbench.sessions.interventions import (
+    INTERVENTION_KINDS,
+    Intervention,
+    InterventionReader,
+)
+from workbench.sessions.log import of_kinds
 from workbench.sessions.reader import Session
 
 Format = Literal["md", "json"]
@@ -26,10 +44,20 @@ Format = Literal["md", "json"]
 
 def export(session: Session, fmt: Format) -> str:
     """The session as Markdown (`md`) or JSON (`json`)."""
-    return to_markdown(session) if fmt == "md" else to_json(session)
+    return "".join(iter_export(session, fmt))
+
+
+def iter_export(session: Session, fmt: Format) -> Iterator[str]:
+    """The export in pieces, in order: write each as it comes, and memory stays flat
+    (one turn's tool results at a time, never the whole text)."""
+    return iter_markdown(session) if fmt == "md" else iter_json(session)
 
 
 def to_json(session: Session) -> str:
+    return "".join(iter_json(session))
+
+
+def iter_json(session: Session) -> Iterator[str]:
     header = session.header
     data = {
         "format": "agent-workbench-transcript",
@@ -41,68 +69,120 @@ def to_json(session: Session) -> str:
         "parent": header.parent.model_dump(mode="json") if header.parent else None,
         "system_prompt": header.system_prompt,
         "tools": [t.model_dump(mode="json") for t in header.tools],
-        "messages": [m.model_dump(mode="json") for m in messages_of(session.events)],
+        "messages": [],
     }
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    # The same text as one json.dumps(indent=2) of it all, a message at a time; the
+    # interventions (a few, however long the run) follow the messages.
+    head = json.dumps(data, indent=2, ensure_ascii=False)
+    yield escape_chars(head.removesuffix("[]\n}"), UNSAFE)
+    first = True
+    reader = InterventionReader()
+    changes: list[dict[str, Any]] = []
+    for event in of_kinds(session.events, ("message_end", *INTERVENTION_KINDS)):
+        changes += [
+            {k: v for k, v in asdict(i).items() if v is not None} for i in reader.feed(event)
+        ]
+        if event.type != "message_end":
+            continue
+        message = json.dumps(event.message.model_dump(mode="json"), indent=2, ensure_ascii=False)
+        yield ("[\n" if first else ",\n") + escape_chars(textwrap.indent(message, "    "), UNSAFE)
+        first = False
+    yield "[]" if first else "\n  ]"
+    tail = json.dumps({"interventions": changes}, indent=2, ensure_ascii=False)
+    yield ",\n" + escape_chars(tail[2:-2], UNSAFE) + "\n}\n"
 
 
 def to_markdown(session: Session) -> str:
+    return "".join(iter_markdown(session))
+
+
+def iter_markdown(session: Session) -> Iterator[str]:
     header = session.header
-    out: list[str] = [f"# Session {literal(session.path.name)}", ""]
+    out: list[str] = [f"# Session {_code(session.path.name)}", ""]
     created = datetime.fromtimestamp(header.created / 1000.0).strftime("%Y-%m-%d %H:%M:%S")
     model = header.model
     out.append(
-        f"- Model: `{literal(model.id)}` ({literal(model.provider)}"
-        + (f", {literal(model.base_url)})" if model.base_url else ")")
+        f"- Model: {_code(model.id)} ({_code(model.provider)}"
+        + (f", {_code(model.base_url)})" if model.base_url else ")")
     )
-    out.append(f"- Workspace: `{literal(header.workspace)}`")
+    out.append(f"- Workspace: {_code(header.workspace)}")
     if header.scenario:
-        out.append(f"- Scenario: {literal(header.scenario)}")
+        out.append(f"- Scenario: {_code(header.scenario)}")
     out.append(
-        f"- Recorded: {created} with workbench {literal(header.workbench_version)}, "
+        f"- Recorded: {created} with workbench {_code(header.workbench_version)}, "
         f"{len(session.events)} events"
     )
     if header.parent:
-        out.append(f"- Forked from `{literal(header.parent.path)}` after turn {header.parent.turn}")
+        out.append(f"- Forked from {_code(header.parent.path)} after turn {header.parent.turn}")
     if header.tools:
-        out.append("- Tools: " + ", ".join(f"`{literal(t.name)}`" for t in header.tools))
+        out.append("- Tools: " + ", ".join(_code(t.name) for t in header.tools))
     if session.torn:
         out.append("- The recording was cut off (its last line was incomplete).")
     if header.system_prompt:
         out += ["", "## System prompt", "", *_quote(header.system_prompt)]
-    out += _body(session.events)
-    return "\n".join(out).rstrip() + "\n"
+    # The whole text ends in exactly one newline: hold each piece's trailing blank
+    # lines back until something follows them.
+    held = ""
+    for piece in chain([out], _body(session.events)):
+        text = "\n".join(piece)
+        body = text.rstrip()
+        if body:
+            yield held + body
+            held = text[len(body):] + "\n"
+        else:
+            held += text + "\n"
+    yield "\n"
 
 
-def _body(events: list[Any]) -> list[str]:
+def _body(events: Iterable[Any]) -> Iterator[list[str]]:
+    """The turns, one piece of lines at a time. An assistant message is written once
+    its calls' results have arrived (they follow it, within its turn), so only that
+    turn's results and decisions are held."""
     results: dict[str, deque[ToolResultMessage]] = {}
     decisions: dict[str, Any] = {}
-    for event in events:
-        if event.type == "message_end" and isinstance(event.message, ToolResultMessage):
-            results.setdefault(event.message.tool_call_id, deque()).append(event.message)
-        elif event.type == "permission_decision":
-            decisions[event.tool_call_id] = event
-    out: list[str] = []
+    waiting: AssistantMessage | None = None
+    changed: dict[str, list[Intervention]] = {}
+    reader = InterventionReader()
     turn = 0
-    for event in events:
-        if event.type == "turn_start":
+    kinds = ("turn_start", "message_end", "permission_decision", *INTERVENTION_KINDS)
+    for event in of_kinds(events, kinds):
+        for item in reader.feed(event):
+            changed.setdefault(item.tool_call_id, []).append(item)
+        kind = event.type
+        if kind == "permission_decision":
+            decisions[event.tool_call_id] = event
+            continue
+        if kind == "message_end" and isinstance(event.message, ToolResultMessage):
+            results.setdefault(event.message.tool_call_id, deque()).append(event.message)
+            continue
+        if kind not in ("turn_start", "message_end"):
+            continue
+        if kind == "message_end" and event.message.role not in ("user", "assistant"):
+            continue
+        if waiting is not None:
+            yield _assistant(waiting, results, decisions, changed)
+            waiting = None
+            results.clear()
+            decisions.clear()
+            changed.clear()
+        if kind == "turn_start":
             turn += 1
-            out += ["", f"## Turn {turn}"]
-        elif event.type == "message_end":
-            message = event.message
-            if message.role == "user":
-                out += ["", "**User**", "", literal(text_of(message.content))]
-            elif isinstance(message, AssistantMessage):
-                out += _assistant(message, results, decisions)
-    return out
+            yield ["", f"## Turn {turn}"]
+        elif event.message.role == "user":
+            yield ["", "**User**", "", literal(text_of(event.message.content))]
+        elif isinstance(event.message, AssistantMessage):
+            waiting = event.message
+    if waiting is not None:
+        yield _assistant(waiting, results, decisions, changed)
 
 
 def _assistant(
     message: AssistantMessage,
     results: dict[str, deque[ToolResultMessage]],
     decisions: dict[str, Any],
+    changed: dict[str, list[Intervention]],
 ) -> list[str]:
-    out = ["", f"**Assistant** ({literal(message.model or 'model')}, stop: {message.stop_reason})"]
+    out = ["", f"**Assistant** ({_code(message.model or 'model')}, stop: {message.stop_reason})"]
     for block in message.content:
         if block.type == "thinking":
             out += ["", "*Thinking:*", "", *_quote(block.thinking)]
@@ -110,43 +190,65 @@ def _assistant(
             out += ["", literal(block.text)]
         elif isinstance(block, ToolCall):
             queue = results.get(block.id)
-            out += _call(block, queue.popleft() if queue else None, decisions.get(block.id))
+            result = queue.popleft() if queue else None
+            out += _call(block, result, decisions.get(block.id), changed.get(block.id, []))
     if message.stop_reason in ("error", "aborted"):
-        out += ["", f"*Model {message.stop_reason}: {literal(message.error_message or '')}*"]
+        out += ["", f"*Model {message.stop_reason}:* {_line(message.error_message or '')}"]
     return out
 
 
-def _call(call: ToolCall, result: ToolResultMessage | None, decision: Any) -> list[str]:
-    out = ["", f"### Tool call `{literal(call.name)}` ({literal(call.id)})"]
+def _call(
+    call: ToolCall, result: ToolResultMessage | None, decision: Any, changed: list[Intervention]
+) -> list[str]:
+    out = ["", f"### Tool call {_code(call.name)} ({_code(call.id)})"]
     arguments = json.dumps(call.arguments, indent=2, ensure_ascii=False)
     raw = call.raw_arguments
-    if raw is not None and _normal(raw) != _normal(arguments):
+    edits = [i for i in changed if i.kind == "edited_arguments"]
+    said = "Arguments, as the model sent them" if edits else "Arguments"
+    if raw is not None and normal(raw) != normal(arguments):
         out += _fenced(raw, "text", "Arguments, as the model sent them (not a JSON object):")
     else:
-        out += _fenced(arguments, "json", "Arguments:")
+        out += _fenced(arguments, "json", f"{said}:")
+    if edits:  # what ran: the last edit
+        ran = json.dumps(edits[-1].arguments, indent=2, ensure_ascii=False)
+        out += _fenced(ran, "json", f"Arguments that ran ({edits[-1].describe()}):")
     if decision is not None:
         who = f"by {decision.decided_by}" + (
-            f", rule `{literal(decision.rule)}`" if decision.rule else ""
+            f", rule {_code(decision.rule)}" if decision.rule else ""
         )
         line = f"Permission: **{decision.decision}** ({who})"
         if decision.reason:
-            line += f": {literal(decision.reason)}"
+            line += f": {_line(decision.reason)}"
         out += ["", line]
     if result is None:
         out += ["", "Result: *none recorded*"]
     else:
         label = "error" if result.is_error else "ok"
-        extra = ", injected by a person" if result.injected else ""
+        injected = next((i for i in changed if i.kind == "injected_result"), None)
+        if injected is not None:
+            extra = f", {injected.describe()}"
+        else:
+            extra = ", injected by a person" if result.injected else ""
+        cancel = next((i for i in changed if i.kind == "cancelled"), None)
+        if cancel is not None:
+            extra += f", {cancel.describe()}"
         out += ["", f"Result ({label}{extra}):"]
         out += _fenced(result.text or "(no text)", "text")
     return out
 
 
-def _normal(text: str) -> str:
-    try:
-        return json.dumps(json.loads(text), sort_keys=True)
-    except ValueError:
-        return text
+def _line(text: str) -> str:
+    """`text` literal on one line (a line break shown as ⏎), so it starts no Markdown block."""
+    return literal(text).replace("\n", "⏎")
+
+
+def _code(text: str) -> str:
+    """`text` as an inline code span on one line, fenced by more backticks than any run in it."""
+    shown = _line(text).replace("\t", " ")
+    longest = max((len(run) for run in re.findall(r"`+", shown)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if shown.startswith("`") or shown.endswith("`") else ""
+    return f"{fence}{pad}{shown}{pad}{fence}"
 
 
 def _fenced(text: str, lang: str, title: str | None = None) -> list[str]:

@@ -133,6 +133,22 @@ def fork_options(
     recorded = Path(session.header.workspace) if session.header.workspace else None
     if workspace is None and recorded is not None and recorded.is_dir():
         workspace = recorded
+    setup = session.header.setup
+    rebuild: dict[str, Any] = {}
+    if setup is not None:
+        from workbench.sessions.trust import needs_starting, trusted
+
+        rebuild["builtin_tools"] = setup.builtin_tools
+        if needs_starting(setup) and trusted(setup):  # never code a stranger recorded
+            from workbench.mcp.config import McpServerConfig
+
+            rebuild["tool_specs"] = list(setup.tool_specs)
+            rebuild["project_dir"] = Path(setup.project_dir) if setup.project_dir else None
+            rebuild["mcp_servers"] = [
+                McpServerConfig(name=s.name, command=s.command, url=s.url, cwd=s.cwd,
+                                source="session")
+                for s in setup.mcp_servers
+            ]
     return RunOptions(
         scenario=scenario if scenario is not None else "demo",
         workspace=workspace,
@@ -140,4 +156,5 @@ def fork_options(
         provider_settings=request.choice.settings,
         session=session_path,
         fork=fork_point(session, request.turn),
+        **rebuild,
     )

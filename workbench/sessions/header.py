@@ -43,6 +43,8 @@ class ToolInfo(BaseModel):
     source: str | None = None
     """Where the tool came from ("builtin", "mcp:server", ...), if known."""
     json_schema: dict[str, Any] = Field(default_factory=dict)
+    output_schema: dict[str, Any] | None = None
+    """The JSON Schema of its results' structured content, if it declares one."""
 
 
 class ModelInfo(BaseModel):
@@ -62,6 +64,31 @@ class ParentInfo(BaseModel):
     """The parent's turn the fork continued after (0: before the first turn)."""
     events: int
     """How many of the parent's events were copied to the start of this file."""
+
+
+class RecordedServer(BaseModel):
+    """An MCP server as the session records it: how to start it again, never its
+    secrets (its `env` and HTTP header values are left out)."""
+
+    name: str
+    command: list[str] | None = None
+    url: str | None = None
+    cwd: str | None = None
+
+
+class AgentSetup(BaseModel):
+    """How the agent was assembled, so `rerun` and a fork can build it again."""
+
+    tool_specs: list[str] = Field(default_factory=list)
+    """The `--tools` specs, as given."""
+    project_dir: str | None = None
+    """Where the specs were found (absolute)."""
+    builtin_tools: list[str] | None = None
+    """The built-ins chosen (None: all)."""
+    mcp_servers: list[RecordedServer] = Field(default_factory=list)
+    signature: str | None = None
+    """An HMAC by this user's key (`workbench.sessions.trust`): the setup was written by
+    a workbench of theirs, so re-running it starts nothing a stranger put there."""
 
 
 class SessionHeader(BaseModel):
@@ -84,20 +111,24 @@ class SessionHeader(BaseModel):
     scenario_data: dict[str, Any] | None = None
     """The whole scenario, so the session can be re-run and forked on its own."""
     parent: ParentInfo | None = None
+    setup: AgentSetup | None = None
+    """How to build the agent again (None: the built-in tools only)."""
 
 
 def tool_info(tool: AgentTool) -> ToolInfo:
     """Describe a tool by what the model saw of it (schema failures are not fatal)."""
     try:
         schema = tool.json_schema
+        output = tool.output_json_schema
     except Exception as exc:  # noqa: BLE001 - a tool with a broken schema still records
-        schema = {"error": f"{type(exc).__name__}: {exc}"}
+        schema, output = {"error": f"{type(exc).__name__}: {exc}"}, None
     return ToolInfo(
         name=tool.name,
         label=tool.label,
         description=tool.description,
         source=getattr(tool, "source", None),
         json_schema=schema,
+        output_schema=output,
     )
 
 
@@ -109,6 +140,7 @@ def build_header(
     system_prompt: str = "",
     scenario: Any = None,
     parent: ParentInfo | None = None,
+    setup: AgentSetup | None = None,
 ) -> SessionHeader:
     """The header for a run of `model` with `tools` in `workspace`.
 
@@ -123,7 +155,14 @@ def build_header(
         scenario=getattr(scenario, "name", None),
         scenario_data=scenario.model_dump(mode="json") if scenario is not None else None,
         parent=parent,
+        setup=signed(setup) if setup is not None else None,
     )
+
+
+def signed(setup: AgentSetup) -> AgentSetup:
+    from workbench.sessions.trust import sign
+
+    return setup.model_copy(update={"signature": sign(setup)})
 
 
 def default_session_dir() -> Path:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from workbench.agent import AssistantMessage, ToolResultMessage
+from workbench.sessions.log import EventLog, of_kinds, types_of
 
 MarkKind = Literal["turn", "call", "decision", "error"]
 
@@ -46,6 +47,17 @@ class Marks:
     def __init__(self, events: Sequence[Any]) -> None:
         self.total = len(events)
         self.positions: dict[MarkKind, list[int]] = {kind: [] for kind in _PREDICATES}
+        if isinstance(events, EventLog):  # from what the log noted: nothing to decode
+            kinds = {"turn_start": "turn", "tool_execution_start": "call",
+                     "permission_decision": "decision"}
+            errors = self.positions["error"]
+            for index, kind in enumerate(events.kinds()):
+                mark = kinds.get(kind)
+                if mark is not None:
+                    self.positions[mark].append(index + 1)
+                if events.errors[index]:
+                    errors.append(index + 1)
+            return
         for index, event in enumerate(events):
             for kind, matches in _PREDICATES.items():
                 if matches(event):
@@ -78,28 +90,29 @@ def fork_cut(events: Sequence[Any], turn: int) -> tuple[int, int]:
     ended = 0
     cut = 0
     kept = 0
-    for index, event in enumerate(events):
-        if event.type == "turn_end":
+    kinds = list(types_of(events))
+    for index, kind in enumerate(kinds):
+        if kind == "turn_end":
             ended += 1
             if ended > turn:
                 break
             cut, kept = index + 1, ended
-    if cut and cut < len(events) and events[cut].type == "agent_end":
+    if cut and cut < len(kinds) and kinds[cut] == "agent_end":
         cut += 1
     return cut, kept
 
 
 def messages_of(events: Sequence[Any]) -> list[Any]:
     """The transcript the events produced: every message, in the order it ended."""
-    return [e.message for e in events if e.type == "message_end"]
+    return [e.message for e in of_kinds(events, ["message_end"])]
 
 
 def first_prompt(events: Sequence[Any]) -> str:
     """The text of the first user message, if any (to prefill a fork at turn 0)."""
     from workbench.agent.types import text_of
 
-    for event in events:
-        if event.type == "message_end" and event.message.role == "user":
+    for event in of_kinds(events, ["message_end"]):
+        if event.message.role == "user":
             return text_of(event.message.content)
     return ""
 

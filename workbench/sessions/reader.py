@@ -13,17 +13,21 @@ What can be wrong with a session file, and what happens:
 
 from __future__ import annotations
 
-import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
+from itertools import accumulate
 from pathlib import Path
 from typing import Any, get_args
 
 from pydantic import ValidationError
 
 from workbench.events import BusEvent
-from workbench.sessions.codec import Decoder
+from workbench.json_text import LINE_DEPTH, JsonDepthError, loads
+from workbench.sessions.codec import UNRECORDABLE
 from workbench.sessions.header import FORMAT, FORMAT_VERSION, SessionHeader
+from workbench.sessions.history import is_error
+from workbench.sessions.log import CHUNK, DELTA_LINE, EventLog, FoldBatcher
 
 
 class SessionError(ValueError):
@@ -36,74 +40,135 @@ class Session:
 
     path: Path
     header: SessionHeader
-    events: list[Any] = field(default_factory=list)
-    """Every event, in order: the same objects the bus carried (pydantic models)."""
-    stamps: list[float] = field(default_factory=list)
-    """When each event was written (epoch ms), parallel to `events`."""
+    events: Sequence[Any] = field(default_factory=list)
+    """Every event, in order, as the bus carried them (pydantic models): an `EventLog`,
+    which decodes them from the file when they are asked for."""
     warnings: list[str] = field(default_factory=list)
     torn: bool = False
     """The last line was incomplete and was skipped."""
 
+    @property
+    def stamps(self) -> Sequence[float]:
+        """When each event was written (epoch ms), parallel to `events`."""
+        events = self.events
+        return events.stamps if isinstance(events, EventLog) else [0.0] * len(events)
 
-def read_session(path: Path | str) -> Session:
-    """Read and validate the session at `path`.
+
+def read_session(
+    path: Path | str, on_batch: Callable[[list[Any]], None] | None = None
+) -> Session:
+    """Read and validate the session at `path`: every line is checked now, and what is
+    kept is where each event is (see `EventLog`), not the events.
+
+    Args:
+        on_batch: given the events as they are read, in batches for the view fold
+            (`FoldBatcher`), so a reader that folds them all needs one pass, not two.
 
     Raises:
         SessionError: unreadable, not a session, unknown version, or corrupt in the middle.
     """
     path = Path(path)
     try:
-        data = path.read_bytes()
+        handle = path.open("rb")
     except OSError as exc:
         raise SessionError(f"cannot read {path}: {exc.strerror or exc}") from None
-    lines = data.split(b"\n")
-    if not data.endswith(b"\n"):
-        tail = lines[-1]
-    else:
-        tail = b""
-        lines.pop()  # the empty piece after the final newline
-    header = _header(path, lines[0] if lines else b"", complete=len(lines) > 1 or not tail)
-    session = Session(path, header)
-    decoder = Decoder()
-    last = len(lines) - 1
-    for number in range(1, len(lines)):
-        raw = lines[number]
-        if not raw.strip():
-            continue
-        try:
-            line = json.loads(raw)
-            if not isinstance(line, dict) or "event" not in line:
-                raise ValueError("not an event line")
-            event = decoder.decode(line)
-        except (ValueError, ValidationError) as exc:
-            if number == last:
-                session.torn = True
-                session.warnings.append(
-                    f"{path.name}:{number + 1}: the last line is incomplete ({len(raw)} bytes: "
-                    "the recording was cut off); skipped it"
-                )
-                break
-            unknown = _unknown_type(raw)
-            if unknown is not None:
-                session.warnings.append(
-                    f"{path.name}:{number + 1}: unknown event type {unknown!r} "
-                    "(a newer workbench?); skipped it"
-                )
-                continue
-            raise SessionError(
-                f"{path}:{number + 1}: not a valid event line: {_short(exc)}"
-            ) from None
-        session.events.append(event)
-        ts = line.get("ts")
-        session.stamps.append(float(ts) if isinstance(ts, (int, float)) else 0.0)
+    with handle:
+        first = handle.readline()
+        header = _header(path, first, complete=first.endswith(b"\n"))
+        session = Session(path, header, EventLog(path, sorted(_known_types())))
+        _index(session, handle, len(first), on_batch)
     return session
+
+
+def _index(
+    session: Session, handle: Any, offset: int, on_batch: Callable[[list[Any]], None] | None
+) -> None:
+    """Check every event line from `offset` on and note where each one is.
+
+    A session is mostly delta lines, so they are handled a chunk at a time by C calls
+    (split, match, measure, extend); only the other lines, and the deltas the fold
+    is given, take a step of Python each."""
+    log = session.events
+    assert isinstance(log, EventLog)
+    batcher = FoldBatcher(keep=on_batch is not None)
+    delta_code = log.code("message_update")
+    fullmatch = DELTA_LINE.fullmatch
+    number = 1  # the header's line
+    pending = b""
+    chunk = handle.read(CHUNK)
+    while chunk:
+        following = handle.read(CHUNK)  # read ahead: is this chunk the file's last?
+        lines = (pending + chunk).split(b"\n")
+        pending = lines.pop()
+        if not following and pending:  # a last line without its newline
+            lines.append(pending)
+            pending = b""
+        starts = list(accumulate(map((1).__add__, map(len, lines)), initial=offset))
+        offset = starts.pop()
+        matches = list(map(fullmatch, lines))
+        codes = bytearray((delta_code,)) * len(lines)
+        errors = bytearray(len(lines))
+        skipped: list[int] = []
+        for i, match in enumerate(matches):
+            if match is not None:
+                if batcher.keep:
+                    batcher.delta(match)
+                continue
+            raw = lines[i]
+            last = not following and i == len(lines) - 1
+            event = _decode(session, batcher, raw, number + i + 1, last) if raw.strip() else None
+            if event is None:
+                skipped.append(i)
+            else:
+                codes[i] = log.code(event.type)
+                errors[i] = is_error(event)
+        for i in reversed(skipped):
+            del starts[i], codes[i], errors[i]
+        log.offsets.extend(starts)
+        log.codes += codes
+        log.errors += errors
+        number += len(lines)
+        if on_batch is not None:
+            on_batch(batcher.take())
+        chunk = following
+
+
+def _decode(session: Session, batcher: FoldBatcher, raw: bytes, number: int, last: bool) -> Any:
+    """The event of a line that is not a delta; None for one skipped (with a warning)."""
+    path = session.path
+    try:
+        return batcher.add(raw)
+    except JsonDepthError as exc:
+        session.warnings.append(f"{path.name}:{number}: {exc}; skipped it")
+        return None
+    except (ValueError, ValidationError) as exc:
+        if last:
+            session.torn = True
+            session.warnings.append(
+                f"{path.name}:{number}: the last line is incomplete ({len(raw)} bytes: "
+                "the recording was cut off); skipped it"
+            )
+            return None
+        unknown = _unknown_type(raw)
+        if unknown == UNRECORDABLE:
+            session.warnings.append(f"{path.name}:{number}: {_unrecordable(raw)}; skipped it")
+            return None
+        if unknown is not None:
+            session.warnings.append(
+                f"{path.name}:{number}: unknown event type {unknown!r} "
+                "(a newer workbench?); skipped it"
+            )
+            return None
+        raise SessionError(f"{path}:{number}: not a valid event line: {_short(exc)}") from None
 
 
 def _header(path: Path, raw: bytes, *, complete: bool) -> SessionHeader:
     if not raw.strip():
         raise SessionError(f"{path} is empty: not a session file")
     try:
-        data = json.loads(raw)
+        data = loads(raw, LINE_DEPTH)
+    except JsonDepthError as exc:
+        raise SessionError(f"{path}: the header line is {exc}") from None
     except ValueError:
         if not complete:
             raise SessionError(
@@ -130,10 +195,16 @@ def _header(path: Path, raw: bytes, *, complete: bool) -> SessionHeader:
 def _unknown_type(raw: bytes) -> str | None:
     """The event's type when it is one this workbench has no model for."""
     try:
-        kind = json.loads(raw)["event"]["type"]
+        kind = loads(raw, LINE_DEPTH)["event"]["type"]
     except (ValueError, KeyError, TypeError):
         return None
     return kind if isinstance(kind, str) and kind not in _known_types() else None
+
+
+def _unrecordable(raw: bytes) -> str:
+    """What the recorder wrote in place of an event it could not write."""
+    event = loads(raw, LINE_DEPTH)["event"]
+    return f"a {event.get('event_type')} event could not be recorded ({event.get('error')})"
 
 
 @cache

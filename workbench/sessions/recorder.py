@@ -8,8 +8,14 @@ also survives a machine crash, at a cost per event.
 
 The recorder subscribes first on the agent's bus, so an event is on disk before
 any view (or a pause that waits on a person) sees it. It never raises into the
-loop: a failed write is logged, kept in `error`, and ends the recording (a half
-written line followed by more lines would make the file unreadable in the middle).
+loop. Text of any kind is written (a lone surrogate as its JSON escape, see
+`workbench.json_text`); an event no JSON line can hold (data nested too deep for
+the serializer) is written as an `unrecordable` line naming its type and the
+reason, which the reader reports, and recording goes on. A failed write (disk
+full) ends the recording (a half written line followed by more lines would make
+the file unreadable in the middle). Either is a `problem`: passed to `on_problem`
+(the app notifies, headless prints a line) and kept, so the run's exit code says
+the session is not whole.
 """
 
 from __future__ import annotations
@@ -21,7 +27,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from workbench.sessions.codec import dumps_header, encode
+from workbench.sessions.codec import dumps_header, encode, encode_unrecordable
+from workbench.sessions.compact import Compactor
 from workbench.sessions.header import SessionHeader
 
 log = logging.getLogger("workbench.sessions")
@@ -62,9 +69,14 @@ class Recorder:
         self.bytes_written = 0
         self.error: str | None = None
         """Why recording stopped, if a write failed."""
+        self.problems: list[str] = []
+        """Every event the file does not hold as it was, and why, one sentence each."""
+        self.on_problem: Callable[[str], None] | None = None
+        """Called with each problem as it happens (else it is logged)."""
         self._fd: int | None = None
         self._closed = False
-        if self.path.exists():
+        self._compactor = Compactor()
+        if self.path.is_file():  # a device or a pipe is written to as a stream
             raise FileExistsError(f"session file {self.path} already exists")
         if not lazy:
             self._open()
@@ -104,17 +116,40 @@ class Recorder:
         try:
             if self._fd is None:
                 self._open()
-            line = encode(
-                self.events_written + 1, time.time() * 1000.0 if ts is None else ts, event
-            )
-            self._write(line)
-            self.events_written += 1
+            now = time.time() * 1000.0 if ts is None else ts
+            for line in self._compactor.lines(event, now):
+                self._write_event(*line)
         except Exception as exc:  # noqa: BLE001 - recording must never break a run
-            self.error = f"{type(exc).__name__}: {exc}"
-            log.error("session recording to %s stopped: %s", self.path, self.error)
+            self.error = _describe(exc)
             self.close()
+            self._problem(f"recording to {self.path} stopped: {self.error}")
+
+    def _problem(self, text: str) -> None:
+        self.problems.append(text)
+        if self.on_problem is None:
+            log.error("session %s", text)
+        else:
+            self.on_problem(text)
+
+    def _write_event(self, event: Any, ts: float, fields: Any = None, exclude: Any = None) -> None:
+        seq = self.events_written + 1
+        try:
+            line = encode(seq, ts, event, fields, exclude)
+        except Exception as exc:  # noqa: BLE001 - e.g. nested too deep for the serializer
+            why = _describe(exc)
+            line = encode_unrecordable(seq, ts, event, why)
+            self._problem(f"event {seq} ({event.type}) could not be recorded: {why}")
+        self._write(line)
+        self.events_written += 1
 
     def close(self) -> None:
+        if self._fd is not None and self.error is None:
+            try:  # the updates held back (see `sessions.compact`)
+                for line in self._compactor.held():
+                    self._write_event(*line)
+            except Exception as exc:  # noqa: BLE001 - recording must never break a run
+                self.error = _describe(exc)
+                self._problem(f"recording to {self.path} stopped: {self.error}")
         if self._fd is not None:
             try:
                 os.close(self._fd)
@@ -125,13 +160,15 @@ class Recorder:
 
     def _open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
+        flags = os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
+        if not self.path.exists() or self.path.is_file():  # else a device or a pipe
+            flags |= os.O_CREAT | os.O_EXCL
         self._fd = os.open(self.path, flags, 0o600)
         self._write(dumps_header(self.header))
         prelude, self._prelude = self._prelude, []
         for event, ts in prelude:
-            self.events_written += 1
-            self._write(encode(self.events_written, ts, event))
+            for line in self._compactor.lines(event, ts):
+                self._write_event(*line)
 
     def _write(self, data: bytes) -> None:
         assert self._fd is not None
@@ -151,6 +188,7 @@ def start_recording(
     path: Path | None = None,
     fork: Any = None,
     fsync: bool = False,
+    setup: Any = None,
 ) -> Recorder:
     """Record `agent`'s bus from now on; call it before anything else subscribes.
 
@@ -158,6 +196,7 @@ def start_recording(
         path: the session file (default: a new one in `default_session_dir()`).
         fork: a `ForkPoint`: its parent is named in the header and the parent's
             history up to the fork is copied first, so the new file replays whole.
+        setup: the `AgentSetup` to record (or a function making it at the first event).
 
     Raises:
         FileExistsError: `path` exists.
@@ -174,6 +213,7 @@ def start_recording(
             system_prompt=state.system_prompt,
             scenario=scenario,
             parent=fork.parent if fork is not None else None,
+            setup=setup() if callable(setup) else setup,
         )
 
     label = scenario.name if scenario is not None else state.model.id
@@ -185,3 +225,8 @@ def start_recording(
     )
     agent.subscribe(recorder)
     return recorder
+
+
+def _describe(exc: BaseException) -> str:
+    text = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -12,7 +12,9 @@ side never diverges: only results are compared (their content and `is_error`;
 each with its recorded prompts (or as a continue, for a fork), and user messages
 that arrived mid-run (steering, follow-ups) are injected after the same reply.
 Calls whose recorded result was written by a person (injected) or cut short by an
-abort are reported but not compared: nothing real produced them.
+abort are reported but not compared: nothing real produced them. Calls whose
+arguments a person edited run with the edited arguments (what ran then), judged by
+today's rules like any other, and their outcome says so.
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ from workbench.agent import (
     ToolResultMessage,
 )
 from workbench.providers.stream_builder import StreamBuilder
+from workbench.sessions.history import messages_of
+from workbench.sessions.interventions import INTERVENTION_KINDS, edited_arguments
+from workbench.sessions.log import of_kinds
 from workbench.sessions.reader import Session
 
 Status = Literal["same", "differs", "missing", "extra", "skipped"]
@@ -55,7 +60,7 @@ class RecordedRun:
 def recorded_runs(events: Sequence[Any]) -> list[RecordedRun]:
     """Split the events into runs (at each `agent_start`)."""
     runs: list[RecordedRun] = []
-    for event in events:
+    for event in of_kinds(events, ["agent_start", "message_end"]):
         if event.type == "agent_start":
             runs.append(RecordedRun())
         elif event.type == "message_end" and runs:
@@ -239,6 +244,8 @@ async def rerun(
     tools: list[Any] | None = None,
     record_to: Path | None = None,
     tool_abort_grace: float = 2.0,
+    setup: Any = None,
+    mcp_servers: list[Any] | None = None,
 ) -> RerunReport:
     """Re-run `session`'s tool flow on the real tools; compare every result.
 
@@ -250,12 +257,16 @@ async def rerun(
         approve: how "ask" rules are answered (a re-run has nobody to ask).
         tools: the tools (default: the built-in tools bound to the workspace).
         record_to: also record the re-run as a new session there.
+        setup: an `AgentSetup` to build the agent from instead (its built-ins, its
+            `--tools` specs, its MCP servers, started for the re-run and stopped after).
+            The caller decides whether a recorded setup may be trusted.
+        mcp_servers: `McpServerConfig`s that replace the setup's servers.
 
     Raises:
-        ValueError: no workspace to run in, or `/` or the home directory.
+        ValueError: no workspace to run in, `/` or the home directory, or a setup whose
+            tools do not load.
     """
-    from workbench.permissions import PermissionGate
-    from workbench.runtime import builtin_tool_list
+    from workbench.permissions import PermissionGate, chain_before
     from workbench.sessions.fork import scenario_of
     from workbench.sessions.recorder import start_recording
     from workbench.workspace import scratch_workspace
@@ -275,10 +286,9 @@ async def rerun(
         workspace, policy=approve, allow=list(allow), ask=list(ask), deny=list(deny),
         rules_file=rules_file,
     )
-    tools = tools if tools is not None else builtin_tool_list(workspace, gate)
-    missing = sorted({t.name for t in header.tools} - {t.name for t in tools})
-    if missing:
-        report.warnings.append(f"tools recorded but not available now: {', '.join(missing)}")
+    hub = None
+    if tools is None:
+        tools, hub = setup_tools(setup, workspace, mcp_servers, gate)
     model = RecordedModel()
     agent = Agent(
         stream_fn=model,
@@ -290,9 +300,14 @@ async def rerun(
         tool_abort_grace=tool_abort_grace,
     )
     if record_to is not None:
-        start_recording(agent, workspace=workspace, scenario=scenario, path=record_to)
+        start_recording(
+            agent, workspace=workspace, scenario=scenario, path=record_to, setup=setup
+        )
     gate.publish = agent.publish
-    agent.before_tool_call = gate
+    edits = edited_arguments(of_kinds(session.events, INTERVENTION_KINDS))
+    replay = _RecordedEdits(edits)
+    agent.before_tool_call = chain_before(replay.before_tool_call, gate)  # the gate judges the edit
+    agent.on_arguments_failed = replay.arguments_failed
     now: list[ToolResultMessage] = []
 
     def collect(event: Any, _signal: Any = None) -> None:
@@ -300,21 +315,94 @@ async def rerun(
             now.append(event.message)
 
     agent.subscribe(collect)
-    for number, run in enumerate(recorded_runs(session.events), 1):
-        await _replay_run(agent, model, run, number, report)
-    recorded = [
-        m
-        for m in (e.message for e in session.events if e.type == "message_end")
-        if isinstance(m, ToolResultMessage)
-    ]
-    requested = [
-        call.id
-        for run in recorded_runs(session.events)
-        for r in run.replies
-        for call in r.tool_calls
-    ]
+    runs = recorded_runs(session.events)
+    if hub is None:
+        await _replay_all(agent, model, runs, report, header)
+    else:
+        async with hub.attach(agent):
+            from workbench.mcp.hub import describe_failure
+
+            report.warnings += [describe_failure(c) for c in hub.failed] + hub.refused
+            await _replay_all(agent, model, runs, report, header)
+    recorded = [m for m in messages_of(session.events) if isinstance(m, ToolResultMessage)]
+    requested = [call.id for run in runs for r in run.replies for call in r.tool_calls]
     report.calls = compare(recorded, now, requested)
+    for outcome in report.calls:
+        if outcome.tool_call_id in edits and not outcome.note:
+            outcome.note = (
+                f"ran with the arguments edited by the user {edits[outcome.tool_call_id][1]} in "
+                "the recording, not the model's"
+            )
     return report
+
+
+def setup_tools(
+    setup: Any, workspace: Path, mcp_servers: list[Any] | None = None, gate: Any = None
+) -> tuple[list[Any], Any]:
+    """The tools of an `AgentSetup` (None: the built-ins), and an `McpHub` for its
+    servers or `mcp_servers` (None when there are none); with `gate`, the reading
+    tools show only what it lets them read."""
+    from workbench.mcp.config import McpServerConfig
+    from workbench.runtime import builtin_tool_list
+
+    names = setup.builtin_tools if setup is not None else None
+    tools = builtin_tool_list(workspace, names, gate=gate)
+    if setup is not None and setup.tool_specs:
+        from workbench.project import load_tools, refuse_duplicates
+
+        base = Path(setup.project_dir) if setup.project_dir else None
+        tools += load_tools(setup.tool_specs, base)
+        refuse_duplicates(tools)
+    if mcp_servers is None:
+        recorded = setup.mcp_servers if setup is not None else []
+        mcp_servers = [
+            McpServerConfig(name=s.name, command=s.command, url=s.url, cwd=s.cwd, source="session")
+            for s in recorded
+        ]
+    if not mcp_servers:
+        return tools, None
+    from workbench.mcp import McpHub
+
+    return tools, McpHub(mcp_servers, roots=[workspace])
+
+
+async def _replay_all(
+    agent: Agent, model: RecordedModel, runs: list[RecordedRun], report: RerunReport, header: Any
+) -> None:
+    missing = sorted({t.name for t in header.tools} - {t.name for t in agent.state.tools})
+    if missing:
+        report.warnings.append(f"tools recorded but not available now: {', '.join(missing)}")
+    for number, run in enumerate(runs, 1):
+        await _replay_run(agent, model, run, number, report)
+
+
+class _RecordedEdits:
+    """Puts a person's recorded edits back where they were made: before the call runs,
+    or (for arguments that failed) into the pipeline again."""
+
+    def __init__(self, edits: dict[str, tuple[dict[str, Any], str]]) -> None:
+        self.edits = edits
+        self.retried: set[str] = set()
+
+    def before_tool_call(self, ctx: Any, _signal: Any = None) -> Any:
+        from workbench.agent import BeforeToolCallResult
+        from workbench.permissions.edits import InvalidEdit, revalidate
+
+        edit = self.edits.get(ctx.tool_call.id)
+        if edit is None:
+            return None
+        try:
+            ctx.args = revalidate(ctx.tool, edit[0])
+        except InvalidEdit as exc:
+            return BeforeToolCallResult(block=True, reason=f"The recorded edit is no longer valid: {exc}")
+        return None
+
+    def arguments_failed(self, ctx: Any, _signal: Any = None) -> dict[str, Any] | None:
+        call_id = ctx.tool_call.id
+        if call_id in self.retried or call_id not in self.edits:
+            return None
+        self.retried.add(call_id)
+        return self.edits[call_id][0]
 
 
 async def _replay_run(

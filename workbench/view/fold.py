@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.agent import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
-from workbench.agent.types import text_of
+from workbench.agent.types import result_text, text_of
 from workbench.view.records import (
     Block,
     NetworkRecord,
@@ -29,6 +29,21 @@ from workbench.view.records import (
 log = logging.getLogger(__name__)
 
 _DELTAS = frozenset({"text_delta", "thinking_delta", "toolcall_delta"})
+
+
+@dataclass(slots=True)
+class DeltaRun:
+    """`count` streamed deltas of one kind to one block, joined: what a session reader
+    hands the fold in place of the delta events themselves (`sessions.log`). It folds,
+    and counts, exactly as those events would."""
+
+    kind: str
+    content_index: int
+    text: str
+    count: int
+    timestamp: float
+    """The last delta's."""
+    type: str = "delta_run"
 
 
 @dataclass
@@ -58,6 +73,9 @@ class ViewState:
     """The call that most recently started its preflight."""
     _running_run: bool = False
     _replied_this_run: bool = False
+    reached_back: bool = False
+    """An event changed a call or a request of an earlier turn (a model reusing a call
+    id does it): the earlier turns' objects are not final (see `view.checkpoint`)."""
 
     # -- the fold ------------------------------------------------------------------
 
@@ -134,13 +152,16 @@ class ViewState:
     def _tool_updates(self, events: Sequence[Any], i: int, n: int) -> int:
         """Fold the run of `on_update`s from one call starting at `events[i]`."""
         call_id = events[i].tool_call_id
+        unrecorded = events[i].unrecorded
         j = i + 1
         while j < n:
             fields = events[j].__dict__
             if fields["type"] != "tool_execution_update" or fields["tool_call_id"] != call_id:
                 break
+            unrecorded += fields["unrecorded"]
             j += 1
-        self._on_tool_execution_update(events[j - 1], count=j - i)
+        last = events[j - 1]
+        self._on_tool_execution_update(last, count=j - i + unrecorded - last.unrecorded)
         return j
 
     @property
@@ -237,6 +258,10 @@ class ViewState:
                 record.rev += count
         item.rev += count
 
+    def _on_delta_run(self, e: DeltaRun) -> None:
+        self._on_deltas(e.kind, e.content_index, e.text, e.count)
+        self.event_count += e.count - 1  # the fold counts the run as one event
+
     def _on_message_end(self, e: Any) -> None:
         message = e.message
         if isinstance(message, UserMessage):
@@ -257,6 +282,7 @@ class ViewState:
         elif isinstance(message, ToolResultMessage):
             record = self.calls.get(message.tool_call_id)
             if record is not None:
+                self.reached_back |= record.turn != self.turn
                 record.note(e.timestamp, "result sent to the model")
                 record.rev += 1
 
@@ -303,6 +329,8 @@ class ViewState:
             self.calls[call_id] = record
             if self.turns:
                 self.turns[-1].tool_call_ids.append(call_id)
+        elif record.turn != self.turn:
+            self.reached_back = True
         return record
 
     # -- tool calls ------------------------------------------------------------------
@@ -311,6 +339,8 @@ class ViewState:
         record = self.calls.get(e.tool_call_id)
         if record is None:  # a call the fold never saw requested (e.g. a partial replay)
             record = self._new_call(e.tool_call_id, e.tool_name, len(self.calls))
+        elif record.turn != self.turn:
+            self.reached_back = True
         record.rev += 1
         return record
 
@@ -325,6 +355,14 @@ class ViewState:
 
     def _on_tool_arguments(self, e: Any) -> None:
         record = self._call(e)
+        if e.edited:  # a person's edit after the model's failed: the model's stages stay
+            record.edited_args = e.validated if e.validated is not None else e.parsed
+            record.edited_in = "failed arguments"
+            record.stage = "validated" if e.failed_stage is None else "invalid"
+            record.note(e.timestamp, "edited arguments validated" if e.failed_stage is None
+                        else f"edited arguments: {e.failed_stage} failed", _first(e.error),
+                        phase="queued" if e.failed_stage is None else None)
+            return
         record.raw = e.raw if e.raw is not None else record.raw
         record.parsed, record.prepared, record.validated = e.parsed, e.prepared, e.validated
         record.failed_stage, record.arg_error = e.failed_stage, e.error
@@ -333,7 +371,9 @@ class ViewState:
             record.note(e.timestamp, f"{e.failed_stage} failed", _first(e.error))
         elif e.validated is not None:
             record.stage = "validated"
-            record.note(e.timestamp, "arguments validated")
+            # Ready: from here it waits for its turn (hooks decide in microseconds; a
+            # person's approval or a pause is a phase of its own).
+            record.note(e.timestamp, "arguments validated", phase="queued")
         else:
             record.note(e.timestamp, "not run", _first(e.error))
 
@@ -345,19 +385,22 @@ class ViewState:
         record.note(e.timestamp, e.phase.replace("_", " "), phase=e.phase)
 
     def _on_tool_execution_update(self, e: Any, count: int = 1) -> None:
-        """The latest of `count` updates from one call (each replaces the one before)."""
+        """The latest of `count` updates from one call (each replaces the one before),
+        and the `unrecorded` ones a session left out before it."""
+        count += e.unrecorded
         record = self._call(e)
         content = e.partial_result.content
         if len(content) == 1:  # the usual case: one text block
             record.output = getattr(content[0], "text", "")
         else:
-            record.output = "".join(getattr(c, "text", "") for c in content)
+            record.output = result_text(content)
         record.update_count += count
         record.rev += count - 1  # `_call` counted one
 
     def _on_tool_execution_end(self, e: Any) -> None:
         record = self._call(e)
         record.content, record.details = e.result.content, e.result.details
+        record.structured = e.result.structured_content
         record.is_error, record.injected = e.is_error, e.injected
         record.ended_at = e.timestamp
         text = record.result_text
@@ -391,11 +434,11 @@ class ViewState:
         record = self._call(e)
         record.decision = e
         if e.edited_args is not None:
-            record.edited_args = e.edited_args
+            record.edited_args, record.edited_in = e.edited_args, "the permission dialog"
         phase = None
         if e.request_id is not None:
             self.pending_requests.pop(e.request_id, None)
-            phase = "preflight"  # answered: the call goes back to its preflight
+            phase = "queued"  # answered: the call waits for its turn
         if record.stage == "awaiting_approval":
             record.stage = "validated" if e.decision == "allow" else "denied"
         who = e.decided_by + (f": {e.rule}" if e.rule else "")
@@ -425,13 +468,18 @@ class ViewState:
         self.run_state = "running_tools" if paused is not None and paused.tool_call_id else "streaming"
         if paused is not None and paused.tool_call_id in self.calls:
             record = self.calls[paused.tool_call_id]
+            self.reached_back |= record.turn != self.turn
             record.pause = None
             record.rev += 1
             if e.edited_args is not None:
                 record.edited_args = e.edited_args
+                record.edited_in = "failed arguments" if paused.point == "invalid_arguments" else "a pause"
+            if e.action == "inject":
+                after = paused.point == "after_tool"
+                record.injected_at = "in place of its error result" if after else "before it ran"
             if record.stage == "paused":
                 record.stage = record.stage_before_pause or "validated"
-            resumed_phase = {"before_tool": "preflight", "after_tool": "after_hook"}.get(paused.point)
+            resumed_phase = {"before_tool": "queued", "after_tool": "after_hook"}.get(paused.point)
             record.note(e.timestamp, f"resumed: {e.action}", phase=resumed_phase)
 
     # -- the wire ------------------------------------------------------------------
@@ -444,6 +492,7 @@ class ViewState:
     def _on_provider_response(self, e: Any) -> None:
         record = self.network.get(e.request_id)
         if record is not None:
+            self.reached_back |= record.turn != self.turn
             record.response = e
 
 
@@ -457,7 +506,7 @@ _HANDLERS = {
 def fold(events: Iterable[Any], state: ViewState | None = None) -> ViewState:
     """Fold `events` into `state` (a fresh one by default) and return it."""
     state = state or ViewState()
-    state.apply_all(events if isinstance(events, Sequence) else list(events))
+    state.apply_all(events if isinstance(events, (list, tuple)) else list(events))
     return state
 
 

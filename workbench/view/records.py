@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from workbench.agent.types import ImageContent, TextContent
+from workbench.agent.types import ImageContent, TextContent, result_text
 from workbench.events import (
     PermissionDecisionEvent,
     PermissionRequestEvent,
@@ -39,6 +39,9 @@ RunState = Literal[
     "idle", "streaming", "running_tools", "awaiting_approval", "paused", "finished", "aborted", "error"
 ]
 
+
+WAITING_PHASES = frozenset({"approval", "paused", "queued"})
+"""Phases in which a call waits (on a person, or on its batch) rather than works."""
 
 CallEvent = tuple[float, str, str]
 """One line of a call's own history, for the inspector: (timestamp, label, detail)."""
@@ -69,11 +72,18 @@ class ToolCallRecord:
     its own alive for them (the list) instead of four."""
     is_error: bool = False
     injected: bool = False
+    structured: Any = None
+    """The result's structured content (for tools with an output schema)."""
     request: PermissionRequestEvent | None = None
     decision: PermissionDecisionEvent | None = None
     pause: StepPausedEvent | None = None
     stage_before_pause: Stage | None = None
     edited_args: dict[str, Any] | None = None
+    """The arguments that ran when a person edited the model's (the latest edit)."""
+    edited_in: str | None = None
+    """Where that edit was made: "the permission dialog", "a pause", "failed arguments"."""
+    injected_at: str | None = None
+    """For an injected result: "before it ran" or "in place of its error result"."""
     started_at: float | None = None
     """tool_execution_start: the call entered preflight."""
     executing_at: float | None = None
@@ -102,10 +112,22 @@ class ToolCallRecord:
 
     @property
     def phases(self) -> list[tuple[str, float]]:
-        """(phase, start timestamp) in order: preflight, approval, paused, executing,
-        after_hook, end."""
+        """(phase, start timestamp) in order: preflight, approval, paused, queued (ready,
+        waiting for its batch), executing, after_hook, end."""
         h = self.history
         return [(h[i + 3], h[i]) for i in range(0, len(h), 4) if h[i + 3] is not None]
+
+    @property
+    def model_args(self) -> dict[str, Any] | None:
+        """The arguments as the model's own went through the pipeline (as far as they got)."""
+        if self.validated is not None:
+            return self.validated
+        return self.prepared if self.prepared is not None else self.parsed
+
+    @property
+    def ran_args(self) -> dict[str, Any] | None:
+        """The arguments the call runs (or ran) with: a person's edit, else the model's."""
+        return self.edited_args if self.edited_args is not None else self.model_args
 
     @property
     def finished(self) -> bool:
@@ -124,11 +146,38 @@ class ToolCallRecord:
         end = self.ended_at if self.ended_at is not None else now_ms
         return max(0.0, end - self.started_at)
 
+    def waited_ms(self, now_ms: float) -> float:
+        """Time it spent waiting, not working: for approval, at a pause, or queued
+        behind its batch (an unfinished wait runs to `now_ms`)."""
+        h = self.history
+        waited, since = 0.0, None
+        for i in range(0, len(h), 4):
+            phase = h[i + 3]
+            if phase is None:
+                continue
+            if since is not None:
+                waited += h[i] - since
+            since = h[i] if phase in WAITING_PHASES else None
+        if since is not None:
+            end = self.ended_at if self.ended_at is not None else now_ms
+            waited += max(0.0, end - since)
+        return waited
+
+    def times(self, now_ms: float) -> tuple[float, float] | None:
+        """(working, waiting) milliseconds since it started; None before it starts.
+        Working is everything but the waits: the argument pipeline, execute, the
+        after hook."""
+        elapsed = self.elapsed_ms(now_ms)
+        if elapsed is None:
+            return None
+        waited = self.waited_ms(now_ms) if self.history else 0.0
+        return max(0.0, elapsed - waited), waited
+
     @property
     def result_text(self) -> str:
         if self.content is None:
             return ""
-        return "".join(getattr(c, "text", "") for c in self.content)
+        return result_text(self.content)
 
 
 @dataclass

@@ -1,14 +1,18 @@
 """A small stdio MCP server for the tests, written with the official SDK.
 
-Tools: a nested schema (`place_order`), a slow tool that reports progress and
-records a cancellation (`slow_count`), one that fails (`fail`, an `isError`
-result), one that returns an image (`snapshot`) and one an embedded resource
-(`read_note`), one that answers with a JSON-RPC error (`protocol_error`) and one
-that dies mid-call (`crash`). A server that answers garbage is `garbage.py`: this
-SDK keeps a tool's stray output off the protocol stream.
+Tools: a nested schema (`place_order`), a slow tool that reports progress and records
+a cancellation (`slow_count`), one that fails (`fail`, an `isError` result), one that
+returns an image (`snapshot`) and one an embedded resource (`read_note`), one that
+answers with a JSON-RPC error (`protocol_error`) and one that dies mid-call (`crash`),
+one that answers two text blocks (`two_blocks`, annotated read-only; `fail` is
+annotated destructive) and one that exits while idle after answering (`exit_soon`),
+one that logs (`chatty`), one that adds a tool (`grow`), one that asks for the
+client's roots (`roots`), two that ask the user (`ask_contact`, a form; `ask_login`, a
+URL) and one that asks the client's model (`summarize`). A server that answers garbage
+is `garbage.py`: this SDK keeps a tool's stray output off the protocol stream.
 
 Run: `python tests/mcp/servers/toolbox.py` (stdio), or with `--http PORT` for
-streamable HTTP on 127.0.0.1.
+streamable HTTP on 127.0.0.1 (`--sse PORT`: the older HTTP+SSE transport).
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from __future__ import annotations
 import base64
 import os
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Literal
 
@@ -23,7 +29,13 @@ import anyio
 from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
-from mcp.types import EmbeddedResource, TextResourceContents
+from mcp.types import (
+    EmbeddedResource,
+    SamplingMessage,
+    TextContent,
+    TextResourceContents,
+    ToolAnnotations,
+)
 from pydantic import BaseModel, Field
 
 # A 1x1 red PNG.
@@ -31,7 +43,9 @@ PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 )
 
-server = MCPServer("toolbox", log_level="WARNING")
+server = MCPServer(
+    "toolbox", log_level="WARNING", instructions="Place orders with place_order.\nBe polite."
+)
 
 
 class LineItem(BaseModel):
@@ -69,7 +83,7 @@ async def slow_count(n: int, delay: float, ctx: Context, marker: str | None = No
     return f"counted to {n}"
 
 
-@server.tool()
+@server.tool(annotations=ToolAnnotations(destructiveHint=True, readOnlyHint=False))
 def fail(reason: str) -> str:
     """Always fails with `reason` (an `isError` result)."""
     raise ToolError(f"refused: {reason}")
@@ -104,8 +118,91 @@ async def crash(after: float = 0.2) -> str:
     os._exit(3)
 
 
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True, destructiveHint=False))
+def two_blocks() -> list[TextContent]:
+    """Answers with two text blocks."""
+    return [TextContent(type="text", text="first block:"), TextContent(type="text", text="second")]
+
+
+@server.tool()
+def exit_soon(after: float = 0.2) -> str:
+    """Answers, then the process exits while idle (after `after` seconds)."""
+
+    def later() -> None:
+        time.sleep(after)
+        print("toolbox: exiting while idle", file=sys.stderr, flush=True)
+        os._exit(4)
+
+    threading.Thread(target=later, daemon=True).start()
+    return "exiting soon"
+
+
+@server.tool()
+async def chatty(ctx: Context) -> str:
+    """Logs two lines to the client (`notifications/message`), then answers."""
+    await ctx.log("info", "starting", logger_name="chatty")
+    await ctx.log("warning", {"disk": "low"})
+    return "talked"
+
+
+@server.tool()
+async def grow(ctx: Context) -> str:
+    """Adds a tool (`grown`) and tells the client its tool list changed."""
+
+    def grown() -> str:
+        """A tool added while the server runs."""
+        return "grown"
+
+    server.add_tool(grown)
+    await ctx.session.send_tool_list_changed()
+    return "grew"
+
+
+@server.tool()
+async def roots(ctx: Context) -> str:
+    """Asks the client for its roots and answers with their URIs."""
+    listed = await ctx.session.list_roots()
+    return " ".join(str(root.uri) for root in listed.roots) or "(no roots)"
+
+
+class Contact(BaseModel):
+    name: str = Field(description="Who to write to")
+    age: int = Field(ge=0, description="Their age")
+    urgent: bool = False
+    channel: Literal["mail", "phone"] = "mail"
+
+
+@server.tool()
+async def ask_contact(ctx: Context) -> str:
+    """Asks the user for a contact (`elicitation/create`, a form) and answers with it."""
+    answer = await ctx.elicit("Who should get the report?", Contact)
+    if answer.action != "accept":
+        return f"no contact: {answer.action}"
+    return f"contact: {answer.data.model_dump_json()}"
+
+
+@server.tool()
+async def ask_login(ctx: Context) -> str:
+    """Asks the user to visit a URL (URL-mode elicitation)."""
+    answer = await ctx.elicit_url("Sign in to continue", "https://example.com/login", "e1")
+    return f"login: {answer.action}"
+
+
+@server.tool()
+async def summarize(text: str, ctx: Context) -> str:
+    """Asks the client's model to summarize `text` (`sampling/createMessage`)."""
+    reply = await ctx.session.create_message(
+        [SamplingMessage(role="user", content=TextContent(type="text", text=text))],
+        max_tokens=50, system_prompt="Summarize in five words.",
+    )
+    content = reply.content
+    return f"summary ({reply.model}): {getattr(content, 'text', content)}"
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--http":
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    elif len(sys.argv) == 3 and sys.argv[1] == "--sse":
+        server.run("sse", host="127.0.0.1", port=int(sys.argv[2]))
     else:
         server.run()

@@ -1,0 +1,80 @@
+"""In the app, a person answers what a server asks: a form for elicitation, the
+request (to send, edit or decline) for sampling. Typing into them decides nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import Input, Static
+
+from tests.mcp.helpers import TOOLBOX, calls
+from tests.ui.ui_helpers import wait_for
+from widgets.app import make_app
+from widgets.mcp_requests import ElicitationModal, SamplingModal
+from workbench.providers.scripted import Scenario
+from workbench.runtime import RunOptions, build_runtime
+
+
+def app_calling(tmp_path: Path, *pairs: tuple[str, dict[str, object]]):  # type: ignore[no-untyped-def]
+    scenario = Scenario.model_validate(
+        {"name": "ask", "prompt": "go", "turns": [calls(*pairs), {"text": "done"}]}
+    )
+    runtime = build_runtime(RunOptions(
+        scenario=scenario, workspace=tmp_path, tools=[], mcp=[TOOLBOX], allow=["mcp:toolbox"],
+        record=False,
+    ))
+    return make_app(runtime, subtitle="test")
+
+
+async def test_a_form_asks_checks_and_sends(tmp_path: Path) -> None:
+    app = app_calling(tmp_path, ("toolbox__ask_contact", {}))
+    async with app.run_test(size=(140, 44)) as pilot:
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ElicitationModal), timeout=20)
+        modal = app.screen
+        assert any("Who should get the report?" == str(s.render()) for s in modal.query(Static))
+        await pilot.press(*"a hurried user types prose here")  # into the first field
+        assert isinstance(app.screen, ElicitationModal)  # nothing was decided
+        modal.query_one("#f-name", Input).value = ""
+        await pilot.press("ctrl+y")  # required fields empty: refused, with the reasons
+        error = str(modal.query_one("#elicit-error", Static).render())
+        assert "'name' is a required property" in error
+        assert isinstance(app.screen, ElicitationModal)
+        modal.query_one("#f-name", Input).value = "Ann"
+        modal.query_one("#f-age", Input).value = "41"
+        await pilot.press("ctrl+y")
+        await wait_for(pilot, lambda: app.view_state.run_state == "finished", timeout=20)
+        calls_ = list(app.view_state.calls.values())
+        assert calls_[0].result_text == (
+            'contact: {"name":"Ann","age":41,"urgent":false,"channel":"mail"}'
+        )
+
+
+async def test_a_url_is_shown_and_declining_says_so(tmp_path: Path) -> None:
+    app = app_calling(tmp_path, ("toolbox__ask_login", {}))
+    async with app.run_test(size=(140, 44)) as pilot:
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ElicitationModal), timeout=20)
+        url = str(app.screen.query_one("#elicit-url", Static).render())
+        assert url == "https://example.com/login"
+        await pilot.press("ctrl+n")
+        await wait_for(pilot, lambda: app.view_state.run_state == "finished", timeout=20)
+        assert list(app.view_state.calls.values())[0].result_text == "login: decline"
+
+
+async def test_sampling_shows_the_request_and_can_be_declined_or_sent(tmp_path: Path) -> None:
+    app = app_calling(tmp_path, ("toolbox__summarize", {"text": "one"}),
+                      ("toolbox__summarize", {"text": "two"}))
+    async with app.run_test(size=(140, 44)) as pilot:
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, SamplingModal), timeout=20)
+        shown = str(app.screen.query_one("#sample-request", Static).render())
+        assert "system  Summarize in five words." in shown
+        assert "user  one" in shown or "user  two" in shown
+        await pilot.press("ctrl+n")  # decline the first ...
+        await wait_for(pilot, lambda: isinstance(app.screen, SamplingModal), timeout=20)
+        await pilot.press("ctrl+y")  # ... send the second
+        await wait_for(pilot, lambda: app.view_state.run_state == "finished", timeout=20)
+        results = sorted(c.result_text for c in app.view_state.calls.values())
+        assert any("the user declined the sampling request" in r for r in results)
+        assert any(r.startswith("summary (scripted") for r in results)

@@ -1,0 +1,54 @@
+"""The environment a model's shell command gets: an allow-list, not the user's all.
+
+The user's environment holds API keys and tokens (OPENAI_API_KEY, GITHUB_TOKEN,
+cloud credentials). A command the model asked for gets only what a shell needs to
+work (where programs are, who and where the user is, language, terminal, temporary
+directory) plus the names the user passes on purpose: `--pass-env NAME`
+(repeatable) or `pass_env = ["NAME", ...]` under `[commands]` in the config file.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+ALLOWED = frozenset(
+    {"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TERM", "COLORTERM",
+     "TMPDIR", "TMP", "TEMP", "TZ"}
+)
+"""Variables every command gets (when the user has them set)."""
+ALLOWED_PREFIXES = ("LC_",)
+"""Prefixes of variables every command gets (the locale categories)."""
+
+
+def command_env(
+    pass_env: Iterable[str] = (), environ: Mapping[str, str] = os.environ
+) -> dict[str, str]:
+    """The allowed part of `environ`, plus the variables named in `pass_env`."""
+    extra = set(pass_env)
+    return {
+        name: value
+        for name, value in environ.items()
+        if name in ALLOWED or name.startswith(ALLOWED_PREFIXES) or name in extra
+    }
+
+
+def config_pass_env(path: Path) -> list[str]:
+    """`[commands] pass_env` from the config file at `path` ([] if it has none).
+
+    Raises:
+        ValueError: the file cannot be read, or `pass_env` is not a list of names.
+    """
+    if not path.exists():
+        return []
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ValueError(f"Cannot read config file {path}: {exc}") from None
+    commands = data.get("commands", {})
+    names = commands.get("pass_env", []) if isinstance(commands, dict) else None
+    if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
+        raise ValueError(f"{path}: [commands] pass_env must be a list of variable names")
+    return names

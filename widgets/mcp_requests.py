@@ -1,0 +1,293 @@
+"""Dialogs for what an MCP server asks the user: input (elicitation) and a model reply
+(sampling), and `AppAsker`, which opens them for the hub.
+
+Both are safe to type into: no letter decides anything. ctrl+y accepts (sends),
+ctrl+n declines, Escape cancels. Everything a server sent is shown literally.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, ClassVar
+
+import mcp_types
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widget import Widget
+from textual.widgets import Button, Checkbox, Footer, Input, Select, Static
+
+from widgets.clear_checkbox import ClearCheckbox
+from widgets.json_editor import JsonEditModal
+from workbench.mcp.requests import SampleFn, declined
+from workbench.sanitize import literal
+
+
+class _AskModal(ModalScreen[Any]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+y", "accept", "Accept"),
+        Binding("ctrl+n", "decline", "Decline"),
+        Binding("escape", "cancel", "Cancel"),
+    ]
+
+    DEFAULT_CSS = """
+    _AskModal { align: center middle; }
+    _AskModal > Vertical { width: 90; max-width: 95%; height: auto; max-height: 90%; border: thick $warning; background: $surface; padding: 0 1; }
+    _AskModal .title { text-style: bold; margin: 0 0 1 0; }
+    _AskModal .label { margin: 1 0 0 0; }
+    _AskModal .error { color: $error; height: auto; }
+    _AskModal VerticalScroll { height: auto; max-height: 24; }
+    _AskModal Horizontal { height: auto; align-horizontal: right; margin: 1 0 0 0; }
+    _AskModal Button { margin: 0 0 0 1; }
+    """
+
+    def buttons(self, accept: str) -> ComposeResult:
+        with Horizontal():
+            yield Button(f"{accept} (ctrl+y)", variant="success", id="accept", compact=True)
+            yield Button("Decline (ctrl+n)", variant="error", id="decline", compact=True)
+            yield Button("Cancel (esc)", id="cancel", compact=True)
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        self.run_action(str(event.button.id))
+
+    def action_decline(self) -> None:
+        self.dismiss(("decline", None))
+
+    def action_cancel(self) -> None:
+        self.dismiss(("cancel", None))
+
+
+class ElicitationModal(_AskModal):
+    """A server asks the user for input: a form generated from its JSON Schema, or a
+    URL to visit. Dismissed with (action, content)."""
+
+    def __init__(self, server: str, params: Any) -> None:
+        super().__init__()
+        self.server = server
+        self.params = params
+        self.schema: dict[str, Any] = getattr(params, "requested_schema", None) or {}
+        self.fields = dict(self.schema.get("properties") or {})
+
+    def compose(self) -> ComposeResult:
+        url = getattr(self.params, "url", None)
+        with Vertical():
+            yield Static(Text(f"MCP server {literal(self.server)} asks you:"), classes="title")
+            yield Static(Text(literal(self.params.message)))
+            if url is not None:
+                yield Static(Text("It wants you to open this address yourself:"),
+                             classes="label")
+                yield Static(Text(literal(url), style="bold underline"), id="elicit-url")
+                yield from self.buttons("I will open it")
+            else:
+                with VerticalScroll():
+                    for name, spec in self.fields.items():
+                        yield Static(self._label(name, spec), classes="label")
+                        yield self._field(name, spec)
+                yield Static("", id="elicit-error", classes="error")
+                yield from self.buttons("Send")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        inputs = self.query("Input, Checkbox, Select")
+        (inputs.first() if inputs else self.query_one("#accept")).focus()
+
+    def _label(self, name: str, spec: dict[str, Any]) -> Text:
+        required = name in (self.schema.get("required") or [])
+        text = Text(literal(str(spec.get("title") or name)), style="bold")
+        text.append(f"  {spec.get('type', 'value')}{'' if required else ', optional'}",
+                    style="dim")
+        if spec.get("description"):
+            text.append(f"  {literal(str(spec['description']))}", style="italic")
+        return text
+
+    def _field(self, name: str, spec: dict[str, Any]) -> Widget:
+        default = spec.get("default")
+        choices = _choices(spec)
+        if spec.get("type") == "boolean":
+            return ClearCheckbox(literal(name), value=bool(default), id=f"f-{name}")
+        if choices:
+            options = [(literal(label), value) for value, label in choices]
+            return Select(options, value=default if default is not None else Select.BLANK,
+                          id=f"f-{name}", allow_blank=True)
+        kind = {"integer": "integer", "number": "number"}.get(str(spec.get("type")), "text")
+        return Input("" if default is None else str(default), type=kind, id=f"f-{name}")
+
+    def values(self) -> dict[str, Any]:
+        """The form's values in the schema's types (empty optional fields left out)."""
+        out: dict[str, Any] = {}
+        for name, spec in self.fields.items():
+            widget = self.query_one(f"#f-{name}")
+            if isinstance(widget, Checkbox):
+                out[name] = widget.value
+            elif isinstance(widget, Select):
+                if widget.value is not Select.BLANK:
+                    out[name] = widget.value
+            elif isinstance(widget, Input) and widget.value != "":
+                out[name] = _typed(widget.value, spec)
+        return out
+
+    def action_accept(self) -> None:
+        if getattr(self.params, "url", None) is not None:
+            self.dismiss(("accept", None))
+            return
+        values = self.values()
+        problems = _problems(self.schema, values)
+        if problems:
+            self.query_one("#elicit-error", Static).update(Text(literal("\n".join(problems))))
+            return
+        self.dismiss(("accept", values))
+
+
+class SamplingModal(_AskModal):
+    """A server asks for a reply from the run's model: its request, to send as it is,
+    edit (F2) or decline. Dismissed with (action, request as a dict)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("f2", "edit", "Edit request")]
+
+    def __init__(self, server: str, request: dict[str, Any]) -> None:
+        super().__init__()
+        self.server = server
+        self.request = request
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(Text(f"MCP server {literal(self.server)} asks the model for a reply"),
+                         classes="title")
+            with VerticalScroll():
+                yield Static(self._shown(), id="sample-request")
+            yield Static("", classes="error", id="sample-error")
+            yield from self.buttons("Send to the model")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#accept").focus()
+
+    def _shown(self) -> Text:
+        text = Text()
+        if self.request.get("system_prompt"):
+            text.append("system  ", style="bold")
+            text.append(literal(str(self.request["system_prompt"])) + "\n")
+        for message in self.request.get("messages", []):
+            text.append(f"{literal(str(message.get('role')))}  ", style="bold")
+            text.append(literal(str(message.get("text", ""))) + "\n")
+        text.append(f"at most {self.request.get('max_tokens')} tokens", style="dim")
+        return text
+
+    def action_accept(self) -> None:
+        self.dismiss(("accept", self.request))
+
+    def action_edit(self) -> None:
+        def submit(edited: dict[str, Any]) -> dict[str, Any]:
+            if not isinstance(edited.get("messages"), list) or not edited["messages"]:
+                raise ValueError("messages: a list of {role, text} is needed")
+            return edited
+
+        def closed(edited: dict[str, Any] | None) -> None:
+            if edited is not None:
+                self.request = edited
+                self.query_one("#sample-request", Static).update(self._shown())
+
+        title = f"Edit the sampling request of {self.server}, then send it"
+        self.app.push_screen(JsonEditModal(title, self.request, submit), closed)
+
+
+class AppAsker:
+    """Answers the servers' requests with the dialogs above (one at a time)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self._one_at_a_time = asyncio.Lock()
+
+    async def _ask(self, screen: ModalScreen[Any]) -> Any:
+        async with self._one_at_a_time:
+            answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+            self.app.push_screen(screen, lambda result: answer.done() or answer.set_result(result))
+            return await answer
+
+    async def elicit(self, server: str, params: Any) -> mcp_types.ElicitResult:
+        action, content = await self._ask(ElicitationModal(server, params))
+        return mcp_types.ElicitResult(action=action, content=content)
+
+    async def sample(
+        self, server: str, params: mcp_types.CreateMessageRequestParams, run: SampleFn
+    ) -> mcp_types.CreateMessageResult | mcp_types.ErrorData:
+        action, request = await self._ask(SamplingModal(server, request_of(params)))
+        if action != "accept":
+            return declined(f"the user {'declined' if action == 'decline' else 'cancelled'} "
+                            "the sampling request")
+        result = await run(params_of(params, request))
+        self.app.notify(f"MCP server {server}'s sampling request was answered by the model",
+                        markup=False)
+        return result
+
+
+def request_of(params: mcp_types.CreateMessageRequestParams) -> dict[str, Any]:
+    """A sampling request as a person reads and edits it: text messages."""
+    return {
+        "system_prompt": params.system_prompt or "",
+        "messages": [
+            {"role": m.role, "text": "\n".join(
+                getattr(c, "text", f"[{getattr(c, 'type', 'content')}]")
+                for c in (m.content if isinstance(m.content, list) else [m.content])
+            )}
+            for m in params.messages
+        ],
+        "max_tokens": params.max_tokens,
+    }
+
+
+def params_of(
+    params: mcp_types.CreateMessageRequestParams, request: dict[str, Any]
+) -> mcp_types.CreateMessageRequestParams:
+    """`params` with what the person edited (the text of the messages, the prompt)."""
+    messages = [
+        mcp_types.SamplingMessage(
+            role="assistant" if m.get("role") == "assistant" else "user",
+            content=mcp_types.TextContent(type="text", text=str(m.get("text", ""))),
+        )
+        for m in request["messages"]
+    ]
+    return params.model_copy(update={
+        "messages": messages, "system_prompt": str(request.get("system_prompt") or "") or None,
+    })
+
+
+def _choices(spec: dict[str, Any]) -> list[tuple[Any, str]]:
+    if isinstance(spec.get("enum"), list):
+        names = spec.get("enumNames") or spec["enum"]
+        return [(v, str(n)) for v, n in zip(spec["enum"], names, strict=False)]
+    options = spec.get("oneOf") or spec.get("anyOf")
+    if isinstance(options, list) and all(isinstance(o, dict) and "const" in o for o in options):
+        return [(o["const"], str(o.get("title", o["const"]))) for o in options]
+    return []
+
+
+def _typed(text: str, spec: dict[str, Any]) -> Any:
+    kind = spec.get("type")
+    try:
+        if kind == "integer":
+            return int(text)
+        if kind == "number":
+            return float(text)
+    except ValueError:
+        return text  # the schema check names the field
+    return text
+
+
+def _problems(schema: dict[str, Any], values: dict[str, Any]) -> list[str]:
+    """Each way `values` breaks `schema`, as `field: problem` (time-bounded patterns)."""
+    from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+
+    from workbench.agent.schema_patterns import with_safe_patterns
+
+    validator = with_safe_patterns(Draft202012Validator)(schema)
+    out = []
+    for error in sorted(validator.iter_errors(values), key=lambda e: list(e.path)):
+        where = ".".join(str(p) for p in error.path) or "form"
+        out.append(f"{where}: {error.message}")
+    return out
+

@@ -1,0 +1,152 @@
+"""McpServersScreen: every MCP server of the run, its state, its tools and its logs.
+
+Left, one line per server (its state and tool count); right, the chosen server:
+transport and target, what its `initialize` said (name, instructions), its tools and
+the ones left out, the lines it logged (`notifications/message`), protocol noise, and
+its last stderr lines. `r` starts a failed or exited server again. Everything a
+server sent is shown literally.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Footer, OptionList, Static
+from textual.widgets.option_list import Option
+
+from workbench.sanitize import literal
+
+STATE_STYLES = {
+    "ready": "green", "starting": "yellow", "failed": "bold red", "exited": "bold red",
+    "closed": "dim",
+}
+
+
+def server_summary(connection: Any) -> Text:
+    """One server's line in the list: its name, state and tool count."""
+    text = Text(literal(connection.name), style="bold")
+    text.append(f"  {connection.status}", style=STATE_STYLES.get(connection.status, ""))
+    if connection.status == "ready":
+        text.append(f"  {len(connection.tools)} tools", style="dim")
+    return text
+
+
+def server_details(connection: Any, tool_names: list[str]) -> Text:
+    """Everything known about one server, as literal text."""
+    config = connection.config
+    out = Text()
+
+    def heading(title: str) -> None:
+        out.append(f"\n{title}\n", style="bold")
+
+    def lines(rows: list[str], style: str = "") -> None:
+        for row in rows or ["(none)"]:
+            out.append(f"  {literal(row)}\n", style=style if rows else "dim")
+
+    out.append(literal(connection.name), style="bold")
+    out.append(f"  {connection.status}\n", style=STATE_STYLES.get(connection.status, ""))
+    out.append(f"{config.transport}: ", style="dim")
+    out.append(f"{literal(config.target)}\n")
+    if connection.server_info:
+        out.append("server: ", style="dim")
+        out.append(f"{literal(connection.server_info)}\n")
+    if connection.error:
+        heading("Why it stopped")
+        lines(connection.error.splitlines(), "red")
+    if connection.instructions:
+        used = "added to the system prompt" if config.use_instructions else "not used"
+        heading(f"Instructions ({used})")
+        lines(connection.instructions.splitlines())
+    heading(f"Tools ({len(tool_names)})")
+    lines(tool_names)
+    if connection.dropped:
+        heading("Left out of its tool list")
+        lines(connection.dropped, "yellow")
+    heading("Its log (notifications/message)")
+    lines(list(connection.client.server_log)[-100:])
+    heading("Protocol noise")
+    lines(list(connection.log)[-50:], "yellow")
+    if config.transport == "stdio":
+        heading("Its last stderr lines")
+        lines(connection.stderr_lines(30))
+    return out
+
+
+class McpServersScreen(ModalScreen[None]):
+    """The MCP servers of the run (F3)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,f3,q", "dismiss", "Close"),
+        Binding("r", "restart", "Restart server"),
+    ]
+
+    DEFAULT_CSS = """
+    McpServersScreen { align: center middle; }
+    McpServersScreen > Horizontal { width: 95%; height: 85%; border: thick $accent; background: $surface; }
+    McpServersScreen OptionList { width: 34; height: 1fr; border-right: solid $panel; }
+    McpServersScreen VerticalScroll { width: 1fr; height: 1fr; padding: 0 1; }
+    """
+
+    def __init__(self, hub: Any, restart: Callable[[str], Any]) -> None:
+        super().__init__()
+        self.hub = hub
+        self._restart = restart
+
+    def compose(self) -> ComposeResult:
+        with Horizontal():
+            yield OptionList(*self._options(), id="mcp-servers")
+            with VerticalScroll():
+                yield Static(id="mcp-server-details")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        servers = self.query_one(OptionList)
+        servers.highlighted = 0 if self.hub.connections else None
+        servers.focus()
+        self.refresh_servers()
+        self.set_interval(1.0, self.refresh_servers)
+
+    def _options(self) -> list[Option]:
+        return [Option(server_summary(c), id=c.name) for c in self.hub.connections]
+
+    @property
+    def chosen(self) -> Any:
+        index = self.query_one(OptionList).highlighted
+        return self.hub.connections[index] if index is not None else None
+
+    def refresh_servers(self) -> None:
+        servers = self.query_one(OptionList)
+        for index, connection in enumerate(self.hub.connections):
+            servers.replace_option_prompt_at_index(index, server_summary(connection))
+        self._show()
+
+    def on_option_list_option_highlighted(self) -> None:
+        self._show()
+
+    def _show(self) -> None:
+        connection = self.chosen
+        details = self.query_one("#mcp-server-details", Static)
+        if connection is None:
+            details.update(Text("No MCP servers in this run.", style="dim"))
+            return
+        names = [t.name for t in self.hub.tools if t.source == f"mcp:{connection.name}"]
+        details.update(server_details(connection, names))
+
+    def action_restart(self) -> None:
+        connection = self.chosen
+        if connection is None:
+            return
+        if connection.status not in ("failed", "exited"):
+            self.notify(f"MCP server {connection.name} is {connection.status}: nothing to restart",
+                        severity="warning", markup=False)
+            return
+        self._restart(connection.name)
+
+    def action_dismiss(self) -> None:  # type: ignore[override]
+        self.dismiss(None)

@@ -1,0 +1,113 @@
+"""What the workbench offers an MCP server as its client: roots, logging, listening
+for a changed tool list, and answering its sampling and elicitation requests.
+
+- **roots**: the run's workspace is offered as the server's root (`roots/list`), so a
+  server such as server-filesystem can take its allowed directories from the client;
+  `McpHub.set_roots` tells every server when it changes (`roots/list_changed`).
+- **logging**: a server's `notifications/message` lines are kept in its `server_log`
+  (with their level and logger); `--mcp-log-level` asks servers for that level.
+- **tools/list_changed**: the server's tools are listed again and `on_tools_changed`
+  is told, so the new list takes effect for the next model request.
+- **sampling** and **elicitation**: passed to the `Asker` (a person in the app, the
+  approval policy headless; see `workbench.mcp.requests`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+import mcp_types
+
+from workbench.mcp.requests import Asker, SampleFn, declined
+
+LogLevel = Literal[
+    "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"
+]
+LOG_LEVELS: tuple[str, ...] = LogLevel.__args__  # type: ignore[attr-defined]
+SERVER_LOG_LINES = 500
+
+
+class ClientSide:
+    """The client's half of one connection: its roots, the server's log lines, and what
+    to do when the server's tool list changes."""
+
+    def __init__(self, roots: Sequence[Path] = (), log_level: LogLevel | None = None) -> None:
+        self.roots = list(roots)
+        self.log_level = log_level
+        self.server_log: deque[str] = deque(maxlen=SERVER_LOG_LINES)
+        """`LEVEL [logger] message` for each `notifications/message` of the server."""
+        self.on_log: Callable[[str], None] | None = None
+        self.on_tools_changed: Callable[[], Any] | None = None
+        """Called (and awaited if it returns an awaitable) after `tools/list_changed`."""
+        self._relisting: anyio.Event | None = None
+        self.server = ""
+        """The server's name, for the asker's questions."""
+        self.asker: Asker | None = None
+        self.sampler: SampleFn | None = None
+        """Runs an approved sampling request on the run's model."""
+
+    async def list_roots(self, _context: Any) -> mcp_types.ListRootsResult:
+        return mcp_types.ListRootsResult(
+            roots=[
+                mcp_types.Root(uri=path.resolve().as_uri(), name=path.name or str(path))
+                for path in self.roots
+            ]
+        )
+
+    async def log(self, params: mcp_types.LoggingMessageNotificationParams) -> None:
+        data = params.data
+        text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, default=str)
+        where = f" [{params.logger}]" if params.logger else ""
+        line = f"{params.level.upper()}{where} {text}"
+        self.server_log.append(line)
+        if self.on_log is not None:
+            self.on_log(line)
+
+    async def notified(self, message: Any) -> None:
+        """A server notification the SDK passed on (after its own callbacks)."""
+        if isinstance(message, mcp_types.ToolListChangedNotification):
+            if self.on_tools_changed is None:
+                return
+            done = self._relisting = anyio.Event()
+            try:
+                outcome = self.on_tools_changed()
+                if hasattr(outcome, "__await__"):
+                    await outcome
+            finally:
+                done.set()
+
+    async def settled(self) -> None:
+        """Wait for a tool list that changed to be listed again: a call whose server
+        changed its tools while it ran returns once the new list is in place, so the
+        next model request already has it."""
+        if self._relisting is not None:
+            await self._relisting.wait()
+
+    async def elicit(self, _context: Any, params: Any) -> Any:
+        if self.asker is None:
+            return mcp_types.ElicitResult(action="decline")
+        return await self.asker.elicit(self.server, params)
+
+    async def sample(self, _context: Any, params: Any) -> Any:
+        if self.asker is None or self.sampler is None:
+            return declined("this client has no model to answer with")
+        try:
+            return await self.asker.sample(self.server, params, self.sampler)
+        except Exception as exc:  # noqa: BLE001 - the server gets the reason, the run goes on
+            return mcp_types.ErrorData(code=mcp_types.INTERNAL_ERROR, message=str(exc))
+
+    def session_options(self) -> dict[str, Any]:
+        """Keyword arguments for the SDK's `ClientSession` (roots only when there are)."""
+        options: dict[str, Any] = {
+            "logging_callback": self.log,
+            "elicitation_callback": self.elicit,
+            "sampling_callback": self.sample,
+        }
+        if self.roots:
+            options["list_roots_callback"] = self.list_roots
+        return options

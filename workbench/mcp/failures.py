@@ -1,0 +1,97 @@
+"""What went wrong with an MCP server, in words: errors, HTTP refusals, garbled lines.
+
+Nothing here talks to a server; `client.py` uses these to turn the SDK's exceptions
+into messages that name the server, what happened and what to try.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+
+class Unreadable(Exception):
+    """A server's answer while starting could not be parsed (it is lost)."""
+
+
+class McpCallError(Exception):
+    """A call to an MCP tool failed; `str()` says why, `details` go to the inspector."""
+
+    def __init__(self, message: str, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.details = details or {}
+
+
+def http_failure(url: str, status: int, reason: str, *, sse: bool = False) -> str:
+    """What an HTTP error status from an MCP endpoint means, and what to try."""
+    head = f"{url} answered HTTP {status}{f' {reason}' if reason else ''}"
+    if status == 401:
+        hint = (
+            "the server wants credentials: give it a header, e.g. "
+            "headers = { Authorization = \"Bearer ...\" } in the server's config table"
+        )
+    elif status == 403:
+        hint = "the server refused the credentials it was given (check the headers)"
+    elif status in (404, 405) and sse:
+        hint = (
+            "there is no SSE MCP endpoint at this path (such servers usually serve /sse; "
+            "a URL ending in /mcp is streamable HTTP: use --mcp-url)"
+        )
+    elif status in (404, 405):
+        hint = (
+            "there is no streamable-HTTP MCP endpoint at this path (such servers usually "
+            "serve /mcp; a URL ending in /sse is the older SSE transport: use --mcp-sse)"
+        )
+    elif status >= 500:
+        hint = "the server failed while answering (see its own log)"
+    else:
+        hint = "the server did not accept the MCP request"
+    return f"{head}: {hint}"
+
+
+def is_connect_error(exc: BaseException) -> bool:
+    return type(exc).__name__ in ("ConnectError", "ConnectTimeout") or isinstance(
+        exc, ConnectionError
+    )
+
+
+def reason_text(reason: object) -> str:
+    """The text sent as a cancellation's reason: the user's, or what aborted the call."""
+    if reason is None:
+        return "the user aborted the call"
+    if isinstance(reason, BaseException):
+        return describe(reason)
+    return str(reason)
+
+
+def leaf(exc: BaseException) -> BaseException:
+    """The first real exception inside (nested) exception groups."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def describe(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else text
+
+
+def is_notification(exc: Exception) -> bool:
+    """Whether a message that failed to parse has a notification's shape (a method, no id)."""
+    if not isinstance(exc, ValidationError) or not exc.errors():
+        return False
+    seen = exc.errors()[0].get("input")
+    return isinstance(seen, dict) and "method" in seen and "id" not in seen
+
+
+def garbage(exc: Exception) -> str:
+    if isinstance(exc, ValidationError) and exc.errors():
+        error = exc.errors()[0]
+        seen = str(error.get("input", ""))[:80]
+        return f"{error['msg']}; got {seen!r}" if seen else str(error["msg"])
+    return first_line(describe(exc))[:200]

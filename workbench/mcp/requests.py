@@ -1,0 +1,130 @@
+"""What an MCP server asks of the client: a model reply (sampling) and input from the
+user (elicitation).
+
+The MCP spec asks a client to keep a person in the loop for both, so a request goes
+to an `Asker`: the app's shows a dialog (see `widgets.mcp_requests`), and without a
+person `PolicyAsker` follows the run's `--approve`: sampling runs only with
+`--approve all`, elicitation is always declined (nobody is there to answer).
+
+A sampling request is answered by the run's own model (`Sampler`): its messages and
+system prompt go to the same provider as the agent's requests, as a request of its
+own (the network view shows it), with no tools.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+import mcp_types
+
+from workbench.agent import (
+    AssistantMessage,
+    ImageContent,
+    LlmContext,
+    Model,
+    StreamOptions,
+    TextContent,
+    UserMessage,
+)
+
+DECLINED = -1
+"""The JSON-RPC error code sent for a sampling request the user (or policy) declined."""
+
+SampleFn = Callable[[mcp_types.CreateMessageRequestParams], Awaitable[mcp_types.CreateMessageResult]]
+
+
+class Asker(Protocol):
+    """Answers what servers ask; `server` names who asks."""
+
+    async def elicit(
+        self, server: str, params: mcp_types.ElicitRequestParams
+    ) -> mcp_types.ElicitResult: ...
+
+    async def sample(
+        self, server: str, params: mcp_types.CreateMessageRequestParams, run: SampleFn
+    ) -> mcp_types.CreateMessageResult | mcp_types.ErrorData: ...
+
+
+class PolicyAsker:
+    """Answers without a person, by the run's approval policy; `on_note` is told each
+    answer (a line on stderr, headless)."""
+
+    def __init__(self, approve: str, on_note: Callable[[str], None] | None = None) -> None:
+        self.approve = approve
+        self.on_note = on_note
+
+    async def elicit(
+        self, server: str, params: mcp_types.ElicitRequestParams
+    ) -> mcp_types.ElicitResult:
+        self._note(f"MCP server {server} asked for input ({params.message!r}): declined, "
+                   "nobody is here to answer")
+        return mcp_types.ElicitResult(action="decline")
+
+    async def sample(
+        self, server: str, params: mcp_types.CreateMessageRequestParams, run: SampleFn
+    ) -> mcp_types.CreateMessageResult | mcp_types.ErrorData:
+        if self.approve != "all":
+            self._note(f"MCP server {server} asked the model for a reply: declined "
+                       f"(--approve {self.approve}; --approve all lets it through)")
+            return declined("the user declined the sampling request")
+        self._note(f"MCP server {server} asked the model for a reply: sent (--approve all)")
+        return await run(params)
+
+    def _note(self, text: str) -> None:
+        if self.on_note is not None:
+            self.on_note(text)
+
+
+def declined(why: str) -> mcp_types.ErrorData:
+    return mcp_types.ErrorData(code=DECLINED, message=why)
+
+
+class Sampler:
+    """Answers sampling requests with the run's model (`stream_fn` is the provider,
+    not the stepper's wrapper: a server's request is not the agent's turn)."""
+
+    def __init__(self, stream_fn: Any, model: Model) -> None:
+        self.stream_fn = stream_fn
+        self.model = model
+
+    async def __call__(
+        self, params: mcp_types.CreateMessageRequestParams
+    ) -> mcp_types.CreateMessageResult:
+        context = LlmContext(params.system_prompt or "", to_messages(params.messages), [])
+        final: AssistantMessage | None = None
+        async for event in self.stream_fn(self.model, context, StreamOptions()):
+            if event.type in ("done", "error"):
+                final = event.message
+        if final is None or final.stop_reason in ("error", "aborted"):
+            why = final.error_message if final is not None else "no reply"
+            raise RuntimeError(f"the model failed to answer: {why}")
+        stop = {"stop": "endTurn", "length": "maxTokens"}.get(final.stop_reason, final.stop_reason)
+        return mcp_types.CreateMessageResult(
+            role="assistant",
+            content=mcp_types.TextContent(type="text", text=final.text),
+            model=self.model.id,
+            stop_reason=stop,
+        )
+
+
+def to_messages(messages: list[mcp_types.SamplingMessage]) -> list[Any]:
+    """A sampling request's messages as the runtime's: text and images; other content
+    is described in words."""
+    out: list[Any] = []
+    for message in messages:
+        blocks = message.content if isinstance(message.content, list) else [message.content]
+        parts: list[Any] = []
+        for block in blocks:
+            if isinstance(block, mcp_types.TextContent):
+                parts.append(TextContent(text=block.text))
+            elif isinstance(block, mcp_types.ImageContent) and message.role == "user":
+                parts.append(ImageContent(data=block.data, mime_type=block.mime_type))
+            else:
+                parts.append(TextContent(text=f"[{getattr(block, 'type', 'content')} content]"))
+        if message.role == "user":
+            out.append(UserMessage(content=parts))
+        else:
+            texts = [p for p in parts if isinstance(p, TextContent)]
+            out.append(AssistantMessage(content=texts, stop_reason="stop"))
+    return out

@@ -1,0 +1,96 @@
+"""Opening an MCP server's transport: a stdio process (and every process it starts),
+streamable HTTP, or the older HTTP+SSE.
+
+Each is an async context manager yielding the SDK's (read, write) streams.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import IO, Any
+
+import anyio
+from mcp import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from workbench.mcp.config import McpServerConfig
+from workbench.proctree import ProcessTree
+
+SERVER_TREE_GRACE = 2.0
+"""Seconds a stdio server's leftover processes get after SIGTERM before SIGKILL."""
+SERVER_WATCH_INTERVAL = 0.5
+"""Seconds between looks at whether a stdio server is still alive."""
+
+
+async def _end_tree_when_server_exits(tree: ProcessTree) -> None:
+    """Keep track of the server's descendants; once the server itself has exited,
+    end whatever it left behind (its session then ends as its pipes close)."""
+    for _ in range(20):
+        if tree.adopt_child():
+            break
+        await anyio.sleep(SERVER_WATCH_INTERVAL / 10)
+    while tree.root_running():
+        tree.watch()
+        await anyio.sleep(SERVER_WATCH_INTERVAL)
+    await tree.end(SERVER_TREE_GRACE)
+
+
+
+@asynccontextmanager
+async def stdio_transport(
+    config: McpServerConfig, stderr: IO[str]
+) -> AsyncIterator[tuple[Any, Any]]:
+    """Start the server's process (its stderr to `stderr`); when it stops or exits,
+    every process it started ends too."""
+    assert config.command is not None
+    tree = ProcessTree(f"mcp-{config.name}")
+    params = StdioServerParameters(
+        command=config.command[0],
+        args=list(config.command[1:]),
+        env=tree.env(dict(config.env)),
+        cwd=config.cwd,
+    )
+    try:
+        async with stdio_client(params, errlog=stderr) as (read, write):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(_end_tree_when_server_exits, tree)
+                yield read, write
+                tg.cancel_scope.cancel()
+    finally:
+        # The SDK ends the server's process group; children that left it
+        # (setsid, double fork) end here, whether the server exited or was stopped.
+        with anyio.CancelScope(shield=True):
+            await tree.end(SERVER_TREE_GRACE)
+
+
+@asynccontextmanager
+async def http_transport(
+    config: McpServerConfig, on_error: Callable[[int, str], None]
+) -> AsyncIterator[tuple[Any, Any]]:
+    """Connect over streamable HTTP (or HTTP+SSE with `config.sse`); each HTTP error
+    status of an MCP request is passed to `on_error` (to say why a start failed)."""
+    assert config.url is not None
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    async def seen(response: Any) -> None:
+        posted = config.sse or response.request.method == "POST"
+        if response.status_code >= 400 and posted:
+            on_error(response.status_code, response.reason_phrase or "")
+
+    def client_factory(**kwargs: Any) -> Any:
+        client = create_mcp_http_client(**kwargs)
+        client.event_hooks["response"].append(seen)
+        return client
+
+    if config.sse:
+        from mcp.client.sse import sse_client
+
+        async with sse_client(
+            config.url, headers=config.headers or None, httpx_client_factory=client_factory
+        ) as streams:
+            yield streams[0], streams[1]
+    else:
+        client = client_factory(headers=config.headers or None)
+        async with client, streamable_http_client(config.url, http_client=client) as streams:
+            yield streams[0], streams[1]

@@ -1,0 +1,158 @@
+"""The project file: `workbench.toml` (or `[tool.workbench]` in `pyproject.toml`).
+
+In the directory where you run `workbench`, it names your agent, so a bare
+`workbench` opens *your* tools, prompt and model instead of the demo. Every key is
+optional; a flag given on the command line wins over the file. Paths are relative
+to the file's directory. `workbench init` writes a commented starter (`STARTER`).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+FILE_NAME = "workbench.toml"
+
+
+class ProjectConfig(BaseModel):
+    """What a project file may say (the CLI's flags of the same names)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tools: list[str] = Field(default_factory=list)
+    """`--tools` specs: files, modules, `file.py:attr`."""
+    builtin_tools: list[str] | None = None
+    """Built-in tools to offer (`[]`: none; absent: all)."""
+    system_prompt: str | None = None
+    system_prompt_file: str | None = None
+    profile: str | None = None
+    """A `[profiles.NAME]` of your config file (the model endpoint)."""
+    model: str | None = None
+    base_url: str | None = None
+    tool_choice: str | None = None
+    tool_choice_sticky: bool | None = None
+    scenario: str | None = None
+    """A scripted scenario (JSON file) for running without a model."""
+    rules: str | None = None
+    """The permission rules file."""
+    workspace: str | None = None
+    max_turns: int | None = Field(default=None, ge=1)
+    mcp: dict[str, Any] = Field(default_factory=dict)
+    """`[mcp.servers.NAME]` tables, as in the config file."""
+    path: Path | None = Field(default=None, exclude=True)
+    """The file it was read from."""
+
+    @field_validator("builtin_tools", mode="before")
+    @classmethod
+    def _none_means_empty(cls, value: Any) -> Any:
+        return [] if value == "none" else value
+
+    @property
+    def directory(self) -> Path:
+        return self.path.parent if self.path is not None else Path.cwd()
+
+    def resolve(self, value: str | None) -> Path | None:
+        """A path from the file, relative to its directory."""
+        if value is None:
+            return None
+        path = Path(value).expanduser()
+        return path if path.is_absolute() else self.directory / path
+
+    def mcp_servers(self) -> list[Any]:
+        from workbench.mcp.config import servers_from_tables
+
+        if not self.mcp:
+            return []
+        return servers_from_tables(self.mcp.get("servers", {}), str(self.path), self.directory)
+
+
+def find_project(directory: Path) -> ProjectConfig | None:
+    """The project file of `directory`: `workbench.toml`, else `[tool.workbench]` of
+    `pyproject.toml`; None when there is neither.
+
+    Raises:
+        ValueError: the file cannot be read or holds an unknown or invalid key (named).
+    """
+    path = directory / FILE_NAME
+    if path.is_file():
+        return load_project(path, _read(path))
+    pyproject = directory / "pyproject.toml"
+    if pyproject.is_file():
+        table = _read(pyproject).get("tool", {}).get("workbench")
+        if isinstance(table, dict):
+            return load_project(pyproject, table)
+    return None
+
+
+def load_project(path: Path, data: dict[str, Any]) -> ProjectConfig:
+    try:
+        config = ProjectConfig.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in err["loc"])
+        raise ValueError(f"{path}: {where}: {err['msg']}") from None
+    config.path = path
+    return config
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ValueError(f"Cannot read {path}: {exc}") from None
+
+
+STARTER = '''\
+# workbench.toml: the agent `workbench` opens in this directory.
+# Every key is optional; a command-line flag wins over what is written here.
+# Paths are relative to this file.
+
+# Your tools: Python files or modules (file.py:NAME picks one object).
+# A tool is an AgentTool, a @tool function, a list of them, or a function
+# whose parameters all have type hints.
+tools = ["agent_tools.py"]
+
+# The built-in tools to offer as well: any of read_file, list_directory,
+# search_files, write_file, edit_file, run_command ([] for none).
+# builtin_tools = ["read_file", "list_directory"]
+
+# The system prompt, inline or from a file.
+system_prompt = "You are a careful assistant. Use the tools to answer."
+# system_prompt_file = "prompt.md"
+
+# The model: a profile of ~/.config/agent-workbench/config.toml, or a server.
+# profile = "local"
+# base_url = "http://localhost:11434/v1"
+# model = "qwen3:8b"
+# tool_choice = "required"        # forced until the first tool call, then auto
+# tool_choice_sticky = true       # ...or forced for the whole run
+
+# Without a model: a scripted scenario (see examples/ in the workbench repo).
+# scenario = "scenario.json"
+
+# Where the tools run, and the permission rules.
+# workspace = "."
+# rules = ".workbench/rules.toml"
+
+# Stop each run after this many model turns.
+max_turns = 10
+
+# MCP servers (their tools join yours as SERVER__TOOL).
+# [mcp.servers.memory]
+# command = ["npx", "-y", "@modelcontextprotocol/server-memory"]
+'''
+
+
+def write_starter(directory: Path) -> Path:
+    """Write `workbench.toml` in `directory`.
+
+    Raises:
+        FileExistsError: there is one already (it is never overwritten).
+    """
+    path = directory / FILE_NAME
+    with path.open("x", encoding="utf-8") as out:
+        out.write(STARTER)
+    return path

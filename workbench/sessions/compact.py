@@ -1,0 +1,189 @@
+"""What the recorder leaves out of a tool's `on_update` lines, and how the reader puts it back.
+
+A `tool_execution_update` carries a tool's output so far, usually the previous
+update's output plus a little (a command's log, an MCP server's progress lines):
+100,000 progress notifications for one call made a 766 MB session. Each call's
+updates are recorded
+
+- as a change to the previous recorded output (`"output": {"drop": k, "append": s}`
+  on the line: the first k characters go, s is added), when the output is one text
+  block;
+- past a call's first `FREE_UPDATES`, at most every `UPDATE_EVERY_MS` (so an
+  ordinary call replays update by update, and a flood does not fill the disk): an
+  update that comes sooner is held back,
+  and only the last one held is written, before the call's next event (or when the
+  recording closes), with `unrecorded` saying how many updates were not written (the
+  fold counts them, so the screen's count of updates stays right);
+- with at most `OUTPUT_CAP` characters of output (its tail), after a line saying how
+  many characters before it were not recorded;
+- without their `args` when they are the call's arguments at its start
+  (`"start_args": true` on the line).
+
+Lines written by an earlier workbench have none of this and read as they are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+FREE_UPDATES = 200
+"""Updates of one call recorded however fast they come."""
+UPDATE_EVERY_MS = 100.0
+"""After those, the shortest time between two recorded updates of one call (event time)."""
+OUTPUT_CAP = 64 * 1024
+"""The most characters of a tool's output an update records (its tail)."""
+
+Line = tuple[Any, float, dict[str, Any], Any]
+"""(event, when it was written, fields added to the line, fields left out of the event)."""
+
+
+@dataclass
+class _Call:
+    args: Any = None
+    output: str | None = None
+    """The output of the last recorded update (as recorded: capped)."""
+    last_ms: float | None = None
+    recorded: int = 0
+    held: tuple[Any, float] | None = None
+    unrecorded: int = 0
+
+
+class Compactor:
+    """The recorder's side: which lines to write for an event, and how."""
+
+    def __init__(self) -> None:
+        self._calls: dict[str, _Call] = {}
+
+    def lines(self, event: Any, ts: float) -> list[Line]:
+        """The lines to write for `event` (none while an update is held back)."""
+        kind = event.type
+        if kind == "tool_execution_update":
+            return self._update(event, ts)
+        lines: list[Line] = []
+        call_id = getattr(event, "tool_call_id", None)
+        if call_id is not None and call_id in self._calls:
+            lines += self._flush(call_id)
+            if kind == "tool_execution_end":
+                del self._calls[call_id]
+        if kind == "tool_execution_start":
+            self._calls[event.tool_call_id] = _Call(args=event.args)
+        elif kind == "agent_end":
+            lines += self.held()
+        lines.append((event, ts, {}, None))
+        return lines
+
+    def held(self) -> list[Line]:
+        """The updates held back (written at the end of a run, or of the recording)."""
+        return [line for call_id in list(self._calls) for line in self._flush(call_id)]
+
+    def _update(self, event: Any, ts: float) -> list[Line]:
+        call = self._calls.setdefault(event.tool_call_id, _Call())
+        if (
+            call.recorded >= FREE_UPDATES
+            and call.last_ms is not None
+            and event.timestamp - call.last_ms < UPDATE_EVERY_MS
+        ):
+            if call.held is not None:
+                call.unrecorded += 1
+            call.held = (event, ts)
+            return []
+        return [self._update_line(call, event, ts)]
+
+    def _flush(self, call_id: str) -> list[Line]:
+        call = self._calls[call_id]
+        if call.held is None:
+            return []
+        event, ts = call.held
+        call.held = None
+        return [self._update_line(call, event, ts)]
+
+    def _update_line(self, call: _Call, event: Any, ts: float) -> Line:
+        call.last_ms = event.timestamp
+        call.recorded += 1
+        extra: dict[str, Any] = {}
+        exclude: dict[str, Any] = {}
+        if call.unrecorded:
+            event = event.model_copy(update={"unrecorded": event.unrecorded + call.unrecorded})
+            call.unrecorded = 0
+        if call.args is not None and event.args == call.args:
+            extra["start_args"] = True
+            exclude["args"] = True
+        text = _only_text(event.partial_result.content)
+        if text is not None:
+            stored = capped(text)
+            before = call.output or ""
+            drop = _overlap(before, stored)
+            extra["output"] = {"drop": drop, "append": stored[len(before) - drop :]}
+            exclude["partial_result"] = {"content": True}
+            call.output = stored
+        return (event, ts, extra, exclude or None)
+
+
+def capped(text: str) -> str:
+    """`text`, or its last `OUTPUT_CAP` characters after a line saying what was left out."""
+    if len(text) <= OUTPUT_CAP:
+        return text
+    left_out = len(text) - OUTPUT_CAP
+    return f"[{left_out:,} characters before this were not recorded]\n" + text[left_out:]
+
+
+def _only_text(content: Any) -> str | None:
+    if len(content) == 1 and getattr(content[0], "type", None) == "text":
+        return content[0].text
+    return None
+
+
+def _overlap(before: str, after: str, tries: int = 8) -> int:
+    """The fewest leading characters of `before` to drop so that the rest starts
+    `after` (all of it when no cheap way is found)."""
+    if after.startswith(before):
+        return 0
+    head = after[:64]
+    start = 1
+    for _ in range(tries):
+        k = before.find(head, start) if head else len(before)
+        if k < 0:
+            break
+        if after.startswith(before[k:]):
+            return k
+        start = k + 1
+    return len(before)
+
+
+class Expander:
+    """The reader's side: puts back what `Compactor` left out of a line's event data."""
+
+    def __init__(self) -> None:
+        self._outputs: dict[str, str] = {}
+        self._args: dict[str, Any] = {}
+
+    def expand(self, line: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+        """The event data of `line`, whole again (raises ValueError when it cannot be:
+        a line read without the ones before it that it refers to)."""
+        if data.get("type") == "tool_execution_update":
+            call_id = data.get("tool_call_id")
+            if line.get("start_args"):
+                if call_id not in self._args:
+                    raise ValueError("an update of a call whose start was not read")
+                data = {**data, "args": self._args[call_id]}
+            output = line.get("output")
+            if isinstance(output, dict):
+                before = self._outputs.get(call_id, "")
+                drop, append = output.get("drop", 0), output.get("append", "")
+                if not isinstance(drop, int) or not isinstance(append, str) or drop > len(before):
+                    raise ValueError("an update's output does not follow the one before")
+                text = self._outputs[call_id] = before[drop:] + append
+                partial = dict(data.get("partial_result") or {})
+                partial["content"] = [{"type": "text", "text": text}]
+                data = {**data, "partial_result": partial}
+        return data
+
+    def read(self, event: Any) -> None:
+        """Note what later lines may refer to."""
+        kind = event.type
+        if kind == "tool_execution_start":
+            self._args[event.tool_call_id] = event.args
+        elif kind == "tool_execution_end":
+            self._args.pop(event.tool_call_id, None)
+            self._outputs.pop(event.tool_call_id, None)
