@@ -616,3 +616,32 @@ async def test_a_path_glob_written_loosely_still_judges_the_canonical_path(ws: P
             ws, [("read_file", {"path": ".env"})], deny=[f'read_file(path="{glob}")']
         )
         assert result.is_error and "hunter2" not in result.text, glob
+
+
+async def test_always_allowing_a_tool_does_not_release_a_waiting_protected_call(ws: Path) -> None:
+    gate = PermissionGate.for_workspace(ws)
+    write = tool_named(ws, "write_file")
+    plain = make_ctx(write, {"path": "a.txt", "content": "x"})
+    hook = make_ctx(write, {"path": ".git/hooks/pre-push", "content": "x"})
+    out: dict[str, Any] = {}
+
+    async def call(key: str, ctx: BeforeToolCallContext) -> None:
+        out[key] = await gate(ctx, AbortController().signal)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(call, "plain", plain)
+        tg.start_soon(call, "hook", hook)
+        while len(gate.pending) < 2:
+            await anyio.sleep(0.001)
+        first = next(r for r in gate.pending if r.judged["path"] == "a.txt")
+        gate.decide(first.request_id, PermissionAnswer.always_tool())
+        await anyio.sleep(0.01)
+        (waiting,) = gate.pending  # the protected call still waits for its own answer
+        assert waiting.judged["path"] == ".git/hooks/pre-push"
+        gate.decide(waiting.request_id, PermissionAnswer.deny())
+    assert out["plain"] is None and out["hook"].block
+
+
+def test_a_gate_for_a_missing_directory_judges_paths_as_written(tmp_path: Path) -> None:
+    gate = PermissionGate.for_workspace(tmp_path / "missing")
+    assert gate.workspace is None and gate.protected_files == ()
