@@ -349,3 +349,27 @@ def test_the_default_rules_in_full() -> None:
         "ask edit_file (default)",
         "ask run_command (default)",
     ]
+
+
+def test_saved_strings_keep_their_readable_escapes(tmp_path: Path) -> None:
+    path = tmp_path / "rules.toml"
+    pattern = CallPattern.of("t", {"path": 'a"b\\c\nd\te\rf\x7fg'})
+    append_rule(path, pattern, "allow", "R")
+    assert 'args = { path = "a\\"b\\\\c\\nd\\te\\rf\\u007Fg" }' in path.read_text(encoding="utf-8")
+    assert load_rules_file(path, "R")[0].pattern == pattern
+
+
+@pytest.mark.parametrize("char", ["\ud800", "\udfff", "\udc80"])
+def test_a_lone_surrogate_is_refused_not_written(tmp_path: Path, char: str) -> None:
+    path = tmp_path / "rules.toml"
+    with pytest.raises(RuleError, match=f"U\\+{ord(char):04X} \\(a lone surrogate\\)"):
+        append_rule(path, CallPattern.of("t", {"path": char}), "allow", "R")
+    assert not path.exists()
+
+
+def test_a_rule_that_would_read_back_differently_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "rules.toml"
+    with pytest.raises(RuleError) as caught:
+        append_rule(path, CallPattern("mcp:files"), "allow", "R")  # reads back as files__*
+    assert str(caught.value) == "R: the rule would read back as files__*, not as mcp:files"
+    assert not path.exists()
