@@ -373,3 +373,25 @@ def test_a_rule_that_would_read_back_differently_is_refused(tmp_path: Path) -> N
         append_rule(path, CallPattern("mcp:files"), "allow", "R")  # reads back as files__*
     assert str(caught.value) == "R: the rule would read back as files__*, not as mcp:files"
     assert not path.exists()
+
+
+def test_a_quoted_rule_key_still_fails_with_a_line(tmp_path: Path) -> None:
+    path = tmp_path / "r.toml"
+    path.write_text('"rule" = "x"\n')
+    with pytest.raises(RuleError) as caught:
+        load_rules_file(path, "r.toml")
+    assert str(caught.value) == "r.toml:1: 'rule' must be an array of tables ([[rule]])"
+
+
+def test_saving_keeps_the_file_mode(tmp_path: Path) -> None:
+    import stat
+
+    new = tmp_path / "new.toml"
+    append_rule(new, CallPattern.parse("x"), "allow", "R")
+    assert stat.S_IMODE(new.stat().st_mode) == 0o644
+    private = tmp_path / "private.toml"
+    private.write_text("")
+    private.chmod(0o600)
+    append_rule(private, CallPattern.parse("x"), "allow", "R")
+    assert stat.S_IMODE(private.stat().st_mode) == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new.toml", "private.toml"]
