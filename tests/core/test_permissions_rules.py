@@ -395,3 +395,13 @@ def test_saving_keeps_the_file_mode(tmp_path: Path) -> None:
     append_rule(private, CallPattern.parse("x"), "allow", "R")
     assert stat.S_IMODE(private.stat().st_mode) == 0o600
     assert sorted(p.name for p in tmp_path.iterdir()) == ["new.toml", "private.toml"]
+
+
+def test_more_malformed_rules_name_their_line(tmp_path: Path) -> None:
+    path = tmp_path / "r.toml"
+    path.write_bytes(b'\n[[rule]]\ntool = "\xff"\n')
+    with pytest.raises(RuleError, match=r"^r.toml:3: the rules file is not UTF-8 text$"):
+        load_rules_file(path, "r.toml")
+    path.write_text('[[rule]]\nmatch = "x"\nargs = { a = "b" }\naction = "allow"\n')
+    with pytest.raises(RuleError, match=r"^r.toml:1: give either match or tool/args, not both$"):
+        load_rules_file(path, "r.toml")
