@@ -405,3 +405,26 @@ def test_more_malformed_rules_name_their_line(tmp_path: Path) -> None:
     path.write_text('[[rule]]\nmatch = "x"\nargs = { a = "b" }\naction = "allow"\n')
     with pytest.raises(RuleError, match=r"^r.toml:1: give either match or tool/args, not both$"):
         load_rules_file(path, "r.toml")
+
+
+def test_a_tool_sharing_a_builtin_name_gets_no_default_allow() -> None:
+    rules = RuleSet(default_rules())
+    assert str(rules.match("read_file", {}, builtin=False)) == "ask * (default)"
+    assert str(rules.match("write_file", {}, builtin=False)) == "ask write_file (default)"
+    assert str(rules.match("read_file", {})) == "allow read_file (default)"
+
+
+def test_unknown_keys_are_all_named(tmp_path: Path) -> None:
+    path = tmp_path / "r.toml"
+    path.write_text('[[rule]]\ntool = "x"\naction = "allow"\nwhen = 1\nwhy = 2\n')
+    with pytest.raises(RuleError, match=r"^r.toml:1: unknown key\(s\) when, why$"):
+        load_rules_file(path, "r.toml")
+
+
+def test_appending_to_a_file_that_would_break_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "r.toml"
+    path.write_text('rule = "x"\n')
+    with pytest.raises(RuleError) as caught:
+        append_rule(path, CallPattern.parse("t"), "allow", "R")
+    assert str(caught.value).startswith("R: the rule would not read back (")
+    assert path.read_text() == 'rule = "x"\n'
