@@ -262,12 +262,17 @@ def test_workspace_basics(ws: Path, tmp_path: Path) -> None:
 
 
 async def test_listing_skips_every_ignored_directory(ws: Path) -> None:
-    for name in IGNORED_DIRS:
+    ignored = (
+        ".git .hg .svn node_modules __pycache__ .venv venv .mypy_cache .pytest_cache "
+        ".ruff_cache .tox .idea"
+    ).split()  # written out: a test that reads IGNORED_DIRS would follow a change to it
+    assert sorted(IGNORED_DIRS) == sorted(ignored)
+    for name in ignored:
         (ws / "src" / name).mkdir(exist_ok=True)
     list_directory = next(t for t in builtin_tools(ws) if t.name == "list_directory")
     params = list_directory.parameters.model_validate({"path": "src"})
     result = await list_directory.execute("c", params, AbortController().signal, None)
-    assert sorted(result.details["skipped"]) == sorted(f"{n}" for n in IGNORED_DIRS)
+    assert sorted(result.details["skipped"]) == sorted(ignored)
     assert result.content[0].text == "app.py"
 
 
