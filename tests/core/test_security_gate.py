@@ -184,6 +184,11 @@ async def test_a_symlink_into_git_is_protected_too(ws: Path) -> None:
 def test_protection_is_pure_and_spares_reading_tools() -> None:
     assert protected_target("read_file", {"path": ".git/config"}) is None
     assert protected_target("search_files", {"path": ".workbench"}) is None
+    assert protected_target("list_directory", {"path": ".git"}) is None
+    assert protection_warning("edit_file", {"path": ".workbench/r"}) == (
+        "Protected path: this call changes .workbench/r, which holds the workbench's own rules "
+        "and settings."
+    )
     assert protected_target("write_file", {"path": ".git"}) == ".git"
     assert protected_target("srv__put", {"file_path": ".workbench/c.toml"}) == ".workbench/c.toml"
     assert protected_target("write_file", {"path": ".gitignore"}) is None
