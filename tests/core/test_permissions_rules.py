@@ -427,4 +427,13 @@ def test_appending_to_a_file_that_would_break_is_refused(tmp_path: Path) -> None
     with pytest.raises(RuleError) as caught:
         append_rule(path, CallPattern.parse("t"), "allow", "R")
     assert str(caught.value).startswith("R: the rule would not read back (")
+    assert str(caught.value).endswith(")")
     assert path.read_text() == 'rule = "x"\n'
+
+
+def test_appends_are_spaced_by_one_blank_line(tmp_path: Path) -> None:
+    path = tmp_path / "a" / "b" / "rules.toml"  # directories made as needed
+    append_rule(path, CallPattern.parse("x"), "allow", "R")
+    append_rule(path, CallPattern.parse("y"), "deny", "R")
+    text = path.read_text()
+    assert text.count("\n\n") == 1 and "\n\n\n" not in text and text.endswith('"deny"\n')
