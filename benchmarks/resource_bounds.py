@@ -126,7 +126,10 @@ async def _session_of(
     from workbench.runtime import RunOptions, build_runtime
 
     scenario = Scenario.model_validate(
-        {"name": "big", "turns": [{"tool_calls": [{"name": tool, "arguments": args}]}, {"text": "ok"}]}
+        {
+            "name": "big",
+            "turns": [{"tool_calls": [{"name": tool, "arguments": args}]}, {"text": "ok"}],
+        }
     )
     session = ws / "s.jsonl"
     runtime = build_runtime(
@@ -143,7 +146,8 @@ async def _session_of(
 @case
 async def command_session(ws: Path) -> dict[str, Any]:
     """run_command printing 50 MB of lines, through the runtime: the session file."""
-    return await _session_of(ws, "run_command", {"command": "yes 0123456789abcdefghij | head -c 50000000"})
+    command = "yes 0123456789abcdefghij | head -c 50000000"
+    return await _session_of(ws, "run_command", {"command": command})
 
 
 @case
@@ -171,7 +175,8 @@ async def command_key(ws: Path) -> dict[str, Any]:
 @case
 async def setsid_survivor(ws: Path) -> dict[str, Any]:
     """Does a `setsid` child of run_command outlive its call?"""
-    await _call(ws, "run_command", command="setsid sleep 30 >/dev/null 2>&1 & echo $! > pid; echo ok")
+    command = "setsid sleep 30 >/dev/null 2>&1 & echo $! > pid; echo ok"
+    await _call(ws, "run_command", command=command)
     pid = int((ws / "pid").read_text())
     time.sleep(0.3)
     try:
@@ -196,9 +201,9 @@ async def export_session(ws: Path) -> dict[str, Any]:
         TurnStartEvent,
     )
     from workbench.agent.types import TextContent
+    from workbench.providers.scripted import Scenario, ScriptedProvider
     from workbench.sessions import Recorder, build_header, read_session
     from workbench.sessions.export import export
-    from workbench.providers.scripted import ScriptedProvider, Scenario
 
     provider = ScriptedProvider(Scenario.model_validate({"name": "x", "turns": [{"text": "x"}]}))
     path = ws / "big.jsonl"

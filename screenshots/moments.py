@@ -122,5 +122,8 @@ def build_app(moment: Moment, workspace: Path) -> WorkbenchApp:
     """The demo app for `moment`, in `workspace` (seeded with the demo's files)."""
     scenario = Scenario.load("demo")
     seed(workspace, scenario.workspace_files)
-    options = RunOptions(scenario=scenario, workspace=workspace, pace=math.inf, record=False, **moment.options)
+    options = RunOptions(
+        scenario=scenario, workspace=workspace, pace=math.inf, record=False, simulated_wire=True,
+        **moment.options,
+    )
     return make_app(build_runtime(options), subtitle="demo workspace")

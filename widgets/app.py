@@ -13,6 +13,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
 from textual import on, work
@@ -27,6 +28,7 @@ from widgets.pacing import Pacer
 from widgets.pause_banner import PauseBanner
 from widgets.prompt_bar import PromptBar
 from widgets.status_bar import StatusBar
+from widgets.new_run import NewRunActions, empty_text
 from widgets.stepping_actions import SteppingActions
 from widgets.terminal_safety import SafeTextApp
 from widgets.timeline import Timeline
@@ -38,6 +40,7 @@ from workbench.agent.types import text_of
 from workbench.events import PermissionRequestEvent, RunLimitEvent, StepPausedEvent
 from workbench.runtime import Runtime
 from workbench.view.fold import ViewState
+from workbench.view.summary import CostMeter
 
 URGENT = frozenset({PermissionRequestEvent, StepPausedEvent, AgentEndEvent})
 """Events the screen shows at once: the user must act, or the run is over. By class:
@@ -64,7 +67,7 @@ def _text(message: Any) -> str:
     return message.content if isinstance(message.content, str) else text_of(message.content)
 
 
-class WorkbenchApp(SafeTextApp, SteppingActions, App[int]):
+class WorkbenchApp(NewRunActions, SafeTextApp, SteppingActions, App[int]):
     """The workbench: timeline, inspector, status, prompt, and the dialogs."""
 
     CSS_PATH = "app.tcss"
@@ -73,6 +76,7 @@ class WorkbenchApp(SafeTextApp, SteppingActions, App[int]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+c", "cancel_run", "Cancel run", priority=True),
+        Binding("ctrl+c", "quit_hint", show=False, priority=True),
         Binding("f1", "help", "Help"),
         Binding("f6", "toggle_step", "Step mode"),
         Binding("f10", "step", "Step"),
@@ -90,8 +94,9 @@ class WorkbenchApp(SafeTextApp, SteppingActions, App[int]):
         Binding("f9", "toggle_breakpoint", "Breakpoint"),
         Binding("ctrl+b", "breakpoints", "Breakpoints"),
         Binding("f4", "run_details", "Wire & time"),
-        Binding("f3", "mcp_servers", "MCP servers", show=False),
+        Binding("f7", "mcp_servers", "MCP servers", show=False),
         Binding("ctrl+l", "focus_prompt", "Prompt"),
+        Binding("ctrl+n", "new_run", "New run"),
     ]
 
     def __init__(
@@ -124,7 +129,15 @@ class WorkbenchApp(SafeTextApp, SteppingActions, App[int]):
         """The pause the screen last showed (a new one selects its call)."""
         self._unsubscribe: Callable[[], None] | None = None
         self._gc_thresholds: tuple[int, int, int] | None = None
-        self.sub_title = f"{runtime.model.provider}:{runtime.model.id} · {subtitle or runtime.workspace}"
+        self._subtitle = subtitle
+        self.cost_meter = CostMeter(runtime.prices)
+        self.runs: list[Runtime] = []
+        """Every runtime this app ran, each with its own session (ctrl+n starts another)."""
+        self._show_runtime_title()
+
+    def _show_runtime_title(self) -> None:
+        runtime = self.runtime
+        self.sub_title = f"{runtime.model.provider}:{runtime.model.id} · {self._subtitle or runtime.workspace}"
 
     # -- layout ------------------------------------------------------------------------
 
@@ -132,6 +145,7 @@ class WorkbenchApp(SafeTextApp, SteppingActions, App[int]):
         yield Header(show_clock=False)
         yield PauseBanner(id="pause-banner")
         with Horizontal(id="main"):
+            yield from self.side_panel()
             timeline = Timeline(self.labels, self._view_state, now_ms, id="timeline")
             timeline.slow_after_ms = self.runtime.slow_after * 1000.0
             yield timeline
@@ -139,6 +153,10 @@ class WorkbenchApp(SafeTextApp, SteppingActions, App[int]):
         yield StatusBar(self.runtime.model.id, id="status")
         yield PromptBar(id="prompt-bar")
         yield Footer()
+
+    def side_panel(self) -> ComposeResult:
+        """Widgets left of the timeline (none; proxy mode lists its conversations here)."""
+        yield from ()
 
     @property
     def timeline(self) -> Timeline:
@@ -168,13 +186,10 @@ class WorkbenchApp(SafeTextApp, SteppingActions, App[int]):
             main.query_one(PauseBanner),
         )
         self._unsubscribe = self.agent.subscribe(self._on_bus_event)
-        recorder = self.runtime.recorder
-        if recorder is not None:
-            recorder.on_problem = self._recording_problem
-            for problem in recorder.problems:
-                self._recording_problem(problem)
+        self._note_run()
         self.prompt_bar.input.value = self.prefill
         self.prompt_bar.input.focus()
+        self.timeline.empty_text = empty_text(bool(self.prefill))
         self.set_interval(0.25, self._tick)
         self._refresh_now()
         self.call_after_refresh(self._apply_gc_policy)
@@ -290,7 +305,7 @@ class WorkbenchApp(SafeTextApp, SteppingActions, App[int]):
         steering, follow_ups = self.agent.queued
         w.prompt_bar.show_queue([_text(m) for m in steering], [_text(m) for m in follow_ups])
         w.prompt_bar.running = self.agent.state.is_streaming
-        w.status.sync(state, queued=len(steering) + len(follow_ups))
+        w.status.sync(state, queued=len(steering) + len(follow_ups), costs=self.cost_meter.costs(state))
         w.pause_banner.show(state.pause, self.labels)
         footer_state = (state.pause is not None and state.pause.point, self.agent.state.is_streaming)
         if footer_state != self._footer_state and not pacer.burst:
@@ -470,7 +485,7 @@ class WorkbenchApp(SafeTextApp, SteppingActions, App[int]):
 
     def action_cancel_run(self) -> None:
         if not self.agent.state.is_streaming:
-            self.notify("Nothing is running.", severity="warning", timeout=2)
+            self.action_quit_hint()
             return
         self.agent.abort("Cancelled by the user (ctrl+c)")
         self.notify("Run cancelled: the abort signal fired.", severity="warning", timeout=3)
@@ -488,7 +503,9 @@ class WorkbenchApp(SafeTextApp, SteppingActions, App[int]):
     def action_run_details(self, turn: int | None = None) -> None:
         from widgets.run_details import RunDetailsScreen
 
-        self.push_screen(RunDetailsScreen(self.view_state, turn=turn, now=now_ms()))
+        self.push_screen(
+            RunDetailsScreen(self.view_state, turn=turn, now=now_ms(), prices=self.runtime.prices)
+        )
 
     def action_help(self) -> None:
         from widgets.help_screen import HelpScreen
@@ -504,6 +521,8 @@ class WorkbenchApp(SafeTextApp, SteppingActions, App[int]):
             return pause is not None and self.pause_refusal(action, pause) is None
         if action in ("cancel_run", "cancel_call"):
             return self.agent.state.is_streaming
+        if action == "quit_hint":
+            return not self.agent.state.is_streaming
         return True
 
     # -- command palette ---------------------------------------------------------------
@@ -512,7 +531,7 @@ class WorkbenchApp(SafeTextApp, SteppingActions, App[int]):
         yield from super().get_system_commands(screen)
         for binding in self.BINDINGS:
             assert isinstance(binding, Binding)
-            if binding.action in ("cancel_run",) or binding.description:
+            if binding.description:
                 yield SystemCommand(
                     f"{binding.description} ({binding.key})",
                     _command_help(binding.action),
@@ -550,6 +569,7 @@ def _command_help(action: str) -> str:
         "focus_prompt": "Put the cursor in the message box",
         "run_details": "Every model request as sent, and where the run's time went",
         "mcp_servers": "Each MCP server's state, tools, log and stderr; restart one",
+        "new_run": "Start again: a new session, a fresh scratch workspace, the scenario's prompt",
     }.get(action, action)
 
 

@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, OptionList, Static
+from textual.widgets import Button, Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from workbench.sanitize import literal
@@ -27,7 +27,7 @@ HINT = (
 
 class BreakpointsModal(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "close", "Close"),
+        Binding("escape", "close", "Close", key_display="esc"),
         Binding("delete", "remove", "Remove selected"),
     ]
 
@@ -48,7 +48,9 @@ class BreakpointsModal(ModalScreen[None]):
         self.stepper = stepper
 
     def compose(self) -> ComposeResult:
-        with Vertical():
+        yield Footer()
+        with Vertical() as box:
+            box.border_subtitle = "Enter adds · Tab to the list, Delete removes · Esc closes"
             yield Static("Breakpoints", classes="title")
             yield Static(HINT, classes="hint")
             yield OptionList(id="bp-list")

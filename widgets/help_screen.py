@@ -8,7 +8,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Markdown
+from textual.widgets import Footer, Markdown
 
 HELP = """\
 # Agent Workbench
@@ -25,10 +25,12 @@ output, the result and the call's own events.
 | ctrl+t | switch queued messages between steering and follow-up |
 | Tab to the timeline, ↑/↓ (j/k) | move between tool calls; the inspector follows |
 | t (timeline) | open every thinking block, or close them all |
+| T (timeline) | open or close the thinking of the selected call's reply |
 | click | a card: inspect it; a thinking line: open it; a turn's heading: its request |
 | **ctrl+c** | **cancel the run** (fires the abort signal, also inside dialogs) |
 | F8 | cancel only the selected running call |
-| F4 | requests as sent over the wire, and where the run's time went (click a turn's heading for its request) |
+| F4 | requests as sent over the wire (simulated on the scripted demo), and where the time and money went (click a turn's heading for its request) |
+| F7 | MCP servers: state, tools, log, stderr, the JSON-RPC wire (r restarts one) |
 | F6 | step mode on/off: pause before every model request and tool execution |
 | F10 | step to the next pause point |
 | F5 | continue (leave step mode, stop only at breakpoints) |
@@ -38,6 +40,7 @@ output, the result and the call's own events.
 | F2 | at a pause before a tool: edit its arguments; at failed arguments: edit them (the pipeline runs again) |
 | ctrl+o | at a pause before a tool: answer it yourself; at an error result (`@error`): replace it |
 | ctrl+l | back to the message box |
+| ctrl+n | a new run: fresh scratch workspace, new session file |
 | ctrl+p | command palette (every action, themes) |
 | ctrl+q | quit |
 
@@ -61,7 +64,7 @@ shown as they are.
 
 class HelpScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,f1,q", "dismiss", "Close"),
+        Binding("escape,f1,q", "dismiss", "Close", key_display="esc"),
     ]
 
     DEFAULT_CSS = """
@@ -70,8 +73,11 @@ class HelpScreen(ModalScreen[None]):
     """
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll():
+        with VerticalScroll() as scroll:
+            scroll.border_title = "Help"
+            scroll.border_subtitle = "↑/↓ PgUp/PgDn scroll · Esc, F1 or q closes"
             yield Markdown(HELP)
+        yield Footer()
 
     def action_dismiss(self) -> None:  # type: ignore[override]
         self.dismiss(None)

@@ -22,6 +22,7 @@ from textual.widgets import Button, Checkbox, Footer, Input, Select, Static
 
 from widgets.clear_checkbox import ClearCheckbox
 from widgets.json_editor import JsonEditModal
+from widgets.terminal_safety import LiteralInput
 from workbench.mcp.requests import SampleFn, declined
 from workbench.sanitize import literal
 
@@ -71,6 +72,8 @@ class ElicitationModal(_AskModal):
         self.params = params
         self.schema: dict[str, Any] = getattr(params, "requested_schema", None) or {}
         self.fields = dict(self.schema.get("properties") or {})
+        # By position: a property's name is the server's text, not a valid widget id.
+        self.ids = {name: f"f-{i}" for i, name in enumerate(self.fields)}
 
     def compose(self) -> ComposeResult:
         url = getattr(self.params, "url", None)
@@ -108,19 +111,20 @@ class ElicitationModal(_AskModal):
         default = spec.get("default")
         choices = _choices(spec)
         if spec.get("type") == "boolean":
-            return ClearCheckbox(literal(name), value=bool(default), id=f"f-{name}")
+            return ClearCheckbox(literal(name), value=bool(default), id=self.ids[name])
         if choices:
             options = [(literal(label), value) for value, label in choices]
             return Select(options, value=default if default is not None else Select.BLANK,
-                          id=f"f-{name}", allow_blank=True)
+                          id=self.ids[name], allow_blank=True)
         kind = {"integer": "integer", "number": "number"}.get(str(spec.get("type")), "text")
-        return Input("" if default is None else str(default), type=kind, id=f"f-{name}")
+        # a server's default is shown literally, and sent as shown
+        return LiteralInput("" if default is None else str(default), type=kind, id=self.ids[name])
 
     def values(self) -> dict[str, Any]:
         """The form's values in the schema's types (empty optional fields left out)."""
         out: dict[str, Any] = {}
         for name, spec in self.fields.items():
-            widget = self.query_one(f"#f-{name}")
+            widget = self.query_one(f"#{self.ids[name]}")
             if isinstance(widget, Checkbox):
                 out[name] = widget.value
             elif isinstance(widget, Select):

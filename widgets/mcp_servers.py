@@ -3,7 +3,8 @@
 Left, one line per server (its state and tool count); right, the chosen server:
 transport and target, what its `initialize` said (name, instructions), its tools and
 the ones left out, the lines it logged (`notifications/message`), protocol noise, and
-its last stderr lines. `r` starts a failed or exited server again. Everything a
+its last stderr lines, and its wire: the JSON-RPC messages both ways, with the time
+each answer took. `r` starts a failed or exited server again. Everything a
 server sent is shown literally.
 """
 
@@ -75,14 +76,16 @@ def server_details(connection: Any, tool_names: list[str]) -> Text:
     if config.transport == "stdio":
         heading("Its last stderr lines")
         lines(connection.stderr_lines(30))
+    heading("Wire: JSON-RPC both ways, newest last (→ sent, ← received)")
+    lines([f"{e.line()}  {e.text[:160]}" for e in list(connection.wire.entries)[-60:]])
     return out
 
 
 class McpServersScreen(ModalScreen[None]):
-    """The MCP servers of the run (F3)."""
+    """The MCP servers of the run (F7)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,f3,q", "dismiss", "Close"),
+        Binding("escape,f7,q", "dismiss", "Close"),
         Binding("r", "restart", "Restart server"),
     ]
 

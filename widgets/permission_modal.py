@@ -116,10 +116,14 @@ class PermissionModal(ModalScreen[str | None]):
             )
             yield Static(Text(literal(counter)), id="perm-counter")
             lines = self.tool.description.splitlines() if self.tool else ["unknown tool"]
-            desc = Text(literal(lines[0] if lines else "(no description)"))
+            # Where the code that will run lives, first: a long description is cut.
             source = self.tool.source if self.tool else None
-            if source and source != "builtin":  # where the code that will run lives
-                desc.append(f"  · from {literal(source)}", style="bold cyan")
+            desc = Text()
+            if source == "builtin":
+                desc.append("builtin · ", style="dim")
+            elif source:
+                desc.append(f"from {literal(source)} · ", style="bold cyan")
+            desc.append(literal(lines[0] if lines else "(no description)"))
             yield Static(desc, id="perm-desc")
             hints = getattr(self.tool, "hints", None)
             if hints is not None and hints.words():

@@ -18,20 +18,36 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import OptionList, Static, TabbedContent, TabPane
+from textual.widgets import Footer, OptionList, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
 
 from widgets.render import format_ms
+from workbench.events import ProviderResponseEvent, ResponseReleasedEvent
+from workbench.pricing import PriceTable, format_cost
 from workbench.sanitize import literal
 from workbench.view.fold import ViewState
 from workbench.view.records import NetworkRecord
-from workbench.view.summary import summarize
+from workbench.view.summary import TimeSplit, summarize
+
+
+def _status_label(response: ProviderResponseEvent | None) -> tuple[str, str]:
+    """The request list's status word and its style."""
+    if response is None:
+        return "…", "dim"
+    if response.aborted:
+        return "aborted", "bold #ff8700"
+    if response.simulated:
+        return ("sim" if not response.error else "sim error"), "cyan" if not response.error else "red"
+    if response.status == 200 and not response.error:
+        return "200", "green"
+    return (str(response.status) if response.status else "error"), "red"
 
 
 class RunDetailsScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,f4", "close", "Close"),
+        Binding("escape,f4", "close", "Close", key_display="esc"),
         Binding("r", "toggle_chunks", "Raw chunks"),
+        Binding("s", "switch_tab", "Requests/Summary"),
     ]
 
     DEFAULT_CSS = """
@@ -43,8 +59,12 @@ class RunDetailsScreen(ModalScreen[None]):
     RunDetailsScreen .empty { color: $text-muted; padding: 1; }
     """
 
-    def __init__(self, state: ViewState, *, turn: int | None = None, now: float = 0.0) -> None:
+    def __init__(
+        self, state: ViewState, *, turn: int | None = None, now: float = 0.0,
+        prices: PriceTable | None = None,
+    ) -> None:
         super().__init__()
+        self.prices = prices or PriceTable()
         self.state = state
         self.turn = turn
         self.now = now
@@ -52,12 +72,14 @@ class RunDetailsScreen(ModalScreen[None]):
         self.records = list(state.network.values())
 
     def compose(self) -> ComposeResult:
-        with TabbedContent(initial="tab-requests" if self.records else "tab-summary"):
+        yield Footer()
+        with TabbedContent(initial="tab-requests" if self.records else "tab-summary") as tabs:
+            tabs.border_subtitle = "↑/↓ pick a request · r raw chunks · s summary · Esc or F4 closes"
             with TabPane("Requests", id="tab-requests"):
                 if not self.records:
                     yield Static(
-                        "No model requests were recorded: the scripted model makes none. "
-                        "Run against a server (--base-url/--model) to see what goes over the wire.",
+                        "No model requests yet. Send a message: each model request shows here, "
+                        "with its body, status, timings and usage.",
                         classes="empty",
                     )
                 else:
@@ -84,10 +106,10 @@ class RunDetailsScreen(ModalScreen[None]):
         out = []
         for i, record in enumerate(self.records):
             response = record.response
-            status = "…" if response is None else (str(response.status) if response.status else "error")
+            status, style = _status_label(response)
             total = "" if response is None else format_ms(response.total_ms)
             label = Text(f"#{i + 1} turn {record.turn}  ")
-            label.append(status, style="green" if status == "200" else "red" if status != "…" else "dim")
+            label.append(status, style=style)
             label.append(f"  {total}", style="dim")
             out.append(Option(label, id=str(i)))
         return out
@@ -102,15 +124,31 @@ class RunDetailsScreen(ModalScreen[None]):
     def _detail(self, record: NetworkRecord) -> Text:
         request, response = record.request, record.response
         text = Text()
-        text.append("POST ", style="bold")
-        text.append(literal(request.url or "(url not recorded)"))
+        if request.simulated:
+            text.append("SIMULATED", style="bold reverse cyan")
+            text.append(
+                " nothing was sent: the scripted model plays its scenario. Below is the body "
+                "an OpenAI-compatible server would be sent for this turn.",
+                style="cyan",
+            )
+        else:
+            text.append("POST ", style="bold")
+            text.append(literal(request.url or "(url not recorded)"))
         text.append(f"\nprovider {literal(request.provider)} · model {literal(request.model)}", style="dim")
         if response is None:
             text.append("\n\nwaiting for the response…", style="italic")
         else:
             text.append("\n\n")
             status = response.status if response.status is not None else "no status"
-            text.append(f"status {status}", style="bold green" if response.status == 200 else "bold red")
+            if response.simulated and not response.aborted:
+                text.append("simulated reply", style="bold cyan")
+                if response.finish_reason:
+                    text.append(f" · finish_reason {literal(response.finish_reason)}")
+            elif response.aborted:
+                text.append("ABORTED", style="bold reverse #ff8700")
+                text.append(f" by the run's abort signal (the server had answered {status})", style="#ff8700")
+            else:
+                text.append(f"status {status}", style="bold green" if response.status == 200 else "bold red")
             if response.server_model:
                 text.append(f" · server says model {literal(response.server_model)}")
             ttft = format_ms(response.ttft_ms) if response.ttft_ms is not None else "—"
@@ -120,7 +158,15 @@ class RunDetailsScreen(ModalScreen[None]):
                 text.append(f"\ntokens {u.input:,} in · {u.output:,} out · {u.total_tokens:,} total")
             if response.error:
                 text.append("\nerror: " + literal(response.error), style="red")
-        text.append("\n\nrequest body (exactly as sent; auth stripped)\n", style="bold")
+        if request.sent_body is not None:
+            text.append("\n\nrequest body as the agent sent it (auth stripped)\n", style="bold")
+            text.append(literal(json.dumps(request.sent_body, indent=2, ensure_ascii=False)))
+            text.append("\n\nrequest body as forwarded\n", style="bold")
+            for note in request.repairs:
+                text.append(literal(note) + "\n", style="dim")
+        else:
+            heading = "would be sent" if request.simulated else "exactly as sent; auth stripped"
+            text.append(f"\n\nrequest body ({heading})\n", style="bold")
         text.append(literal(json.dumps(request.body, indent=2, ensure_ascii=False)))
         if response is not None and response.chunks is not None:
             text.append(f"\n\nraw stream: {len(response.chunks)} chunks", style="bold")
@@ -129,21 +175,36 @@ class RunDetailsScreen(ModalScreen[None]):
                     text.append("\n" + literal(chunk), style="dim")
             else:
                 text.append("  (r shows them)", style="dim")
-        elif response is not None:
+        elif response is not None and not response.simulated:
             text.append("\n\nraw chunks were not captured (start with --capture-chunks)", style="dim")
+        if record.released is not None:
+            text.append("\n\n" + literal(_released(record.released)), style="bold")
+            released = record.released.chunks or []
+            if record.released.body is not None:
+                text.append("\n" + literal(json.dumps(record.released.body, indent=2, ensure_ascii=False)))
+            elif released and self.show_chunks:
+                for chunk in released:
+                    text.append("\n" + literal(chunk), style="dim")
         return text
 
     def _summary(self) -> Table:
-        summary = summarize(self.state, self.now or None)
+        summary = summarize(self.state, self.now or None, self.prices)
         table = Table(expand=True, box=None, header_style="bold")
-        for column in ("turn", "model", "tools", "approval", "paused", "calls", "tokens in", "tokens out"):
+        columns = ("turn", "model", "tools", "approval", "paused", "calls", "tokens in", "tokens out", "cost")
+        for column in columns:
             table.add_column(column, justify="right")
-        rows = [(str(i), s) for i, s in summary.turns] + [("run", summary.total)]
+        rows = [(str(i), s) for i, s in summary.turns]
+        runs: dict[int, TimeSplit] = {}
+        for turn, (_i, split) in zip(self.state.turns, summary.turns, strict=True):
+            runs.setdefault(turn.run, TimeSplit()).add(split)
+        if len(runs) > 1:
+            rows += [(f"run {run}", split) for run, split in runs.items()]
+        rows.append(("session", summary.total))
         for label, s in rows:
             table.add_row(
                 label, format_ms(s.model_ms), format_ms(s.tools_ms), format_ms(s.approval_ms),
                 format_ms(s.paused_ms), str(s.calls), f"{s.input_tokens:,}", f"{s.output_tokens:,}",
-                style="bold" if label == "run" else "",
+                format_cost(s.cost), style="bold" if not label[0].isdigit() else "",
             )
         return table
 
@@ -152,5 +213,25 @@ class RunDetailsScreen(ModalScreen[None]):
         if self.records:
             self._show(self.query_one(OptionList).highlighted or 0)
 
+    def action_switch_tab(self) -> None:
+        tabs = self.query_one(TabbedContent)
+        pane = "tab-summary" if tabs.active == "tab-requests" else "tab-requests"
+        for target in self.query(f"#{pane} OptionList, #{pane} VerticalScroll"):
+            target.focus()  # first: the tabs follow focus, and would switch straight back
+            break
+        else:
+            self.set_focus(None)
+        tabs.active = pane
+
     def action_close(self) -> None:
         self.dismiss(None)
+
+
+def _released(released: ResponseReleasedEvent) -> str:
+    """Proxy mode: how the response reached the agent."""
+    if not released.changed:
+        how = "held for the decisions, then " if released.held else ""
+        return f"response released to the agent: {how}exactly as received"
+    removed = f", calls taken out: {', '.join(released.removed)}" if released.removed else ""
+    count = f" ({len(released.chunks)} chunks; r shows them)" if released.chunks is not None else ""
+    return f"response released to the agent: held and rewritten{removed}{count}"

@@ -5,8 +5,13 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
+from workbench.pricing import format_cost
 from workbench.sanitize import literal
 from workbench.view.fold import ViewState
+from workbench.view.summary import Costs
+
+WIDE_COSTS = 120
+"""Below this many columns the status bar shows only the session's cost, at its end."""
 
 RUN_STATE_STYLE = {
     "idle": ("idle", "dim"),
@@ -30,8 +35,17 @@ class StatusBar(Static):
         self.model = model
         self.mode = "live"
         self._shown: Text | None = None
+        self._last: tuple[ViewState, int, str, Costs | None] | None = None
 
-    def sync(self, state: ViewState, *, queued: int = 0, extra: str = "") -> None:
+    def on_resize(self) -> None:
+        if self._last is not None:  # the costs take more or less room
+            state, queued, extra, costs = self._last
+            self.sync(state, queued=queued, extra=extra, costs=costs)
+
+    def sync(
+        self, state: ViewState, *, queued: int = 0, extra: str = "", costs: Costs | None = None
+    ) -> None:
+        self._last = (state, queued, extra, costs)
         label, style = RUN_STATE_STYLE[state.run_state]
         text = Text()
         if self.mode != "live":
@@ -45,6 +59,13 @@ class StatusBar(Static):
         text.append(f"turn {state.turn}")
         text.append("  │  ", style="dim")
         text.append(f"tokens {state.input_tokens:,}↑ {state.output_tokens:,}↓")
+        wide = self.size.width >= WIDE_COSTS
+        if costs is not None and wide:
+            text.append("  │  ", style="dim")
+            text.append(
+                f"cost {format_cost(costs.turn)} turn · {format_cost(costs.run)} run · "
+                f"{format_cost(costs.session)} session"
+            )
         pending = len(state.pending_calls)
         if pending:
             text.append("  │  ", style="dim")
@@ -62,6 +83,9 @@ class StatusBar(Static):
         if extra:
             text.append("  │  ", style="dim")
             text.append(literal(extra))
+        if costs is not None and not wide:  # last: what is pending or paused matters more
+            text.append("  │  ", style="dim")
+            text.append(f"cost {format_cost(costs.session)}")
         if text != self._shown:
             self._shown = text
             self.update(text, layout=False)  # one line, always

@@ -29,7 +29,7 @@ from textual.filter import LineFilter
 from textual.notifications import SeverityLevel
 from textual.widgets import Input
 
-from workbench.sanitize import UNSAFE, literal
+from workbench.sanitize import UNSAFE, literal, safe
 
 log = logging.getLogger("workbench.widgets")
 
@@ -44,10 +44,8 @@ class TerminalGuard(LineFilter):
         path made its text literal)."""
 
     def apply(self, segments: list[Segment], background: Color) -> list[Segment]:
-        search = UNSAFE.search
-        if not any(
-            search(text) or (style is not None and style.link and search(style.link))
-            for text, style, _ in segments
+        if safe("".join([text for text, _, _ in segments])) and all(
+            style is None or not style.link or safe(style.link) for _, style, _ in segments
         ):
             return segments
         return [self._clean(segment) for segment in segments]

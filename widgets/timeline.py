@@ -36,7 +36,7 @@ from widgets.tool_card import CARD_HEIGHT, SLOW_AFTER_MS, card_key, card_strips
 from workbench.view.fold import ViewState
 from workbench.view.records import TimelineItem
 
-EMPTY_TEXT = "Nothing yet. Type a message below and press Enter (the demo's prompt is already there)."
+EMPTY_TEXT = "Nothing yet. Type a message below and press Enter."
 
 
 class Timeline(LineScrollView, can_focus=True):
@@ -47,6 +47,7 @@ class Timeline(LineScrollView, can_focus=True):
         Binding("down,j", "move(1)", "Next call", show=False),
         Binding("enter", "select", "Inspect", show=False),
         Binding("t", "toggle_thinking", "Thinking", show=False),
+        Binding("T", "toggle_one_thinking", "This reply's thinking", show=False),
     ]
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
@@ -521,16 +522,38 @@ class Timeline(LineScrollView, can_focus=True):
         self.post_message(self.Selected(ids[index]))
         self.show_call(ids[index])
 
-    def action_toggle_thinking(self) -> None:
-        """Open every thinking block, or close them all if any is open."""
-        blocks = {
+    def _thinking_blocks(self) -> list[tuple[int, int]]:
+        """(item, block) of every thinking block, in timeline order."""
+        return [
             (index, block_index)
             for index, view in enumerate(self._views)
             for block_index, block in enumerate(view.item.blocks)
             if block.kind == "thinking"
-        }
-        self._expanded = set() if self._expanded else blocks
+        ]
+
+    def action_toggle_thinking(self) -> None:
+        """Open every thinking block, or close them all if any is open."""
+        self._expanded = set() if self._expanded else set(self._thinking_blocks())
         self.sync(self.state, self._now)
+
+    def action_toggle_one_thinking(self) -> None:
+        """Open or close the thinking of the reply that holds the selected call (with
+        no call selected, or none in a reply with thinking: the newest thinking block)."""
+        blocks = self._thinking_blocks()
+        if not blocks:
+            self.app.notify("No thinking to show: the model has not sent any.", timeout=2)
+            return
+        chosen = blocks[-1]
+        for index, view in enumerate(self._views):
+            if self.selected_id in view.item.tool_call_ids:
+                chosen = next((b for b in blocks if b[0] == index), chosen)
+                break
+        self._expanded.symmetric_difference_update({chosen})
+        self.sync(self.state, self._now)
+        if chosen in self._expanded and chosen[0] < len(self._views):
+            self.follow = False
+            start = self._heights.start(chosen[0])
+            self.scroll_to_region(Region(0, start, 1, 3), animate=False, immediate=True)
 
     def _call_ids(self) -> list[str]:
         return [i for view in self._views for i in view.item.tool_call_ids if i in self._card_at]

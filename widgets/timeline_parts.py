@@ -11,7 +11,6 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
 from rich.console import Console, RenderableType
-from rich.markdown import Markdown
 from rich.padding import Padding
 from rich.segment import Segment
 from rich.style import Style
@@ -116,6 +115,8 @@ class Painter:
     def markdown(self, text: str) -> list[Strip]:
         if not text.strip():
             return []
+        from rich.markdown import Markdown  # here: the first frame has no text to draw
+
         markdown = Markdown(literal(text), code_theme="monokai", hyperlinks=False)
         return self.render(Padding(markdown, (0, 1, 0, 2)), self.style(""))
 

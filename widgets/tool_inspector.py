@@ -39,6 +39,7 @@ from widgets.render import (
     stage_view,
 )
 from workbench.sanitize import literal
+from workbench.sessions.compact import left_out_notice
 from workbench.view.records import ToolCallRecord
 
 OUTPUT_TAIL_LINES = 400
@@ -227,7 +228,9 @@ class ToolInspector(LineScrollView, can_focus=True):
     def _head(self, record: ToolCallRecord) -> Text:
         head = Text()
         head.append(literal(record.name), style="bold")
-        if self.source and self.source != "builtin":  # an MCP server, your file, ...
+        if self.source == "builtin":  # where the code that runs lives: ours ...
+            head.append("  builtin", style="dim")
+        elif self.source:  # ... or an MCP server's, your file's
             head.append(f"  {literal(self.source)}", style="bold cyan")
         head.append(f"  {literal(record.id)}  ", style="dim")
         head.append_text(stage_badge(record.stage))
@@ -315,10 +318,14 @@ class ToolInspector(LineScrollView, can_focus=True):
         lines = record.output.splitlines()
         body = Text()
         if len(lines) > OUTPUT_TAIL_LINES:
+            notice = left_out_notice(record.output)  # a recording's cap on the output
+            if notice is not None:
+                body.append(literal(notice) + "\n", style="dim")
             body.append(f"… {len(lines) - OUTPUT_TAIL_LINES} earlier lines\n", style="dim")
         body.append(literal("\n".join(lines[-OUTPUT_TAIL_LINES:])))
         live = "streaming" if not record.finished else "final"
-        title = f"Live output  ({record.update_count} updates, {live})"
+        unrecorded = f", {record.unrecorded} not recorded" if record.unrecorded else ""
+        title = f"Live output  ({record.update_count} updates{unrecorded}, {live})"
         yield from self._section("Live output", body, title=title)
 
     def _result(self, record: ToolCallRecord) -> Iterator[Block]:

@@ -7,7 +7,9 @@ headless mode and the runtime never load Textual.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +25,37 @@ PROJECT_COMMANDS = ("init", "run")
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    code = _main(sys.argv[1:] if argv is None else argv)
+    return code if argv is not None else leave(code)
+
+
+def leave(code: int) -> int:
+    """`code`, or exit now with it when a tool abandoned after an abort still holds a
+    thread: Python would otherwise wait for that thread before the process can end.
+    (Everything is written: the session file is written unbuffered, event by event.)"""
+    from workbench.agent.detached import abandoned_calls
+
+    main_thread = threading.main_thread()
+    stuck = [
+        t for t in threading.enumerate() if t is not main_thread and not t.daemon and t.is_alive()
+    ]
+    if abandoned_calls() and stuck:
+        print(
+            "workbench: exiting without waiting for a tool that ignored the abort "
+            "(its thread is still running)",
+            file=sys.stderr,
+        )
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
+
+
+def _main(argv: list[str]) -> int:
+    if argv and argv[0] == "proxy":
+        from workbench.cli.proxy import proxy_main
+
+        return proxy_main(argv[1:])
     if argv and argv[0] in SUBCOMMANDS:  # replay | rerun | export FILE
         if argv[0] == "replay":
             from widgets.replay_app import replay_main
@@ -52,17 +84,21 @@ def main(argv: list[str] | None = None) -> int:
         from widgets.app import make_app
         from workbench.cli.headless import recording_exit_code, say_recording_problem
 
-        code = make_app(runtime, prefill=args.prompt).run() or 0
-        for problem in runtime.recorder.problems if runtime.recorder else ():
-            say_recording_problem(problem)
-        _say_session(runtime)
-        return recording_exit_code(runtime, code)
+        app = make_app(runtime, prefill=args.prompt)
+        code = app.run() or 0
+        for each in app.runs:  # a new run (ctrl+n) records a session of its own
+            for problem in each.recorder.problems if each.recorder else ():
+                say_recording_problem(problem)
+            _say_session(each)
+            code = recording_exit_code(each, code)
+        return code
 
     prompt = args.headless or runtime.prompt
     if not prompt:
         print("workbench: --headless needs a PROMPT (the model has no scenario prompt)", file=sys.stderr)
         return 2
-    _say_session(runtime, "recording the session to")
+    if runtime.session_path is not None:
+        print(f"workbench: recording the session to {runtime.session_path}", file=sys.stderr)
     return anyio.run(_run_headless, runtime, prompt, args.jsonl)
 
 
@@ -98,6 +134,8 @@ def options_from_args(args: argparse.Namespace, headless: bool, approve: Any) ->
         system_prompt=system_prompt_of(args),
         max_turns=args.max_turns,
         tool_choice_sticky=bool(args.tool_choice_sticky),
+        prices=_config_prices(args),
+        simulated_wire=True,
     )
 
 
@@ -161,6 +199,15 @@ def _say_session(runtime: Runtime, what: str = "session recorded to") -> None:
     failed = runtime.recorder is not None and runtime.recorder.error is not None
     if path is not None and (what != "session recorded to" or (path.exists() and not failed)):
         print(f"workbench: {what} {path}", file=sys.stderr)
+
+
+def _config_prices(args: Any) -> Any:
+    """The price table: the config file's `[prices]` (--config, else the default), then
+    the built-in prices."""
+    from workbench.pricing import load_prices
+    from workbench.providers.settings import default_config_path
+
+    return load_prices(args.config or default_config_path(), required=args.config is not None)
 
 
 def _mcp_servers(args: Any) -> list[Any]:

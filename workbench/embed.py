@@ -92,10 +92,11 @@ def attach(
     agent.before_tool_call = chain_before(user_before, gate, stepper.before_tool_call)
     agent.stream_fn = stepper.wrap_stream_fn(user_stream)
     stepper.attach(agent)  # failed arguments and error results pause at breakpoints
+    lent_publish = False
     if hasattr(user_stream, "on_event") and hasattr(user_stream, "publish"):
         # the workbench's OpenAI-compatible provider: its requests go to the network view
         if user_stream.publish is None:
-            user_stream.publish = agent.publish
+            user_stream.publish, lent_publish = agent.publish, True
         agent.subscribe(user_stream.on_event)
     turn_limit = limit_turns(agent, max_turns)
     runtime = Runtime(
@@ -109,6 +110,8 @@ def attach(
         (agent.before_tool_call, agent.after_tool_call, agent.stream_fn,
          agent.should_stop_after_turn, agent.on_arguments_failed, agent.on_error_result) = saved
         agent.bus._listeners[:] = listeners  # noqa: SLF001 - the recorder, printers, ... go
+        if lent_publish:
+            user_stream.publish = None
         if recorder is not None:
             recorder.close()
         setattr(agent, _ATTACHED, None)
@@ -134,7 +137,8 @@ async def run_headless(
     """Run `prompt` once without the app, printing the event stream.
 
     Returns the exit code of `workbench --headless`: 0 finished, 1 error, 3 finished but
-    the session could not be recorded whole, 4 stopped by `max_turns`, 130 aborted. Options: as `attach`.
+    the session could not be recorded whole, 4 stopped by `max_turns`, 130 aborted.
+    Options: as `attach`.
     """
     if approve == "ask":
         raise ValueError('approve="ask" needs the app; use all, none or rules')

@@ -127,6 +127,11 @@ class ProviderRequestEvent(Event):
     repairs: list[str] = Field(default_factory=list)
     """What the provider changed in the transcript to make the request valid, one line each
     (dropped calls of an aborted reply, synthetic results for unanswered calls, ...)."""
+    simulated: bool = False
+    """Nothing was sent: the scripted model shows the body a real server would get."""
+    sent_body: dict[str, Any] | None = None
+    """Proxy mode: the request as the agent sent it, when the proxy forwarded a changed
+    one (`body`); None when it forwarded the agent's request unchanged."""
 
 
 class ProviderResponseEvent(Event):
@@ -145,6 +150,30 @@ class ProviderResponseEvent(Event):
     """The raw streamed chunks (SSE data lines), when capture is on."""
     finish_reason: str | None = None
     """The finish reason exactly as the server sent it (before mapping to a stop reason)."""
+    aborted: bool = False
+    """The run's abort signal closed the response before it ended (`status` is what the
+    server had answered by then)."""
+    simulated: bool = False
+    """The scripted model's reply: the timings are its own pacing, no server answered."""
+
+
+class ResponseReleasedEvent(Event):
+    """Proxy mode: the response as the agent received it, once the gate had decided.
+
+    `changed` is False when the agent got the upstream's response byte for byte
+    (then `chunks` and `body` are None: the response event's chunks are what it got)."""
+
+    type: Literal["response_released"] = "response_released"
+    request_id: str
+    changed: bool = False
+    held: bool = False
+    """The response (or its tail, from the first tool call on) waited for the decisions."""
+    chunks: list[str] | None = None
+    """A changed streamed response: the SSE data lines the agent received."""
+    body: dict[str, Any] | None = None
+    """A changed whole response: the JSON the agent received."""
+    removed: list[str] = Field(default_factory=list)
+    """Ids of the calls taken out (their answers go to the model with the next request)."""
 
 
 # -- run limits ----------------------------------------------------------------------
@@ -175,6 +204,7 @@ WorkbenchEvent = (
     | StepResumedEvent
     | ProviderRequestEvent
     | ProviderResponseEvent
+    | ResponseReleasedEvent
 )
 """The events published by the gate, the stepper and the providers."""
 

@@ -18,8 +18,12 @@ from typing import Any
 
 MIN_LENGTH = 6
 """Shorter values are not redacted: they would match ordinary text."""
-SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW(OR)?D|CREDENTIAL|AUTH|COOKIE|SESSION", re.I)
-"""Environment variable names whose values are treated as secrets."""
+SECRET_NAME = re.compile(
+    r"(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|CREDENTIALS?|PAT)(_|$)", re.I
+)
+"""Environment variable names whose values are treated as secrets: one `_`-separated
+word of the name says so (`OPENAI_API_KEY`, `GH_TOKEN`, `AWS_SECRET_ACCESS_KEY`,
+`DB_PASSWORD`), so `SSH_AUTH_SOCK` or `GNOME_KEYRING_CONTROL` are not."""
 
 
 class Redactor:
@@ -70,3 +74,9 @@ def _bearer(name: str, value: str) -> dict[str, str]:
     """The token of an `Authorization: Bearer TOKEN` header, on its own too."""
     scheme, _, token = value.partition(" ")
     return {f"{name} token": token} if scheme and token else {}
+
+
+def redactor_for(provider_settings: Any = None, mcp_servers: Iterable[Any] = ()) -> Redactor | None:
+    """A `Redactor` for what this run knows, or None when there is nothing to redact."""
+    redactor = Redactor(known_secrets(provider_settings, mcp_servers))
+    return redactor if redactor else None

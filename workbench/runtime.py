@@ -7,14 +7,15 @@ so they run the same thing.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from workbench.agent import Agent, AgentTool, Model, StreamFn
 from workbench.permissions import PermissionGate, chain_before
+from workbench.pricing import PriceTable
 from workbench.providers.scripted import Scenario, ScriptedProvider
-from workbench.redact import Redactor, known_secrets
+from workbench.redact import redactor_for
 from workbench.sessions.recorder import start_recording
 from workbench.stepper import Stepper
 from workbench.workspace import scratch_workspace
@@ -78,6 +79,12 @@ class RunOptions:
     """Append every bus event to the session file (see `workbench.sessions`)."""
     fork: Any = None
     """A `workbench.sessions.ForkPoint`: start from a recorded session's transcript."""
+    simulated_wire: bool = False
+    """The scripted model publishes the requests a real server would get (marked simulated).
+    The command line turns it on. Off by default: each simulated request carries the whole
+    transcript, as a real one does, so a long scripted run costs quadratic time with it."""
+    prices: PriceTable = field(default_factory=PriceTable)
+    """What each model's tokens cost (the config file's `[prices]`, then built-in ones)."""
     pass_env: list[str] = field(default_factory=list)
     """Environment variables `run_command` passes on beyond its allow-list (`--pass-env`)."""
 
@@ -105,11 +112,31 @@ class Runtime:
     """The session Recorder on the bus (None when not recording)."""
     turn_limit: Any = None
     """The `workbench.run_limits.TurnLimit` of `--max-turns` (None: no limit)."""
+    options: RunOptions | None = None
+    """What the runtime was built from (`fresh()` builds the next run from it)."""
+
+    @property
+    def prices(self) -> PriceTable:
+        return self.options.prices if self.options is not None else PriceTable()
 
     @property
     def session_path(self) -> Path | None:
         """The session file this run records to (None when not recording)."""
         return None if self.recorder is None else self.recorder.path
+
+    def fresh(self) -> Runtime:
+        """A new runtime for a new run: the same options, a new session file and, unless
+        a workspace was given, a new scratch workspace. This one stops recording.
+
+        Raises:
+            ValueError: the runtime was not built by `build_runtime`.
+        """
+        if self.options is None:
+            raise ValueError("this runtime was not built from options")
+        if self.recorder is not None:
+            self.recorder.close()
+        scenario = self.scenario if self.scenario is not None else self.options.scenario
+        return build_runtime(replace(self.options, scenario=scenario, session=None, fork=None))
 
 
 def builtin_tool_list(
@@ -183,6 +210,8 @@ def build_runtime(options: RunOptions) -> Runtime:
     """
     scenario: Scenario | None = None
     stream_fn: StreamFn
+    wire_provider: Any = None
+    """The provider that publishes wire events (set its `publish` once the agent exists)."""
     openai_provider: Any = None
     if options.provider_settings is None:
         scenario = (
@@ -192,15 +221,17 @@ def build_runtime(options: RunOptions) -> Runtime:
         )
         provider = ScriptedProvider(scenario, chars_per_second=options.pace)
         stream_fn, model = provider, provider.model
+        if options.simulated_wire:
+            wire_provider = provider
     else:
         from workbench.providers.openai import OpenAIProvider
 
-        openai_provider = OpenAIProvider(
+        wire_provider = openai_provider = OpenAIProvider(
             options.provider_settings,
             capture_chunks=options.capture_chunks,
             sticky_tool_choice=options.tool_choice_sticky,
         )
-        stream_fn, model = openai_provider, openai_provider.model
+        stream_fn, model = wire_provider, wire_provider.model
     workspace = options.workspace or scratch_workspace(scenario)
     gate = PermissionGate.for_workspace(
         workspace,
@@ -228,8 +259,9 @@ def build_runtime(options: RunOptions) -> Runtime:
         tool_abort_grace=options.tool_abort_grace,
     )
     servers = [c.config for c in hub.connections] if hub is not None else []
-    redactor = Redactor(known_secrets(options.provider_settings, servers))
-    agent.redact = redactor if redactor else None
+    agent.redact = redactor_for(options.provider_settings, servers)
+    if hub is not None:
+        hub.mask(agent.redact)
     recorder = None
     if options.record:  # first on the bus: an event is on disk before anyone acts on it
         recorder = start_recording(
@@ -241,14 +273,15 @@ def build_runtime(options: RunOptions) -> Runtime:
     agent.before_tool_call = chain_before(gate, stepper.before_tool_call)
     agent.stream_fn = stepper.wrap_stream_fn(stream_fn)
     stepper.attach(agent)
+    if wire_provider is not None:
+        wire_provider.publish = agent.publish
     if openai_provider is not None:
-        openai_provider.publish = agent.publish
         agent.subscribe(openai_provider.on_event)
     turn_limit = limit_turns(agent, options.max_turns)
     prompt = scenario.prompt if scenario else ""
     return Runtime(
         agent, workspace, scenario, prompt, model, gate=gate, stepper=stepper, recorder=recorder,
-        mcp=hub, slow_after=options.slow_after, turn_limit=turn_limit,
+        mcp=hub, slow_after=options.slow_after, turn_limit=turn_limit, options=options,
     )
 
 

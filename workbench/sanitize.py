@@ -39,9 +39,15 @@ def _replace(match: re.Match[str]) -> str:
     return f"⟨U+{code:04X}⟩"
 
 
+def safe(text: str) -> bool:
+    """Whether `text` holds no unsafe character (see `UNSAFE`)."""
+    # Every unsafe character is unprintable (category Cc, Cf or Cs); the C test runs first.
+    return text.isprintable() or UNSAFE.search(text) is None
+
+
 def literal(text: str) -> str:
     """`text` with every unsafe character (see `UNSAFE`) made visible; newline and tab stay."""
-    if UNSAFE.search(text) is None:
+    if safe(text):
         return text
     return UNSAFE.sub(_replace, text)
 

@@ -129,6 +129,8 @@ def test_jsonl_prints_one_event_a_line_in_the_session_format(tmp_path: Path) -> 
     events = [decoder.decode(json.loads(line)) for line in lines]
     assert [json.loads(line)["seq"] for line in lines] == list(range(1, len(lines) + 1))
     assert events[0].type == "agent_start" and events[-1].type == "agent_end"
+    requests = [e for e in events if e.type == "provider_request"]
+    assert len(requests) == 5 and all(r.simulated for r in requests)  # the CLI simulates the wire
     recorded = session.read_text().splitlines()[1:]  # the first line is the header
     assert [json.loads(x)["event"]["type"] for x in recorded] == [e.type for e in events]
     assert "recording the session to" in run.stderr  # the log goes to stderr, stdout is JSON

@@ -79,3 +79,8 @@ def test_a_request_body_is_always_utf8() -> None:
     ]
     clean = LlmContext(system_prompt="s", messages=[UserMessage(content="plain")], tools=[])
     assert build_request_body("m", clean, OpenAISettings(model="m"))[1] == []
+
+
+def test_every_unsafe_character_is_unprintable() -> None:
+    """`safe` trusts `str.isprintable` first: no unsafe character may pass it."""
+    assert not [c for c in map(chr, range(0x110000)) if UNSAFE.match(c) and c.isprintable()]

@@ -62,7 +62,7 @@ def test_run_command_is_sequential_builtin(tmp_path: Path) -> None:
 
 async def test_streams_stdout_and_stderr_in_arrival_order(tmp_path: Path) -> None:
     updates: list[AgentToolResult] = []
-    script = "echo one; sleep 0.05; echo two >&2; sleep 0.05; echo three; sleep 0.05; echo four >&2"
+    script = "echo one; sleep 0.2; echo two >&2; sleep 0.2; echo three; sleep 0.2; echo four >&2"
     result = await run(tmp_path, script, updates=updates)
     seen = [(u.details["stream"], line) for u in updates for line in u.details["lines"]]
     assert seen == [("stdout", "one"), ("stderr", "two"), ("stdout", "three"), ("stderr", "four")]

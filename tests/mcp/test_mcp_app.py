@@ -114,7 +114,7 @@ async def test_the_servers_view_shows_state_tools_and_logs_and_restarts(tmp_path
             n.message.startswith("MCP server toolbox changed its tools (+toolbox__grown)")
             for n in app._notifications
         )
-        await pilot.press("f3")
+        await pilot.press("f7")
         await pilot.pause()
         from textual.widgets import OptionList, Static
 

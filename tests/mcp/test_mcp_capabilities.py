@@ -76,3 +76,18 @@ def test_instructions_of_servers_that_are_not_ready_are_left_out() -> None:
     ]))
     hub.connections[0].instructions = "never started"
     assert with_instructions("p", hub.connections) == "p"
+
+
+async def test_the_wire_keeps_every_message_both_ways_with_times_and_masks_secrets() -> None:
+    async with mcp_run(calls(("toolbox__two_blocks", {}))) as run:
+        run.hub.mask(lambda text: text.replace("second", "[REDACTED:X]"))
+        await run.agent.prompt("go")
+        entries = list(run.hub.connection("toolbox").wire.entries)
+    summaries = [(e.outgoing, e.summary) for e in entries]
+    assert summaries[0][0] is True and summaries[0][1].startswith("initialize #")
+    assert (True, "notifications/initialized") in summaries
+    call = next(e for e in entries if e.summary.startswith("tools/call two_blocks"))
+    answer = next(e for e in entries if " of tools/call (" in e.summary)
+    assert call.outgoing and not answer.outgoing and answer.at >= call.at
+    assert answer.summary.endswith(" ms)")
+    assert "[REDACTED:X]" in answer.text and "second" not in answer.text

@@ -28,6 +28,10 @@ async def test_text_blocks_reach_the_model_and_the_screen_apart() -> None:
         result = run.result("toolbox__two_blocks")
         assert result.text == "first block:\nsecond"
         assert tool_message(result)["content"] == "first block:\nsecond"
+        # what the server said about the second block, kept for the inspector
+        assert result.details["annotations"] == [
+            {"block": 2, "audience": ["user"], "priority": 0.9}
+        ]
 
 
 async def test_a_server_that_dies_while_idle_is_noticed_at_once_and_restarts() -> None:

@@ -88,12 +88,15 @@ async def test_a_failing_model_is_the_servers_error_not_the_runs() -> None:
 
 def test_sampling_messages_become_the_runtimes() -> None:
     messages = [
-        mcp_types.SamplingMessage(role="user", content=mcp_types.TextContent(type="text", text="hi")),
+        mcp_types.SamplingMessage(
+            role="user", content=mcp_types.TextContent(type="text", text="hi")
+        ),
         mcp_types.SamplingMessage(
             role="assistant", content=mcp_types.TextContent(type="text", text="hello")
         ),
         mcp_types.SamplingMessage(
-            role="user", content=mcp_types.AudioContent(type="audio", data="AA", mime_type="audio/wav")
+            role="user",
+            content=mcp_types.AudioContent(type="audio", data="AA", mime_type="audio/wav"),
         ),
     ]
     user, assistant, audio = to_messages(messages)

@@ -35,13 +35,13 @@ async def test_a_form_asks_checks_and_sends(tmp_path: Path) -> None:
         assert any("Who should get the report?" == str(s.render()) for s in modal.query(Static))
         await pilot.press(*"a hurried user types prose here")  # into the first field
         assert isinstance(app.screen, ElicitationModal)  # nothing was decided
-        modal.query_one("#f-name", Input).value = ""
+        modal.query_one("#f-0", Input).value = ""
         await pilot.press("ctrl+y")  # required fields empty: refused, with the reasons
         error = str(modal.query_one("#elicit-error", Static).render())
         assert "'name' is a required property" in error
         assert isinstance(app.screen, ElicitationModal)
-        modal.query_one("#f-name", Input).value = "Ann"
-        modal.query_one("#f-age", Input).value = "41"
+        modal.query_one("#f-0", Input).value = "Ann"
+        modal.query_one("#f-1", Input).value = "41"
         await pilot.press("ctrl+y")
         await wait_for(pilot, lambda: app.view_state.run_state == "finished", timeout=20)
         calls_ = list(app.view_state.calls.values())
@@ -78,3 +78,38 @@ async def test_sampling_shows_the_request_and_can_be_declined_or_sent(tmp_path: 
         results = sorted(c.result_text for c in app.view_state.calls.values())
         assert any("the user declined the sampling request" in r for r in results)
         assert any(r.startswith("summary (scripted") for r in results)
+
+
+async def test_hostile_property_names_make_a_plain_form() -> None:
+    import mcp_types
+    from textual.app import App
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "na me; [b]x[/b]": {"type": "string", "description": "\x1b]2;owned\x07"},
+            "#id.class": {"type": "boolean"},
+        },
+        "required": ["na me; [b]x[/b]"],
+    }
+    params = mcp_types.ElicitRequestFormParams(
+        mode="form", message="fill", requested_schema=schema
+    )
+    results: list[object] = []
+
+    class Host(App[None]):
+        def on_mount(self) -> None:
+            self.push_screen(ElicitationModal("evil", params), results.append)
+
+    app = Host()
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        modal = app.screen
+        assert isinstance(modal, ElicitationModal)
+        labels = [str(s.render()) for s in modal.query(Static)]
+        assert any(label.startswith("na me; [b]x[/b]") for label in labels)  # not markup
+        assert not any("\x1b" in label for label in labels)
+        modal.query_one("#f-0", Input).value = "ok"
+        await pilot.press("ctrl+y")
+        await pilot.pause()
+    assert results == [("accept", {"na me; [b]x[/b]": "ok", "#id.class": False})]

@@ -149,3 +149,35 @@ def test_workbench_run_errors_are_one_message_and_exit_2(
     assert main(["run", target, "--headless", "go"]) == 2
     err = capsys.readouterr().err
     assert needle in err and "embed.py" not in err
+
+
+async def test_your_openai_provider_gets_the_network_view_and_the_tool_choice_reset(
+    tmp_path: Path,
+) -> None:
+    from tests.support.chat_server import (
+        ChatServer,
+        finish,
+        stream_reply,
+        text_chunks,
+        tool_call_chunks,
+    )
+    from workbench.providers.openai import OpenAIProvider
+    from workbench.providers.settings import OpenAISettings
+
+    seen: list[str] = []
+    with ChatServer() as srv:
+        srv.script(
+            stream_reply([*tool_call_chunks(0, "c1", "note", '{"text": "x"}'), finish("tool_calls")]),
+            stream_reply([*text_chunks("ok"), finish("stop")]),
+        )
+        provider = OpenAIProvider(OpenAISettings(base_url=srv.url, model="m", tool_choice="required",
+                                                 max_retries=0))
+        agent = Agent(stream_fn=provider, model=provider.model, tools=[note])
+        agent.subscribe(lambda e, _s=None: seen.append(e.type))
+        code = await workbench.run_headless(agent, "go", approve="all", workspace=tmp_path,
+                                            record=False, console=quiet())
+        bodies = srv.bodies
+    assert code == 0
+    assert [b["tool_choice"] for b in bodies] == ["required", "auto"]
+    assert "provider_request" in seen  # the requests reach the bus (the network view)
+    assert provider.publish is None  # and yours again afterwards

@@ -62,6 +62,7 @@ async def test_edit_file_refuses_a_file_over_its_cap(
     monkeypatch.setattr(edit_file_mod, "MAX_EDIT_BYTES", 1024 * 1024)
     sparse(tmp_path / "big.txt", "needle\n" + "hay\n" * 4096, 4 << 20)
     edits = [{"old_text": "needle", "new_text": "pin"}]
-    with pytest.raises(ValueError, match=r"big.txt is 4194304 bytes; edit_file edits files up to 1 MB"):
+    refused = r"big.txt is 4194304 bytes; edit_file edits files up to 1 MB"
+    with pytest.raises(ValueError, match=refused):
         await run(tmp_path, "edit_file", path="big.txt", edits=edits)
     assert (tmp_path / "big.txt").read_bytes()[:7] == b"needle\n"

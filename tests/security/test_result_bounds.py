@@ -34,7 +34,8 @@ async def test_a_huge_result_keeps_head_and_tail_and_says_its_size(tmp_path: Pat
     @tool
     async def flood() -> AgentToolResult:
         """Returns far too much."""
-        return AgentToolResult.text("H" * 10 + "x" * 3_000_000 + "T" * 10, details={"raw": "y" * 300_000})
+        text = "H" * 10 + "x" * 3_000_000 + "T" * 10
+        return AgentToolResult.text(text, details={"raw": "y" * 300_000})
 
     provider = ScriptedProvider(scenario({"name": "flood", "arguments": {}}))
     agent = Agent(stream_fn=provider, model=provider.model, tools=[flood])
@@ -120,3 +121,49 @@ async def test_a_tool_stuck_in_a_thread_is_abandoned_after_the_grace() -> None:
         assert "abandoned" in message.text
     finally:
         release.set()  # the abandoned thread ends; its outcome is dropped
+
+
+@pytest.mark.parametrize(
+    "name, secret",
+    [("OPENAI_API_KEY", True), ("GH_TOKEN", True), ("AWS_SECRET_ACCESS_KEY", True),
+     ("DB_PASSWORD", True), ("GITHUB_PAT", True), ("SSH_AUTH_SOCK", False),
+     ("GNOME_KEYRING_CONTROL", False), ("XDG_SESSION_TYPE", False), ("PATH", False)],
+)
+def test_which_environment_variables_count_as_secrets(name: str, secret: bool) -> None:
+    assert (name in known_secrets(environ={name: "value-123456"})) is secret
+
+
+STUCK_PROGRAM = """
+import threading, anyio
+from workbench.__main__ import leave
+from workbench.agent import Agent, tool
+from workbench.providers.scripted import Scenario, ScriptedProvider
+
+@tool
+async def stuck() -> str:
+    '''Blocks in a thread forever.'''
+    agent.abort("stop")
+    await anyio.to_thread.run_sync(threading.Event().wait)
+    return "never"
+
+turns = [{"tool_calls": [{"name": "stuck", "arguments": {}}]}, {"text": "done"}]
+provider = ScriptedProvider(Scenario.model_validate({"name": "s", "turns": turns}))
+agent = Agent(stream_fn=provider, model=provider.model, tools=[stuck], tool_abort_grace=0.1)
+anyio.run(agent.prompt, "go")
+print("run ended", flush=True)
+raise SystemExit(leave(7))
+"""
+
+
+def test_a_process_with_an_abandoned_thread_still_exits() -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    done = subprocess.run(
+        [sys.executable, "-c", STUCK_PROGRAM], env=env, capture_output=True, text=True, timeout=30
+    )
+    assert done.stdout == "run ended\n"
+    assert "exiting without waiting for a tool that ignored the abort" in done.stderr
+    assert done.returncode == 7

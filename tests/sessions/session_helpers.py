@@ -53,3 +53,76 @@ async def record_run(
     runtime.agent.subscribe(lambda event, _signal: live.apply(event))
     await runtime.agent.prompt(runtime.prompt)
     return runtime, live
+
+
+def write_session(
+    path: Path,
+    prompt: str = "read a.txt",
+    *,
+    tool: str = "read_file",
+    args: dict[str, Any] | None = None,
+    result: str = "alpha",
+    is_error: bool = False,
+    denied: bool = False,
+    reply: str = "done",
+    created: float = 1_700_000_000_000.0,
+    model: str = "scripted-demo",
+    parent: Path | None = None,
+    finished: bool = True,
+) -> Path:
+    """A small session written straight through the recorder (no agent runs): a prompt,
+    one tool call (allowed or denied) with its result, and a reply."""
+    from workbench.agent import (
+        AgentEndEvent,
+        AgentStartEvent,
+        AssistantMessage,
+        MessageEndEvent,
+        TextContent,
+        ToolCall,
+        ToolExecutionEndEvent,
+        ToolExecutionStartEvent,
+        ToolResultMessage,
+        TurnEndEvent,
+        TurnStartEvent,
+        Usage,
+        UserMessage,
+    )
+    from workbench.agent.tool import AgentToolResult
+    from workbench.events import PermissionDecisionEvent
+    from workbench.sessions.header import ModelInfo, ParentInfo, SessionHeader
+    from workbench.sessions.recorder import Recorder
+
+    args = {"path": "a.txt"} if args is None else args
+    header = SessionHeader(
+        created=created,
+        model=ModelInfo(id=model, provider="scripted"),
+        workspace="/tmp/ws",
+        parent=ParentInfo(path=str(parent), turn=1, events=3) if parent is not None else None,
+    )
+    call = ToolCall(id="call_1", name=tool, arguments=args)
+    asked = AssistantMessage(content=[TextContent(text="Looking."), call], stop_reason="toolUse",
+                             usage=Usage(input=10, output=5, total_tokens=15))
+    output = AgentToolResult(content=[TextContent(text=result)], is_error=is_error or denied)
+    answer = AssistantMessage(content=[TextContent(text=reply)],
+                              usage=Usage(input=20, output=3, total_tokens=23))
+    outcome = ToolResultMessage(tool_call_id="call_1", tool_name=tool,
+                                content=output.content, is_error=output.is_error)
+    events: list[Any] = [
+        AgentStartEvent(), TurnStartEvent(),
+        MessageEndEvent(message=UserMessage(content=prompt)),
+        MessageEndEvent(message=asked),
+        PermissionDecisionEvent(tool_call_id="call_1", tool_name=tool,
+                                decision="deny" if denied else "allow", decided_by="rule"),
+        ToolExecutionStartEvent(tool_call_id="call_1", tool_name=tool, args=args),
+        ToolExecutionEndEvent(tool_call_id="call_1", tool_name=tool, result=output,
+                              is_error=output.is_error),
+        TurnEndEvent(message=asked, tool_results=[outcome]),
+        TurnStartEvent(), MessageEndEvent(message=answer),
+    ]
+    if finished:
+        events += [TurnEndEvent(message=answer, tool_results=[]), AgentEndEvent(messages=[])]
+    recorder = Recorder(path, header)
+    for index, event in enumerate(events):
+        recorder.write(event, created + 100.0 * index)
+    recorder.close()
+    return path

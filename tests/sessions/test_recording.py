@@ -308,11 +308,23 @@ async def test_a_flood_of_updates_is_recorded_as_deltas_at_a_bounded_rate(tmp_pa
     assert updates[-1].args == {} and updates[-1].partial_result.details == {"i": 1_999}
     replayed = fold(session.events)
     shown = next(iter(replayed.calls.values()))
-    assert shown.update_count == 2_000
+    assert shown.update_count == 2_000 and shown.unrecorded == 2_000 - len(updates)
+    assert record.unrecorded == 0  # live, nothing is left out
     left_out = len(record.output) - OUTPUT_CAP
     assert shown.output == (
         f"[{left_out:,} characters before this were not recorded]\n" + record.output[left_out:]
     )
+    from widgets.replay_app import ReplayApp
+
+    app = ReplayApp(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        while not app.settled:
+            await pilot.pause(0.02)
+        app.select_call(shown.id)
+        await pilot.pause()
+        text = " ".join(app.inspector.section_text("Live output").split())
+    assert f"2000 updates, {shown.unrecorded} not recorded, final" in text
+    assert f"[{left_out:,} characters before this were not recorded]" in text
     lines = lines_of(runtime.session_path)
     later = [line for line in lines[1:] if line["event"]["type"] == "tool_execution_update"][1:]
     assert all("content" not in line["event"]["partial_result"] for line in later)

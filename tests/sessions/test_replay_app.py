@@ -138,7 +138,8 @@ async def test_going_back_keeps_the_objects_on_screen_and_equals_a_fresh_fold(
     events = read_session(runtime.session_path).events
     scrub = ScrubFold(events)
     state = scrub.goto(len(events))
-    assert len(scrub.checkpoints) == 1 + sum(1 for e in events if e.type == "turn_start")
+    turn_starts = sum(1 for e in events if e.type == "turn_start")
+    assert len(scrub.checkpoints) == 1 + turn_starts + 1  # the start, each turn, the end
     kept = 0
     for position in range(len(events) - 1, -1, -1):
         items, calls = list(state.items), dict(state.calls)

@@ -151,3 +151,15 @@ async def test_a_protected_path_is_flagged_in_red(make_test_app) -> None:
         await pilot.press("ctrl+n", "enter")  # deny
         await wait_for(pilot, lambda: app.view_state.run_state == "finished")
     assert not (app.runtime.workspace / ".git" / "hooks" / "pre-commit").exists()
+
+
+async def test_the_dialog_and_the_inspector_say_a_built_in_tool_is_built_in(
+    make_test_app,
+) -> None:
+    app = make_test_app()
+    async with app.run_test(size=(140, 44)) as pilot:
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: modal_open(app))
+        assert str(app.screen.query_one("#perm-desc").render()).startswith("builtin · Edit a")
+        assert "  builtin" in app.inspector.plain_lines()[0]  # the call waiting, selected
+        await pilot.press("ctrl+c")

@@ -12,6 +12,7 @@ from widgets.inject_modal import InjectResultModal
 from widgets.json_editor import JsonEditModal
 from widgets.permission_modal import PermissionModal
 from workbench.sessions import read_session
+from workbench.sessions.cli import report_lines
 from workbench.sessions.export import to_json, to_markdown
 from workbench.sessions.rerun import rerun
 
@@ -89,6 +90,8 @@ async def test_edits_and_injected_results_show_in_cards_exports_and_rerun(make_t
     assert "edited by the user in the permission dialog" in outcomes["call_1_1"].note
     assert outcomes["call_2_1"].status == "same" and "at failed arguments" in outcomes["call_2_1"].note
     assert outcomes["call_3_1"].status == "skipped"
+    printed = "\n".join(report_lines(report, session.path, "all"))
+    assert "call_1_1       write_file       same (ran as edited by the user in the permission dialog)" in printed
 
 
 async def test_a_call_cancelled_with_f8_says_who_everywhere(make_test_app, tmp_path: Path) -> None:

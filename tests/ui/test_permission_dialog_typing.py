@@ -11,8 +11,8 @@ from widgets.permission_modal import PermissionModal
 from workbench.agent import ToolResultMessage, tool
 
 SENTENCES = (
-    "use list_directory instead. Also: do not edit anything, please!",
-    "A deny reason with every shortcut letter: a A d e p y n, then Space and more",
+    "use list_directory instead, please!",
+    "Allow? No: a A d e p y n q",  # every letter a dialog might bind
 )
 
 

@@ -21,7 +21,8 @@ def screen_lines(app) -> list[str]:  # type: ignore[no-untyped-def]
 
 
 def card_line(app, words: str) -> str:  # type: ignore[no-untyped-def]
-    return next(line for line in screen_lines(app) if words in line)
+    """The first screen line holding `words` ("" while there is none yet)."""
+    return next((line for line in screen_lines(app) if words in line), "")
 
 
 WAIT = re.compile(r"(\d+(?:\.\d+)?)(µs|ms|s) \+(\d+(?:\.\d+)?)(ms|s) wait")
@@ -46,7 +47,8 @@ async def test_a_call_that_waited_for_you_shows_its_work_and_its_wait_and_ticks_
         await wait_for(pilot, lambda: WAIT.search(card_line(app, "awaiting approval   ")))
         first = wait_seconds(card_line(app, "awaiting approval   "))
         await anyio.sleep(0.6)
-        await wait_for(pilot, lambda: wait_seconds(card_line(app, "awaiting approval   ")) > first)
+        await wait_for(pilot, lambda: WAIT.search(card_line(app, "awaiting approval   "))
+                       and wait_seconds(card_line(app, "awaiting approval   ")) > first)
         inspector_head = "\n".join(app.inspector.plain_lines()[:2])
         assert "wait" in inspector_head  # the inspector's time ticks under the dialog too
         await pilot.press("ctrl+y")

@@ -10,7 +10,6 @@ call runs under its own abort signal linked to the run's.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from workbench.agent.config import (
     ToolCallAborts,
     resolve,
 )
+from workbench.agent.detached import ABANDON_AFTER, Detached, note_abandoned
 from workbench.agent.emit import Emit
 from workbench.agent.events import (
     MessageEndEvent,
@@ -388,7 +388,7 @@ class BatchRunner:
     ) -> tuple[AgentToolResult, bool]:
         pump = UpdatePump(self.emit, p.tool_call, tg, self.config.redact)
         grace = self.config.tool_abort_grace
-        run = _Detached(p.tool.execute, (p.tool_call.id, p.args, signal, pump.push))
+        run = Detached(p.tool.execute, (p.tool_call.id, p.args, signal, pump.push))
         with anyio.CancelScope() as waiting:
 
             def on_abort(_reason: Any) -> None:
@@ -408,6 +408,7 @@ class BatchRunner:
                     run.scope.cancel()
         await pump.close()
         if not run.done.is_set():
+            note_abandoned()
             text = (
                 f"{_aborted_text(signal)}: tool {p.tool_call.name} did not stop within "
                 f"{grace:g}s of the abort signal, nor when cancelled; it was abandoned "
@@ -460,51 +461,3 @@ class BatchRunner:
     def _skipped_text(self) -> str:
         assert self.signal is not None
         return f"{_aborted_text(self.signal)}: tool call skipped, it never started"
-
-
-class _Detached:
-    """One `execute`, in a task of its own so the call can stop waiting for it.
-
-    A tool blocked in a thread that ignores cancellation (`anyio.to_thread.run_sync`
-    without `abandon_on_cancel`) cannot be interrupted; running it apart lets the
-    batch give up on it after the grace and go on, while the task ends by itself
-    whenever its thread returns (its outcome is then dropped).
-    """
-
-    __slots__ = ("execute", "args", "scope", "done", "value", "error", "failure")
-
-    def __init__(self, execute: Any, args: tuple[Any, ...]) -> None:
-        self.execute = execute
-        self.args = args
-        self.scope = anyio.CancelScope()
-        self.done = anyio.Event()
-        self.value: Any = None
-        self.error: Exception | None = None
-        self.failure: BaseException | None = None
-
-    async def start(self) -> None:
-        """Start the task and wait for it to end (cancel the waiter to stop waiting)."""
-        task = asyncio.get_running_loop().create_task(self._body())
-        _running.add(task)
-        task.add_done_callback(_running.discard)
-        await self.done.wait()
-
-    async def _body(self) -> None:
-        try:
-            with self.scope:
-                signal = self.args[2]
-                signal.throw_if_aborted()  # aborted before this task got to run
-                self.value = await resolve(self.execute(*self.args))
-        except Exception as exc:  # noqa: BLE001 - a raising tool is an error result
-            self.error = exc
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the waiting task
-            self.failure = exc
-        finally:
-            self.done.set()
-
-
-_running: set[asyncio.Task[None]] = set()
-"""Detached tool tasks still running (a reference keeps each alive until it ends)."""
-
-ABANDON_AFTER = 0.5
-"""Seconds a cancelled tool gets to end before the call stops waiting for it."""

@@ -40,7 +40,13 @@ def build_parser() -> argparse.ArgumentParser:
             "Every run is recorded to a session file (one JSON line per event). Sessions: "
             "`workbench replay FILE` steps through one (and forks it), `workbench rerun FILE` "
             "re-runs its tool calls against the real tools and reports what differs, "
-            "`workbench export FILE --format md|json` writes a transcript. "
+            "`workbench export FILE --format md|json` writes a transcript, "
+            "`workbench sessions --list | --search TEXT` finds one, "
+            "`workbench diff A B` compares two. "
+            "`workbench proxy --upstream URL` debugs any agent that talks to an "
+            "OpenAI-compatible API (docs/proxy.md). "
+            "Your own agent: `workbench init` writes a workbench.toml here, "
+            "`workbench run FILE.py:NAME` opens an Agent you built in Python. "
             "Each has its own --help."
         ),
     )
@@ -94,10 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
         'Rules allow, ask or deny by tool and argument pattern, e.g. run_command(command="pytest *") '
         'or write_file(path="src/**"). Defaults: reading tools allowed; writing and running ask.',
     )
-    perms.add_argument("--rules", type=Path, metavar="FILE", help="rules file (default: WORKSPACE/.workbench/rules.toml)")
-    perms.add_argument("--allow", action="append", default=[], metavar="RULE", help="allow calls matching RULE (repeatable)")
-    perms.add_argument("--ask", action="append", default=[], metavar="RULE", help="ask before calls matching RULE (repeatable)")
-    perms.add_argument("--deny", action="append", default=[], metavar="RULE", help="deny calls matching RULE (repeatable)")
+    add_rule_flags(perms, rules_default="WORKSPACE/.workbench/rules.toml")
     perms.add_argument(
         "--pass-env",
         action="append",
@@ -107,25 +110,11 @@ def build_parser() -> argparse.ArgumentParser:
         "only PATH, HOME, USER, SHELL, LANG, LC_*, TERM, TMPDIR and the like by default; "
         "also [commands] pass_env in the config file)",
     )
-    perms.add_argument(
-        "--approve",
-        choices=["ask", "all", "none", "rules"],
-        default=None,
-        help='how "ask" is answered: ask a person (the app\'s default), all (allow), none (deny), '
-        "or rules (only allow rules allow: the headless default)",
-    )
-    step = parser.add_argument_group("stepping")
-    step.add_argument("--step", action="store_true", help="start in step mode (pause at every point)")
-    step.add_argument(
-        "--break",
-        dest="breakpoints",
-        action="append",
-        default=[],
-        metavar="BP",
-        help=(
-            "breakpoint: a tool name, an argument pattern, @invalid (or one stage: @parse, "
-            "@unknown, @prepare, @validate) or @error (repeatable)"
-        ),
+    add_step_flags(
+        parser,
+        step_help="start in step mode (pause at every point)",
+        break_help="breakpoint: a tool name, an argument pattern, @invalid (or one stage: "
+        "@parse, @unknown, @prepare, @validate) or @error (repeatable)",
     )
     sessions = parser.add_argument_group("session recording")
     sessions.add_argument(
@@ -289,6 +278,35 @@ def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespac
     if args.jsonl and args.headless is None:
         parser.error("--jsonl prints a headless run: add --headless")
     return args
+
+
+def add_rule_flags(group: Any, rules_default: str) -> None:
+    """--rules, --allow, --ask, --deny and --approve: how calls are allowed (the main
+    command's and `workbench proxy`'s)."""
+    group.add_argument(
+        "--rules", type=Path, metavar="FILE", help=f"rules file (default: {rules_default})"
+    )
+    for flag, what in (("--allow", "allow"), ("--ask", "ask before"), ("--deny", "deny")):
+        group.add_argument(
+            flag, action="append", default=[], metavar="RULE",
+            help=f"{what} calls matching RULE (repeatable)",
+        )
+    group.add_argument(
+        "--approve",
+        choices=["ask", "all", "none", "rules"],
+        default=None,
+        help='how "ask" is answered: ask a person (the app\'s default), all (allow), none '
+        "(deny), or rules (only allow rules allow: the headless default)",
+    )
+
+
+def add_step_flags(parser: argparse.ArgumentParser, step_help: str, break_help: str) -> None:
+    """--step and --break, in a "stepping" group."""
+    step = parser.add_argument_group("stepping")
+    step.add_argument("--step", action="store_true", help=step_help)
+    step.add_argument(
+        "--break", dest="breakpoints", action="append", default=[], metavar="BP", help=break_help
+    )
 
 
 def pace_of(value: float | None, headless: bool) -> float:

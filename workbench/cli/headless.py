@@ -20,8 +20,9 @@ from rich.text import Text
 
 from workbench import gc_policy
 from workbench.agent import AssistantMessage, ToolResultMessage, UserMessage
-from workbench.agent.types import result_text, text_of
+from workbench.agent.types import Usage, result_text, text_of
 from workbench.cli.args import EXIT_MAX_TURNS
+from workbench.pricing import PriceTable, format_cost
 from workbench.runtime import Runtime
 from workbench.sanitize import literal, one_line
 from workbench.sessions.codec import encode
@@ -39,8 +40,15 @@ RESULT_LINES = 12
 class EventPrinter:
     """Prints bus events as a compact, readable log."""
 
-    def __init__(self, console: Console) -> None:
+    def __init__(
+        self, console: Console, prefix: str = "", prices: PriceTable | None = None
+    ) -> None:
         self.console = console
+        self.prefix = prefix
+        """Put before every line (proxy mode: which conversation it belongs to)."""
+        self.prices = prices or PriceTable()
+        self.replies: list[tuple[str, str, Usage]] = []
+        """(provider, model, usage) of every model reply, for the run's cost."""
         self.turn = 0
         self.tool_calls = 0
         self.started: dict[str, float] = {}
@@ -50,7 +58,7 @@ class EventPrinter:
         """The output lines of each call already printed as they streamed."""
 
     def line(self, *parts: tuple[str, str] | str) -> None:
-        text = Text()
+        text = Text(self.prefix, style="dim")
         for part in parts:
             if isinstance(part, tuple):
                 text.append(literal(part[0]), style=part[1])
@@ -65,7 +73,7 @@ class EventPrinter:
 
     def on_turn_start(self, event: Any) -> None:
         self.turn += 1
-        self.console.rule(Text(f"turn {self.turn}", style="bold"), style="dim")
+        self.console.rule(Text(f"{self.prefix}turn {self.turn}", style="bold"), style="dim")
 
     def on_message_end(self, event: Any) -> None:
         message = event.message
@@ -81,6 +89,12 @@ class EventPrinter:
                     self.line(("assistant ", "bold green"), block.text)
             if message.stop_reason in ("error", "aborted"):
                 self.line((f"model {message.stop_reason}: ", "bold red"), message.error_message or "")
+            usage = message.usage
+            self.replies.append((message.provider, message.model, usage))
+            cost = self.prices.cost(message.model, usage, message.provider)
+            self.line((f"  tokens {usage.input:,}↑ {usage.output:,}↓", "dim"),
+                      (f" cached {usage.cache_read:,}" if usage.cache_read else "", "dim"),
+                      (f" · cost {format_cost(cost)}", "dim"))
         elif isinstance(message, ToolResultMessage):
             style = "red" if message.is_error else "green"
             mark = "✗" if message.is_error else "✓"
@@ -158,7 +172,18 @@ class EventPrinter:
         self.line(("■ ", "bold yellow"), (event.text, "bold yellow"))
 
     def on_agent_end(self, event: Any) -> None:
-        self.console.rule(Text(f"end: {self.turn} turns, {self.tool_calls} tool calls", style="bold"), style="dim")
+        tokens_in = sum(u.input for _p, _m, u in self.replies)
+        tokens_out = sum(u.output for _p, _m, u in self.replies)
+        cost = self.prices.total(self.replies)
+        summary = (
+            f"{self.prefix}end: {self.turn} turns, {self.tool_calls} tool calls, "
+            f"tokens {tokens_in:,}↑ {tokens_out:,}↓, cost {format_cost(cost)}"
+        )
+        self.console.rule(Text(summary, style="bold"), style="dim")
+        unpriced = sorted({m for p, m, _u in self.replies if self.prices.price_of(m, p) is None})
+        if unpriced:
+            self.line((f"no price for {', '.join(unpriced)}: add a [prices.\"MODEL\"] table "
+                       "to the config file to see the cost", "dim"))
 
 
 def _is_json_object(raw: str) -> bool:
@@ -245,7 +270,7 @@ async def run_headless(
     if jsonl:
         runtime.agent.subscribe(JsonLinesPrinter(sys.stdout.buffer, _reader_gone(runtime)))
     else:
-        runtime.agent.subscribe(EventPrinter(console or Console(highlight=False)))
+        runtime.agent.subscribe(EventPrinter(console or Console(highlight=False), prices=runtime.prices))
     if runtime.recorder is not None:
         runtime.recorder.on_problem = say_recording_problem
 

@@ -66,6 +66,8 @@ def run_main(argv: list[str]) -> int:
         parser.error("--approve ask needs the app; headless runs take all, none or rules")
     options = {"workspace": workspace, "rules": args.rules, "step": args.step,
                "session": args.session, "approve": approve}
+    from workbench.cli.headless import recording_exit_code, say_recording_problem
+
     with embed.attach(agent, **options) as runtime:
         if headless:
             import anyio
@@ -76,7 +78,9 @@ def run_main(argv: list[str]) -> int:
         else:
             from widgets.app import make_app
 
-            code = make_app(runtime).run() or 0
+            code = recording_exit_code(runtime, make_app(runtime).run() or 0)
+            for problem in runtime.recorder.problems if runtime.recorder else ():
+                say_recording_problem(problem)  # (headless says each as it happens)
         path = runtime.session_path
     if path is not None and path.exists():
         print(f"workbench: session recorded to {path}", file=sys.stderr)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
+import warnings
 from collections import deque
 from collections.abc import Callable
 from contextvars import ContextVar
@@ -28,11 +29,12 @@ from typing import IO, Any, Literal, Protocol
 import anyio
 import mcp_types
 from mcp import ClientSession
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from pydantic import ValidationError
 
 from workbench import __version__
 from workbench.agent import AbortSignal
+from workbench.mcp.bounds import bound_output_schemas
 from workbench.mcp.capabilities import ClientSide
 from workbench.mcp.config import McpServerConfig
 from workbench.mcp.failures import (
@@ -47,7 +49,7 @@ from workbench.mcp.failures import (
     leaf,
     reason_text,
 )
-from workbench.mcp.listing import bound_output_schemas, list_tools
+from workbench.mcp.listing import list_tools
 from workbench.mcp.streams import (
     CallCancel,
     CancelReasonWriter,
@@ -56,6 +58,7 @@ from workbench.mcp.streams import (
     current_call,
 )
 from workbench.mcp.transports import http_transport, stdio_transport
+from workbench.mcp.wire import Wire
 
 LOG_LINES = 200
 """How many lines of protocol noise a connection keeps (`McpConnection.log`)."""
@@ -73,6 +76,11 @@ class _QuietLog(logging.Handler):
         if connection is not None and record.levelno >= logging.WARNING:
             connection.note(record.getMessage())
 
+
+# The SDK warns, on stderr, about capabilities the 2026-07-28 revision deprecates
+# (logging, roots, sampling); servers still use them, and a warning on stderr would
+# tear through the full-screen app.
+warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 
 for _name in ("mcp", "client"):  # the SDK's session logs under "client"
     _logger = logging.getLogger(_name)
@@ -107,6 +115,8 @@ class McpConnection:
         self.config = config
         self.client = client or ClientSide()
         """Roots, the server's log and what to do on tools/list_changed."""
+        self.wire = Wire()
+        """Every JSON-RPC message with the server, both ways (the last few hundred)."""
         self.instructions: str | None = None
         """What the server's `initialize` answer says about using it, if anything."""
         self.status: Status = "starting"
@@ -155,11 +165,11 @@ class McpConnection:
         self._done = self._done or anyio.Event()
         self._ended = False
         _serving.set(self)
-        guard = ToolListGuard(self._tool_dropped)
+        taps = [self.wire, ToolListGuard(self._tool_dropped)]  # the wire sees what came
         try:
             async with self._transport() as (read, write), ClientSession(
-                WatchedReader(read, self._connection_ended, guard),
-                CancelReasonWriter(write, guard),
+                WatchedReader(read, self._connection_ended, taps),
+                CancelReasonWriter(write, taps),
                 message_handler=self._on_message,
                 client_info=mcp_types.Implementation(name="agent-workbench", version=__version__),
                 **self.client.session_options(),

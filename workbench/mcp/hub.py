@@ -16,7 +16,6 @@ tools: the others and the run go on.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from functools import partial
@@ -86,6 +85,11 @@ class McpHub:
         for connection in self.connections:
             connection.client.asker = asker
 
+    def mask(self, redact: Callable[[str], str] | None) -> None:
+        """Mask known secrets in what the servers' wire logs keep."""
+        for connection in self.connections:
+            connection.wire.redact = redact
+
     def use_model(self, stream_fn: Any, model: Any) -> None:
         """Answer sampling requests with this provider and model."""
         self._sampler = Sampler(stream_fn, model)
@@ -109,9 +113,7 @@ class McpHub:
             connection.client.roots = list(roots)
             session = connection._session
             if session is not None and connection.status == "ready":
-                with warnings.catch_warnings():  # deprecated by the 2026-07-28 revision, still used
-                    warnings.simplefilter("ignore")
-                    await session.send_roots_list_changed()
+                await session.send_roots_list_changed()
 
     def _changed(self, connection: McpConnection) -> None:
         if self.on_change is not None:

@@ -31,7 +31,9 @@ from workbench.agent import (
 DECLINED = -1
 """The JSON-RPC error code sent for a sampling request the user (or policy) declined."""
 
-SampleFn = Callable[[mcp_types.CreateMessageRequestParams], Awaitable[mcp_types.CreateMessageResult]]
+SampleFn = Callable[
+    [mcp_types.CreateMessageRequestParams], Awaitable[mcp_types.CreateMessageResult]
+]
 
 
 class Asker(Protocol):

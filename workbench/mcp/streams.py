@@ -15,10 +15,10 @@ writes a request's cancellation from that same task.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 import mcp_types
@@ -79,14 +79,23 @@ class ToolListGuard:
         )
 
 
-class WatchedReader:
-    """The transport's read stream, calling `on_end` once when it ends; answers to
-    `tools/list` pass through `guard`."""
+class Tap(Protocol):
+    """Sees each message on its way: `sent` going out, `received` (which may replace
+    it) coming in."""
 
-    def __init__(self, inner: Any, on_end: Callable[[], None], guard: ToolListGuard) -> None:
+    def sent(self, item: Any) -> None: ...
+
+    def received(self, item: Any) -> Any: ...
+
+
+class WatchedReader:
+    """The transport's read stream, calling `on_end` once when it ends; what comes in
+    passes through `taps` in order."""
+
+    def __init__(self, inner: Any, on_end: Callable[[], None], taps: Sequence[Tap]) -> None:
         self._inner = inner
         self._on_end = on_end
-        self._guard = guard
+        self._taps = taps
         self._ended = False
 
     def __getattr__(self, name: str) -> Any:  # `last_context` and the like
@@ -104,17 +113,22 @@ class WatchedReader:
 
     async def __anext__(self) -> Any:
         try:
-            return self._guard.received(await self._inner.__anext__())
+            return self._tapped(await self._inner.__anext__())
         except (StopAsyncIteration, anyio.EndOfStream, anyio.ClosedResourceError):
             self._end()
             raise
 
     async def receive(self) -> Any:
         try:
-            return self._guard.received(await self._inner.receive())
+            return self._tapped(await self._inner.receive())
         except (anyio.EndOfStream, anyio.ClosedResourceError):
             self._end()
             raise
+
+    def _tapped(self, item: Any) -> Any:
+        for tap in self._taps:
+            item = tap.received(item)
+        return item
 
     def _end(self) -> None:
         if not self._ended:
@@ -123,12 +137,12 @@ class WatchedReader:
 
 
 class CancelReasonWriter:
-    """The transport's write stream, giving cancellations the caller's reason; requests
-    are shown to `guard` on their way out."""
+    """The transport's write stream, giving cancellations the caller's reason; what
+    goes out is shown to `taps` as it is sent."""
 
-    def __init__(self, inner: Any, guard: ToolListGuard) -> None:
+    def __init__(self, inner: Any, taps: Sequence[Tap]) -> None:
         self._inner = inner
-        self._guard = guard
+        self._taps = taps
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
@@ -141,8 +155,10 @@ class CancelReasonWriter:
         return await self._inner.__aexit__(*exc)
 
     async def send(self, item: SessionMessage) -> None:
-        self._guard.sent(item)
-        await self._inner.send(with_reason(item))
+        item = with_reason(item)
+        for tap in self._taps:
+            tap.sent(item)
+        await self._inner.send(item)
 
 
 def with_reason(item: SessionMessage) -> SessionMessage:

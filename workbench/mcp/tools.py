@@ -135,7 +135,24 @@ def map_result(
             content = [TextContent(text=text)]
     if result.is_error:
         details["is_error"] = True
+    notes = content_annotations(result.content)
+    if notes:
+        details["annotations"] = notes
     return content, details
+
+
+def content_annotations(items: list[Any]) -> list[dict[str, Any]]:
+    """What the server said about each block it annotated: who it is for (`audience`),
+    how much it matters (`priority`), when it changed; block numbers count from 1."""
+    notes = []
+    for number, item in enumerate(items, 1):
+        said = getattr(item, "annotations", None)
+        if said is None:
+            continue
+        fields = said.model_dump(mode="json", exclude_none=True, by_alias=True)
+        if fields:
+            notes.append({"block": number, **fields})
+    return notes
 
 
 def map_content(item: Any) -> list[ToolResultContent]:

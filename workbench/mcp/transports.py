@@ -14,27 +14,9 @@ import anyio
 from mcp import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+from workbench.mcp.bounds import SERVER_TREE_GRACE, end_tree_when_server_exits
 from workbench.mcp.config import McpServerConfig
 from workbench.proctree import ProcessTree
-
-SERVER_TREE_GRACE = 2.0
-"""Seconds a stdio server's leftover processes get after SIGTERM before SIGKILL."""
-SERVER_WATCH_INTERVAL = 0.5
-"""Seconds between looks at whether a stdio server is still alive."""
-
-
-async def _end_tree_when_server_exits(tree: ProcessTree) -> None:
-    """Keep track of the server's descendants; once the server itself has exited,
-    end whatever it left behind (its session then ends as its pipes close)."""
-    for _ in range(20):
-        if tree.adopt_child():
-            break
-        await anyio.sleep(SERVER_WATCH_INTERVAL / 10)
-    while tree.root_running():
-        tree.watch()
-        await anyio.sleep(SERVER_WATCH_INTERVAL)
-    await tree.end(SERVER_TREE_GRACE)
-
 
 
 @asynccontextmanager
@@ -54,7 +36,7 @@ async def stdio_transport(
     try:
         async with stdio_client(params, errlog=stderr) as (read, write):
             async with anyio.create_task_group() as tg:
-                tg.start_soon(_end_tree_when_server_exits, tree)
+                tg.start_soon(end_tree_when_server_exits, tree)
                 yield read, write
                 tg.cancel_scope.cancel()
     finally:

@@ -38,7 +38,13 @@ from workbench.agent.types import Model
 from workbench.events import ProviderRequestEvent, ProviderResponseEvent
 from workbench.json_text import LINE_DEPTH, loads
 from workbench.providers.openai_messages import JsonDict, build_request_body
-from workbench.providers.openai_stream import ChunkReader, SSEDecoder, StreamError, error_text
+from workbench.providers.openai_stream import (
+    EMPTY_RESPONSE,
+    ChunkReader,
+    SSEDecoder,
+    StreamError,
+    error_text,
+)
 from workbench.providers.settings import OpenAISettings
 from workbench.providers.stream_builder import Events, StreamBuilder
 
@@ -187,6 +193,7 @@ class _Exchange:
         self.status: int | None = None
         self.started = 0.0
         self.ttft_ms: float | None = None
+        self.aborted = False
 
     async def run(self) -> AsyncIterator[AssistantMessageEvent]:
         if self.signal is not None and self.signal.aborted:
@@ -213,11 +220,16 @@ class _Exchange:
                         yield event
             final = self.reader.finish()
         except _Aborted:
-            final = self.builder.error(ABORTED_MESSAGE, aborted=True, usage=self.reader.usage)
+            self.aborted = True
+            final = self.reader.held() + self.builder.error(
+                ABORTED_MESSAGE, aborted=True, usage=self.reader.usage
+            )
         except Exception as exc:  # noqa: BLE001 - a provider never raises
             message, status = describe_error(exc, self.settings, self.reader.chunk_count)
             self.status = status or self.status
-            final = self.builder.error(redact(message, self.settings), usage=self.reader.usage)
+            final = self.reader.held() + self.builder.error(
+                redact(message, self.settings), usage=self.reader.usage
+            )
         await self._publish_response()
         for event in final:
             yield event
@@ -281,6 +293,8 @@ class _Exchange:
         text = await self._abortable(response.text)
         if self.chunks is not None:
             self.chunks.append(text)
+        if not text.strip():
+            raise StreamError(EMPTY_RESPONSE)
         try:
             data = loads(text, LINE_DEPTH)
         except ValueError:
@@ -346,6 +360,7 @@ class _Exchange:
                 error=message.error_message,
                 chunks=self.chunks,
                 finish_reason=self.reader.finish_reason,
+                aborted=self.aborted,
             )
         )
 

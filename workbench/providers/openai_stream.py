@@ -12,7 +12,12 @@ Servers differ in the details, so the reader is lenient where that is safe:
 - usage is taken from whichever chunk carries it (the last one wins), and a stream
   without usage is fine.
 - a stream ends well at `[DONE]`, or when the body ends after a finish reason. A body
-  that ends with neither was cut off: that is an error, with the content kept.
+  that ends with neither was cut off: that is an error, with the content kept. A body
+  with no data at all is an empty response (llama.cpp sends one for requests it
+  cannot serve), said as such.
+- text between `<think>` and `</think>` at the start of `content` (Qwen and
+  DeepSeek-R1 on servers without a reasoning parser) is thinking, even when a tag
+  is split across chunks (`ThinkSplitter`).
 
 Things that cannot be repaired raise `StreamError` with a readable message; the
 provider turns it into the final error event.
@@ -32,8 +37,90 @@ from workbench.providers.stream_builder import Events, StreamBuilder
 REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
 
 
+EMPTY_RESPONSE = (
+    "Empty response: the server answered but sent no data at all. llama.cpp's server "
+    "does this when it cannot serve the request, for instance a tool_choice value it "
+    "does not support (try --tool-choice auto, or leave it unset) or image parts for a "
+    "model without vision"
+)
+
+
 class StreamError(Exception):
     """The stream cannot go on; `str(self)` is the message for the user."""
+
+
+class ThinkSplitter:
+    """Splits `content` deltas into thinking and text at `<think>` ... `</think>`.
+
+    Only a `<think>` before any other text opens a thinking block (a model that
+    writes the tag later in its answer is talking about it). A tag may arrive cut
+    across deltas, so a tail that could be the start of one is held back until the
+    next delta (or `flush`) says what it is.
+    """
+
+    OPEN, CLOSE = "<think>", "</think>"
+
+    def __init__(self) -> None:
+        self.thinking = False
+        self.seen_text = False
+        self.closed = False
+        """A thinking block has ended (only the first one is split out)."""
+        self._pending = ""
+
+    def feed(self, text: str) -> list[tuple[str, str]]:
+        """(kind, text) pieces, kind "thinking" or "text", in order."""
+        buf, self._pending = self._pending + text, ""
+        out: list[tuple[str, str]] = []
+        while buf:
+            tag = self.CLOSE if self.thinking else self.OPEN
+            if not self.thinking and (self.seen_text or self.closed):
+                if not self.seen_text:  # the blank lines after </think>
+                    buf = buf.lstrip()
+                self._add(out, "text", buf)
+                break
+            if not self.thinking:
+                stripped = buf.lstrip()
+                if stripped.startswith(tag):
+                    self.thinking = True
+                    buf = stripped[len(tag) :]
+                    continue
+                if tag.startswith(stripped):  # maybe the start of the tag
+                    self._pending = buf
+                    break
+                self._add(out, "text", buf)
+                break
+            at = buf.find(tag)
+            if at >= 0:
+                self._add(out, "thinking", buf[:at])
+                self.thinking, self.closed = False, True
+                buf = buf[at + len(tag) :]
+                continue
+            keep = _partial_suffix(buf, tag)
+            self._add(out, "thinking", buf[: len(buf) - keep])
+            self._pending = buf[len(buf) - keep :]
+            break
+        return out
+
+    def flush(self) -> list[tuple[str, str]]:
+        """Whatever was held back, once the stream has ended."""
+        out: list[tuple[str, str]] = []
+        pending, self._pending = self._pending, ""
+        self._add(out, "thinking" if self.thinking else "text", pending)
+        return out
+
+    def _add(self, out: list[tuple[str, str]], kind: str, text: str) -> None:
+        if text:
+            out.append((kind, text))
+            if kind == "text" and text.strip():
+                self.seen_text = True
+
+
+def _partial_suffix(text: str, tag: str) -> int:
+    """The length of the longest end of `text` that is a beginning of `tag`."""
+    for n in range(min(len(tag) - 1, len(text)), 0, -1):
+        if tag.startswith(text[-n:]):
+            return n
+    return 0
 
 
 # -- SSE -----------------------------------------------------------------------------
@@ -111,6 +198,7 @@ class ChunkReader:
         """Set by `feed` the first time a chunk carried content (for time to first token)."""
         self._calls: dict[int, _Call] = {}
         self._last_index: int | None = None
+        self._think = ThinkSplitter()
 
     # -- input -------------------------------------------------------------------
 
@@ -163,15 +251,23 @@ class ChunkReader:
             if isinstance(value, str) and value:
                 events += self.builder.thinking(value)
                 break
-        for name in ("content", "refusal"):
-            value = delta.get(name)
-            if isinstance(value, str) and value:
-                events += self.builder.text(value)
+        value = delta.get("content")
+        if isinstance(value, str) and value:
+            events += self._pieces(self._think.feed(value))
+        value = delta.get("refusal")
+        if isinstance(value, str) and value:
+            events += self.builder.text(value)
         calls = delta.get("tool_calls")
         if isinstance(calls, list):
             for position, call in enumerate(calls):
                 if isinstance(call, dict):
                     events += self._tool_call(call, position)
+        return events
+
+    def _pieces(self, pieces: list[tuple[str, str]]) -> Events:
+        events: Events = []
+        for kind, text in pieces:
+            events += self.builder.thinking(text) if kind == "thinking" else self.builder.text(text)
         return events
 
     def _tool_call(self, delta: dict[str, Any], position: int) -> Events:
@@ -221,12 +317,20 @@ class ChunkReader:
 
     def finish(self) -> Events:
         """The final events once the body has ended (cleanly, as far as HTTP goes)."""
+        if not self.saw_done and self.finish_reason is None and self.chunk_count == 0:
+            raise StreamError(EMPTY_RESPONSE)
         if not self.saw_done and self.finish_reason is None:
             raise StreamError(
                 f"The stream ended early: no finish reason and no [DONE] after "
                 f"{self.chunk_count} chunk(s) (the connection may have been cut)"
             )
-        reason = self.finish_reason
+        return self.held() + self._finish(self.finish_reason)
+
+    def held(self) -> Events:
+        """Text held back in case it began a `<think>` tag (call once the body has ended)."""
+        return self._pieces(self._think.flush())
+
+    def _finish(self, reason: str | None) -> Events:
         if reason in _FAILED_REASONS:
             return self.builder.error(_FAILED_REASONS[reason], usage=self.usage)
         stop = _STOP_REASONS.get(reason or "")

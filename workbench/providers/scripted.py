@@ -3,27 +3,34 @@
 A scenario (JSON) lists the turns the "model" takes. Each turn may think, talk,
 ask for tool calls (with exact raw argument strings, malformed ones too), stop for
 any reason, or fail like a provider. A turn can branch on the tool results it is
-answering, so a denied call gets a different reply than an allowed one. Text and
-argument strings stream in chunks at a configurable pace (instant for tests,
+answering, so a denied (or aborted) call gets a different reply than an allowed one.
+Text and argument strings stream in chunks at a configurable pace (instant for tests,
 human-readable for the demo), through the same events a real provider emits.
+
+Given a `publish` function, it also publishes the wire events the OpenAI provider
+does, marked `simulated`: the request body an OpenAI-compatible server would be sent
+for this context (built by the same code), and the reply's timings and usage. So
+the network view shows the demo's requests, though nothing goes over a network.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import AsyncIterator, Sequence
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from importlib import resources
 from itertools import islice
 from pathlib import Path
 from typing import Any
 
 import anyio
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from workbench.agent.abort import AbortSignal
-from workbench.agent.config import LlmContext, StreamOptions
-from workbench.agent.events import AssistantMessageEvent
+from workbench.agent.config import LlmContext, StreamOptions, resolve
+from workbench.agent.events import AssistantMessageEvent, Event
 from workbench.agent.types import (
     AssistantMessage,
     Model,
@@ -32,7 +39,11 @@ from workbench.agent.types import (
     Usage,
     text_of,
 )
+from workbench.events import ProviderRequestEvent, ProviderResponseEvent
 from workbench.providers.stream_builder import StreamBuilder
+
+FINISH_REASONS = {"toolUse": "tool_calls", "stop": "stop", "length": "length"}
+"""What an OpenAI-compatible server would say for each stop reason."""
 
 
 class ScriptedToolCall(BaseModel):
@@ -51,18 +62,36 @@ class ScriptedToolCall(BaseModel):
 class ResultMatch(BaseModel):
     """Matches when any of the tool results being answered fits every field given."""
 
+    model_config = ConfigDict(extra="forbid")  # a misspelt field must not match everything
+
     tool: str | None = None
     is_error: bool | None = None
     contains: str | None = None
     """A substring of the result's text."""
+    aborted: bool | None = None
+    """The call was aborted (ctrl+c, F8, or the run's abort while it waited or ran)."""
+    no_results: bool = False
+    """Match only a reply that answers no tool results (the last reply asked for none)."""
 
     def matches(self, results: list[ToolResultMessage]) -> bool:
+        if self.no_results:
+            return not results
         return any(
             (self.tool is None or r.tool_name == self.tool)
             and (self.is_error is None or r.is_error == self.is_error)
             and (self.contains is None or self.contains in r.text)
+            and (self.aborted is None or is_aborted(r) == self.aborted)
             for r in results
         )
+
+
+def is_aborted(result: ToolResultMessage) -> bool:
+    """Whether a call was aborted: the loop marks such results `details.aborted`; a call
+    aborted while it waited for permission is denied with "Operation aborted ..."."""
+    details = result.details
+    if isinstance(details, dict) and details.get("aborted") is True:
+        return True
+    return result.is_error and result.text.startswith("Operation aborted")
 
 
 class ScriptedTurn(BaseModel):
@@ -110,6 +139,11 @@ class Scenario(BaseModel):
         return cls.model_validate_json(text)
 
 
+YIELD_EVERY = 0.01
+"""At full speed, the longest the stream runs without letting other tasks of the event
+loop in (a key pressed in the app waits for the stream otherwise)."""
+
+
 class ScriptedProvider:
     """A stream function that plays a `Scenario`.
 
@@ -120,11 +154,18 @@ class ScriptedProvider:
     """
 
     def __init__(
-        self, scenario: Scenario, *, chars_per_second: float = math.inf, chunk_size: int = 6
+        self,
+        scenario: Scenario,
+        *,
+        chars_per_second: float = math.inf,
+        chunk_size: int = 6,
+        publish: Callable[[Event], Awaitable[None]] | None = None,
     ) -> None:
         self.scenario = scenario
         self.chars_per_second = chars_per_second
         self.chunk_size = max(1, chunk_size)
+        self.publish = publish
+        """Awaited with the simulated wire events (None: none are made)."""
         self._tally: _Tally | None = None
 
     @property
@@ -149,9 +190,14 @@ class ScriptedProvider:
         signal = options.signal
         turn = self.pick_turn(context)
         b = StreamBuilder(model)
+        wire = _SimulatedWire(self.publish, model, context) if self.publish else None
+        if wire is not None:
+            await wire.request()
         for event in b.start():
             yield event
         if await self._pause(turn.delay, signal):
+            if wire is not None:
+                await wire.response(b, aborted=True)
             for event in b.error("Request was aborted", aborted=True):
                 yield event
             return
@@ -167,6 +213,7 @@ class ScriptedProvider:
             pieces += [("args", c) for c in self._chunks(call.raw_string())]
         index = -1
         paced = math.isfinite(self.chars_per_second)
+        yielded = time.perf_counter()
         for kind, value in pieces:
             if kind == "call":
                 index, events = b.begin_tool_call(*value)
@@ -176,14 +223,22 @@ class ScriptedProvider:
                 events = b.text(value)
             else:
                 events = b.thinking(value)
+            if wire is not None:
+                wire.first_token()
             for event in events:
                 yield event
             if paced:
                 size = len(value) if isinstance(value, str) else 0
                 stop = await self._pause(size, signal, chars=True)
-            else:  # full speed: only look at the signal
+            else:  # full speed: look at the signal, and let the rest of the loop in
                 stop = signal is not None and signal.aborted
+                now = time.perf_counter()
+                if now - yielded >= YIELD_EVERY:
+                    await anyio.sleep(0)
+                    yielded = time.perf_counter()
             if stop:
+                if wire is not None:
+                    await wire.response(b, aborted=True)
                 for event in b.error("Request was aborted", aborted=True):
                     yield event
                 return
@@ -193,6 +248,8 @@ class ScriptedProvider:
             events += b.error(turn.error, usage=usage)
         else:
             events += b.done(turn.stop_reason, usage)
+        if wire is not None:
+            await wire.response(b)
         for event in events:
             yield event
 
@@ -262,12 +319,72 @@ class ScriptedProvider:
         return signal.aborted
 
 
+class _SimulatedWire:
+    """The wire events a real request for this turn would have made, marked simulated."""
+
+    def __init__(
+        self, publish: Callable[[Event], Awaitable[None]], model: Model, context: LlmContext
+    ) -> None:
+        self.publish = publish
+        self.model = model
+        self.context = context
+        self.request_id = f"sim_{uuid.uuid4().hex[:16]}"
+        self.started = time.monotonic()
+        self.ttft_ms: float | None = None
+
+    async def request(self) -> None:
+        from workbench.providers.openai_messages import build_request_body
+        from workbench.providers.settings import OpenAISettings
+
+        body, repairs = build_request_body(
+            self.model.id, self.context, OpenAISettings(model=self.model.id)
+        )
+        self.started = time.monotonic()
+        await resolve(
+            self.publish(
+                ProviderRequestEvent(
+                    request_id=self.request_id, provider=self.model.provider, model=self.model.id,
+                    url=None, body=body, repairs=repairs, simulated=True,
+                )
+            )
+        )
+
+    def first_token(self) -> None:
+        if self.ttft_ms is None:
+            self.ttft_ms = (time.monotonic() - self.started) * 1000
+
+    async def response(self, builder: StreamBuilder, *, aborted: bool = False) -> None:
+        message = builder.message
+        finish = None if aborted or message.stop_reason is None else FINISH_REASONS.get(message.stop_reason)
+        await resolve(
+            self.publish(
+                ProviderResponseEvent(
+                    request_id=self.request_id,
+                    status=None,
+                    ttft_ms=self.ttft_ms,
+                    total_ms=(time.monotonic() - self.started) * 1000,
+                    usage=None if aborted else message.usage,
+                    error="Request was aborted" if aborted else message.error_message,
+                    finish_reason=finish,
+                    aborted=aborted,
+                    simulated=True,
+                )
+            )
+        )
+
+
 def _last_tool_results(context: LlmContext) -> list[ToolResultMessage]:
+    """The results of the last assistant reply's calls, even when the user has spoken
+    since (a run aborted at a call, then "go on", answers that call's result too).
+    Aborted replies are skipped: their turn is played again."""
     results: list[ToolResultMessage] = []
     for m in reversed(context.messages):
-        if not isinstance(m, ToolResultMessage):
+        if isinstance(m, AssistantMessage):
+            if m.stop_reason == "aborted":
+                continue
             break
-        results.append(m)
+        if isinstance(m, ToolResultMessage):
+            results.append(m)
     return results[::-1]
 
 

@@ -142,19 +142,29 @@ def default_config_path(environ: Mapping[str, str] = os.environ) -> Path:
     return Path(base).expanduser() / "agent-workbench" / "config.toml"
 
 
+def read_config(path: Path, *, required: bool = False) -> dict[str, Any]:
+    """The config file's tables; a missing file has none unless `required`.
+
+    Raises:
+        ValueError: the file cannot be read or is not valid TOML (or, if `required`,
+            does not exist).
+    """
+    if not path.exists():
+        if required:
+            raise ValueError(f"Config file not found: {path}")
+        return {}
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ValueError(f"Cannot read config file {path}: {exc}") from None
+
+
 def load_provider_config(path: Path, *, required: bool = False) -> ProviderConfig:
     """Read the profiles from a TOML file. A missing file is empty unless `required`.
 
     Other top-level tables are ignored (the file may hold other settings too).
     """
-    if not path.exists():
-        if required:
-            raise ValueError(f"Config file not found: {path}")
-        return ProviderConfig()
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ValueError(f"Cannot read config file {path}: {exc}") from None
+    data = read_config(path, required=required)
     try:
         return ProviderConfig.model_validate(
             {"default_profile": data.get("default_profile"), "profiles": data.get("profiles", {})}
@@ -187,7 +197,8 @@ def add_provider_arguments(parser: argparse.ArgumentParser) -> None:
         "--config",
         type=Path,
         metavar="FILE",
-        help="config file (default: $WORKBENCH_CONFIG or ~/.config/agent-workbench/config.toml)",
+        help="config file: profiles, [prices], MCP servers "
+        "(default: $WORKBENCH_CONFIG or ~/.config/agent-workbench/config.toml)",
     )
     group.add_argument(
         "--tool-choice", metavar="auto|required|none|TOOL", help="what the model may call"

@@ -10,36 +10,26 @@
 Nothing here imports Textual or Rich; replay's screen is `widgets.replay_app`.
 """
 
-from workbench.sessions.fork import ForkPoint, fork_point
-from workbench.sessions.header import (
-    FORMAT,
-    FORMAT_VERSION,
-    ParentInfo,
-    SessionHeader,
-    build_header,
-    default_session_dir,
-    default_session_path,
-)
-from workbench.sessions.history import Marks, fork_cut, messages_of
-from workbench.sessions.reader import Session, SessionError, read_session
-from workbench.sessions.recorder import Recorder, start_recording
+from importlib import import_module
+from typing import Any
 
-__all__ = [
-    "FORMAT",
-    "FORMAT_VERSION",
-    "ForkPoint",
-    "Marks",
-    "ParentInfo",
-    "Recorder",
-    "Session",
-    "SessionError",
-    "SessionHeader",
-    "build_header",
-    "default_session_dir",
-    "default_session_path",
-    "fork_cut",
-    "fork_point",
-    "messages_of",
-    "read_session",
-    "start_recording",
-]
+# Imported when first asked for: recording (all the app needs at start) imports only
+# the recorder and the codec, not what reading, replay, re-run and fork need.
+_WHERE = {
+    "ForkPoint": "fork", "fork_point": "fork",
+    "FORMAT": "header", "FORMAT_VERSION": "header", "ParentInfo": "header",
+    "SessionHeader": "header", "build_header": "header", "default_session_dir": "header",
+    "default_session_path": "header",
+    "Marks": "history", "fork_cut": "history", "messages_of": "history",
+    "Session": "reader", "SessionError": "reader", "read_session": "reader",
+    "Recorder": "recorder", "start_recording": "recorder",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f"workbench.sessions.{_WHERE[name]}"), name)
+
+
+__all__ = sorted(_WHERE)

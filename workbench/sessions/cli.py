@@ -12,18 +12,19 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from workbench.cli.args import Parser
 from workbench.providers.settings import add_provider_arguments
 from workbench.sanitize import literal, one_line
-from workbench.sessions.fork import scenario_of
-from workbench.sessions.reader import Session, SessionError, read_session
-from workbench.sessions.rerun import RerunReport, rerun
 
-SUBCOMMANDS = ("replay", "rerun", "export")
+if TYPE_CHECKING:
+    from workbench.sessions.reader import Session
+    from workbench.sessions.rerun import RerunReport
+
+SUBCOMMANDS = ("replay", "rerun", "export", "sessions", "diff")
 EXIT_SAME = 0
 EXIT_DIFFERS = 1
 EXIT_USAGE = 2
@@ -179,6 +180,8 @@ def export_parser() -> argparse.ArgumentParser:
 def load(path: Path, command: str, on_batch: Any = None) -> Session | None:
     """Read a session, printing its warnings; None (after one error line) if it cannot be
     read. `on_batch`: see `read_session`."""
+    from workbench.sessions.reader import SessionError, read_session
+
     try:
         session = read_session(path, on_batch)
     except SessionError as exc:
@@ -190,13 +193,20 @@ def load(path: Path, command: str, on_batch: Any = None) -> Session | None:
 
 
 def export_main(argv: list[str]) -> int:
+    from workbench.pricing import load_prices
+    from workbench.providers.settings import default_config_path
     from workbench.sessions.export import iter_export
 
     args = export_parser().parse_args(argv)
     session = load(args.file, "export")
     if session is None:
         return EXIT_USAGE
-    pieces = iter_export(session, args.format)
+    try:
+        prices = load_prices(default_config_path())
+    except ValueError as exc:
+        print(f"workbench export: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    pieces = iter_export(session, args.format, prices)
     if args.output is None:
         for piece in pieces:
             sys.stdout.write(piece)
@@ -223,10 +233,14 @@ def rerun_main(argv: list[str]) -> int:
     session = load(args.file, "rerun")
     if session is None:
         return EXIT_USAGE
+    from workbench.sessions.fork import scenario_of
+
     if args.workspace is None and scenario_of(session) is None:
         args.workspace = _ask_for_cwd(session)
         if args.workspace is None:
             return EXIT_USAGE
+
+    from workbench.sessions.rerun import rerun
 
     async def go() -> RerunReport:
         return await rerun(
@@ -316,4 +330,12 @@ def subcommand_main(command: str, argv: list[str]) -> int:
         return rerun_main(argv)
     if command == "export":
         return export_main(argv)
+    if command == "sessions":
+        from workbench.sessions.library_cli import sessions_main
+
+        return sessions_main(argv)
+    if command == "diff":
+        from workbench.sessions.diff import diff_main
+
+        return diff_main(argv)
     raise ValueError(f"unknown subcommand {command!r}")

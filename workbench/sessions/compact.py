@@ -6,8 +6,8 @@ update's output plus a little (a command's log, an MCP server's progress lines):
 updates are recorded
 
 - as a change to the previous recorded output (`"output": {"drop": k, "append": s}`
-  on the line: the first k characters go, s is added), when the output is one text
-  block;
+  on the line: the first k characters go, s is added; the first is `{"text": s}`),
+  when the output is one text block;
 - past a call's first `FREE_UPDATES`, at most every `UPDATE_EVERY_MS` (so an
   ordinary call replays update by update, and a flood does not fill the disk): an
   update that comes sooner is held back,
@@ -61,7 +61,7 @@ class Compactor:
         if kind == "tool_execution_update":
             return self._update(event, ts)
         lines: list[Line] = []
-        call_id = getattr(event, "tool_call_id", None)
+        call_id = event.__dict__.get("tool_call_id")  # a model's getattr with a default is slow
         if call_id is not None and call_id in self._calls:
             lines += self._flush(call_id)
             if kind == "tool_execution_end":
@@ -72,6 +72,11 @@ class Compactor:
             lines += self.held()
         lines.append((event, ts, {}, None))
         return lines
+
+    def forget(self, call_id: str) -> None:
+        """A line for this call could not be written: its next output goes whole."""
+        if call_id in self._calls:
+            self._calls[call_id].output = None
 
     def held(self) -> list[Line]:
         """The updates held back (written at the end of a run, or of the recording)."""
@@ -112,12 +117,18 @@ class Compactor:
         text = _only_text(event.partial_result.content)
         if text is not None:
             stored = capped(text)
-            before = call.output or ""
-            drop = _overlap(before, stored)
-            extra["output"] = {"drop": drop, "append": stored[len(before) - drop :]}
+            before = call.output
+            if before is None:  # the call's first recorded output: whole
+                extra["output"] = {"text": stored}
+            else:
+                drop = _overlap(before, stored)
+                extra["output"] = {"drop": drop, "append": stored[len(before) - drop :]}
             exclude["partial_result"] = {"content": True}
             call.output = stored
         return (event, ts, extra, exclude or None)
+
+
+_LEFT_OUT = " characters before this were not recorded]"
 
 
 def capped(text: str) -> str:
@@ -125,7 +136,13 @@ def capped(text: str) -> str:
     if len(text) <= OUTPUT_CAP:
         return text
     left_out = len(text) - OUTPUT_CAP
-    return f"[{left_out:,} characters before this were not recorded]\n" + text[left_out:]
+    return f"[{left_out:,}{_LEFT_OUT}\n" + text[left_out:]
+
+
+def left_out_notice(output: str) -> str | None:
+    """The line `capped` put first in a recorded output, if it did."""
+    first = output[: output.find("\n")] if "\n" in output else output
+    return first if first.startswith("[") and first.endswith(_LEFT_OUT) else None
 
 
 def _only_text(content: Any) -> str | None:
@@ -169,11 +186,22 @@ class Expander:
                 data = {**data, "args": self._args[call_id]}
             output = line.get("output")
             if isinstance(output, dict):
-                before = self._outputs.get(call_id, "")
-                drop, append = output.get("drop", 0), output.get("append", "")
-                if not isinstance(drop, int) or not isinstance(append, str) or drop > len(before):
-                    raise ValueError("an update's output does not follow the one before")
-                text = self._outputs[call_id] = before[drop:] + append
+                if "text" in output:
+                    text = output["text"]
+                    if not isinstance(text, str):
+                        raise ValueError("an update's output is not text")
+                else:
+                    before = self._outputs.get(call_id)
+                    drop, append = output.get("drop", 0), output.get("append", "")
+                    if (
+                        before is None
+                        or not isinstance(drop, int)
+                        or not isinstance(append, str)
+                        or not 0 <= drop <= len(before)
+                    ):
+                        raise ValueError("an update's output does not follow the one before")
+                    text = before[drop:] + append
+                self._outputs[call_id] = text
                 partial = dict(data.get("partial_result") or {})
                 partial["content"] = [{"type": "text", "text": text}]
                 data = {**data, "partial_result": partial}

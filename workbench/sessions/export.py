@@ -30,6 +30,7 @@ from typing import Any, Literal
 from workbench.agent import AssistantMessage, ToolCall, ToolResultMessage
 from workbench.agent.types import text_of
 from workbench.json_text import escape_chars, normal
+from workbench.pricing import BUILTIN_AS_OF, PriceTable, add_costs, format_cost
 from workbench.sanitize import UNSAFE, literal
 from workbench.sessions.interventions import (
     INTERVENTION_KINDS,
@@ -42,22 +43,46 @@ from workbench.sessions.reader import Session
 Format = Literal["md", "json"]
 
 
-def export(session: Session, fmt: Format) -> str:
-    """The session as Markdown (`md`) or JSON (`json`)."""
-    return "".join(iter_export(session, fmt))
+def export(session: Session, fmt: Format, prices: PriceTable | None = None) -> str:
+    """The session as Markdown (`md`) or JSON (`json`), with costs from `prices`."""
+    return "".join(iter_export(session, fmt, prices))
 
 
-def iter_export(session: Session, fmt: Format) -> Iterator[str]:
+def iter_export(session: Session, fmt: Format, prices: PriceTable | None = None) -> Iterator[str]:
     """The export in pieces, in order: write each as it comes, and memory stays flat
     (one turn's tool results at a time, never the whole text)."""
-    return iter_markdown(session) if fmt == "md" else iter_json(session)
+    prices = prices or PriceTable()
+    return iter_markdown(session, prices) if fmt == "md" else iter_json(session, prices)
 
 
-def to_json(session: Session) -> str:
-    return "".join(iter_json(session))
+def session_costs(events: Iterable[Any], prices: PriceTable) -> dict[str, Any]:
+    """Cost of each turn and each run and of the whole session (None: unknown)."""
+    turns: list[float | None] = []
+    runs: list[float | None] = []
+    for event in of_kinds(events, ("agent_start", "turn_start", "message_end")):
+        if event.type == "agent_start":
+            runs.append(0.0)
+        elif event.type == "turn_start":
+            turns.append(0.0)
+        elif isinstance(event.message, AssistantMessage):
+            m = event.message
+            cost = prices.cost(m.model, m.usage, m.provider)
+            if turns:
+                turns[-1] = add_costs(turns[-1], cost)
+            if runs:
+                runs[-1] = add_costs(runs[-1], cost)
+    session: float | None = 0.0
+    for cost in runs:
+        session = add_costs(session, cost)
+    return {"currency": "USD", "session": session, "runs": runs, "turns": turns,
+            "builtin_prices_as_of": BUILTIN_AS_OF}
 
 
-def iter_json(session: Session) -> Iterator[str]:
+def to_json(session: Session, prices: PriceTable | None = None) -> str:
+    return "".join(iter_json(session, prices or PriceTable()))
+
+
+def iter_json(session: Session, prices: PriceTable) -> Iterator[str]:
     header = session.header
     data = {
         "format": "agent-workbench-transcript",
@@ -88,15 +113,19 @@ def iter_json(session: Session) -> Iterator[str]:
         yield ("[\n" if first else ",\n") + escape_chars(textwrap.indent(message, "    "), UNSAFE)
         first = False
     yield "[]" if first else "\n  ]"
-    tail = json.dumps({"interventions": changes}, indent=2, ensure_ascii=False)
+    tail = json.dumps(
+        {"interventions": changes, "cost": session_costs(session.events, prices)},
+        indent=2, ensure_ascii=False,
+    )
     yield ",\n" + escape_chars(tail[2:-2], UNSAFE) + "\n}\n"
 
 
-def to_markdown(session: Session) -> str:
-    return "".join(iter_markdown(session))
+def to_markdown(session: Session, prices: PriceTable | None = None) -> str:
+    return "".join(iter_markdown(session, prices or PriceTable()))
 
 
-def iter_markdown(session: Session) -> Iterator[str]:
+def iter_markdown(session: Session, prices: PriceTable) -> Iterator[str]:
+    costs = session_costs(session.events, prices)
     header = session.header
     out: list[str] = [f"# Session {_code(session.path.name)}", ""]
     created = datetime.fromtimestamp(header.created / 1000.0).strftime("%Y-%m-%d %H:%M:%S")
@@ -116,6 +145,12 @@ def iter_markdown(session: Session) -> Iterator[str]:
         out.append(f"- Forked from {_code(header.parent.path)} after turn {header.parent.turn}")
     if header.tools:
         out.append("- Tools: " + ", ".join(_code(t.name) for t in header.tools))
+    by_run = ", ".join(format_cost(c) for c in costs["runs"])
+    out.append(
+        f"- Cost: {format_cost(costs['session'])}"
+        + (f" (runs: {by_run})" if len(costs["runs"]) > 1 else "")
+        + f"; built-in prices as of {BUILTIN_AS_OF}"
+    )
     if session.torn:
         out.append("- The recording was cut off (its last line was incomplete).")
     if header.system_prompt:
@@ -123,7 +158,7 @@ def iter_markdown(session: Session) -> Iterator[str]:
     # The whole text ends in exactly one newline: hold each piece's trailing blank
     # lines back until something follows them.
     held = ""
-    for piece in chain([out], _body(session.events)):
+    for piece in chain([out], _body(session.events, prices)):
         text = "\n".join(piece)
         body = text.rstrip()
         if body:
@@ -134,7 +169,7 @@ def iter_markdown(session: Session) -> Iterator[str]:
     yield "\n"
 
 
-def _body(events: Iterable[Any]) -> Iterator[list[str]]:
+def _body(events: Iterable[Any], prices: PriceTable) -> Iterator[list[str]]:
     """The turns, one piece of lines at a time. An assistant message is written once
     its calls' results have arrived (they follow it, within its turn), so only that
     turn's results and decisions are held."""
@@ -160,7 +195,7 @@ def _body(events: Iterable[Any]) -> Iterator[list[str]]:
         if kind == "message_end" and event.message.role not in ("user", "assistant"):
             continue
         if waiting is not None:
-            yield _assistant(waiting, results, decisions, changed)
+            yield _assistant(waiting, results, decisions, changed, prices)
             waiting = None
             results.clear()
             decisions.clear()
@@ -173,7 +208,7 @@ def _body(events: Iterable[Any]) -> Iterator[list[str]]:
         elif isinstance(event.message, AssistantMessage):
             waiting = event.message
     if waiting is not None:
-        yield _assistant(waiting, results, decisions, changed)
+        yield _assistant(waiting, results, decisions, changed, prices)
 
 
 def _assistant(
@@ -181,8 +216,15 @@ def _assistant(
     results: dict[str, deque[ToolResultMessage]],
     decisions: dict[str, Any],
     changed: dict[str, list[Intervention]],
+    prices: PriceTable,
 ) -> list[str]:
-    out = ["", f"**Assistant** ({_code(message.model or 'model')}, stop: {message.stop_reason})"]
+    u = message.usage
+    cost = format_cost(prices.cost(message.model, u, message.provider))
+    out = [
+        "",
+        f"**Assistant** ({_code(message.model or 'model')}, stop: {message.stop_reason}; "
+        f"tokens {u.input:,} in, {u.cache_read:,} cached, {u.output:,} out; cost {cost})",
+    ]
     for block in message.content:
         if block.type == "thinking":
             out += ["", "*Thinking:*", "", *_quote(block.thinking)]

@@ -156,5 +156,6 @@ def fork_options(
         provider_settings=request.choice.settings,
         session=session_path,
         fork=fork_point(session, request.turn),
+        simulated_wire=True,
         **rebuild,
     )

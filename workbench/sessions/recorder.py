@@ -117,8 +117,11 @@ class Recorder:
             if self._fd is None:
                 self._open()
             now = time.time() * 1000.0 if ts is None else ts
-            for line in self._compactor.lines(event, now):
-                self._write_event(*line)
+            if event.type == "message_update":  # most events: nothing to leave out or hold
+                self._write_event(event, now)
+            else:
+                for line in self._compactor.lines(event, now):
+                    self._write_event(*line)
         except Exception as exc:  # noqa: BLE001 - recording must never break a run
             self.error = _describe(exc)
             self.close()
@@ -139,6 +142,8 @@ class Recorder:
             why = _describe(exc)
             line = encode_unrecordable(seq, ts, event, why)
             self._problem(f"event {seq} ({event.type}) could not be recorded: {why}")
+            if event.type == "tool_execution_update":  # the next one must not build on it
+                self._compactor.forget(event.tool_call_id)
         self._write(line)
         self.events_written += 1
 

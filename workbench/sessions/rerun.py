@@ -267,11 +267,17 @@ async def rerun(
             tools do not load.
     """
     from workbench.permissions import PermissionGate, chain_before
+    from workbench.redact import redactor_for
     from workbench.sessions.fork import scenario_of
     from workbench.sessions.recorder import start_recording
     from workbench.workspace import scratch_workspace
 
     header = session.header
+    if header.model.provider == "proxy" and tools is None:
+        raise ValueError(
+            "this session was recorded by `workbench proxy`: its tools belong to the agent "
+            "that ran them, so there is nothing here to re-run them with (replay and export work)"
+        )
     scenario = scenario_of(session)
     if workspace is None:
         if scenario is None:
@@ -299,6 +305,7 @@ async def rerun(
         tools=tools,
         tool_abort_grace=tool_abort_grace,
     )
+    agent.redact = redactor_for(None, [c.config for c in hub.connections] if hub else [])
     if record_to is not None:
         start_recording(
             agent, workspace=workspace, scenario=scenario, path=record_to, setup=setup
@@ -329,10 +336,7 @@ async def rerun(
     report.calls = compare(recorded, now, requested)
     for outcome in report.calls:
         if outcome.tool_call_id in edits and not outcome.note:
-            outcome.note = (
-                f"ran with the arguments edited by the user {edits[outcome.tool_call_id][1]} in "
-                "the recording, not the model's"
-            )
+            outcome.note = f"ran as edited by the user {edits[outcome.tool_call_id][1]}"
     return report
 
 

@@ -4,7 +4,9 @@ Replay moves through a session in both directions; a fold only goes forward. Goi
 back (or far ahead) starts from the checkpoint of the last turn start before the
 target (`view.checkpoint`) and folds the rest of that turn, so a jump costs the
 events of one turn, not the whole session. Checkpoints are taken as the fold first
-passes each turn start. If the session reaches back into an earlier turn
+passes each turn start, and at the end (nothing follows it to change what it holds;
+the last event of a run, `agent_end`, carries the whole run's messages, so the end
+is worth keeping rather than folding again). If the session reaches back into an earlier turn
 (`ViewState.reached_back`) they cannot be trusted, and every move back folds from
 the first event again: slower, still exact.
 """
@@ -36,6 +38,7 @@ class ScrubFold:
         """The session's events (after `feed` has folded them as they were read)."""
         self.events = events
         self.turn_starts = [i for i, kind in enumerate(types_of(events)) if kind == "turn_start"]
+        self._settle(self.position, take=self.position == len(events) > 0)
 
     def feed(self, batch: list[Any]) -> None:
         """Fold the next events as the reader decodes them (`read_session(on_batch=...)`),
@@ -70,7 +73,7 @@ class ScrubFold:
             for batch in _batches(self.events, start, cut):
                 state.apply_all(batch)
             start = cut
-            self._settle(cut, take=cut != stop)
+            self._settle(cut, take=cut != stop or cut == len(self.events))
 
     def _settle(self, position: int, *, take: bool) -> None:
         """The fold is at `position`: take a checkpoint there if asked and still trusted."""

@@ -162,6 +162,7 @@ class ViewState:
             j += 1
         last = events[j - 1]
         self._on_tool_execution_update(last, count=j - i + unrecorded - last.unrecorded)
+        self.calls[call_id].unrecorded += unrecorded - last.unrecorded
         return j
 
     @property
@@ -202,7 +203,7 @@ class ViewState:
             self.run_state = "finished"
 
     def _on_turn_start(self, e: Any) -> None:
-        self.turns.append(TurnRecord(index=len(self.turns) + 1, started_at=e.timestamp))
+        self.turns.append(TurnRecord(index=len(self.turns) + 1, started_at=e.timestamp, run=self.runs))
         self.run_state = "streaming"
 
     def _on_turn_end(self, e: Any) -> None:
@@ -296,6 +297,7 @@ class ViewState:
             if isinstance(block, ToolCall):
                 item.blocks.append(Block("toolCall", tool_call_id=block.id))
                 record = self._new_call(block.id, block.name, index)
+                record.name = block.name  # a name streamed in pieces is whole only now
                 record.raw = block.raw_arguments
                 record.parsed = block.arguments
                 if record.stage == "streaming":
@@ -316,6 +318,7 @@ class ViewState:
         if self.turns:
             self.turns[-1].input_tokens += usage.input
             self.turns[-1].output_tokens += usage.output
+            self.turns[-1].replies.append((message.provider, message.model, usage))
         if message.stop_reason in ("error", "aborted"):
             self.run_state = message.stop_reason if message.stop_reason == "error" else "aborted"
             self.error = message.error_message
@@ -389,6 +392,7 @@ class ViewState:
         and the `unrecorded` ones a session left out before it."""
         count += e.unrecorded
         record = self._call(e)
+        record.unrecorded += e.unrecorded
         content = e.partial_result.content
         if len(content) == 1:  # the usual case: one text block
             record.output = getattr(content[0], "text", "")
@@ -479,7 +483,7 @@ class ViewState:
                 record.injected_at = "in place of its error result" if after else "before it ran"
             if record.stage == "paused":
                 record.stage = record.stage_before_pause or "validated"
-            resumed_phase = {"before_tool": "queued", "after_tool": "after_hook"}.get(paused.point)
+            resumed_phase = "queued" if paused.point == "before_tool" else None
             record.note(e.timestamp, f"resumed: {e.action}", phase=resumed_phase)
 
     # -- the wire ------------------------------------------------------------------
@@ -494,6 +498,11 @@ class ViewState:
         if record is not None:
             self.reached_back |= record.turn != self.turn
             record.response = e
+
+    def _on_response_released(self, e: Any) -> None:
+        record = self.network.get(e.request_id)
+        if record is not None:
+            record.released = e
 
 
 _HANDLERS = {

@@ -10,12 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from workbench.agent.types import ImageContent, TextContent, result_text
+from workbench.agent.types import ImageContent, TextContent, Usage, result_text
 from workbench.events import (
     PermissionDecisionEvent,
     PermissionRequestEvent,
     ProviderRequestEvent,
     ProviderResponseEvent,
+    ResponseReleasedEvent,
     StepPausedEvent,
 )
 
@@ -64,6 +65,8 @@ class ToolCallRecord:
     output: str = ""
     """The latest `on_update` text (a tool usually sends everything so far)."""
     update_count: int = 0
+    unrecorded: int = 0
+    """Of those updates, how many a session recording left out (replay only)."""
     content: list[TextContent | ImageContent] | None = None
     """The result's content once the call has ended (None before)."""
     details: Any = None
@@ -225,6 +228,10 @@ class TurnRecord:
     output_tokens: int = 0
     tool_call_ids: list[str] = field(default_factory=list)
     request_ids: list[str] = field(default_factory=list)
+    run: int = 0
+    """Which run of the session (1, 2, ...) the turn belongs to."""
+    replies: list[tuple[str, str, Usage]] = field(default_factory=list)
+    """(provider, model, usage) of each model reply of the turn: what it cost."""
 
 
 @dataclass
@@ -232,3 +239,5 @@ class NetworkRecord:
     request: ProviderRequestEvent
     turn: int
     response: ProviderResponseEvent | None = None
+    released: ResponseReleasedEvent | None = None
+    """Proxy mode: the response as the agent received it."""

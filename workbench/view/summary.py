@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from workbench.pricing import PriceTable, add_costs
 from workbench.view.fold import ViewState
 from workbench.view.records import ToolCallRecord, TurnRecord
 
@@ -23,6 +24,8 @@ class TimeSplit:
     input_tokens: int = 0
     output_tokens: int = 0
     calls: int = 0
+    cost: float | None = 0.0
+    """US dollars (None: a reply's model has no price)."""
 
     def add(self, other: TimeSplit) -> None:
         self.model_ms += other.model_ms
@@ -32,6 +35,7 @@ class TimeSplit:
         self.input_tokens += other.input_tokens
         self.output_tokens += other.output_tokens
         self.calls += other.calls
+        self.cost = add_costs(self.cost, other.cost)
 
 
 @dataclass
@@ -64,8 +68,51 @@ def phase_spans(record: ToolCallRecord, now: float) -> list[tuple[str, float, fl
     return spans
 
 
-def turn_split(state: ViewState, turn: TurnRecord, now: float) -> TimeSplit:
+@dataclass
+class Costs:
+    """What the latest turn, the current run and the whole session cost (None: unknown)."""
+
+    turn: float | None = 0.0
+    run: float | None = 0.0
+    session: float | None = 0.0
+
+
+class CostMeter:
+    """`Costs` of a growing `ViewState`, adding each turn once it is behind the latest
+    (so a refresh costs the same at turn 1,000 as at turn 1)."""
+
+    def __init__(self, prices: PriceTable) -> None:
+        self.prices = prices
+        self._state: ViewState | None = None
+        self._counted = 0
+        """Turns already added to the sums below (all but the latest, at most)."""
+        self._session: float | None = 0.0
+        self._runs: dict[int, float | None] = {}
+
+    def costs(self, state: ViewState) -> Costs:
+        if state is not self._state:  # a new session: start over
+            self._state, self._counted, self._session, self._runs = state, 0, 0.0, {}
+        turns = state.turns
+        for turn in turns[self._counted : len(turns) - 1]:
+            cost = self.prices.total(turn.replies)
+            self._session = add_costs(self._session, cost)
+            self._runs[turn.run] = add_costs(self._runs.get(turn.run, 0.0), cost)
+        self._counted = max(self._counted, len(turns) - 1)
+        if not turns:
+            return Costs()
+        last = turns[-1]
+        cost = self.prices.total(last.replies)
+        run = self._runs.get(state.runs, 0.0)
+        if last.run == state.runs:
+            run = add_costs(run, cost)
+        return Costs(turn=cost, run=run, session=add_costs(self._session, cost))
+
+
+def turn_split(
+    state: ViewState, turn: TurnRecord, now: float, prices: PriceTable | None = None
+) -> TimeSplit:
     split = TimeSplit(input_tokens=turn.input_tokens, output_tokens=turn.output_tokens)
+    split.cost = (prices or PriceTable()).total(turn.replies)
     if turn.model_ended_at is not None:
         split.model_ms = max(0.0, turn.model_ended_at - turn.started_at - turn.paused_ms)
     elif turn.ended_at is None:
@@ -85,11 +132,14 @@ def turn_split(state: ViewState, turn: TurnRecord, now: float) -> TimeSplit:
     return split
 
 
-def summarize(state: ViewState, now: float | None = None) -> RunSummary:
+def summarize(
+    state: ViewState, now: float | None = None, prices: PriceTable | None = None
+) -> RunSummary:
     now = state.last_timestamp if now is None else now
+    prices = prices or PriceTable()
     summary = RunSummary()
     for turn in state.turns:
-        split = turn_split(state, turn, now)
+        split = turn_split(state, turn, now, prices)
         summary.turns.append((turn.index, split))
         summary.total.add(split)
     return summary

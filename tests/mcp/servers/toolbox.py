@@ -30,6 +30,7 @@ from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
+    Annotations,
     EmbeddedResource,
     SamplingMessage,
     TextContent,
@@ -121,7 +122,13 @@ async def crash(after: float = 0.2) -> str:
 @server.tool(annotations=ToolAnnotations(readOnlyHint=True, destructiveHint=False))
 def two_blocks() -> list[TextContent]:
     """Answers with two text blocks."""
-    return [TextContent(type="text", text="first block:"), TextContent(type="text", text="second")]
+    return [
+        TextContent(type="text", text="first block:"),
+        TextContent(
+            type="text", text="second",
+            annotations=Annotations(audience=["user"], priority=0.9),
+        ),
+    ]
 
 
 @server.tool()

@@ -14,7 +14,7 @@ server = MCPServer("spawner", log_level="WARNING")
 
 
 def _spawn() -> None:
-    quiet = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    quiet = {name: subprocess.DEVNULL for name in ("stdin", "stdout", "stderr")}
     grouped = subprocess.Popen(["sleep", "60"], **quiet)
     detached = subprocess.Popen(["sleep", "60"], start_new_session=True, **quiet)
     with open(os.environ["PIDS_FILE"], "w") as out:

@@ -1,0 +1,90 @@
+"""`workbench proxy` from the command line: headless, until Ctrl-C."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import openai
+
+from tests.proxy.proxy_helpers import AGENT_KEY, UPSTREAM_KEY, text_reply, tool_loop, tool_reply
+from tests.support.fixtures import chat_server  # noqa: F401
+from workbench.sessions.reader import read_session
+from workbench.view.fold import fold
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def start(args: list[str], tmp_path: Path) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "UPSTREAM_KEY": UPSTREAM_KEY, "COLUMNS": "200"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "workbench", "proxy", *args, "--session-dir", str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+
+
+async def test_headless_proxy_prints_records_and_stops_on_ctrl_c(chat_server, tmp_path):
+    chat_server.script(tool_reply("call_h1", "a.txt"), text_reply("alpha."))
+    proc = start(
+        [
+            "--upstream",
+            chat_server.url,
+            "--port",
+            "0",
+            "--headless",
+            "--api-key-env",
+            "UPSTREAM_KEY",
+        ],
+        tmp_path,
+    )
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        url = re.search(r"listening on (\S+),", first)
+        assert url, first + proc.stderr.read() if proc.poll() is not None else first
+        client = openai.AsyncOpenAI(base_url=url.group(1), api_key=AGENT_KEY, max_retries=0)
+        text, _ = await tool_loop(client, "read a.txt", stream=True)
+        await client.close()
+        assert text == "alpha."
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err
+    assert "read_file" in out and "call_h1" in out and "[1] " in out
+    (path,) = tmp_path.glob("*.jsonl")
+    assert f"conversation 1 recorded to {path}" in out.replace("\n", "")
+    state = fold(read_session(path).events)
+    assert state.calls["call_h1"].stage == "done"
+    assert chat_server.requests[0].headers["authorization"] == f"Bearer {UPSTREAM_KEY}"
+
+
+def test_a_host_beyond_loopback_is_warned_about(tmp_path):
+    proc = start(["--upstream", "ftp://nowhere", "--host", "0.0.0.0", "--headless"], tmp_path)
+    _out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 2
+    assert "WARNING: listening on 0.0.0.0, not only this machine" in err
+    assert "is not an http(s) URL" in err
+
+
+def test_loopback_hosts_are_not_warned_about():
+    from workbench.proxy.server import is_loopback
+
+    assert all(is_loopback(h) for h in ("127.0.0.1", "127.0.0.2", "::1", "localhost"))
+    assert not any(is_loopback(h) for h in ("0.0.0.0", "192.168.1.5", "::", "example.com"))
+
+
+def test_an_upstream_url_with_a_password_is_refused():
+    import pytest
+
+    from workbench.proxy import Proxy, ProxyOptions
+
+    with pytest.raises(ValueError, match="holds a password"):
+        Proxy(ProxyOptions(upstream="https://user:sk-secret@example.com/v1"))

@@ -1,0 +1,191 @@
+"""`workbench proxy --upstream URL`: the workbench in front of any OpenAI-compatible agent.
+
+Point the agent's base URL at the proxy (`http://127.0.0.1:8765/v1`); the proxy
+forwards to the upstream with the upstream's key, and shows (the app) or prints
+(`--headless`) each conversation, recording each one as its own session.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal as signals
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+from rich.console import Console
+from rich.text import Text
+
+from workbench.cli.args import Parser, add_rule_flags, add_step_flags
+from workbench.sanitize import literal
+
+DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+
+
+def proxy_parser() -> argparse.ArgumentParser:
+    parser = Parser(
+        prog="workbench proxy",
+        description=(
+            "An OpenAI-compatible server in front of an upstream one: point any agent's base "
+            "URL at it (http://127.0.0.1:8765/v1) and watch, approve, pause and record its "
+            "tool calls. Each conversation is recorded as a session (workbench replay FILE)."
+        ),
+    )
+    parser.add_argument(
+        "--upstream",
+        required=True,
+        metavar="URL",
+        help="the upstream's base URL, e.g. https://api.openai.com/v1 or http://localhost:11434/v1",
+    )
+    parser.add_argument(
+        "--port", type=int, default=8765, help="port to listen on (default 8765; 0: any free one)"
+    )
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1: this machine only)",
+    )
+    parser.add_argument(
+        "--api-key-env",
+        default=DEFAULT_KEY_ENV,
+        metavar="NAME",
+        help=f"environment variable holding the upstream's key (default {DEFAULT_KEY_ENV}); "
+        "it replaces whatever key the agent sends, and is never recorded",
+    )
+    parser.add_argument(
+        "--headless",
+        action="store_true",
+        help="no app: print each conversation's events and record them, until Ctrl-C",
+    )
+    perms = parser.add_argument_group(
+        "permissions",
+        "Rules as in a native run (--allow/--ask/--deny PATTERN, the rules file). Without a "
+        "matching rule a call goes through: the proxy only watches until told otherwise.",
+    )
+    add_rule_flags(perms, rules_default="./.workbench/rules.toml")
+    add_step_flags(
+        parser,
+        step_help="start in step mode",
+        break_help="breakpoint: a tool name or an argument pattern (repeatable)",
+    )
+    rec = parser.add_argument_group("sessions")
+    rec.add_argument(
+        "--session-dir",
+        type=Path,
+        metavar="DIR",
+        help="where each conversation's session goes (default: the user's data directory)",
+    )
+    rec.add_argument("--no-record", action="store_true", help="record no sessions")
+    rec.add_argument(
+        "--no-chunks",
+        action="store_true",
+        help="do not keep the upstream's raw chunks (the network view shows them by default)",
+    )
+    return parser
+
+
+def proxy_main(argv: list[str]) -> int:
+    from workbench.proxy import Proxy, ProxyOptions
+    from workbench.proxy.server import is_loopback
+
+    parser = proxy_parser()
+    args = parser.parse_args(argv)
+    approve = args.approve or ("rules" if args.headless else "ask")
+    if args.headless and approve == "ask":
+        parser.error("--approve ask needs the app; headless runs take all, none or rules")
+    if not is_loopback(args.host):
+        print(
+            f"workbench proxy: WARNING: listening on {args.host}, not only this machine: anyone "
+            "who can reach it can use the upstream's key through it",
+            file=sys.stderr,
+        )
+    key = os.environ.get(args.api_key_env) or None
+    if key is None:
+        print(
+            f"workbench proxy: ${args.api_key_env} is not set: forwarding without a key",
+            file=sys.stderr,
+        )
+    try:
+        proxy = Proxy(
+            ProxyOptions(
+                upstream=args.upstream,
+                api_key=key,
+                host=args.host,
+                port=args.port,
+                approve=approve,
+                rules_file=args.rules,
+                allow=args.allow,
+                ask=args.ask,
+                deny=args.deny,
+                step=args.step,
+                breakpoints=args.breakpoints,
+                record=not args.no_record,
+                session_dir=args.session_dir,
+                capture_chunks=not args.no_chunks,
+            )
+        )
+    except ValueError as exc:
+        print(f"workbench proxy: {exc}", file=sys.stderr)
+        return 2
+    try:
+        if args.headless:
+            proxy.bind()
+            return anyio.run(serve_headless, proxy)
+        from widgets.proxy_app import ProxyApp
+
+        proxy.bind()  # a port in use fails here, before the screen opens
+        code = ProxyApp(proxy).run() or 0
+    except OSError as exc:
+        print(
+            f"workbench proxy: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}",
+            file=sys.stderr,
+        )
+        return 2
+    say_sessions(proxy, Console(stderr=True, highlight=False))
+    return code
+
+
+async def serve_headless(proxy: Any, console: Console | None = None) -> int:
+    """Print every conversation's events until SIGINT or SIGTERM, then stop cleanly."""
+    from workbench.cli.headless import EventPrinter
+
+    console = console or Console(highlight=False)
+
+    def announce(conv: Any) -> None:
+        conv.agent.subscribe(EventPrinter(console, prefix=f"[{conv.number}] "))
+        where = f", recording to {conv.recorder.path}" if conv.recorder is not None else ""
+        console.print(Text(literal(f"workbench proxy: {conv.name} started{where}"), style="bold"))
+
+    proxy.on_conversation.append(announce)
+    with anyio.open_signal_receiver(signals.SIGINT, signals.SIGTERM) as received:
+        async with proxy.running():
+            console.print(
+                Text(
+                    literal(
+                        f"workbench proxy: listening on {proxy.url}, "
+                        f"forwarding to {proxy.upstream} "
+                        "(Ctrl-C stops)"
+                    ),
+                    style="bold",
+                )
+            )
+            async for _ in received:
+                break
+    say_sessions(proxy, console)
+    return 0
+
+
+def say_sessions(proxy: Any, console: Console) -> None:
+    for conv in proxy.conversations:
+        if conv.recorder is not None and conv.recorder.path.exists():
+            missing = len(conv.never_answered)
+            flagged = f" ({missing} calls never answered)" if missing else ""
+            console.print(
+                Text(
+                    literal(
+                        f"workbench proxy: {conv.name} recorded to {conv.recorder.path}{flagged}"
+                    )
+                )
+            )

@@ -1,0 +1,79 @@
+"""One request from a foreign agent and the response it will receive.
+
+The HTTP handler waits for the head (`ready`), then answers with the whole body or
+streams the pieces the conversation sends, as the conversation sends them. A
+client that hangs up only stops the copying: the upstream response is still read
+to its end, so the session records it whole.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+
+from workbench.proxy.wire import JsonDict, MessageKey, message_keys
+
+
+class UpstreamCut(Exception):
+    """Ends a streamed response without its last chunk, as the upstream's ended: the
+    agent sees the connection fail, not a clean end it might take for a whole reply."""
+
+
+class Exchange:
+    def __init__(self, body: JsonDict, raw: bytes, headers: dict[str, str]) -> None:
+        self.body = body
+        self.raw = raw
+        self.headers = headers
+        """The agent's headers, credentials and hop-by-hop ones removed."""
+        messages = body.get("messages")
+        self.messages: list[Any] = messages if isinstance(messages, list) else []
+        self.keys: list[MessageKey] = message_keys(self.messages)
+        self.stream = body.get("stream") is True
+        self.status = 502
+        self.media_type = "application/json"
+        self.whole: bytes | None = None
+        self.ready = anyio.Event()
+        self._send, self._receive = anyio.create_memory_object_stream[bytes](math.inf)
+        self._cut = False
+
+    def start(self, status: int, media_type: str, whole: bytes | None = None) -> None:
+        """Send the head (and, for a whole response, the body)."""
+        if self.ready.is_set():
+            return
+        self.status, self.media_type, self.whole = status, media_type, whole
+        self.ready.set()
+        if whole is not None:
+            self._send.close()
+
+    def fail(self, status: int, message: str) -> None:
+        """Answer with an OpenAI-shaped error if nothing was sent yet; else end the body."""
+        if not self.ready.is_set():
+            body = {"error": {"message": message, "type": "workbench_proxy_error"}}
+            self.start(status, "application/json", json.dumps(body).encode())
+        self.close()
+
+    def send(self, data: bytes) -> None:
+        """Copy one piece of a streamed body to the agent (dropped if it hung up)."""
+        try:
+            self._send.send_nowait(data)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            pass
+
+    def close(self) -> None:
+        self._send.close()
+
+    def cut(self) -> None:
+        """End a streamed body abruptly, after what was sent (see `UpstreamCut`)."""
+        self._cut = True
+        self._send.close()
+
+    async def pieces(self) -> AsyncIterator[bytes]:
+        async with self._receive:
+            async for piece in self._receive:
+                yield piece
+        if self._cut:
+            raise UpstreamCut("the upstream's response ended early")

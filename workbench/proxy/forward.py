@@ -1,0 +1,375 @@
+"""A conversation's `stream_fn`: the agent's request forwarded, the upstream's answer
+read into stream events, and copied to the agent as it comes unless it must wait.
+
+A streamed answer is copied event by event (whole SSE events, so one is never
+half passed and half held) before the loop sees it, so the agent waits for no
+listener. It is held from its first tool call on only when a rule or breakpoint
+could stop a call of that tool (`Proxy.must_hold`); the held tail is released,
+rewritten as the decisions say, once every call is decided (`release`). A whole
+(non-streamed) answer with tool calls always waits for the decisions. The last
+event of a response (`[DONE]`, or the end of the body) goes out only once the
+conversation knows what the agent received, so the agent's next request always
+finds its conversation.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from workbench.agent import AssistantMessageEvent, LlmContext, Model, StreamOptions
+from workbench.events import ProviderRequestEvent, ProviderResponseEvent, ResponseReleasedEvent
+from workbench.providers.openai_stream import ChunkReader, StreamError, error_text
+from workbench.providers.stream_builder import Events, StreamBuilder
+from workbench.proxy.exchange import Exchange
+from workbench.proxy.wire import (
+    MessageKey,
+    ReleasedCall,
+    SSESplitter,
+    Verdict,
+    event_data,
+    restore_removed,
+    rewrite_completion,
+    rewrite_stream,
+)
+
+if TYPE_CHECKING:
+    from workbench.proxy.conversation import Conversation, PendingRelease
+
+log = logging.getLogger(__name__)
+
+
+def reply_key(text: str, calls: list[tuple[str, str]]) -> MessageKey:
+    """The key of the assistant message the agent will repeat in its next request."""
+    return ("assistant", text, tuple(calls), None)
+
+
+class Forwarder:
+    def __init__(self, conversation: Conversation) -> None:
+        self.conversation = conversation
+
+    def __call__(
+        self, model: Model, _context: LlmContext, options: StreamOptions
+    ) -> AsyncIterator[AssistantMessageEvent]:
+        return self._turn(model, options)
+
+    async def _turn(
+        self, model: Model, options: StreamOptions
+    ) -> AsyncIterator[AssistantMessageEvent]:
+        conv = self.conversation
+        builder = StreamBuilder(model)
+        exchange = await conv.next_exchange(options.signal)
+        if exchange is None:
+            for event in builder.start() + builder.error("Request was aborted", aborted=True):
+                yield event
+            return
+        turn = _Turn(self, exchange, builder)
+        try:
+            async for event in turn.run():
+                yield event
+        finally:
+            if not turn.settled:  # cancelled (an abort's grace ran out): free the agent
+                exchange.fail(502, "The workbench proxy stopped this request")
+                conv.failed(exchange)
+
+    async def release(self, pending: PendingRelease) -> None:
+        """Send a held response as the decisions say, and note what the agent received."""
+        conv = self.conversation
+        message = pending.message
+        verdict = Verdict(text=message.text)
+        for call in message.tool_calls:
+            outcome = pending.outcome[call.id]
+            if isinstance(outcome, ReleasedCall):
+                verdict.kept.append(outcome)
+            else:
+                verdict.removed.append(outcome)
+        key = reply_key(verdict.released_text, [(c.id, c.name) for c in verdict.kept])
+        conv.remember_removed(pending.exchange, key, verdict, message)
+        conv.expect(pending.exchange, key, [c.id for c in verdict.kept])
+        exchange = pending.exchange
+        released = ResponseReleasedEvent(
+            request_id=pending.request_id,
+            changed=True,
+            held=True,
+            removed=[c.id for c in verdict.removed],
+        )
+        if pending.held is not None:
+            pieces = rewrite_stream(pending.held, verdict)
+            released = released.model_copy(
+                update={"chunks": [d for d in (event_data(p)[1] for p in pieces) if d is not None]}
+            )
+            for piece in pieces:
+                exchange.send(piece)
+            exchange.close()
+        else:
+            body = rewrite_completion(pending.body or {}, verdict)
+            released = released.model_copy(update={"body": body})
+            exchange.start(200, "application/json", json.dumps(body, ensure_ascii=False).encode())
+        await conv.proxy.publish(conv, released)
+
+
+class _Turn:
+    """One request forwarded and its answer read."""
+
+    def __init__(self, forwarder: Forwarder, exchange: Exchange, builder: StreamBuilder) -> None:
+        self.forwarder = forwarder
+        self.conv = forwarder.conversation
+        self.proxy = self.conv.proxy
+        self.exchange = exchange
+        self.builder = builder
+        self.reader = ChunkReader(builder)
+        self.request_id = f"req_{uuid.uuid4().hex[:16]}"
+        self.chunks: list[str] | None = [] if self.proxy.options.capture_chunks else None
+        self.status: int | None = None
+        self.started = 0.0
+        self.ttft_ms: float | None = None
+        self.holding = False
+        self.held: list[bytes] = []
+        self.last: list[bytes] = []
+        """The stream's closing events, sent once the conversation is up to date."""
+        self.whole: dict[str, Any] | None = None
+        self.passed: dict[int, str] = {}
+        """Tool calls copied on as they came, by content index, with their names then."""
+        self.cut = False
+        """A call copied on turned out to need a decision: the stream is cut for the agent."""
+        self.broken: str | None = None
+        """Why the stream could not be read on (it is still copied to the agent)."""
+        self.settled = False
+
+    async def run(self) -> AsyncIterator[AssistantMessageEvent]:
+        conv, exchange = self.conv, self.exchange
+        body, notes = restore_removed(exchange.body, conv.repairs)
+        await self.proxy.publish(
+            conv,
+            ProviderRequestEvent(
+                request_id=self.request_id,
+                provider="proxy",
+                model=self.builder.message.model,
+                url=self.proxy.chat_url,
+                body=body,
+                headers=exchange.headers,
+                repairs=notes,
+                sent_body=exchange.body if notes else None,
+            ),
+        )
+        for event in self.builder.start():
+            yield event
+        self.started = time.monotonic()
+        final: Events
+        try:
+            async with self.proxy.client.stream(
+                "POST",
+                self.proxy.chat_url,
+                headers=self.proxy.upstream_headers(exchange.headers),
+                content=exchange.raw
+                if not notes
+                else json.dumps(body, ensure_ascii=False).encode(),
+            ) as response:
+                self.status = response.status_code
+                media = response.headers.get("content-type", "application/json")
+                if response.status_code == 200 and "event-stream" in media:
+                    exchange.start(200, media)
+                    async for event in self._stream(response):
+                        yield event
+                else:
+                    data = await response.aread()
+                    for event in self._whole(data, media):
+                        yield event
+            final = self.builder.error(self.broken) if self.broken else self.reader.finish()
+        except StreamError as exc:
+            final = self.builder.error(str(exc), usage=self.reader.usage)
+        except Exception as exc:  # noqa: BLE001 - the upstream failing is an error reply
+            final = self.builder.error(
+                f"The upstream {self.proxy.upstream} failed: {type(exc).__name__}: {exc}",
+                usage=self.reader.usage,
+            )
+        await self._publish_response()
+        await self._settle(final)
+        for event in final:
+            yield event
+
+    async def _stream(self, response: Any) -> AsyncIterator[AssistantMessageEvent]:
+        splitter = SSESplitter()
+        async for piece in response.aiter_raw():
+            events = splitter.feed(piece)
+            sent = [self._pass_early(raw) for raw in events]
+            if any(sent):  # let the agent's copy be written before the reading below
+                await anyio.lowlevel.checkpoint()
+            for raw, was_sent in zip(events, sent, strict=True):
+                for e in self._event(raw, was_sent):
+                    yield e
+        rest = splitter.rest()
+        if rest.strip():
+            for e in self._event(rest, False):
+                yield e
+
+    def _pass_early(self, raw: bytes) -> bool:
+        """Copy an event on before reading it, when reading it cannot make it wait: not
+        while holding, and not an event that may start a tool call or end the stream."""
+        if self.holding or self.last or b"tool_calls" in raw or b"[DONE]" in raw:
+            return False
+        self.exchange.send(raw)
+        return True
+
+    def _event(self, raw: bytes, sent: bool) -> Events:
+        """One SSE event: read, and copied on (or held) unless it already was."""
+        name, data = event_data(raw)
+        events: Events = []
+        if data is not None:
+            if self.chunks is not None:
+                self.chunks.append(data)
+            if data.strip() == "[DONE]":
+                self.last.append(raw)
+                self.reader.saw_done = True
+                return events
+            if self.broken is None:
+                try:
+                    events = self.reader.feed_data(data, name)
+                except StreamError as exc:
+                    self.broken = str(exc)
+            if self.ttft_ms is None and self.reader.first_content:
+                self.ttft_ms = (time.monotonic() - self.started) * 1000
+            if not self.holding and b"tool_calls" in raw:
+                self._check_hold(events)
+        if sent:
+            pass
+        elif self.last:
+            self.last.append(raw)  # anything after [DONE] keeps its place
+        elif self.holding:
+            self.held.append(raw)
+        else:
+            self.exchange.send(raw)
+        return events
+
+    def _check_hold(self, events: Events) -> None:
+        """Hold from a tool call on if a rule or breakpoint could stop it. A name that
+        grows after its first piece (some servers send it in parts) and only then
+        needs holding cuts the stream: the agent has the call's first pieces, and
+        must not run a call nobody judged."""
+        stepper = self.conv.runtime.stepper
+        for e in events:
+            if e.type == "toolcall_start" and e.content_index is not None:
+                self.passed[e.content_index] = self._name_at(e.content_index)
+        for index, name in self.passed.items():
+            current = self._name_at(index)
+            if current == name and index not in self._new(events):
+                continue
+            self.passed[index] = current
+            if self.proxy.must_hold(current, stepper):
+                self.holding = True
+                self.cut = index not in self._new(events)
+                return
+
+    @staticmethod
+    def _new(events: Events) -> set[int]:
+        return {
+            e.content_index
+            for e in events
+            if e.type == "toolcall_start" and e.content_index is not None
+        }
+
+    def _name_at(self, index: int | None) -> str:
+        content = self.builder.message.content
+        block = content[index] if index is not None and index < len(content) else None
+        return getattr(block, "name", "")
+
+    def _whole(self, data: bytes, media: str) -> Events:
+        """A whole response: a completion (held while it has tool calls) or an error."""
+        if self.chunks is not None:
+            self.chunks.append(data.decode("utf-8", errors="replace"))
+        parsed: Any = None
+        try:
+            parsed = json.loads(data)
+        except ValueError:
+            pass
+        if self.status != 200 or not isinstance(parsed, dict) or parsed.get("error"):
+            self.exchange.start(self.status or 502, media, data)
+            shown = parsed if parsed is not None else data.decode("utf-8", errors="replace")
+            raise StreamError(f"The upstream answered {self.status}: {error_text(shown)}")
+        self.whole = parsed
+        events = self.reader.feed(parsed)
+        self.reader.saw_done = True
+        self.ttft_ms = (time.monotonic() - self.started) * 1000
+        if not self.builder.message.tool_calls:
+            self.exchange.start(200, media, data)
+        return events
+
+    async def _settle(self, final: Events) -> None:
+        """The answer is read: give the agent what it may have now, and note it.
+
+        What the agent may have is settled before the last bytes go out, so its next
+        request finds this conversation up to date."""
+        conv, exchange = self.conv, self.exchange
+        self.settled = True
+        message = final[-1].message if final else None
+        calls = message.tool_calls if message is not None else []
+        for call in calls:  # a call of a tool the agent never declared still gets a tool
+            conv.foreign_tool(call.name)
+        ok = message is not None and message.stop_reason not in ("error", "aborted")
+        waiting = calls and ok and not self.cut and (self.holding or self.whole is not None)
+        if waiting:
+            from workbench.proxy.conversation import PendingRelease
+
+            assert message is not None
+            conv.pending = PendingRelease(
+                exchange,
+                self.request_id,
+                message,
+                held=self.held + self.last if self.whole is None else None,
+                body=self.whole,
+            )
+            return
+        if (
+            message is not None
+            and message.stop_reason != "error"
+            and exchange.ready.is_set()
+            and not self.cut
+        ):
+            key = reply_key(message.text, [(c.id, c.name) for c in calls])
+            conv.expect(exchange, key, [c.id for c in calls])
+        else:
+            conv.failed(exchange)
+        if not exchange.ready.is_set():
+            exchange.fail(502, message.error_message if message is not None else "no response")
+        if not self.holding:
+            for raw in self.last:
+                exchange.send(raw)
+        # else: the reply failed after its calls were held, and no call may go out
+        # undecided: the agent sees the stream cut, as if the upstream had failed.
+        failed = message is not None and message.stop_reason in ("error", "aborted")
+        if self.whole is None and (failed or self.cut):
+            exchange.cut()
+        else:
+            exchange.close()
+        await self.proxy.publish(
+            conv,
+            ResponseReleasedEvent(
+                request_id=self.request_id,
+                changed=self.holding,
+                held=self.holding,
+                removed=[c.id for c in calls] if self.holding else [],
+            ),
+        )
+
+    async def _publish_response(self) -> None:
+        message = self.builder.message
+        await self.proxy.publish(
+            self.conv,
+            ProviderResponseEvent(
+                request_id=self.request_id,
+                status=self.status,
+                server_model=self.reader.server_model,
+                ttft_ms=self.ttft_ms,
+                total_ms=(time.monotonic() - self.started) * 1000 if self.started else 0.0,
+                usage=self.reader.usage,
+                error=message.error_message,
+                chunks=self.chunks,
+                finish_reason=self.reader.finish_reason,
+            ),
+        )

@@ -1,0 +1,336 @@
+"""The proxy: an OpenAI-compatible HTTP server in front of an upstream one.
+
+Starlette and uvicorn serve it (both already installed with the `mcp` package),
+and httpx (`httpx2`, the one the `openai` SDK uses) talks to the upstream.
+`POST /v1/chat/completions` goes through a conversation (`workbench.proxy.conversation`);
+every other path (`/v1/models`, embeddings, ...) is passed through as it is.
+The upstream's key replaces whatever credentials the agent sent; no key is ever
+recorded (request events carry the agent's headers with credentials removed).
+
+Requests are grouped into conversations: a request belongs to the conversation
+whose known messages (its last request's, then the reply the agent received) it
+starts with, the longest such one, and among equals the one whose waiting calls
+it answers. A request that extends none starts a new conversation.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import json
+import logging
+import socket
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import anyio
+import httpx2
+import uvicorn
+from starlette.applications import Starlette
+from starlette.background import BackgroundTask
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route
+
+from workbench.permissions import CallPattern, Policy, Rule, load_rules
+from workbench.permissions.rules import RULES_FILE, display_path
+from workbench.proxy.conversation import Conversation
+from workbench.proxy.exchange import Exchange, UpstreamCut
+from workbench.proxy.wire import safe_headers
+from workbench.stepper import Breakpoint, Stepper
+
+
+class _QuietCuts(logging.Filter):
+    """uvicorn reports a response body that raised; a cut (`UpstreamCut`) is meant."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+            exc = exc.exceptions[0]
+        return not isinstance(exc, UpstreamCut)
+
+
+logging.getLogger("uvicorn.error").addFilter(_QuietCuts())
+
+NO_RULE = "proxy default: no rule matched"
+"""The source named when the proxy's own catch-all rule lets a call through."""
+METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD"]
+
+
+@dataclass
+class ProxyOptions:
+    """Everything `workbench proxy` can be configured with (its flags, as data)."""
+
+    upstream: str
+    """The upstream's base URL, e.g. https://api.openai.com/v1."""
+    api_key: str | None = None
+    """The upstream's key (sent as a bearer token; never recorded)."""
+    host: str = "127.0.0.1"
+    port: int = 8765
+    """0: any free port (`Proxy.port` says which)."""
+    approve: Policy = "ask"
+    rules_file: Path | None = None
+    allow: list[str] = field(default_factory=list)
+    ask: list[str] = field(default_factory=list)
+    deny: list[str] = field(default_factory=list)
+    step: bool = False
+    breakpoints: list[str] = field(default_factory=list)
+    record: bool = True
+    session_dir: Path | None = None
+    """Where each conversation's session file goes (default: the user's data directory)."""
+    capture_chunks: bool = True
+    """Keep every upstream chunk for the network view and the session."""
+    workspace: Path | None = None
+    """Named in the sessions, and where `.workbench/rules.toml` is read (default: cwd)."""
+
+
+class Proxy:
+    def __init__(self, options: ProxyOptions) -> None:
+        self.options = options
+        self.upstream = options.upstream.rstrip("/")
+        if not self.upstream.startswith(("http://", "https://")):
+            raise ValueError(f"--upstream {options.upstream!r} is not an http(s) URL")
+        if urlsplit(self.upstream).password is not None:
+            raise ValueError(
+                "--upstream holds a password: put the key in an environment variable "
+                "(--api-key-env)"
+            )
+        self.chat_url = self.upstream + "/chat/completions"
+        self.workspace = (options.workspace or Path.cwd()).resolve()
+        file = options.rules_file or self.workspace / RULES_FILE
+        self.rules = load_rules(
+            self.workspace,
+            rules_file=file,
+            allow=options.allow,
+            ask=options.ask,
+            deny=options.deny,
+            defaults=False,
+        )
+        # Without a rule, a foreign call goes through: the proxy watches by default.
+        # First and least specific, so every other rule that matches beats it.
+        self.rules.rules.insert(0, Rule(CallPattern("*"), "allow", NO_RULE))
+        self.rules_file = file
+        self.rules_file_display = display_path(file, self.workspace)
+        for text in options.breakpoints:
+            Breakpoint.parse(text)  # a bad breakpoint fails now, not at the first request
+        self.conversations: list[Conversation] = []
+        self.on_conversation: list[Callable[[Conversation], Any]] = []
+        """Called with each new conversation before its first event (the app, the printer)."""
+        self.client: httpx2.AsyncClient | None = None
+        self.port: int | None = None
+        self._tg: Any = None
+        self._socket: socket.socket | None = None
+
+    # -- conversations -------------------------------------------------------------
+
+    def route(self, exchange: Exchange) -> Conversation:
+        """The conversation `exchange` continues (a new one if none), which then takes it."""
+        best: Conversation | None = None
+        best_score = (-1, -1)
+        answered = {
+            m.get("tool_call_id")
+            for m in exchange.messages
+            if isinstance(m, dict) and m.get("role") == "tool"
+        }
+        for conv in self.conversations:
+            n = len(conv.known)
+            if conv.busy or not n or exchange.keys[:n] != conv.known:
+                continue
+            score = (n, sum(1 for i in conv.unanswered if i in answered))
+            if score >= best_score:
+                best, best_score = conv, score
+        if best is None:
+            best = Conversation(self, len(self.conversations) + 1, exchange)
+            self.conversations.append(best)
+            for callback in self.on_conversation:
+                callback(best)
+        best.deliver(exchange)
+        return best
+
+    def must_hold(self, tool_name: str, stepper: Stepper) -> bool:
+        """Whether a rule or a breakpoint could stop a call of `tool_name` (whatever its
+        arguments): only then does a streamed response wait from that call on."""
+        if not tool_name or stepper.enabled:
+            return True
+        for rule in self.rules:
+            if rule.action != "allow" and CallPattern(rule.pattern.tool).matches(tool_name, {}):
+                return True
+        return any(
+            bp.pattern is not None and CallPattern(bp.pattern.tool).matches(tool_name, {})
+            for bp in stepper.breakpoints
+        )
+
+    def start_recording(self, conv: Conversation) -> Any:
+        if not self.options.record:
+            return None
+        from workbench.sessions.header import default_session_path
+        from workbench.sessions.recorder import start_recording
+
+        label = f"proxy-{conv.number}-{conv.agent.state.model.id}"
+        path = default_session_path(label, self.options.session_dir)
+        return start_recording(conv.agent, workspace=self.workspace, path=path)
+
+    async def publish(self, conv: Conversation, event: Any) -> None:
+        await conv.agent.publish(event)
+
+    def start_soon(self, fn: Callable[..., Any], *args: Any) -> None:
+        assert self._tg is not None, "the proxy is not running"
+        self._tg.start_soon(fn, *args)
+
+    def upstream_headers(self, agent_headers: dict[str, str]) -> dict[str, str]:
+        """The agent's headers (credentials already removed) plus the upstream's key."""
+        headers = dict(agent_headers)
+        headers["accept-encoding"] = "identity"  # chunks are copied as they are read
+        if self.options.api_key:
+            headers["authorization"] = f"Bearer {self.options.api_key}"
+        return headers
+
+    # -- HTTP --------------------------------------------------------------------------
+
+    def asgi(self) -> Starlette:
+        return Starlette(routes=[Route("/{path:path}", self._handle, methods=METHODS)])
+
+    async def _handle(self, request: Request) -> Response:
+        path = request.url.path
+        sub = path[3:] if path == "/v1" or path.startswith("/v1/") else path
+        raw = await request.body()
+        if request.method == "POST" and sub.rstrip("/") == "/chat/completions":
+            try:
+                body = json.loads(raw)
+            except ValueError:
+                body = None
+            if isinstance(body, dict) and isinstance(body.get("messages"), list):
+                return await self._chat(Exchange(body, raw, safe_headers(request.headers.items())))
+        return await self._pass_through(request, sub, raw)
+
+    async def _chat(self, exchange: Exchange) -> Response:
+        self.route(exchange)
+        await exchange.ready.wait()
+        if exchange.whole is not None:
+            return Response(exchange.whole, exchange.status, media_type=exchange.media_type)
+        return StreamingResponse(
+            exchange.pieces(),
+            exchange.status,
+            media_type=exchange.media_type,
+            headers={"cache-control": "no-cache"},
+        )
+
+    async def _pass_through(self, request: Request, sub: str, raw: bytes) -> Response:
+        assert self.client is not None
+        url = self.upstream + sub + (f"?{request.url.query}" if request.url.query else "")
+        upstream = self.client.build_request(
+            request.method,
+            url,
+            content=raw,
+            headers=self.upstream_headers(safe_headers(request.headers.items())),
+        )
+        try:
+            response = await self.client.send(upstream, stream=True)
+        except httpx2.HTTPError as exc:
+            message = f"The workbench proxy could not reach {self.upstream}: {exc}"
+            return Response(
+                json.dumps({"error": {"message": message}}), 502, media_type="application/json"
+            )
+        return StreamingResponse(
+            response.aiter_raw(),
+            response.status_code,
+            headers=safe_headers(response.headers.items()),
+            background=BackgroundTask(response.aclose),
+        )
+
+    # -- running -------------------------------------------------------------------------
+
+    def bind(self) -> socket.socket:
+        """Take the listening socket now (`running` does, if not done before).
+
+        Raises:
+            OSError: the address cannot be had (the port is in use, ...).
+        """
+        if self._socket is None:
+            self._socket = bind(self.options.host, self.options.port)
+            self.port = self._socket.getsockname()[1]
+        return self._socket
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[Proxy]:
+        """Listen (and forward) until the block ends; then flag every call still waiting
+        for its result, end each conversation's run and close its session."""
+        sock = self.bind()
+        config = uvicorn.Config(
+            self.asgi(),
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            timeout_graceful_shutdown=1,
+        )
+        server = _Server(config)
+        timeout = httpx2.Timeout(connect=10.0, read=None, write=30.0, pool=10.0)
+        try:
+            async with (
+                httpx2.AsyncClient(timeout=timeout) as client,
+                anyio.create_task_group() as tg,
+            ):
+                self.client, self._tg = client, tg
+                tg.start_soon(_serve, server, sock)
+                try:
+                    yield self
+                finally:
+                    for conv in self.conversations:
+                        conv.stop()
+                    server.should_exit = True
+                    with anyio.move_on_after(3):
+                        for conv in self.conversations:
+                            await conv.agent.wait_for_idle()
+        finally:
+            sock.close()
+            self._socket = None
+            for conv in self.conversations:
+                if conv.recorder is not None:
+                    conv.recorder.close()
+
+    @property
+    def url(self) -> str:
+        host = self.options.host
+        shown = f"[{host}]" if ":" in host else host
+        return f"http://{shown}:{self.port}/v1"
+
+
+class _Server(uvicorn.Server):
+    """uvicorn, minus its signal handlers: Ctrl-C belongs to whoever runs the proxy
+    (the headless loop stops it cleanly; in the app it is a key)."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+async def _serve(server: uvicorn.Server, sock: socket.socket) -> None:
+    await server.serve(sockets=[sock])
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` is reachable from this machine only."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """The listening socket (an `OSError` says why it cannot be had, e.g. port in use)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    sock.setblocking(False)
+    return sock
