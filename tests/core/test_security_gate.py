@@ -418,6 +418,7 @@ def test_pattern_basics_the_gate_relies_on() -> None:
     assert CallPattern.parse('a(x="1")').matches("a", {"x": "1"}) is True
     assert CallPattern.parse('a(x="1")').matches("a", {}) is False
     assert CallPattern.parse('a(x="*")').matches("a", {"x": None}) is False
+    assert CallPattern("XX_tool").specificity == (0, 1, 0)
     assert [CallPattern(t).specificity[1] for t in ("read_file", "read_*", "read?", "[r]ead")] == [
         1,
         0,
