@@ -480,6 +480,7 @@ def test_character_classes(glob: str, value: str, ok: bool) -> None:
 def test_pattern_text_and_errors_in_full() -> None:
     assert CallPattern.of("t", {"q": '{"a": 2, "b": 1}'}).matches("t", {"q": {"b": 1, "a": 2}})
     assert CallPattern.parse('a(x="ab*")').specificity == (1, 1, 2)
+    assert CallPattern.parse('a(x="XY*")').specificity == (1, 1, 2)
     assert CallPattern.parse('a(x="[ab]?")').specificity == (1, 1, 2)
     assert str(CallPattern.parse('a(x="é")')) == 'a(x="é")'
     assert CallPattern.parse("a(x='say \"hi\"')").args == (("x", 'say "hi"'),)
