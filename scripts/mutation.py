@@ -18,9 +18,14 @@ The mutations are those of mutmut's kind: comparison and boolean operators
 flipped, arithmetic swapped, numbers + 1, strings and bytes altered, True/False
 flipped, `not` removed, conditions negated, `break`/`continue` swapped, assigned
 and returned values replaced by None, calls made as statements removed.
-Docstrings and annotations are left alone. Mutants run one at a time in a forked
-child of a process that has already imported pytest and the third-party
-libraries, so each costs the tests' time, not Python's start-up.
+Docstrings, annotations and type aliases (`Name = Literal[...]`) are left alone.
+
+Speed: the first run happens in this process, so every module is imported once.
+Each mutant then runs in a forked child that swaps in the changed code of the
+module's functions and methods (their `__code__`) and any changed module-level
+value (also in project modules that imported it by name), so the child starts
+with everything imported. A change to a module-level value is run against the
+tests of the functions that read it.
 """
 
 from __future__ import annotations
@@ -28,7 +33,6 @@ from __future__ import annotations
 import argparse
 import ast
 import copy
-import importlib
 import os
 import signal
 import sys
@@ -39,9 +43,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PROJECT = ("workbench", "tools", "widgets")
-PRELOAD = ("pytest", "pydantic", "pydantic_core", "anyio", "hypothesis", "jsonschema", "rich",
-           "textual", "openai", "mcp", "platformdirs", "tree_sitter", "syrupy")
 
 
 @dataclass(frozen=True)
@@ -175,7 +176,21 @@ def _skipped(tree: ast.Module) -> set[int]:
             isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
         ):
             all_of(node)
+        if isinstance(node, ast.Assign) and _is_type_alias(node.value):
+            all_of(node)
     return skip
+
+
+_TYPE_FORMS = {"Literal", "Callable", "tuple", "dict", "list", "Union", "Optional", "type"}
+
+
+def _is_type_alias(value: ast.AST) -> bool:
+    """`Name = Literal[...]` and the like: only annotations use them."""
+    return (
+        isinstance(value, ast.Subscript)
+        and isinstance(value.value, ast.Name)
+        and value.value.id in _TYPE_FORMS
+    )
 
 
 def mutants(source: str) -> list[Mutant]:
@@ -237,7 +252,11 @@ def module_name(path: str) -> str:
 
 
 class LineTracer:
-    """A pytest plugin: which test functions execute which lines of one file."""
+    """A pytest plugin: which test functions execute which lines of one file.
+
+    Lines run outside any test (at import, which every test relies on) are
+    recorded under "*".
+    """
 
     def __init__(self, filename: str) -> None:
         self.filename = filename
@@ -250,7 +269,7 @@ class LineTracer:
         return None
 
     def _local(self, frame, event, arg):  # type: ignore[no-untyped-def]
-        if event == "line":  # outside a test: at import, which every test relies on
+        if event == "line":
             self.lines.setdefault(frame.f_lineno, set()).add(self.current or "*")
         return self._local
 
@@ -260,6 +279,12 @@ class LineTracer:
         sys.settrace(self._global)
         threading.settrace(self._global)
 
+    def stop(self) -> None:
+        import threading
+
+        sys.settrace(None)
+        threading.settrace(None)  # type: ignore[arg-type]
+
     def pytest_runtest_protocol(self, item, nextitem):  # type: ignore[no-untyped-def]
         self.current = item.nodeid.split("[", 1)[0]  # the function, all its parameters
 
@@ -268,29 +293,21 @@ class LineTracer:
 
 
 def trace_lines(tests: list[str], path: Path) -> dict[int, list[str]] | None:
-    """Run `tests` once (unchanged code); line -> test functions, or None if they fail."""
-    import json
-    import tempfile
+    """Run `tests` once, here (so later forks start with everything imported).
 
-    with tempfile.NamedTemporaryFile("r", suffix=".json") as out:
-        pid = os.fork()
-        if pid == 0:
-            code = 1
-            try:
-                _quiet()
-                import pytest
+    Returns line -> the test functions that execute it, or None if a test fails.
+    """
+    import pytest
 
-                tracer = LineTracer(str(path))
-                tracer.start()
-                code = pytest.main(["-q", "-p", "no:cacheprovider", *tests], plugins=[tracer])
-                with open(out.name, "w") as handle:
-                    json.dump({k: sorted(v) for k, v in tracer.lines.items()}, handle)
-            finally:
-                os._exit(0 if code == 0 else 1)
-        _pid, status = os.waitpid(pid, 0)
-        if os.waitstatus_to_exitcode(status) != 0:
-            return None
-        return {int(k): v for k, v in json.load(out).items()}
+    tracer = LineTracer(str(path))
+    tracer.start()
+    try:
+        code = pytest.main(["-q", "-p", "no:cacheprovider", *tests], plugins=[tracer])
+    finally:
+        tracer.stop()
+    if code != 0:
+        return None
+    return {line: sorted(names) for line, names in tracer.lines.items()} | {-1: ["*"]}
 
 
 def _quiet() -> None:
@@ -299,17 +316,22 @@ def _quiet() -> None:
     os.dup2(devnull, 2)
 
 
-def run_tests(tests: list[str], name: str | None, source: str | None, timeout: float) -> str:
-    """Run `tests` in a forked child with module `name` replaced by `source`.
+def run_tests(tests: list[str], name: str, source: str, timeout: float, *, patch: bool) -> str:
+    """Run `tests` in a forked child with module `name` changed to `source`.
 
-    Returns "passed", "failed", "error" (pytest could not run them) or "timeout".
+    `patch`: swap the code of the module's functions and methods in place (fast:
+    every other module keeps its imports); otherwise the child forgets every
+    project module and imports them afresh (for changes to module-level values
+    that other modules copy at import). Returns "passed", "failed", "error"
+    (pytest could not run them) or "timeout".
     """
     pid = os.fork()
-    if pid == 0:  # the child: install the mutant, then let pytest import everything else
+    if pid == 0:
         try:
             os.setpgid(0, 0)
             _quiet()
-            if name is not None and source is not None:
+            if not (patch and _patch(name, source)):
+                _forget_project()
                 _install(name, source)
             import pytest
 
@@ -327,7 +349,78 @@ def run_tests(tests: list[str], name: str | None, source: str | None, timeout: f
             os.killpg(pid, signal.SIGKILL)  # the child and anything its tests started
             os.waitpid(pid, 0)
             return "timeout"
-        time.sleep(0.02)
+        time.sleep(0.01)
+
+
+def _patch(name: str, source: str) -> bool:
+    """Give module `name` what `source` defines: each function and method its new code,
+    each changed module-level value its new value (also where a project module
+    imported it by name). False if that cannot be done faithfully (a closure that
+    changed shape).
+    """
+    import types
+
+    module = sys.modules[name]
+    fresh: dict[str, object] = {
+        "__name__": name, "__file__": module.__file__, "__package__": module.__package__,
+    }
+    exec(compile(source, str(module.__file__), "exec"), fresh)  # noqa: S102
+    pairs: list[tuple[object, object]] = []
+    for key, new in fresh.items():
+        old = module.__dict__.get(key)
+        if isinstance(new, types.FunctionType):
+            pairs.append((old, new))
+        elif isinstance(new, type) and isinstance(old, type) and new.__module__ == name:
+            pairs += [(vars(old).get(attr), value) for attr, value in vars(new).items()]
+        elif not key.startswith("__") and not isinstance(new, (type, types.ModuleType)):
+            if not _same(old, new):
+                _set_everywhere(key, old, new)
+    for old, new in pairs:
+        old_fn, new_fn = _function_of(old), _function_of(new)
+        if new_fn is None:
+            continue
+        if old_fn is None or old_fn.__code__.co_freevars != new_fn.__code__.co_freevars:
+            return False
+        old_fn.__code__ = new_fn.__code__
+        old_fn.__defaults__ = new_fn.__defaults__
+        old_fn.__kwdefaults__ = new_fn.__kwdefaults__
+    return True
+
+
+def _same(old: object, new: object) -> bool:
+    try:
+        return type(old) is type(new) and bool(old == new)
+    except Exception:  # noqa: BLE001 - a value that cannot be compared is taken as changed
+        return False
+
+
+def _set_everywhere(key: str, old: object, new: object) -> None:
+    root = str(ROOT)
+    for module in list(sys.modules.values()):
+        space = getattr(module, "__dict__", None)
+        if space is not None and (getattr(module, "__file__", None) or "").startswith(root):
+            if space.get(key) is old:
+                space[key] = new
+
+
+def _function_of(value: object) -> object | None:
+    import functools
+    import types
+
+    if isinstance(value, (staticmethod, classmethod)):
+        value = value.__func__
+    elif isinstance(value, property):
+        value = value.fget
+    elif isinstance(value, functools.cached_property):
+        value = value.func
+    return value if isinstance(value, types.FunctionType) else None
+
+
+def _forget_project() -> None:
+    root = str(ROOT)
+    for key, module in list(sys.modules.items()):
+        if (getattr(module, "__file__", None) or "").startswith(root):
+            del sys.modules[key]
 
 
 def _install(name: str, source: str) -> None:
@@ -338,8 +431,7 @@ def _install(name: str, source: str) -> None:
     module = types.ModuleType(name)
     module.__file__ = str(path)
     module.__package__ = name.rpartition(".")[0]
-    spec = importlib.util.spec_from_file_location(name, path)
-    module.__spec__ = spec
+    module.__spec__ = importlib.util.spec_from_file_location(name, path)
     sys.modules[name] = module
     exec(compile(source, str(path), "exec"), module.__dict__)  # noqa: S102
 
@@ -347,15 +439,6 @@ def _install(name: str, source: str) -> None:
 def config() -> dict[str, list[str]]:
     data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     return data["tool"]["mutation"]
-
-
-def preload() -> None:
-    for name in PRELOAD:
-        try:
-            importlib.import_module(name)
-        except ImportError:
-            pass
-    assert not any(m.split(".")[0] in PROJECT for m in sys.modules), "project imported too early"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -377,9 +460,9 @@ def main(argv: list[str] | None = None) -> int:
         print(_diff(source, mutated_source(source, found[args.show])))
         return 0
     os.chdir(ROOT)
-    preload()
     started = time.monotonic()
-    covering = trace_lines(tests, ROOT / args.module)
+    with _silenced():
+        covering = trace_lines(tests, ROOT / args.module)
     if covering is None:
         print("the tests fail without any mutant: fix them first", file=sys.stderr)
         return 2
@@ -387,18 +470,21 @@ def main(argv: list[str] | None = None) -> int:
     timeout = max(10.0, 2 * baseline)
     name = module_name(args.module)
     print(f"{args.module}: {len(found)} mutants, tests take {baseline:.1f}s", flush=True)
+    readers = _readers(source)
     survivors = []
     chosen = [(i, m) for i, m in enumerate(found) if args.only is None or i in args.only]
     for i, mutant in chosen:
         start, end = mutant.lines
-        selected = sorted({t for n in range(start, end + 1) for t in covering.get(n, [])})
+        lines = readers.get(start) or range(start, end + 1)
+        selected = sorted({t for n in lines for t in covering.get(n, [])})
         if "*" in selected:
             selected = tests
         outcome = "passed"
         if selected:
-            outcome = run_tests(selected, name, mutated_source(source, mutant), timeout)
-        if outcome == "error":  # a test id pytest could not select: run the whole files
-            outcome = run_tests(tests, name, mutated_source(source, mutant), timeout)
+            changed = mutated_source(source, mutant)
+            outcome = run_tests(selected, name, changed, timeout, patch=True)
+            if outcome == "error":  # a test id pytest could not select: run the whole files
+                outcome = run_tests(tests, name, changed, timeout, patch=False)
         if outcome in ("passed", "error"):
             survivors.append((i, mutant))
             why = "" if selected else " (no test runs this line)"
@@ -407,6 +493,40 @@ def main(argv: list[str] | None = None) -> int:
     score = 100 * killed / len(chosen) if chosen else 100.0
     print(f"{args.module}: {killed}/{len(chosen)} killed, score {score:.1f}%")
     return 0
+
+
+def _readers(source: str) -> dict[int, set[int]]:
+    """For each module-level assignment (by first line): the lines of the functions
+    that read what it assigns, whose tests are the ones that can notice a change to
+    it. An assignment no function here reads maps to "*" lines (every test)."""
+    tree = ast.parse(source)
+    functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    out: dict[int, set[int]] = {}
+    for stmt in tree.body:
+        if not isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            continue
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        names = {t.id for t in targets if isinstance(t, ast.Name)}
+        lines: set[int] = set()
+        for function in functions:
+            if any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(function)):
+                lines.update(range(function.lineno, (function.end_lineno or 0) + 1))
+        out[stmt.lineno] = lines or {-1}
+    return out
+
+
+class _silenced:
+    """Send this process's stdout and stderr to /dev/null for a while."""
+
+    def __enter__(self) -> None:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self.saved = (os.dup(1), os.dup(2))
+        _quiet()
+
+    def __exit__(self, *exc: object) -> None:
+        os.dup2(self.saved[0], 1)
+        os.dup2(self.saved[1], 2)
 
 
 def _diff(before: str, after: str) -> str:

@@ -110,7 +110,7 @@ class Workspace:
             rel = path.relative_to(self.root)
         except ValueError:
             return str(path)
-        return rel.as_posix() or "."
+        return rel.as_posix()  # the root itself is "."
 
     def text_file(self, raw: str, *, refusal: str, on_directory: str) -> tuple[Path, str]:
         """An existing regular text file inside the workspace: (its path, how to show it).

@@ -298,3 +298,142 @@ def test_load_rules_layers(tmp_path: Path) -> None:
     assert by("edit_file", path="a").source == "--allow"  # type: ignore[union-attr]
     assert by("read_file", path="a").source == "default"  # type: ignore[union-attr]
     assert by("run_command", command="ls").source == "default"  # type: ignore[union-attr]
+
+
+def test_rule_and_ruleset_basics() -> None:
+    rule = Rule.parse('read_file(path="a")', "deny", "--deny")
+    assert str(rule) == 'deny read_file(path="a") (--deny)'
+    assert rule.text == 'read_file(path="a")' and not rule.is_default
+    rules = RuleSet([rule])
+    assert len(rules) == 1 and list(rules) == [rule]
+    with pytest.raises(RuleError) as caught:
+        Rule.parse("x", "never", "here")  # type: ignore[arg-type]
+    assert str(caught.value) == "here: action must be one of allow, ask, deny (got 'never')"
+
+
+def test_appended_rules_say_when(tmp_path: Path) -> None:
+    import re
+
+    path = tmp_path / "rules.toml"
+    append_rule(path, CallPattern.parse("x"), "allow", "R")
+    first = path.read_text().splitlines()[0]
+    assert re.fullmatch(r"# Added from a workbench session \(\d{4}-\d\d-\d\d \d\d:\d\d\)", first)
+
+
+def test_a_rules_file_outside_the_workspace_is_named_by_its_path(tmp_path: Path) -> None:
+    from workbench.permissions.rules import display_path
+
+    (tmp_path / "ws").mkdir()
+    outside = tmp_path / "r.toml"
+    assert display_path(outside, tmp_path / "ws") == str(outside)
+    assert display_path(tmp_path / "ws" / "a" / "r.toml", tmp_path / "ws") == "a/r.toml"
+    assert display_path(outside, None) == str(outside)
+
+
+def test_appended_argument_names_round_trip(tmp_path: Path) -> None:
+    path = tmp_path / "rules.toml"
+    pattern = CallPattern.of("srv__t", {"a.b": "x", "path": "é/**"})
+    append_rule(path, pattern, "allow", "R")
+    assert 'args = { "a.b" = "x", path = "é/**" }' in path.read_text(encoding="utf-8")
+    (loaded,) = load_rules_file(path, "R")
+    assert loaded.pattern == pattern
+
+
+def test_the_default_rules_in_full() -> None:
+    assert [str(rule) for rule in default_rules()] == [
+        "ask * (default)",
+        "allow read_file (default)",
+        "allow list_directory (default)",
+        "allow search_files (default)",
+        "ask write_file (default)",
+        "ask edit_file (default)",
+        "ask run_command (default)",
+    ]
+
+
+def test_saved_strings_keep_their_readable_escapes(tmp_path: Path) -> None:
+    path = tmp_path / "rules.toml"
+    pattern = CallPattern.of("t", {"path": 'a"b\\c\nd\te\rf\x7fg'})
+    append_rule(path, pattern, "allow", "R")
+    assert 'args = { path = "a\\"b\\\\c\\nd\\te\\rf\\u007Fg" }' in path.read_text(encoding="utf-8")
+    assert load_rules_file(path, "R")[0].pattern == pattern
+
+
+@pytest.mark.parametrize("char", ["\ud800", "\udfff", "\udc80"])
+def test_a_lone_surrogate_is_refused_not_written(tmp_path: Path, char: str) -> None:
+    path = tmp_path / "rules.toml"
+    with pytest.raises(RuleError, match=f"U\\+{ord(char):04X} \\(a lone surrogate\\)"):
+        append_rule(path, CallPattern.of("t", {"path": char}), "allow", "R")
+    assert not path.exists()
+
+
+def test_a_rule_that_would_read_back_differently_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "rules.toml"
+    with pytest.raises(RuleError) as caught:
+        append_rule(path, CallPattern("mcp:files"), "allow", "R")  # reads back as files__*
+    assert str(caught.value) == "R: the rule would read back as files__*, not as mcp:files"
+    assert not path.exists()
+
+
+def test_a_quoted_rule_key_still_fails_with_a_line(tmp_path: Path) -> None:
+    path = tmp_path / "r.toml"
+    path.write_text('"rule" = "x"\n')
+    with pytest.raises(RuleError) as caught:
+        load_rules_file(path, "r.toml")
+    assert str(caught.value) == "r.toml:1: 'rule' must be an array of tables ([[rule]])"
+
+
+def test_saving_keeps_the_file_mode(tmp_path: Path) -> None:
+    import stat
+
+    new = tmp_path / "new.toml"
+    append_rule(new, CallPattern.parse("x"), "allow", "R")
+    assert stat.S_IMODE(new.stat().st_mode) == 0o644
+    private = tmp_path / "private.toml"
+    private.write_text("")
+    private.chmod(0o600)
+    append_rule(private, CallPattern.parse("x"), "allow", "R")
+    assert stat.S_IMODE(private.stat().st_mode) == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new.toml", "private.toml"]
+
+
+def test_more_malformed_rules_name_their_line(tmp_path: Path) -> None:
+    path = tmp_path / "r.toml"
+    path.write_bytes(b'\n[[rule]]\ntool = "\xff"\n')
+    with pytest.raises(RuleError, match=r"^r.toml:3: the rules file is not UTF-8 text$"):
+        load_rules_file(path, "r.toml")
+    path.write_text('[[rule]]\nmatch = "x"\nargs = { a = "b" }\naction = "allow"\n')
+    with pytest.raises(RuleError, match=r"^r.toml:1: give either match or tool/args, not both$"):
+        load_rules_file(path, "r.toml")
+
+
+def test_a_tool_sharing_a_builtin_name_gets_no_default_allow() -> None:
+    rules = RuleSet(default_rules())
+    assert str(rules.match("read_file", {}, builtin=False)) == "ask * (default)"
+    assert str(rules.match("write_file", {}, builtin=False)) == "ask write_file (default)"
+    assert str(rules.match("read_file", {})) == "allow read_file (default)"
+
+
+def test_unknown_keys_are_all_named(tmp_path: Path) -> None:
+    path = tmp_path / "r.toml"
+    path.write_text('[[rule]]\ntool = "x"\naction = "allow"\nwhen = 1\nwhy = 2\n')
+    with pytest.raises(RuleError, match=r"^r.toml:1: unknown key\(s\) when, why$"):
+        load_rules_file(path, "r.toml")
+
+
+def test_appending_to_a_file_that_would_break_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "r.toml"
+    path.write_text('rule = "x"\n')
+    with pytest.raises(RuleError) as caught:
+        append_rule(path, CallPattern.parse("t"), "allow", "R")
+    assert str(caught.value).startswith("R: the rule would not read back (")
+    assert str(caught.value).endswith(")")
+    assert path.read_text() == 'rule = "x"\n'
+
+
+def test_appends_are_spaced_by_one_blank_line(tmp_path: Path) -> None:
+    path = tmp_path / "a" / "b" / "rules.toml"  # directories made as needed
+    append_rule(path, CallPattern.parse("x"), "allow", "R")
+    append_rule(path, CallPattern.parse("y"), "deny", "R")
+    text = path.read_text()
+    assert text.count("\n\n") == 1 and "\n\n\n" not in text and text.endswith('"deny"\n')

@@ -57,7 +57,11 @@ def ws(tmp_path: Path) -> Path:
 async def attack(ws: Path, calls: list[tuple[str, dict[str, Any]]], **options: Any) -> list[Any]:
     """Run one turn of `calls` through the real runtime; the tool results, in order."""
     turns = [
-        {"tool_calls": [{"id": f"c{i}", "name": n, "arguments": a} for i, (n, a) in enumerate(calls)]},
+        {
+            "tool_calls": [
+                {"id": f"c{i}", "name": n, "arguments": a} for i, (n, a) in enumerate(calls)
+            ]
+        },
         {"text": "done"},
     ]
     scenario = Scenario.model_validate({"name": "attack", "turns": turns})
@@ -84,7 +88,8 @@ RULES_TAKEOVER = '[[rule]]\ntool = "*"\naction = "allow"\n'
 async def test_a_src_allow_cannot_write_outside_src(ws: Path, path: str) -> None:
     (ws / "src" / "link").symlink_to(ws, target_is_directory=True)
     (result,) = await attack(
-        ws, [("write_file", {"path": path, "content": RULES_TAKEOVER})],
+        ws,
+        [("write_file", {"path": path, "content": RULES_TAKEOVER})],
         allow=['write_file(path="src/**")'],
     )
     assert result.is_error
@@ -113,11 +118,15 @@ async def test_a_read_deny_holds_for_the_absolute_path(ws: Path) -> None:
     assert result.text.startswith('Permission denied by rule read_file(path=".env")')
 
 
-@pytest.mark.parametrize("path", ["protected/keep.txt ", "protected /keep.txt", "protected/keep.txt"])
+@pytest.mark.parametrize(
+    "path", ["protected/keep.txt ", "protected /keep.txt", "protected/keep.txt"]
+)
 async def test_a_write_deny_holds_with_a_trailing_space(ws: Path, path: str) -> None:
     (result,) = await attack(
-        ws, [("write_file", {"path": path, "content": "gone"})],
-        approve="all", deny=['write_file(path="protected/keep.txt")'],
+        ws,
+        [("write_file", {"path": path, "content": "gone"})],
+        approve="all",
+        deny=['write_file(path="protected/keep.txt")'],
     )
     assert result.is_error
     assert (ws / "protected" / "keep.txt").read_text() == "keep\n"
@@ -160,6 +169,27 @@ def test_refused_paths_say_why(ws: Path, path: str) -> None:
     assert "symlink" not in message and str(ws) not in message
 
 
+MESSAGES = {
+    "../x": "Path '../x' uses '..' to climb outside the workspace; only files inside the "
+    "workspace can be used",
+    "/etc/passwd": "Path '/etc/passwd' is an absolute path outside the workspace; only files "
+    "inside the workspace can be used",
+    "~/x": "Path '~/x' refers to a home directory; paths must be inside the workspace",
+    "a\x00b": "Path contains a NUL byte",
+    "a\tb": "Path 'a\\tb' contains the character U+0009; paths may not hold control, "
+    "invisible or surrogate characters",
+    "a\\b": "Path 'a\\\\b' contains a backslash; separate directories with '/'",
+    "a /b": "Path 'a /b' has whitespace at the start or end of a name; give the path without it",
+}
+
+
+@pytest.mark.parametrize("path", sorted(MESSAGES))
+def test_refusal_messages_in_full(ws: Path, path: str) -> None:
+    with pytest.raises(WorkspaceError) as caught:
+        Workspace(ws).resolve(path)
+    assert str(caught.value) == MESSAGES[path]
+
+
 @pytest.mark.parametrize("path", ["../x", "/etc/passwd", "a\x00b", " .env"])
 async def test_the_gate_refuses_before_anyone_is_asked(ws: Path, path: str) -> None:
     (result,) = await attack(ws, [("write_file", {"path": path, "content": "x"})], approve="all")
@@ -173,7 +203,10 @@ def test_a_symlink_refusal_does_not_say_where_it_points(ws: Path, tmp_path: Path
     with pytest.raises(WorkspaceError) as caught:
         Workspace(ws).resolve("out/file.txt")
     message = str(caught.value)
-    assert "goes through a symlink that leads outside" in message
+    assert message == (
+        "Path 'out/file.txt' goes through a symlink that leads outside the workspace; "
+        "only files inside the workspace can be used"
+    )
     assert "elsewhere" not in message and str(tmp_path) not in message
 
 
@@ -212,17 +245,34 @@ def test_workspace_basics(ws: Path, tmp_path: Path) -> None:
     assert space.real_inside(ws / "inner.txt") is True
     assert space.real_inside(ws / "outer.txt") is False
     assert space.shown(ws / "inner.txt") is True  # nobody said otherwise
-    with pytest.raises(NotADirectoryError, match="is not a directory"):
+    with pytest.raises(NotADirectoryError) as caught:
         Workspace(ws / "src" / "app.py")
+    assert str(caught.value) == f"Workspace root {ws / 'src' / 'app.py'} is not a directory"
+    (ws / "data.bin").write_bytes(b"a\x00b")
+    with pytest.raises(ValueError) as binary:
+        space.text_file("data.bin", refusal="no binaries", on_directory="!")
+    assert str(binary.value) == "data.bin is a binary file (3 bytes); no binaries"
+    with pytest.raises(IsADirectoryError) as directory:
+        space.text_file("./src", refusal="", on_directory=", not a file")
+    assert str(directory.value) == "src is a directory, not a file"
+    assert space.text_file("src/../src/app.py", refusal="", on_directory="") == (
+        ws / "src" / "app.py",
+        "src/app.py",
+    )
 
 
 async def test_listing_skips_every_ignored_directory(ws: Path) -> None:
-    for name in IGNORED_DIRS:
+    ignored = (
+        ".git .hg .svn node_modules __pycache__ .venv venv .mypy_cache .pytest_cache "
+        ".ruff_cache .tox .idea"
+    ).split()  # written out: a test that reads IGNORED_DIRS would follow a change to it
+    assert sorted(IGNORED_DIRS) == sorted(ignored)
+    for name in ignored:
         (ws / "src" / name).mkdir(exist_ok=True)
     list_directory = next(t for t in builtin_tools(ws) if t.name == "list_directory")
     params = list_directory.parameters.model_validate({"path": "src"})
     result = await list_directory.execute("c", params, AbortController().signal, None)
-    assert sorted(result.details["skipped"]) == sorted(f"{n}" for n in IGNORED_DIRS)
+    assert sorted(result.details["skipped"]) == sorted(ignored)
     assert result.content[0].text == "app.py"
 
 
@@ -241,8 +291,24 @@ def test_binary_sniffing() -> None:
 
 # -- the property: the rule's verdict and the file opened agree ------------------------
 
-SEGMENTS = ["src", "app.py", ".env", "secret", "k.txt", "..", ".", "", "alias", "loop",
-            "a b", " x", "x\\y", "x\ny", "\u200b", "~"]
+SEGMENTS = [
+    "src",
+    "app.py",
+    ".env",
+    "secret",
+    "k.txt",
+    "..",
+    ".",
+    "",
+    "alias",
+    "loop",
+    "a b",
+    " x",
+    "x\\y",
+    "x\ny",
+    "\u200b",
+    "~",
+]
 
 
 def denied(relative: str) -> bool:
@@ -270,7 +336,9 @@ def maze(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     st.lists(st.sampled_from(SEGMENTS), min_size=1, max_size=5),
     st.booleans(),

@@ -7,8 +7,8 @@ globs, written compactly as `run_command(command="pytest *")` or
 How an argument glob matches depends on the argument's name, because the same
 `*` means different things for a path and for a shell command:
 
-- `path` (or any name ending in `path`): the value is normalised first
-  (`./src/../a.py` -> `a.py`, so `..` cannot sneak past a prefix; the gate
+- `path` (or any name ending in `path`): the value and the glob are normalised
+  first (`./src/../a.py` -> `a.py`, so `..` cannot sneak past a prefix; the gate
   gives built-in tools' paths in the canonical form the tool opens); `*` and `?`
   stay within one path segment, `**` crosses segments (`src/**` is everything
   under src/, `**/*.py` every Python file).
@@ -96,6 +96,11 @@ def normalise_path(value: str) -> str:
     return posixpath.normpath(value) if value else value
 
 
+def _glob_text(glob: str, style: Style) -> str:
+    """A path glob is normalised like the paths it is matched against (`./a/` is `a`)."""
+    return normalise_path(glob) if style == "path" else glob
+
+
 def _value_text(value: Any, style: Style) -> str:
     text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
     return normalise_path(text) if style == "path" else text
@@ -113,8 +118,9 @@ class CallPattern:
     def _compiled(self) -> tuple[re.Pattern[str], tuple[tuple[str, Style, re.Pattern[str]], ...]]:
         tool = re.compile(_translate(self.tool, "text"))
         args = tuple(
-            (name, style_of(name), re.compile(_translate(glob, style_of(name))))
+            (name, style, re.compile(_translate(_glob_text(glob, style), style)))
             for name, glob in self.args
+            for style in [style_of(name)]
         )
         return tool, args
 
@@ -184,6 +190,7 @@ def _tool_glob(tool: str) -> str:
             "or control characters"
         )
     return mcp_server_glob(tool)
+
 
 _MCP_SERVER = re.compile(r"mcp:([A-Za-z0-9_*?-]+)")
 """`mcp:` and a server name (or a glob of one); anything else after `mcp:` is a tool name."""
@@ -255,7 +262,7 @@ def suggest_pattern(tool_name: str, args: Mapping[str, Any]) -> CallPattern:
     if isinstance(path, str) and path.strip():
         norm = normalise_path(path)
         parent = posixpath.dirname(norm)
-        if parent and parent != "." and not parent.startswith(".."):
+        if parent and not parent.startswith(".."):
             return CallPattern(tool_name, (("path", f"{escape_glob(parent)}/**"),))
         return CallPattern(tool_name, (("path", escape_glob(norm)),))
     return CallPattern(tool_name)

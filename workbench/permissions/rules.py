@@ -119,25 +119,13 @@ class RuleSet:
         `builtin=False` (a tool from elsewhere that shares a built-in's name): the
         defaults that allow the read-only built-ins do not apply to it.
         """
-        best: tuple[tuple[int, int, int], int, Rule] | None = None
-        fallback: Rule | None = None
-        for index, rule in enumerate(self.rules):
-            if not rule.pattern.matches(tool_name, args):
-                continue
-            if rule.is_default:
-                if not builtin and rule.action == "allow":
-                    continue
-                if fallback is None or _beats(rule, fallback):
-                    fallback = rule
-                continue
-            key = (rule.pattern.specificity, index)
-            if best is None or key >= (best[0], best[1]):
-                best = (key[0], index, rule)
-        return best[2] if best is not None else fallback
-
-
-def _beats(rule: Rule, other: Rule) -> bool:
-    return rule.pattern.specificity >= other.pattern.specificity
+        ranked = [
+            ((not rule.is_default, rule.pattern.specificity, index), rule)
+            for index, rule in enumerate(self.rules)
+            if rule.pattern.matches(tool_name, args)
+            and (builtin or not rule.is_default or rule.action != "allow")
+        ]
+        return max(ranked, key=lambda pair: pair[0])[1] if ranked else None
 
 
 def _check_action(action: Any, where: str) -> Action:
