@@ -237,6 +237,9 @@ class ToolInspector(LineScrollView, can_focus=True):
         times = record.times(self.now)
         if times is not None:
             head.append(f"  {format_times(times)}", style="dim")
+        if record.by_hand:
+            head.append("\ncalled by you, by hand: the model did not ask for it and does "
+                        "not see its result", style="bold yellow")
         if record.edited_args is not None:
             head.append(f"\n✎ arguments edited by you in {record.edited_in or 'a pause'}: it ran with "
                         "the edited ones (the model's are in the stages)", style="bold yellow")
