@@ -28,6 +28,7 @@ from itertools import chain
 from typing import Any, Literal
 
 from workbench.agent import AssistantMessage, ToolCall, ToolResultMessage
+from workbench.agent.by_hand import is_by_hand
 from workbench.agent.types import text_of
 from workbench.json_text import escape_chars, normal
 from workbench.pricing import BUILTIN_AS_OF, PriceTable, add_costs, format_cost
@@ -103,10 +104,16 @@ def iter_json(session: Session, prices: PriceTable) -> Iterator[str]:
     first = True
     reader = InterventionReader()
     changes: list[dict[str, Any]] = []
-    for event in of_kinds(session.events, ("message_end", *INTERVENTION_KINDS)):
+    by_hand: list[dict[str, Any]] = []
+    kinds = ("message_end", "hand_call", "hand_call_end", *INTERVENTION_KINDS)
+    for event in of_kinds(session.events, kinds):
         changes += [
             {k: v for k, v in asdict(i).items() if v is not None} for i in reader.feed(event)
         ]
+        if event.type == "hand_call":  # not in the transcript: the model never saw it
+            by_hand.append({"called_by": "user", "call": event.message.model_dump(mode="json")})
+        elif event.type == "hand_call_end" and by_hand:
+            by_hand[-1]["result"] = event.message.model_dump(mode="json")
         if event.type != "message_end":
             continue
         message = json.dumps(event.message.model_dump(mode="json"), indent=2, ensure_ascii=False)
@@ -114,7 +121,8 @@ def iter_json(session: Session, prices: PriceTable) -> Iterator[str]:
         first = False
     yield "[]" if first else "\n  ]"
     tail = json.dumps(
-        {"interventions": changes, "cost": session_costs(session.events, prices)},
+        {"interventions": changes, "calls_by_hand": by_hand,
+         "cost": session_costs(session.events, prices)},
         indent=2, ensure_ascii=False,
     )
     yield ",\n" + escape_chars(tail[2:-2], UNSAFE) + "\n}\n"
@@ -179,7 +187,8 @@ def _body(events: Iterable[Any], prices: PriceTable) -> Iterator[list[str]]:
     changed: dict[str, list[Intervention]] = {}
     reader = InterventionReader()
     turn = 0
-    kinds = ("turn_start", "message_end", "permission_decision", *INTERVENTION_KINDS)
+    kinds = ("turn_start", "message_end", "hand_call", "hand_call_end", "permission_decision",
+             *INTERVENTION_KINDS)
     for event in of_kinds(events, kinds):
         for item in reader.feed(event):
             changed.setdefault(item.tool_call_id, []).append(item)
@@ -187,10 +196,10 @@ def _body(events: Iterable[Any], prices: PriceTable) -> Iterator[list[str]]:
         if kind == "permission_decision":
             decisions[event.tool_call_id] = event
             continue
-        if kind == "message_end" and isinstance(event.message, ToolResultMessage):
+        if kind in ("message_end", "hand_call_end") and isinstance(event.message, ToolResultMessage):
             results.setdefault(event.message.tool_call_id, deque()).append(event.message)
             continue
-        if kind not in ("turn_start", "message_end"):
+        if kind not in ("turn_start", "message_end", "hand_call"):
             continue
         if kind == "message_end" and event.message.role not in ("user", "assistant"):
             continue
@@ -205,7 +214,7 @@ def _body(events: Iterable[Any], prices: PriceTable) -> Iterator[list[str]]:
             yield ["", f"## Turn {turn}"]
         elif event.message.role == "user":
             yield ["", "**User**", "", literal(text_of(event.message.content))]
-        elif isinstance(event.message, AssistantMessage):
+        elif isinstance(event.message, AssistantMessage):  # a model's, or a call by hand
             waiting = event.message
     if waiting is not None:
         yield _assistant(waiting, results, decisions, changed, prices)
@@ -218,6 +227,14 @@ def _assistant(
     changed: dict[str, list[Intervention]],
     prices: PriceTable,
 ) -> list[str]:
+    if is_by_hand(message):
+        out = ["", "**Called by you, by hand** (the model did not ask for it and never saw "
+               "its result)"]
+        for call in message.tool_calls:
+            queue = results.get(call.id)
+            result = queue.popleft() if queue else None
+            out += _call(call, result, decisions.get(call.id), changed.get(call.id, []), "you")
+        return out
     u = message.usage
     cost = format_cost(prices.cost(message.model, u, message.provider))
     out = [
@@ -240,15 +257,16 @@ def _assistant(
 
 
 def _call(
-    call: ToolCall, result: ToolResultMessage | None, decision: Any, changed: list[Intervention]
+    call: ToolCall, result: ToolResultMessage | None, decision: Any, changed: list[Intervention],
+    sender: str = "the model",
 ) -> list[str]:
     out = ["", f"### Tool call {_code(call.name)} ({_code(call.id)})"]
     arguments = json.dumps(call.arguments, indent=2, ensure_ascii=False)
     raw = call.raw_arguments
     edits = [i for i in changed if i.kind == "edited_arguments"]
-    said = "Arguments, as the model sent them" if edits else "Arguments"
+    said = f"Arguments, as {sender} sent them" if edits else "Arguments"
     if raw is not None and normal(raw) != normal(arguments):
-        out += _fenced(raw, "text", "Arguments, as the model sent them (not a JSON object):")
+        out += _fenced(raw, "text", f"Arguments, as {sender} sent them (not a JSON object):")
     else:
         out += _fenced(arguments, "json", f"{said}:")
     if edits:  # what ran: the last edit
