@@ -267,7 +267,8 @@ class ToolInspector(LineScrollView, can_focus=True):
             validated.append_text(stage_view(record.edited_args, record.model_args))
         changed = record.prepared not in (None, record.parsed)
         panes = {
-            "raw": (raw_view(record), failed == "parse", "as the model sent it"),
+            "raw": (raw_view(record), failed == "parse",
+                    "as you sent it" if record.by_hand else "as the model sent it"),
             "parsed": (stage_view(record.parsed), failed == "lookup",
                        "lookup failed" if failed == "lookup" else ""),
             "prepared": (prepared, failed == "prepare",

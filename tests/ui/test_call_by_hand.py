@@ -68,9 +68,41 @@ async def test_an_asking_tool_opens_the_permission_dialog(make_test_app) -> None
         await pilot.press("ctrl+y")
         await wait_for(pilot, lambda: isinstance(app.screen, PermissionModal))
         assert app.screen.record.id == "hand_1"
+        assert "called by you, by hand" in app.screen._args_text().plain
         await pilot.press("ctrl+n")
         await pilot.press(*"no")
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.view_state.calls["hand_1"].finished)
         assert app.view_state.calls["hand_1"].stage == "denied"
+        assert app.agent.state.messages == []
+
+
+async def test_a_breakpoint_stops_a_call_by_hand_and_f10_runs_it(make_test_app) -> None:
+    app = make_test_app()
+    async with app.run_test(size=(140, 44)) as pilot:
+        await app.runtime.stepper.add_breakpoint("read_file")
+        await open_form(pilot, app, "read_file")
+        await pilot.press(*"config.json")
+        await pilot.press("ctrl+y")
+        await wait_for(pilot, lambda: app.view_state.pause is not None
+                       and app.view_state.pause.tool_call_id == "hand_1")
+        assert app.view_state.calls["hand_1"].stage == "paused"
+        await pilot.press("f10")
+        await wait_for(pilot, lambda: app.view_state.calls["hand_1"].stage == "done")
+
+
+async def test_f8_cancels_a_running_call_by_hand(make_test_app) -> None:
+    app = make_test_app()
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_form(pilot, app, "run_command")
+        await pilot.press(*"sleep 30")
+        await pilot.press("ctrl+y")
+        await wait_for(pilot, lambda: isinstance(app.screen, PermissionModal))
+        await pilot.press("ctrl+y")
+        await wait_for(pilot, lambda: app.view_state.calls["hand_1"].stage == "running")
+        assert app.agent.state.is_streaming
+        await pilot.press("f8")
+        await wait_for(pilot, lambda: app.view_state.calls["hand_1"].finished)
+        assert app.view_state.calls["hand_1"].stage == "aborted"
+        await wait_for(pilot, lambda: not app.agent.state.is_streaming)
         assert app.agent.state.messages == []
