@@ -39,3 +39,20 @@ async def test_a_call_by_hand_is_recorded_replayed_exported_and_not_rerun(tmp_pa
     report = await rerun(session, workspace=tmp_path / "ws")
     assert [c.status for c in report.calls] == ["same", "same"]
     assert any("not re-run" in w and "hand_1" in w for w in report.warnings)
+
+
+async def test_replay_shows_the_call_by_hand_as_yours(tmp_path: Path) -> None:
+    import anyio
+
+    from widgets.replay_app import ReplayApp
+
+    runtime, _live = await record_run(tmp_path / "ws", READ_A)
+    await runtime.agent.call_tool("read_file", {"path": "a.txt"})
+    app = ReplayApp(read_session(runtime.session_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        with anyio.fail_after(15):
+            while not app.settled:
+                await pilot.pause(0.02)
+        await pilot.pause()
+        assert app.view_state.calls["hand_1"].by_hand
+        assert "called by you" in "\n".join(app.timeline.plain_lines())
