@@ -153,3 +153,12 @@ async def test_a_call_by_hand_is_refused_while_a_run_is_going() -> None:
         release.set()
     assert [m.role for m in agent.state.messages] == ["user", "assistant"]
     assert user("go").content == agent.state.messages[0].content
+
+
+async def test_a_hand_id_a_model_already_used_is_skipped() -> None:
+    from core_helpers import call, calls_reply
+
+    stream = FakeStream(calls_reply(call("hand_1", "echo", {"value": "m"})), assistant("ok"))
+    agent, _ = make_agent(make_tool(), stream=stream)
+    await agent.prompt("go")
+    assert (await agent.call_tool("echo", {"value": "x"})).tool_call_id == "hand_2"

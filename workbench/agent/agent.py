@@ -200,7 +200,12 @@ class Agent:
             RuntimeError: a run (or another call by hand) is going.
         """
         self._refuse_if_running("call_tool")
+        # A model may have named one of its calls `hand_N` too: ids must stay unique.
+        taken = {c.id for m in self.state.messages if isinstance(m, AssistantMessage)
+                 for c in m.tool_calls}
         self._hand_calls += 1
+        while f"{HAND_PREFIX}{self._hand_calls}" in taken:
+            self._hand_calls += 1
         message = hand_message(f"{HAND_PREFIX}{self._hand_calls}", name, arguments)
         self._controller = AbortController()
         self._idle = anyio.Event()
