@@ -69,9 +69,9 @@ class ToolPickerModal(ModalScreen[str | None]):
             for i, tool in enumerate(self.tools):
                 text = Text(literal(tool.name), style="bold")
                 text.append(f"  {literal(origin(tool))}", style="cyan")
-                if tool.description:
-                    first = tool.description.strip().splitlines()[0] if tool.description.strip() else ""
-                    text.append(f"  {literal(first[:80])}", style="dim")
+                about = (tool.description or "").strip()
+                if about:
+                    text.append(f"  {literal(about.splitlines()[0][:80])}", style="dim")
                 options.append(Option(text, id=f"t-{i}"))
             yield OptionList(*options, id="tools")
         yield Footer()

@@ -10,8 +10,8 @@ import pytest
 from core_helpers import MODEL, FakeStream, Recorder, assistant, make_tool, user
 
 from workbench.agent import (
-    Agent,
     AfterToolCallResult,
+    Agent,
     AgentToolResult,
     BeforeToolCallResult,
     ToolResultMessage,
@@ -47,7 +47,8 @@ async def test_a_call_by_hand_runs_every_stage_and_emits_the_tool_events() -> No
     assert isinstance(result, ToolResultMessage) and result.tool_call_id == "hand_1"
     assert result.details == {"after": True} and not result.is_error
     assert rec.types() == [
-        "hand_call", "tool_execution_start", "tool_arguments", "tool_execution_end", "hand_call_end",
+        "hand_call", "tool_execution_start", "tool_arguments", "tool_execution_end",
+        "hand_call_end",
     ]
     container = rec.of("hand_call")[0].message
     assert is_by_hand(container) and container.provider == "you" and container.model == "by hand"

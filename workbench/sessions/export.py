@@ -196,7 +196,9 @@ def _body(events: Iterable[Any], prices: PriceTable) -> Iterator[list[str]]:
         if kind == "permission_decision":
             decisions[event.tool_call_id] = event
             continue
-        if kind in ("message_end", "hand_call_end") and isinstance(event.message, ToolResultMessage):
+        if kind in ("message_end", "hand_call_end") and isinstance(
+            event.message, ToolResultMessage
+        ):
             results.setdefault(event.message.tool_call_id, deque()).append(event.message)
             continue
         if kind not in ("turn_start", "message_end", "hand_call"):
