@@ -23,6 +23,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header
 
 from widgets import responsive
+from widgets.hand_call import HandCallActions
 from widgets.mcp_attachments import McpAttachments
 from widgets.new_run import NewRunActions, empty_text
 from widgets.pacing import Pacer
@@ -74,7 +75,8 @@ def _text(message: Any) -> str:
 
 
 class WorkbenchApp(
-    NewRunActions, SafeTextApp, SteppingActions, McpAttachments, ResultImages, App[int]
+    NewRunActions, SafeTextApp, SteppingActions, McpAttachments, ResultImages, HandCallActions,
+    App[int],
 ):
     """The workbench: timeline, inspector, status, prompt, and the dialogs."""
 
@@ -357,7 +359,7 @@ class WorkbenchApp(
         self.selected_id = call_id
         self._permission_open = request_id
         tool = next((t for t in self.agent.state.tools if t.name == record.name), None)
-        batch = self.view_state.turns[record.turn - 1].tool_call_ids if record.turn else [call_id]
+        batch = [r.id for r in self.view_state.batch_of(record)]
         modal = PermissionModal(
             record,
             tool=tool,
@@ -551,6 +553,11 @@ class WorkbenchApp(
                     f"It {connection.status}: start it again and list its tools anew",
                     lambda name=connection.name: self.restart_mcp_server(name),
                 )
+        yield SystemCommand(
+            "Call a tool by hand…",
+            "Pick any tool, fill its arguments, run it as a model's call (the model never sees it)",
+            self.action_call_by_hand,
+        )
         linked = self.linked_resources(self.inspector.record)
         if linked is not None:
             yield SystemCommand(

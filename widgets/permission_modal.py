@@ -160,13 +160,17 @@ class PermissionModal(ModalScreen[str | None]):
         text = Text("validated arguments", style="bold")
         if record.edited_args is not None:
             text.append("  ✎ edited by you", style="bold yellow")
+        sender = "you" if record.by_hand else "the model"
+        if record.by_hand:
+            text.append("  called by you, by hand", style="bold yellow")
         if record.parsed is not None and args != record.parsed:
-            text.append("  (+ added, ~ changed since the model's arguments)", style="dim")
+            whose = "your" if record.by_hand else "the model's"
+            text.append(f"  (+ added, ~ changed since {whose} arguments)", style="dim")
         text.append("\n")
         text.append_text(stage_view(args, record.parsed))
         raw = record.raw
         if raw is not None and normal(raw) != normal(json.dumps(args)):
-            text.append("\nraw, as the model sent it\n", style="bold")
+            text.append(f"\nraw, as {sender} sent it\n", style="bold")
             text.append(literal(raw), style="dim")
         return text
 

@@ -269,11 +269,16 @@ class Timeline(LineScrollView, can_focus=True):
         elif item.kind == "notice":
             add(("notice", item.rev, width), lambda: paint.notice(item))
         else:
-            hover = self._hover == ("turn", item.turn)
-            head = Text(f"assistant · turn {item.turn}")
-            style = self._style("timeline--head-hover" if hover else "timeline--head")
-            add(("head", item.turn, hover, width), lambda: paint.text(head, style, (0, 1)),
-                height=1, target=("turn", item.turn))
+            if item.by_hand:  # not the model's: no turn to open
+                head = Text("you · a tool called by hand (the model does not see it)")
+                style = self._style("timeline--head")
+                add(("hand", width), lambda: paint.text(head, style, (0, 1)), height=1)
+            else:
+                hover = self._hover == ("turn", item.turn)
+                head = Text(f"assistant · turn {item.turn}")
+                style = self._style("timeline--head-hover" if hover else "timeline--head")
+                add(("head", item.turn, hover, width), lambda: paint.text(head, style, (0, 1)),
+                    height=1, target=("turn", item.turn))
             for block_index, block in enumerate(item.blocks):
                 if block.kind == "text":
                     text = block.text

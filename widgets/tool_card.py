@@ -61,6 +61,8 @@ def card_strips(
     if label != record.name:
         head.append((literal(record.name) + " ", ("dim",)))
     head.append((" ", ()))
+    if record.by_hand:
+        head.append(("called by you ", ("bold yellow",)))
     if record.edited_args is not None:  # what ran; the model's own are in the inspector
         head.append(("✎ edited by you ", ("bold yellow",)))
     args = record.ran_args

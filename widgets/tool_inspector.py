@@ -238,6 +238,9 @@ class ToolInspector(LineScrollView, can_focus=True):
         times = record.times(self.now)
         if times is not None:
             head.append(f"  {format_times(times)}", style="dim")
+        if record.by_hand:
+            head.append("\ncalled by you, by hand: the model did not ask for it and does "
+                        "not see its result", style="bold yellow")
         if record.edited_args is not None:
             head.append(f"\n✎ arguments edited by you in {record.edited_in or 'a pause'}: it ran with "
                         "the edited ones (the model's are in the stages)", style="bold yellow")
@@ -265,7 +268,8 @@ class ToolInspector(LineScrollView, can_focus=True):
             validated.append_text(stage_view(record.edited_args, record.model_args))
         changed = record.prepared not in (None, record.parsed)
         panes = {
-            "raw": (raw_view(record), failed == "parse", "as the model sent it"),
+            "raw": (raw_view(record), failed == "parse",
+                    "as you sent it" if record.by_hand else "as the model sent it"),
             "parsed": (stage_view(record.parsed), failed == "lookup",
                        "lookup failed" if failed == "lookup" else ""),
             "prepared": (prepared, failed == "prepare",

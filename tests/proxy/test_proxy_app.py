@@ -114,3 +114,15 @@ async def test_the_network_view_shows_the_request_as_sent_and_as_forwarded(chat_
         assert "Permission denied by rule read_file (--deny)" in shown
         assert "exactly as received" in shown
         assert AGENT_KEY not in shown
+
+
+async def test_calling_a_tool_by_hand_is_refused_in_proxy_mode(chat_server, tmp_path):
+    from widgets.hand_call import ToolPickerModal
+
+    app = make_app(chat_server, tmp_path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_for(pilot, lambda: app.proxy.client is not None)
+        app.action_call_by_hand()
+        await pilot.pause()
+        assert not isinstance(app.screen, ToolPickerModal)
+        assert any("proxy mode" in str(n.message) for n in app._notifications)

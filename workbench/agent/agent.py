@@ -17,6 +17,7 @@ from typing import Any, Literal
 import anyio
 
 from workbench.agent.abort import AbortController, AbortSignal
+from workbench.agent.by_hand import HAND_PREFIX, hand_message, run_by_hand
 from workbench.agent.config import (
     AfterToolCall,
     AgentContext,
@@ -34,7 +35,13 @@ from workbench.agent.config import (
 )
 from workbench.agent.loop import check_can_continue, run_agent_loop, run_agent_loop_continue
 from workbench.agent.tool import AgentTool
-from workbench.agent.types import AssistantMessage, Message, Model, UserMessage
+from workbench.agent.types import (
+    AssistantMessage,
+    Message,
+    Model,
+    ToolResultMessage,
+    UserMessage,
+)
 
 log = logging.getLogger("workbench.agent")
 
@@ -133,6 +140,7 @@ class Agent:
         self._idle: anyio.Event | None = None
         self._call_aborts = ToolCallAborts()
         self._skip_steering_poll = False
+        self._hand_calls = 0
 
     # -- the event bus -----------------------------------------------------------
 
@@ -178,6 +186,41 @@ class Agent:
                 return await self._run(follow_ups)
         check_can_continue(messages)
         return await self._run(None)
+
+    async def call_tool(self, name: str, arguments: str | dict[str, Any]) -> ToolResultMessage:
+        """Run one call of tool `name` by hand (`arguments`: a dict, or JSON text that
+        goes through the parse stage) while the agent is idle.
+
+        The call (id `hand_N`, in a message whose provider/model are "you"/"by hand")
+        takes the same pipeline, hooks, abort signal and events as a model's call, but
+        it never enters the transcript: the model did not ask for it (see
+        `workbench.agent.by_hand`). Returns its result message.
+
+        Raises:
+            RuntimeError: a run (or another call by hand) is going.
+        """
+        self._refuse_if_running("call_tool")
+        # A model may have named one of its calls `hand_N` too: ids must stay unique.
+        taken = {c.id for m in self.state.messages if isinstance(m, AssistantMessage)
+                 for c in m.tool_calls}
+        self._hand_calls += 1
+        while f"{HAND_PREFIX}{self._hand_calls}" in taken:
+            self._hand_calls += 1
+        message = hand_message(f"{HAND_PREFIX}{self._hand_calls}", name, arguments)
+        self._controller = AbortController()
+        self._idle = anyio.Event()
+        self.state.is_streaming = True
+        self.state.error_message = None
+        context = AgentContext(self.state.system_prompt, list(self.state.messages), self.state.tools)
+        try:
+            return await run_by_hand(
+                message, context, self._config(), self._on_event, self._controller.signal
+            )
+        finally:
+            self.state.is_streaming = False
+            self.state.pending_tool_calls = set()
+            self._controller = None
+            self._idle.set()
 
     def abort(self, reason: Any = None) -> None:
         """Fire the current run's abort signal (no-op when idle)."""

@@ -159,6 +159,22 @@ class ToolExecutionEndEvent(Event):
     """How long `execute()` took (monotonic clock); None when it never ran."""
 
 
+class HandCallEvent(Event):
+    """Workbench addition: a person calls one tool by hand (`Agent.call_tool`).
+    `message` holds the call; it is not part of the transcript (see `agent.by_hand`)."""
+
+    type: Literal["hand_call"] = "hand_call"
+    message: AssistantMessage
+
+
+class HandCallEndEvent(Event):
+    """Workbench addition: the call by hand ended; `message` is its result, which the
+    model never sees."""
+
+    type: Literal["hand_call_end"] = "hand_call_end"
+    message: ToolResultMessage
+
+
 AgentEvent = Annotated[
     AgentStartEvent
     | AgentEndEvent
@@ -171,6 +187,8 @@ AgentEvent = Annotated[
     | ToolArgumentsEvent
     | ToolExecutionPhaseEvent
     | ToolExecutionUpdateEvent
-    | ToolExecutionEndEvent,
+    | ToolExecutionEndEvent
+    | HandCallEvent
+    | HandCallEndEvent,
     Field(discriminator="type"),
 ]

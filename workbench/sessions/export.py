@@ -28,6 +28,7 @@ from itertools import chain
 from typing import Any, Literal
 
 from workbench.agent import AssistantMessage, ToolCall, ToolResultMessage
+from workbench.agent.by_hand import is_by_hand
 from workbench.agent.types import text_of
 from workbench.json_text import escape_chars, normal
 from workbench.pricing import BUILTIN_AS_OF, PriceTable, add_costs, format_cost
@@ -104,13 +105,19 @@ def iter_json(session: Session, prices: PriceTable) -> Iterator[str]:
     reader = InterventionReader()
     changes: list[dict[str, Any]] = []
     mcp: list[dict[str, Any]] = []
-    for event in of_kinds(session.events, ("message_end", *INTERVENTION_KINDS, *MCP_KINDS)):
+    by_hand: list[dict[str, Any]] = []
+    kinds = ("message_end", "hand_call", "hand_call_end", *INTERVENTION_KINDS, *MCP_KINDS)
+    for event in of_kinds(session.events, kinds):
         if event.type in MCP_KINDS:
             mcp.append(event.model_dump(mode="json"))
             continue
         changes += [
             {k: v for k, v in asdict(i).items() if v is not None} for i in reader.feed(event)
         ]
+        if event.type == "hand_call":  # not in the transcript: the model never saw it
+            by_hand.append({"called_by": "user", "call": event.message.model_dump(mode="json")})
+        elif event.type == "hand_call_end" and by_hand:
+            by_hand[-1]["result"] = event.message.model_dump(mode="json")
         if event.type != "message_end":
             continue
         message = json.dumps(event.message.model_dump(mode="json"), indent=2, ensure_ascii=False)
@@ -118,7 +125,8 @@ def iter_json(session: Session, prices: PriceTable) -> Iterator[str]:
         first = False
     yield "[]" if first else "\n  ]"
     tail = json.dumps(
-        {"interventions": changes, **({"mcp_events": mcp} if mcp else {}),
+        {"interventions": changes, "calls_by_hand": by_hand,
+         **({"mcp_events": mcp} if mcp else {}),
          "cost": session_costs(session.events, prices)},
         indent=2, ensure_ascii=False,
     )
@@ -186,7 +194,8 @@ def _body(events: Iterable[Any], prices: PriceTable) -> Iterator[list[str]]:
     turn = 0
     notes: list[str] = []
     """What MCP servers did during the held turn (changed tools, sampling), said after it."""
-    kinds = ("turn_start", "message_end", "permission_decision", *INTERVENTION_KINDS, *MCP_KINDS)
+    kinds = ("turn_start", "message_end", "hand_call", "hand_call_end", "permission_decision",
+             *INTERVENTION_KINDS, *MCP_KINDS)
     for event in of_kinds(events, kinds):
         for item in reader.feed(event):
             changed.setdefault(item.tool_call_id, []).append(item)
@@ -199,10 +208,12 @@ def _body(events: Iterable[Any], prices: PriceTable) -> Iterator[list[str]]:
         if kind == "permission_decision":
             decisions[event.tool_call_id] = event
             continue
-        if kind == "message_end" and isinstance(event.message, ToolResultMessage):
+        if kind in ("message_end", "hand_call_end") and isinstance(
+            event.message, ToolResultMessage
+        ):
             results.setdefault(event.message.tool_call_id, deque()).append(event.message)
             continue
-        if kind not in ("turn_start", "message_end"):
+        if kind not in ("turn_start", "message_end", "hand_call"):
             continue
         if kind == "message_end" and event.message.role not in ("user", "assistant"):
             continue
@@ -218,7 +229,7 @@ def _body(events: Iterable[Any], prices: PriceTable) -> Iterator[list[str]]:
             yield ["", f"## Turn {turn}"]
         elif event.message.role == "user":
             yield ["", "**User**", "", literal(text_of(event.message.content))]
-        elif isinstance(event.message, AssistantMessage):
+        elif isinstance(event.message, AssistantMessage):  # a model's, or a call by hand
             waiting = event.message
     if waiting is not None:
         yield _assistant(waiting, results, decisions, changed, prices)
@@ -242,6 +253,14 @@ def _assistant(
     changed: dict[str, list[Intervention]],
     prices: PriceTable,
 ) -> list[str]:
+    if is_by_hand(message):
+        out = ["", "**Called by you, by hand** (the model did not ask for it and never saw "
+               "its result)"]
+        for call in message.tool_calls:
+            queue = results.get(call.id)
+            result = queue.popleft() if queue else None
+            out += _call(call, result, decisions.get(call.id), changed.get(call.id, []), "you")
+        return out
     u = message.usage
     cost = format_cost(prices.cost(message.model, u, message.provider))
     out = [
@@ -264,15 +283,16 @@ def _assistant(
 
 
 def _call(
-    call: ToolCall, result: ToolResultMessage | None, decision: Any, changed: list[Intervention]
+    call: ToolCall, result: ToolResultMessage | None, decision: Any, changed: list[Intervention],
+    sender: str = "the model",
 ) -> list[str]:
     out = ["", f"### Tool call {_code(call.name)} ({_code(call.id)})"]
     arguments = json.dumps(call.arguments, indent=2, ensure_ascii=False)
     raw = call.raw_arguments
     edits = [i for i in changed if i.kind == "edited_arguments"]
-    said = "Arguments, as the model sent them" if edits else "Arguments"
+    said = f"Arguments, as {sender} sent them" if edits else "Arguments"
     if raw is not None and normal(raw) != normal(arguments):
-        out += _fenced(raw, "text", "Arguments, as the model sent them (not a JSON object):")
+        out += _fenced(raw, "text", f"Arguments, as {sender} sent them (not a JSON object):")
     else:
         out += _fenced(arguments, "json", f"{said}:")
     if edits:  # what ran: the last edit

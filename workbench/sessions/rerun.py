@@ -323,6 +323,13 @@ async def rerun(
 
     agent.subscribe(collect)
     runs = recorded_runs(session.events)
+    by_hand = [e.message.tool_calls[0].id for e in of_kinds(session.events, ["hand_call"])]
+    if by_hand:  # a person's calls, outside the model's transcript: not part of its flow
+        report.warnings.append(
+            f"not re-run: {len(by_hand)} call(s) made by hand ({', '.join(by_hand[:5])}"
+            f"{', …' if len(by_hand) > 5 else ''}); results that depended on what they "
+            "changed may differ"
+        )
     if hub is None:
         await _replay_all(agent, model, runs, report, header)
     else:

@@ -72,6 +72,8 @@ class ViewState:
     latest_call_id: str | None = None
     """The call that most recently started its preflight."""
     _running_run: bool = False
+    _before_hand: RunState = "idle"
+    """The run state a call by hand returns to when it ends."""
     _replied_this_run: bool = False
     reached_back: bool = False
     """An event changed a call or a request of an earlier turn (a model reusing a call
@@ -171,7 +173,7 @@ class ViewState:
 
     def batch_of(self, record: ToolCallRecord) -> list[ToolCallRecord]:
         """Every call the same assistant message asked for, in order (the call's batch)."""
-        if not 0 < record.turn <= len(self.turns):
+        if record.by_hand or not 0 < record.turn <= len(self.turns):
             return [record]
         return [self.calls[i] for i in self.turns[record.turn - 1].tool_call_ids if i in self.calls]
 
@@ -423,6 +425,29 @@ class ViewState:
         self._started.pop(e.tool_call_id, None)
         if not self._started and self._running_run:
             self.run_state = "streaming"
+
+    # -- calls by hand -----------------------------------------------------------------
+
+    def _on_hand_call(self, e: Any) -> None:
+        call = e.message.tool_calls[0]
+        item = TimelineItem(
+            "assistant", self.turn, blocks=[Block("toolCall", tool_call_id=call.id)],
+            stop_reason=e.message.stop_reason, timestamp=e.timestamp, by_hand=True,
+        )
+        self.items.append(item)
+        record = self.calls[call.id] = ToolCallRecord(call.id, call.name, self.turn, 0)
+        record.by_hand = True
+        record.raw, record.parsed = call.raw_arguments, call.arguments
+        record.stage = "requested"
+        record.note(e.timestamp, "called by you, by hand")
+        self._before_hand = self.run_state
+
+    def _on_hand_call_end(self, e: Any) -> None:
+        record = self.calls.get(e.message.tool_call_id)
+        if record is not None:
+            record.note(e.timestamp, "result kept from the model (you called it)")
+            record.rev += 1
+        self.run_state = self._before_hand
 
     # -- gate and stepper ----------------------------------------------------------
 

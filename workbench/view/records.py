@@ -87,6 +87,8 @@ class ToolCallRecord:
     """Where that edit was made: "the permission dialog", "a pause", "failed arguments"."""
     injected_at: str | None = None
     """For an injected result: "before it ran" or "in place of its error result"."""
+    by_hand: bool = False
+    """A person called it by hand (`Agent.call_tool`); the model never sees it."""
     started_at: float | None = None
     """tool_execution_start: the call entered preflight."""
     executing_at: float | None = None
@@ -202,6 +204,8 @@ class TimelineItem:
     """For notices."""
     steering: bool = False
     """A user message injected while the run was going (steering or follow-up)."""
+    by_hand: bool = False
+    """An assistant-like item holding a call a person made by hand."""
     timestamp: float = 0.0
     rev: int = 0
 
