@@ -30,7 +30,7 @@ from widgets.pacing import Pacer
 from widgets.pause_banner import PauseBanner
 from widgets.prompt_bar import PromptBar
 from widgets.result_images import ResultImages
-from widgets.status_bar import StatusBar
+from widgets.status_bar import StatusBar, mcp_alert
 from widgets.stepping_actions import SteppingActions
 from widgets.terminal_safety import SafeTextApp
 from widgets.timeline import Timeline
@@ -315,7 +315,10 @@ class WorkbenchApp(
         steering, follow_ups = self.agent.queued
         w.prompt_bar.show_queue([_text(m) for m in steering], [_text(m) for m in follow_ups])
         w.prompt_bar.running = self.agent.state.is_streaming
-        w.status.sync(state, queued=len(steering) + len(follow_ups), costs=self.cost_meter.costs(state))
+        w.status.sync(
+            state, queued=len(steering) + len(follow_ups), costs=self.cost_meter.costs(state),
+            extra=mcp_alert(self.runtime.mcp),
+        )
         w.pause_banner.show(state.pause, self.labels)
         footer_state = (state.pause is not None and state.pause.point, self.agent.state.is_streaming)
         if footer_state != self._footer_state and not pacer.burst:
@@ -439,6 +442,7 @@ class WorkbenchApp(
             f"{describe_failure(connection)}\nctrl+p, 'Restart MCP server' starts it again.",
             severity="error", timeout=15, markup=False,
         )
+        self._refresh_now()  # the status bar names it
 
     def _mcp_tools_changed(self, connection: Any, added: list[str], removed: list[str]) -> None:
         tools = [t for t in self.agent.state.tools if t.source == f"mcp:{connection.name}"]
@@ -477,6 +481,7 @@ class WorkbenchApp(
         self.descriptions.update({t.name: t.description for t in tools})
         self.sources.update({t.name: t.source for t in tools if t.source})
         self.notify(f"MCP server {name} restarted: {len(tools)} tools", markup=False)
+        self._refresh_now()
 
     @on(Timeline.Selected)
     def _card_selected(self, event: Timeline.Selected) -> None:

@@ -80,12 +80,22 @@ class StatusBar(Static):
             text.append("step off", style="dim")
         if state.breakpoints:
             text.append(f"  {len(state.breakpoints)} bp", style="yellow")
-        if extra:
+        if extra:  # something needs a look, e.g. an MCP server that failed
             text.append("  │  ", style="dim")
-            text.append(literal(extra))
+            text.append(literal(extra), style="bold red")
         if costs is not None and not wide:  # last: what is pending or paused matters more
             text.append("  │  ", style="dim")
             text.append(f"cost {format_cost(costs.session)}")
         if text != self._shown:
             self._shown = text
             self.update(text, layout=False)  # one line, always
+
+
+def mcp_alert(hub: object) -> str:
+    """`MCP toolbox exited (F7)` when a server failed or exited; "" when all are fine."""
+    failed = getattr(hub, "failed", None) or []
+    if not failed:
+        return ""
+    names = ", ".join(c.name for c in failed[:2]) + (" …" if len(failed) > 2 else "")
+    what = "exited" if all(c.status == "exited" for c in failed) else "failed"
+    return f"MCP {names} {what} (F7)"

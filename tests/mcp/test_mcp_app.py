@@ -9,6 +9,7 @@ import anyio
 
 from tests.mcp.helpers import TOOLBOX, calls
 from widgets.app import make_app
+from widgets.status_bar import StatusBar
 from workbench.providers.scripted import Scenario
 from workbench.runtime import RunOptions, build_runtime
 
@@ -70,6 +71,8 @@ async def test_a_server_that_exits_while_idle_is_shown_and_restarted_from_the_pa
         assert exited.startswith("MCP server toolbox exited: it exited while idle")
         assert "'Restart MCP server'" in exited
         assert runtime.mcp is not None and runtime.mcp.connections[0].status == "exited"
+        await pilot.pause(0.6)
+        assert "MCP toolbox exited (F7)" in str(app.screen.query_one(StatusBar).render())
 
         await pilot.press("ctrl+p")
         await pilot.pause()
@@ -89,6 +92,8 @@ async def test_a_server_that_exits_while_idle_is_shown_and_restarted_from_the_pa
         assert any(
             n.message == "MCP server toolbox restarted: 17 tools" for n in app._notifications
         )
+        await pilot.pause(0.6)
+        assert "MCP" not in str(app.screen.query_one(StatusBar).render())  # fine again
 
 
 async def test_the_servers_view_shows_state_tools_and_logs_and_restarts(tmp_path: Path) -> None:

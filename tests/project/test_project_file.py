@@ -130,3 +130,16 @@ def test_the_starter_documents_every_key() -> None:
     missing = [k for k in keys if f"{k} =" not in STARTER and f"[{k}." not in STARTER]
     assert not missing, missing
     assert textwrap.dedent(STARTER) == STARTER
+
+
+def test_the_project_file_can_name_an_mcp_servers_catalog(project: Path) -> None:
+    (project / ".cursor").mkdir()
+    (project / ".cursor" / "mcp.json").write_text(
+        '{"mcpServers": {"files": {"command": "npx", "args": ["-y", "server-filesystem"]}}}',
+        encoding="utf-8",
+    )
+    text = WORKBENCH_TOML.replace("[mcp.servers.memory]", '[mcp]\nconfig = ".cursor/mcp.json"\n\n'
+                                  "[mcp.servers.memory]")
+    (project / "workbench.toml").write_text(text, encoding="utf-8")
+    names = [s.name for s in parsed([], project).project_mcp]
+    assert names == ["memory", "files"]

@@ -41,7 +41,8 @@ class ProjectConfig(BaseModel):
     workspace: str | None = None
     max_turns: int | None = Field(default=None, ge=1)
     mcp: dict[str, Any] = Field(default_factory=dict)
-    """`[mcp.servers.NAME]` tables, as in the config file."""
+    """`[mcp.servers.NAME]` tables, as in the config file, and `[mcp] config`: an
+    `mcpServers` JSON file (or a list of them) as Claude Desktop, Cursor or VS Code keep."""
     path: Path | None = Field(default=None, exclude=True)
     """The file it was read from."""
 
@@ -62,11 +63,17 @@ class ProjectConfig(BaseModel):
         return path if path.is_absolute() else self.directory / path
 
     def mcp_servers(self) -> list[Any]:
-        from workbench.mcp.config import servers_from_tables
+        from workbench.mcp.config import load_mcp_json, servers_from_tables
 
         if not self.mcp:
             return []
-        return servers_from_tables(self.mcp.get("servers", {}), str(self.path), self.directory)
+        servers = servers_from_tables(self.mcp.get("servers", {}), str(self.path), self.directory)
+        catalogs = self.mcp.get("config") or []
+        for catalog in [catalogs] if isinstance(catalogs, str) else catalogs:
+            path = self.resolve(str(catalog))
+            assert path is not None
+            servers += load_mcp_json(path)
+        return servers
 
 
 def find_project(directory: Path) -> ProjectConfig | None:
@@ -143,6 +150,10 @@ max_turns = 10
 # MCP servers (their tools join yours as SERVER__TOOL).
 # [mcp.servers.memory]
 # command = ["npx", "-y", "@modelcontextprotocol/server-memory"]
+#
+# Or the mcpServers JSON you already keep for Claude Desktop, Cursor or VS Code:
+# [mcp]
+# config = ".cursor/mcp.json"
 '''
 
 
