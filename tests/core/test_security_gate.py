@@ -652,3 +652,49 @@ async def test_always_allowing_a_tool_does_not_release_a_waiting_protected_call(
 def test_a_gate_for_a_missing_directory_judges_paths_as_written(tmp_path: Path) -> None:
     gate = PermissionGate.for_workspace(tmp_path / "missing")
     assert gate.workspace is None and gate.protected_files == ()
+
+
+def test_an_always_answer_saves_nothing_unless_asked() -> None:
+    assert PermissionAnswer("allow_always_tool").save is False
+    assert PermissionAnswer.always_tool().save is False
+    assert PermissionAnswer.always_pattern().save is False
+
+
+def test_every_path_argument_of_another_tool_is_judged_not_only_the_first(ws: Path) -> None:
+    gate = PermissionGate.for_workspace(ws)
+    mcp = AgentTool("srv__put", "Put", "", {"type": "object"}, execute=None, source="mcp:srv")  # type: ignore[arg-type]
+    judged = gate.judged_args(mcp, {"mode": "w", "path": str(ws / "src" / "app.py")})
+    assert judged == {"mode": "w", "path": "src/app.py"}  # past a first argument that is no path
+
+
+def test_with_no_rule_at_all_a_call_is_asked_about(ws: Path) -> None:
+    from workbench.permissions import RuleSet
+
+    gate = PermissionGate(RuleSet([]))
+    assert gate.judge("edit_file", {"path": "a.txt"}) == (None, "ask", None)
+    assert gate.judge("anything", {}) == (None, "ask", None)
+    assert not gate.may_read("a.txt")  # asked: a search would not show it ...
+    gate.policy = "all"
+    assert gate.may_read("a.txt")  # ... unless everything is approved
+
+
+async def test_a_tool_of_yours_named_like_a_reader_is_not_allowed_by_the_defaults(
+    ws: Path,
+) -> None:
+    gate = PermissionGate.for_workspace(ws, policy="none")
+    mine = AgentTool(
+        "read_file", "Read", "", {"type": "object"}, execute=None,  # type: ignore[arg-type]
+        source="file my_tools.py:3",
+    )
+    call = ToolCall(id="c1", name="read_file", arguments={"path": "src/app.py"})
+    message = AssistantMessage(content=[call], stop_reason="toolUse")
+    from workbench.agent.arguments import JsonArguments
+
+    ctx = BeforeToolCallContext(
+        message, call, JsonArguments.model_validate({"path": "src/app.py"}),
+        AgentContext(tools=[mine]), mine,
+    )
+    result = await gate(ctx, AbortController().signal)
+    assert result is not None and result.block  # asked, and this run approves nothing
+    builtin = tool_named(ws, "read_file")
+    assert await gate(make_ctx(builtin, {"path": "src/app.py"}), AbortController().signal) is None
