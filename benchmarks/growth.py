@@ -65,7 +65,9 @@ def make_scenario(turns: int) -> dict:
         n = text_length(turn)
         text = (PARAGRAPH * (n // len(PARAGRAPH) + 1))[:n]
         path = "big.txt" if turn % 25 == 24 else "small.txt"
-        script.append({"text": text, "tool_calls": [{"name": "read_file", "arguments": {"path": path}}]})
+        script.append(
+            {"text": text, "tool_calls": [{"name": "read_file", "arguments": {"path": path}}]}
+        )
     script.append({"text": "done"})
     return {
         "name": "growth",
@@ -118,16 +120,29 @@ def measure_size(label: str, ops: list[str], work: Path) -> dict:
     if "headless" in ops or not session.exists():
         session.unlink(missing_ok=True)
         argv = workbench(
-            "--headless", "--scenario", str(scenario), "--session", str(session),
-            "--approve", "all", "--workspace", str(workspace(folder)),
+            "--headless",
+            "--scenario",
+            str(scenario),
+            "--session",
+            str(session),
+            "--approve",
+            "all",
+            "--workspace",
+            str(workspace(folder)),
         )
         row["headless"] = run_measured(argv, folder)
     row["events"] = count_events(session)
     row["bytes"] = session.stat().st_size
     if "replay" in ops:
         out = folder / "replay.json"
-        argv = [sys.executable, __file__, *(["--wall"] if WALL else []),
-                "--child-replay", str(session), str(out)]
+        argv = [
+            sys.executable,
+            __file__,
+            *(["--wall"] if WALL else []),
+            "--child-replay",
+            str(session),
+            str(out),
+        ]
         _, peak = run_measured(argv, folder)
         figures = json.loads(out.read_text())
         row["replay"] = (figures["open"], peak)
@@ -140,8 +155,13 @@ def measure_size(label: str, ops: list[str], work: Path) -> dict:
             row[f"export-{fmt}"] = run_measured(argv, folder)
     if "rerun" in ops:
         argv = workbench(
-            "rerun", str(session), "--approve", "all", "--quiet",
-            "--workspace", str(workspace(folder)),
+            "rerun",
+            str(session),
+            "--approve",
+            "all",
+            "--quiet",
+            "--workspace",
+            str(workspace(folder)),
         )
         row["rerun"] = run_measured(argv, folder)
     return row
@@ -185,8 +205,13 @@ async def replay_child(session_path: Path, out: Path) -> None:
         total = len(app.events)
         await settled(app, total)
         opened = clock() - started
-        moves = [("home", 0), ("end", total), ("left", total - 1), ("left", total - 2),
-                 ("left", total - 3)]
+        moves = [
+            ("home", 0),
+            ("end", total),
+            ("left", total - 1),
+            ("left", total - 2),
+            ("left", total - 3),
+        ]
         for number, (key, position) in enumerate(moves):
             begun = time.perf_counter()
             app.post_message(events.Key(key, None))  # as the terminal driver sends it
@@ -222,8 +247,11 @@ def exponent(rows: list[dict], op: str, which: int) -> str:
 
 
 def print_table(rows: list[dict], ops: list[str]) -> None:
-    columns = [op for op in ["headless", "replay", "jump", "export-md", "export-json", "rerun"]
-               if op in ops or (op == "jump" and "replay" in ops)]
+    columns = [
+        op
+        for op in ["headless", "replay", "jump", "export-md", "export-json", "rerun"]
+        if op in ops or (op == "jump" and "replay" in ops)
+    ]
     print("events      " + "".join(f"{op:>22}" for op in columns))
     for row in rows:
         cells = []
@@ -232,9 +260,11 @@ def print_table(rows: list[dict], ops: list[str]) -> None:
             figure = f"{seconds * 1000:.0f} ms" if op == "jump" else f"{seconds:.2f} s"
             cells.append(f"{figure} {peak:.0f} MB".rjust(22))
         print(f"{row['events']:>10,}  " + "".join(cells))
-    print("exponent    " + "".join(
-        f"{exponent(rows, op, 0) + ' / ' + exponent(rows, op, 1):>22}" for op in columns
-    ) + "   (time / memory)")
+    print(
+        "exponent    "
+        + "".join(f"{exponent(rows, op, 0) + ' / ' + exponent(rows, op, 1):>22}" for op in columns)
+        + "   (time / memory)"
+    )
     for row in rows:
         if "jumps" in row:
             detail = ", ".join(f"{k} {v * 1000:.0f}" for k, v in row["jumps"].items())
@@ -250,7 +280,8 @@ def main() -> None:
     parser.add_argument("--ops", default=",".join(OPS), help=f"comma-separated: {','.join(OPS)}")
     parser.add_argument("--keep", type=Path, help="work (and keep the sessions) in this folder")
     parser.add_argument(
-        "--wall", action="store_true",
+        "--wall",
+        action="store_true",
         help="wall-clock time instead of CPU time (which a busy shared machine moves less)",
     )
     parser.add_argument("--child-replay", nargs=2, type=Path, help=argparse.SUPPRESS)
@@ -270,8 +301,12 @@ def main() -> None:
         rows = []
         for label in sizes:
             rows.append(measure_size(label, ops, work))
-            print(f"measured {label}: {rows[-1]['events']:,} events, "
-                  f"{rows[-1]['bytes'] / 1e6:.1f} MB on disk", file=sys.stderr, flush=True)
+            print(
+                f"measured {label}: {rows[-1]['events']:,} events, "
+                f"{rows[-1]['bytes'] / 1e6:.1f} MB on disk",
+                file=sys.stderr,
+                flush=True,
+            )
         print_table(rows, ops)
 
 

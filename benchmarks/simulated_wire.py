@@ -31,8 +31,12 @@ async def run_once(turns: int, calls: int, wire: bool) -> float:
     with tempfile.TemporaryDirectory() as directory:
         runtime = build_runtime(
             RunOptions(
-                scenario=make_scenario(turns, calls, 2000), workspace=Path(directory),
-                pace=math.inf, tools=[make_tool(10)], allow=["chatty"], record=False,
+                scenario=make_scenario(turns, calls, 2000),
+                workspace=Path(directory),
+                pace=math.inf,
+                tools=[make_tool(10)],
+                allow=["chatty"],
+                record=False,
                 simulated_wire=wire,
             )
         )
@@ -52,8 +56,10 @@ def main() -> None:
         for wire in (False, True):
             times = [asyncio.run(run_once(turns, args.calls, wire)) for _ in range(args.repeat)]
             row.append(statistics.median(times) * 1000)
-        print(f"{turns:4d} turns x {args.calls} calls: {row[0]:7.0f} ms without, {row[1]:7.0f} ms with "
-              f"simulated wire events ({row[1] / row[0]:.1f}x)")
+        print(
+            f"{turns:4d} turns x {args.calls} calls: {row[0]:7.0f} ms without, {row[1]:7.0f} ms with "
+            f"simulated wire events ({row[1] / row[0]:.1f}x)"
+        )
 
 
 if __name__ == "__main__":

@@ -96,7 +96,10 @@ async def paused_step(pilot: Any) -> None:
     await pilot.press("enter")
     await wait_for(pilot, lambda: app.view_state.pause is not None)
     await pilot.press("f10")
-    await wait_for(pilot, lambda: app.view_state.pause is not None and app.view_state.pause.point == "before_tool")
+    await wait_for(
+        pilot,
+        lambda: app.view_state.pause is not None and app.view_state.pause.point == "before_tool",
+    )
     await _settle(pilot)
 
 
@@ -123,7 +126,11 @@ def build_app(moment: Moment, workspace: Path) -> WorkbenchApp:
     scenario = Scenario.load("demo")
     seed(workspace, scenario.workspace_files)
     options = RunOptions(
-        scenario=scenario, workspace=workspace, pace=math.inf, record=False, simulated_wire=True,
+        scenario=scenario,
+        workspace=workspace,
+        pace=math.inf,
+        record=False,
+        simulated_wire=True,
         **moment.options,
     )
     return make_app(build_runtime(options), subtitle="demo workspace")

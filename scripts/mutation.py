@@ -61,13 +61,28 @@ Variant = tuple[str, Callable[[ast.AST, ast.AST | None], ast.AST | None]]
 """(description, apply): `apply(node, parent)` returns the replacement node (None: delete)."""
 
 _COMPARE = {
-    ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE,
-    ast.GtE: ast.Gt, ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is,
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.Lt: ast.LtE,
+    ast.LtE: ast.Lt,
+    ast.Gt: ast.GtE,
+    ast.GtE: ast.Gt,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
 }
 _BINARY = {
-    ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult,
-    ast.FloorDiv: ast.Mult, ast.Mod: ast.FloorDiv, ast.BitOr: ast.BitAnd, ast.BitAnd: ast.BitOr,
-    ast.LShift: ast.RShift, ast.RShift: ast.LShift,
+    ast.Add: ast.Sub,
+    ast.Sub: ast.Add,
+    ast.Mult: ast.Div,
+    ast.Div: ast.Mult,
+    ast.FloorDiv: ast.Mult,
+    ast.Mod: ast.FloorDiv,
+    ast.BitOr: ast.BitAnd,
+    ast.BitAnd: ast.BitOr,
+    ast.LShift: ast.RShift,
+    ast.RShift: ast.LShift,
 }
 
 
@@ -162,8 +177,13 @@ def _skipped(tree: ast.Module) -> set[int]:
             all_of(node)  # attribute docstrings
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             all_of(node.returns)
-            for arg in [*node.args.args, *node.args.kwonlyargs, *node.args.posonlyargs,
-                        node.args.vararg, node.args.kwarg]:
+            for arg in [
+                *node.args.args,
+                *node.args.kwonlyargs,
+                *node.args.posonlyargs,
+                node.args.vararg,
+                node.args.kwarg,
+            ]:
                 if arg is not None:
                     all_of(arg.annotation)
         if isinstance(node, ast.AnnAssign):
@@ -362,7 +382,9 @@ def _patch(name: str, source: str) -> bool:
 
     module = sys.modules[name]
     fresh: dict[str, object] = {
-        "__name__": name, "__file__": module.__file__, "__package__": module.__package__,
+        "__name__": name,
+        "__file__": module.__file__,
+        "__package__": module.__package__,
     }
     exec(compile(source, str(module.__file__), "exec"), fresh)  # noqa: S102
     pairs: list[tuple[object, object]] = []
@@ -500,7 +522,9 @@ def _readers(source: str) -> dict[int, set[int]]:
     that read what it assigns, whose tests are the ones that can notice a change to
     it. An assignment no function here reads maps to "*" lines (every test)."""
     tree = ast.parse(source)
-    functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    functions = [
+        n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
     out: dict[int, set[int]] = {}
     for stmt in tree.body:
         if not isinstance(stmt, (ast.Assign, ast.AnnAssign)):

@@ -11,7 +11,9 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "todo_agent"
 
 
 @pytest.fixture(autouse=True)
-def _sessions_in_tmp(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+def _sessions_in_tmp(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
     """Every run a test records lands in a temp dir, never the user's data directory."""
     directory = tmp_path_factory.mktemp("sessions")
     monkeypatch.setenv("WORKBENCH_SESSIONS_DIR", str(directory))

@@ -36,8 +36,20 @@ BINARY_SNIFF_BYTES = 8192
 """How much of a file is inspected to decide whether it is binary."""
 
 IGNORED_DIRS = frozenset(
-    {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv",
-     ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox", ".idea"}
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "node_modules",
+        "__pycache__",
+        ".venv",
+        "venv",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".tox",
+        ".idea",
+    }
 )
 """Directories that listing and searching skip unless asked for by name."""
 
@@ -159,8 +171,7 @@ def check_path_text(path: str) -> None:
         raise WorkspaceError(f"Path {path!r} contains a backslash; separate directories with '/'")
     if any(part != part.strip() for part in path.split("/")):
         raise WorkspaceError(
-            f"Path {path!r} has whitespace at the start or end of a name; "
-            "give the path without it"
+            f"Path {path!r} has whitespace at the start or end of a name; give the path without it"
         )
 
 

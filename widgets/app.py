@@ -75,7 +75,12 @@ def _text(message: Any) -> str:
 
 
 class WorkbenchApp(
-    NewRunActions, SafeTextApp, SteppingActions, McpAttachments, ResultImages, HandCallActions,
+    NewRunActions,
+    SafeTextApp,
+    SteppingActions,
+    McpAttachments,
+    ResultImages,
+    HandCallActions,
     App[int],
 ):
     """The workbench: timeline, inspector, status, prompt, and the dialogs."""
@@ -147,7 +152,9 @@ class WorkbenchApp(
 
     def _show_runtime_title(self) -> None:
         runtime = self.runtime
-        self.sub_title = f"{runtime.model.provider}:{runtime.model.id} · {self._subtitle or runtime.workspace}"
+        self.sub_title = (
+            f"{runtime.model.provider}:{runtime.model.id} · {self._subtitle or runtime.workspace}"
+        )
 
     # -- layout ------------------------------------------------------------------------
 
@@ -289,13 +296,17 @@ class WorkbenchApp(
         state = self.view_state
         pacer = self.pacer
         waiting = (
-            state.pause is not None or bool(state.pending_requests) or not self.agent.state.is_streaming
+            state.pause is not None
+            or bool(state.pending_requests)
+            or not self.agent.state.is_streaming
         )
         pacer.refreshing(state.event_count, started, waiting=waiting)
         now = now_ms()
         following = self.follow_latest and state.latest_call_id is not None
         pause = state.pause
-        paused_call = pause.tool_call_id if pause is not None and pause.tool_call_id in state.calls else None
+        paused_call = (
+            pause.tool_call_id if pause is not None and pause.tool_call_id in state.calls else None
+        )
         if following:  # following shows the call the run is stopped at, else the newest
             self.selected_id = paused_call or state.latest_call_id
         if pause is not self._pause_seen:  # a new pause selects its call, whatever was picked
@@ -309,18 +320,26 @@ class WorkbenchApp(
             record = state.calls.get(self.selected_id or "")
             batch = state.batch_of(record) if record is not None else None
             inspected = w.inspector.show(
-                record, self.descriptions.get(record.name, "") if record else "", now,
-                source=self.sources.get(record.name, "") if record else "", batch=batch,
+                record,
+                self.descriptions.get(record.name, "") if record else "",
+                now,
+                source=self.sources.get(record.name, "") if record else "",
+                batch=batch,
             )
         steering, follow_ups = self.agent.queued
         w.prompt_bar.show_queue([_text(m) for m in steering], [_text(m) for m in follow_ups])
         w.prompt_bar.running = self.agent.state.is_streaming
         w.status.sync(
-            state, queued=len(steering) + len(follow_ups), costs=self.cost_meter.costs(state),
+            state,
+            queued=len(steering) + len(follow_ups),
+            costs=self.cost_meter.costs(state),
             extra=mcp_alert(self.runtime.mcp),
         )
         w.pause_banner.show(state.pause, self.labels)
-        footer_state = (state.pause is not None and state.pause.point, self.agent.state.is_streaming)
+        footer_state = (
+            state.pause is not None and state.pause.point,
+            self.agent.state.is_streaming,
+        )
         if footer_state != self._footer_state and not pacer.burst:
             self._footer_state = footer_state
             self.refresh_bindings()
@@ -422,8 +441,10 @@ class WorkbenchApp(
                 for connection, line in zip(hub.connections, hub.report(), strict=True):
                     failed = connection.status != "ready"
                     self.notify(
-                        line, severity="error" if failed else "information",
-                        timeout=12 if failed else 4, markup=False,
+                        line,
+                        severity="error" if failed else "information",
+                        timeout=12 if failed else 4,
+                        markup=False,
                     )
                 hub.on_change = self._mcp_server_exited
                 hub.on_tools_changed = self._mcp_tools_changed
@@ -440,7 +461,9 @@ class WorkbenchApp(
 
         self.notify(
             f"{describe_failure(connection)}\nctrl+p, 'Restart MCP server' starts it again.",
-            severity="error", timeout=15, markup=False,
+            severity="error",
+            timeout=15,
+            markup=False,
         )
         self._refresh_now()  # the status bar names it
 
@@ -457,8 +480,11 @@ class WorkbenchApp(
 
         hub = self.runtime.mcp
         if hub is None:
-            self.notify("No MCP servers in this run (start one with --mcp, --mcp-url or "
-                        "--mcp-config)", severity="warning", markup=False)
+            self.notify(
+                "No MCP servers in this run (start one with --mcp, --mcp-url or --mcp-config)",
+                severity="warning",
+                markup=False,
+            )
             return
         self.push_screen(McpServersScreen(hub, self.restart_mcp_server, self.open_mcp_catalog))
 
@@ -473,8 +499,12 @@ class WorkbenchApp(
             self.notify(str(exc), severity="warning", markup=False)
             return
         if connection.status != "ready":
-            self.notify(hub.report()[hub.connections.index(connection)],
-                        severity="error", timeout=12, markup=False)
+            self.notify(
+                hub.report()[hub.connections.index(connection)],
+                severity="error",
+                timeout=12,
+                markup=False,
+            )
             return
         tools = [t for t in hub.tools if t.source == f"mcp:{name}"]
         self.labels.update({t.name: t.label for t in tools})
@@ -508,7 +538,9 @@ class WorkbenchApp(
         if call_id is None or not self.agent.abort_tool_call(call_id, "Cancelled by the user (F8)"):
             self.notify("The selected call is not in flight.", severity="warning", timeout=2)
             return
-        self.notify(f"Cancelled {call_id} only; the rest of the batch goes on.", timeout=3, markup=False)
+        self.notify(
+            f"Cancelled {call_id} only; the rest of the batch goes on.", timeout=3, markup=False
+        )
 
     def action_focus_prompt(self) -> None:
         self.prompt_bar.input.focus()

@@ -59,7 +59,9 @@ def render_lanes(
         chosen = record.id == selected_id
         label = literal(record.name)
         label = (label[: LABEL_WIDTH - 2] + "…") if len(label) > LABEL_WIDTH - 1 else label
-        out.append(f"{'▸' if chosen else ' '}{label:<{LABEL_WIDTH - 1}}", style="bold" if chosen else "")
+        out.append(
+            f"{'▸' if chosen else ' '}{label:<{LABEL_WIDTH - 1}}", style="bold" if chosen else ""
+        )
         lane = [(" ", "")] * cells
         for name, a, b in phase_spans(record, now):
             char, style = PHASE_STYLE.get(name, ("█", "white"))
@@ -67,7 +69,10 @@ def render_lanes(
             last = max(first + 1, int((b - t0) / span * cells))
             for i in range(max(0, first), min(cells, last)):
                 lane[i] = (char, style)
-        if record.stage in ("error", "invalid", "denied", "aborted") and record.ended_at is not None:
+        if (
+            record.stage in ("error", "invalid", "denied", "aborted")
+            and record.ended_at is not None
+        ):
             end = min(cells - 1, int((record.ended_at - t0) / span * cells))
             lane[end] = ("✗", "bold red")
         for (char, style), run in groupby(lane):  # one span a run, not one a cell
@@ -75,7 +80,10 @@ def render_lanes(
         if times[record.id]:
             out.append(f" {times[record.id]:>{time_width}}", style="dim")
         out.append("\n")
-    out.append(" " * LABEL_WIDTH + "0" + " " * (cells - len(format_ms(span)) - 1) + format_ms(span) + "\n", style="dim")
+    out.append(
+        " " * LABEL_WIDTH + "0" + " " * (cells - len(format_ms(span)) - 1) + format_ms(span) + "\n",
+        style="dim",
+    )
     for name, (char, style) in PHASE_STYLE.items():
         out.append(f"{char} ", style=style)
         out.append(f"{PHASE_LABEL[name]}  ", style="dim")
@@ -84,5 +92,7 @@ def render_lanes(
         out.append("\n")
         durations = phase_durations(detail, now)
         parts = [f"{PHASE_LABEL.get(k, k)} {format_ms(v)}" for k, v in durations.items()]
-        out.append(f"{literal(detail.name)} [{literal(detail.id)}]: " + " · ".join(parts), style="italic")
+        out.append(
+            f"{literal(detail.name)} [{literal(detail.id)}]: " + " · ".join(parts), style="italic"
+        )
     return out

@@ -56,7 +56,9 @@ class BreakpointsModal(ModalScreen[None]):
             yield OptionList(id="bp-list")
             yield Static("", id="bp-error")
             with Horizontal():
-                yield Input(placeholder='e.g. edit_file, run_command(command="rm *"), @invalid', id="bp-new")
+                yield Input(
+                    placeholder='e.g. edit_file, run_command(command="rm *"), @invalid', id="bp-new"
+                )
                 yield Button("Add", variant="primary", id="add", compact=True)
                 yield Button("Remove", id="remove", compact=True)
                 yield Button("Close", id="close", compact=True)

@@ -50,7 +50,9 @@ class InjectResultModal(ModalScreen[str | None]):
             if self.replacing:
                 title.append(": the model gets this text instead of the error.")
             else:
-                title.append(" yourself: the tool will not run; the model gets this text as its result.")
+                title.append(
+                    " yourself: the tool will not run; the model gets this text as its result."
+                )
             yield Static(title, classes="title")
             yield TextArea(id="result-text")
             yield ClearCheckbox("Mark the result as an error (is_error)", id="is-error")

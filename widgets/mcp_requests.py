@@ -76,8 +76,7 @@ class ElicitationModal(_AskModal):
             yield Static(Text(f"MCP server {literal(self.server)} asks you:"), classes="title")
             yield Static(Text(literal(self.params.message)))
             if url is not None:
-                yield Static(Text("It wants you to open this address yourself:"),
-                             classes="label")
+                yield Static(Text("It wants you to open this address yourself:"), classes="label")
                 yield Static(Text(literal(url), style="bold underline"), id="elicit-url")
                 yield from self.buttons("I will open it")
             else:
@@ -116,8 +115,10 @@ class SamplingModal(_AskModal):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(Text(f"MCP server {literal(self.server)} asks the model for a reply"),
-                         classes="title")
+            yield Static(
+                Text(f"MCP server {literal(self.server)} asks the model for a reply"),
+                classes="title",
+            )
             with VerticalScroll():
                 yield Static(self._shown(), id="sample-request")
             yield Static("", classes="error", id="sample-error")
@@ -178,11 +179,14 @@ class AppAsker:
     ) -> mcp_types.CreateMessageResult | mcp_types.ErrorData:
         action, request = await self._ask(SamplingModal(server, request_of(params)))
         if action != "accept":
-            return declined(f"the user {'declined' if action == 'decline' else 'cancelled'} "
-                            "the sampling request")
+            return declined(
+                f"the user {'declined' if action == 'decline' else 'cancelled'} "
+                "the sampling request"
+            )
         result = await run(params_of(params, request))
-        self.app.notify(f"MCP server {server}'s sampling request was answered by the model",
-                        markup=False)
+        self.app.notify(
+            f"MCP server {server}'s sampling request was answered by the model", markup=False
+        )
         return result
 
 
@@ -191,10 +195,13 @@ def request_of(params: mcp_types.CreateMessageRequestParams) -> dict[str, Any]:
     return {
         "system_prompt": params.system_prompt or "",
         "messages": [
-            {"role": m.role, "text": "\n".join(
-                getattr(c, "text", f"[{getattr(c, 'type', 'content')}]")
-                for c in (m.content if isinstance(m.content, list) else [m.content])
-            )}
+            {
+                "role": m.role,
+                "text": "\n".join(
+                    getattr(c, "text", f"[{getattr(c, 'type', 'content')}]")
+                    for c in (m.content if isinstance(m.content, list) else [m.content])
+                ),
+            }
             for m in params.messages
         ],
         "max_tokens": params.max_tokens,
@@ -212,6 +219,9 @@ def params_of(
         )
         for m in request["messages"]
     ]
-    return params.model_copy(update={
-        "messages": messages, "system_prompt": str(request.get("system_prompt") or "") or None,
-    })
+    return params.model_copy(
+        update={
+            "messages": messages,
+            "system_prompt": str(request.get("system_prompt") or "") or None,
+        }
+    )

@@ -25,7 +25,10 @@ from textual.widgets.option_list import Option
 from workbench.sanitize import literal
 
 STATE_STYLES = {
-    "ready": "green", "starting": "yellow", "failed": "bold red", "exited": "bold red",
+    "ready": "green",
+    "starting": "yellow",
+    "failed": "bold red",
+    "exited": "bold red",
     "closed": "dim",
 }
 
@@ -68,10 +71,15 @@ def server_details(connection: Any, tool_names: list[str]) -> Text:
     heading(f"Tools ({len(tool_names)})")
     lines(tool_names)
     catalog = connection.catalog
-    heading(f"Resources ({len(catalog.resources)}), templates ({len(catalog.templates)}), "
-            f"prompts ({len(catalog.prompts)}): o opens them")
-    lines([str(r.uri) for r in catalog.resources] + [t.uri_template for t in catalog.templates]
-          + [f"prompt {p.name}" for p in catalog.prompts])
+    heading(
+        f"Resources ({len(catalog.resources)}), templates ({len(catalog.templates)}), "
+        f"prompts ({len(catalog.prompts)}): o opens them"
+    )
+    lines(
+        [str(r.uri) for r in catalog.resources]
+        + [t.uri_template for t in catalog.templates]
+        + [f"prompt {p.name}" for p in catalog.prompts]
+    )
     if catalog.problems:
         lines(catalog.problems, "yellow")
     if connection.dropped:
@@ -158,8 +166,11 @@ class McpServersScreen(ModalScreen[None]):
         if connection is None:
             return
         if connection.status not in ("failed", "exited"):
-            self.notify(f"MCP server {connection.name} is {connection.status}: nothing to restart",
-                        severity="warning", markup=False)
+            self.notify(
+                f"MCP server {connection.name} is {connection.status}: nothing to restart",
+                severity="warning",
+                markup=False,
+            )
             return
         self._restart(connection.name)
 

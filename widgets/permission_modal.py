@@ -134,22 +134,30 @@ class PermissionModal(ModalScreen[str | None]):
                 yield Static(self._args_text())
             yield Static("", id="perm-error")
             yield Input(
-                placeholder="Reason for the model if you deny (optional)", id="reason",
-                compact=True, select_on_focus=False,
+                placeholder="Reason for the model if you deny (optional)",
+                id="reason",
+                compact=True,
+                select_on_focus=False,
             )
             yield Static(REASON_HINT, id="reason-hint")
             with Horizontal(classes="buttons"):
-                yield Button(Text("Allow once (ctrl+y)"), variant="success", id="once", compact=True)
+                yield Button(
+                    Text("Allow once (ctrl+y)"), variant="success", id="once", compact=True
+                )
                 yield Button(Text("Deny (ctrl+n)"), variant="error", id="deny", compact=True)
                 yield Button(Text("Edit args (F2)"), variant="primary", id="edit", compact=True)
             with Horizontal(classes="buttons second"):
                 yield Button(Text(f"Always allow {literal(record.name)}"), id="tool", compact=True)
-                if self.suggested_pattern != record.name:  # a tool without arguments: the same answer
+                if (
+                    self.suggested_pattern != record.name
+                ):  # a tool without arguments: the same answer
                     pattern = literal(self.suggested_pattern)
                     if len(pattern) > 48:
                         pattern = pattern[:47] + "…"
                     yield Button(Text(f"Always allow {pattern}"), id="pattern", compact=True)
-            yield ClearCheckbox("also save “always” answers to the rules file", id="save", compact=True)
+            yield ClearCheckbox(
+                "also save “always” answers to the rules file", id="save", compact=True
+            )
         yield Footer()
 
     def _args_text(self) -> Text:
@@ -245,7 +253,9 @@ class PermissionModal(ModalScreen[str | None]):
             if result is not None:
                 self.dismiss("edit_and_allow")
 
-        self.app.push_screen(JsonEditModal(f"Edit the arguments of {record.name}, then allow", args, submit), closed)
+        self.app.push_screen(
+            JsonEditModal(f"Edit the arguments of {record.name}, then allow", args, submit), closed
+        )
 
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:

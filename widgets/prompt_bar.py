@@ -58,7 +58,11 @@ class PromptBar(Vertical):
     def _placeholder(self) -> str:
         if not self.running:
             return "Message the agent — Enter sends"
-        kind = "steering (after this tool batch)" if self.queue_kind == "steer" else "a follow-up (when it stops)"
+        kind = (
+            "steering (after this tool batch)"
+            if self.queue_kind == "steer"
+            else "a follow-up (when it stops)"
+        )
         return f"Running — Enter queues as {kind}; ctrl+t switches"
 
     def watch_queue_kind(self) -> None:
@@ -115,4 +119,6 @@ class PromptBar(Vertical):
 
     def action_toggle_queue_kind(self) -> None:
         self.queue_kind = "follow_up" if self.queue_kind == "steer" else "steer"
-        self.notify(f"Messages typed during a run are now queued as {self.queue_kind.replace('_', '-')}s.")
+        self.notify(
+            f"Messages typed during a run are now queued as {self.queue_kind.replace('_', '-')}s."
+        )

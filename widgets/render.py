@@ -139,7 +139,10 @@ def stage_view(
         for key in previous:
             if key not in value:
                 out.append("- ", style="red")
-                out.append(literal(json.dumps(key, ensure_ascii=False)) + " (dropped)\n", style="red strike")
+                out.append(
+                    literal(json.dumps(key, ensure_ascii=False)) + " (dropped)\n",
+                    style="red strike",
+                )
     for path, msg in (errors or {}).items():
         if path == "root" or path.split(".")[0].split("[")[0] not in value:
             out.append(f"⚠ {literal(path)}: {literal(msg)}\n", style="bold red")

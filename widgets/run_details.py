@@ -37,7 +37,9 @@ def _status_label(response: ProviderResponseEvent | None) -> tuple[str, str]:
     if response.aborted:
         return "aborted", "bold #ff8700"
     if response.simulated:
-        return ("sim" if not response.error else "sim error"), "cyan" if not response.error else "red"
+        return (
+            "sim" if not response.error else "sim error"
+        ), "cyan" if not response.error else "red"
     if response.status == 200 and not response.error:
         return "200", "green"
     return (str(response.status) if response.status else "error"), "red"
@@ -60,7 +62,11 @@ class RunDetailsScreen(ModalScreen[None]):
     """
 
     def __init__(
-        self, state: ViewState, *, turn: int | None = None, now: float = 0.0,
+        self,
+        state: ViewState,
+        *,
+        turn: int | None = None,
+        now: float = 0.0,
         prices: PriceTable | None = None,
     ) -> None:
         super().__init__()
@@ -74,7 +80,9 @@ class RunDetailsScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         yield Footer()
         with TabbedContent(initial="tab-requests" if self.records else "tab-summary") as tabs:
-            tabs.border_subtitle = "↑/↓ pick a request · r raw chunks · s summary · Esc or F4 closes"
+            tabs.border_subtitle = (
+                "↑/↓ pick a request · r raw chunks · s summary · Esc or F4 closes"
+            )
             with TabPane("Requests", id="tab-requests"):
                 if not self.records:
                     yield Static(
@@ -134,7 +142,9 @@ class RunDetailsScreen(ModalScreen[None]):
         else:
             text.append("POST ", style="bold")
             text.append(literal(request.url or "(url not recorded)"))
-        text.append(f"\nprovider {literal(request.provider)} · model {literal(request.model)}", style="dim")
+        text.append(
+            f"\nprovider {literal(request.provider)} · model {literal(request.model)}", style="dim"
+        )
         if response is None:
             text.append("\n\nwaiting for the response…", style="italic")
         else:
@@ -146,16 +156,23 @@ class RunDetailsScreen(ModalScreen[None]):
                     text.append(f" · finish_reason {literal(response.finish_reason)}")
             elif response.aborted:
                 text.append("ABORTED", style="bold reverse #ff8700")
-                text.append(f" by the run's abort signal (the server had answered {status})", style="#ff8700")
+                text.append(
+                    f" by the run's abort signal (the server had answered {status})",
+                    style="#ff8700",
+                )
             else:
-                text.append(f"status {status}", style="bold green" if response.status == 200 else "bold red")
+                text.append(
+                    f"status {status}", style="bold green" if response.status == 200 else "bold red"
+                )
             if response.server_model:
                 text.append(f" · server says model {literal(response.server_model)}")
             ttft = format_ms(response.ttft_ms) if response.ttft_ms is not None else "—"
             text.append(f"\ntime to first token {ttft} · total {format_ms(response.total_ms)}")
             if response.usage is not None:
                 u = response.usage
-                text.append(f"\ntokens {u.input:,} in · {u.output:,} out · {u.total_tokens:,} total")
+                text.append(
+                    f"\ntokens {u.input:,} in · {u.output:,} out · {u.total_tokens:,} total"
+                )
             if response.error:
                 text.append("\nerror: " + literal(response.error), style="red")
         if request.sent_body is not None:
@@ -176,12 +193,16 @@ class RunDetailsScreen(ModalScreen[None]):
             else:
                 text.append("  (r shows them)", style="dim")
         elif response is not None and not response.simulated:
-            text.append("\n\nraw chunks were not captured (start with --capture-chunks)", style="dim")
+            text.append(
+                "\n\nraw chunks were not captured (start with --capture-chunks)", style="dim"
+            )
         if record.released is not None:
             text.append("\n\n" + literal(_released(record.released)), style="bold")
             released = record.released.chunks or []
             if record.released.body is not None:
-                text.append("\n" + literal(json.dumps(record.released.body, indent=2, ensure_ascii=False)))
+                text.append(
+                    "\n" + literal(json.dumps(record.released.body, indent=2, ensure_ascii=False))
+                )
             elif released and self.show_chunks:
                 for chunk in released:
                     text.append("\n" + literal(chunk), style="dim")
@@ -190,7 +211,17 @@ class RunDetailsScreen(ModalScreen[None]):
     def _summary(self) -> Table:
         summary = summarize(self.state, self.now or None, self.prices)
         table = Table(expand=True, box=None, header_style="bold")
-        columns = ("turn", "model", "tools", "approval", "paused", "calls", "tokens in", "tokens out", "cost")
+        columns = (
+            "turn",
+            "model",
+            "tools",
+            "approval",
+            "paused",
+            "calls",
+            "tokens in",
+            "tokens out",
+            "cost",
+        )
         for column in columns:
             table.add_column(column, justify="right")
         rows = [(str(i), s) for i, s in summary.turns]
@@ -202,9 +233,16 @@ class RunDetailsScreen(ModalScreen[None]):
         rows.append(("session", summary.total))
         for label, s in rows:
             table.add_row(
-                label, format_ms(s.model_ms), format_ms(s.tools_ms), format_ms(s.approval_ms),
-                format_ms(s.paused_ms), str(s.calls), f"{s.input_tokens:,}", f"{s.output_tokens:,}",
-                format_cost(s.cost), style="bold" if not label[0].isdigit() else "",
+                label,
+                format_ms(s.model_ms),
+                format_ms(s.tools_ms),
+                format_ms(s.approval_ms),
+                format_ms(s.paused_ms),
+                str(s.calls),
+                f"{s.input_tokens:,}",
+                f"{s.output_tokens:,}",
+                format_cost(s.cost),
+                style="bold" if not label[0].isdigit() else "",
             )
         return table
 

@@ -95,27 +95,41 @@ class SteppingActions:
         point = pause.point
         if action == "edit_paused":
             if point == "invalid_arguments" and pause.failed_stage == "lookup":
-                return (f"There is no tool {pause.tool_name!r}: editing its arguments cannot help. "
-                        "F10 or F5 send the error to the model.")
+                return (
+                    f"There is no tool {pause.tool_name!r}: editing its arguments cannot help. "
+                    "F10 or F5 send the error to the model."
+                )
             if point in ("before_tool", "invalid_arguments"):
                 return None
             if point == "after_tool":
-                return "The call is over: ctrl+o replaces its error result before the model sees it."
+                return (
+                    "The call is over: ctrl+o replaces its error result before the model sees it."
+                )
         elif point in ("before_tool", "after_tool"):
             return None
         elif point == "invalid_arguments":
-            return ("Its arguments failed: F2 edits them (the pipeline runs again); "
-                    "F10 or F5 send the error to the model.")
+            return (
+                "Its arguments failed: F2 edits them (the pipeline runs again); "
+                "F10 or F5 send the error to the model."
+            )
         return "Paused before a model request: there is no tool call here (F10 step, F5 continue)."
 
     def action_why(self, action: str) -> None:
         """A key pressed where it cannot act: say why."""
         pause = self.view_state.pause
         if pause is None:
-            self.notify("The run is not paused: that key acts at a pause (F6 steps, ctrl+b sets "
-                        "breakpoints).", severity="warning", timeout=3)
+            self.notify(
+                "The run is not paused: that key acts at a pause (F6 steps, ctrl+b sets "
+                "breakpoints).",
+                severity="warning",
+                timeout=3,
+            )
             return
-        why = self.pause_refusal(action, pause) if action in ("edit_paused", "answer_paused") else None
+        why = (
+            self.pause_refusal(action, pause)
+            if action in ("edit_paused", "answer_paused")
+            else None
+        )
         if why is not None:
             self.notify(why, severity="warning", timeout=4, markup=False)
 
@@ -128,7 +142,9 @@ class SteppingActions:
             return
         stepper = self.runtime.stepper
         if pause.point == "invalid_arguments":
-            title = f"Edit the arguments of {pause.tool_name}: the whole pipeline runs again on them"
+            title = (
+                f"Edit the arguments of {pause.tool_name}: the whole pipeline runs again on them"
+            )
         else:
             title = f"Edit the arguments of {pause.tool_name} (re-validated)"
 

@@ -247,8 +247,14 @@ class Timeline(LineScrollView, can_focus=True):
         old = {part.key: part for part in view.parts}
         parts: list[Part] = []
 
-        def add(key: Hashable, draw: Callable[[], list[Strip]], *, height: int | None = None,
-                target: Target | None = None, estimate: int | None = None) -> None:
+        def add(
+            key: Hashable,
+            draw: Callable[[], list[Strip]],
+            *,
+            height: int | None = None,
+            target: Target | None = None,
+            estimate: int | None = None,
+        ) -> None:
             part = old.get(key)
             if part is None:
                 if estimate is not None:
@@ -277,18 +283,28 @@ class Timeline(LineScrollView, can_focus=True):
                 hover = self._hover == ("turn", item.turn)
                 head = Text(f"assistant · turn {item.turn}")
                 style = self._style("timeline--head-hover" if hover else "timeline--head")
-                add(("head", item.turn, hover, width), lambda: paint.text(head, style, (0, 1)),
-                    height=1, target=("turn", item.turn))
+                add(
+                    ("head", item.turn, hover, width),
+                    lambda: paint.text(head, style, (0, 1)),
+                    height=1,
+                    target=("turn", item.turn),
+                )
             for block_index, block in enumerate(item.blocks):
                 if block.kind == "text":
                     text = block.text
-                    add(("md", text, width), lambda text=text: paint.markdown(text),
-                        estimate=estimate_lines(text, width - 3))
+                    add(
+                        ("md", text, width),
+                        lambda text=text: paint.markdown(text),
+                        estimate=estimate_lines(text, width - 3),
+                    )
                 elif block.kind == "thinking":
                     expanded = (index, block_index) in self._expanded
                     key = ("thinking", block.text, expanded, item.streaming, width)
-                    add(key, lambda text=block.text, e=expanded: paint.thinking(text, e, item.streaming),
-                        target=("thinking", (index, block_index)))
+                    add(
+                        key,
+                        lambda text=block.text, e=expanded: paint.thinking(text, e, item.streaming),
+                        target=("thinking", (index, block_index)),
+                    )
             self._cards(item, add)
             if item.stop_reason in ("error", "aborted"):
                 add(("failure", item.stop_reason, item.error, width), lambda: paint.failure(item))
@@ -317,13 +333,25 @@ class Timeline(LineScrollView, can_focus=True):
         console = self.app.console
         for record in records:
             selected = record.id == self.selected_id
-            key = ("card", record.id, card_key(record, selected, self._now, self.slow_after_ms), width)
+            key = (
+                "card",
+                record.id,
+                card_key(record, selected, self._now, self.slow_after_ms),
+                width,
+            )
 
             def draw(record=record, selected=selected, now=self._now) -> list[Strip]:
                 return card_strips(
-                    console, record, self.labels.get(record.name, record.name), width,
-                    selected=selected, now_ms=now, slow_after_ms=self.slow_after_ms,
-                    base=base, selected_style=selected_style, margin=1,
+                    console,
+                    record,
+                    self.labels.get(record.name, record.name),
+                    width,
+                    selected=selected,
+                    now_ms=now,
+                    slow_after_ms=self.slow_after_ms,
+                    base=base,
+                    selected_style=selected_style,
+                    margin=1,
                 )
 
             add(key, draw, height=CARD_HEIGHT, target=("call", record.id))
@@ -334,7 +362,9 @@ class Timeline(LineScrollView, can_focus=True):
         style = self._styles.get(name)
         if style is None:
             base = self.rich_style
-            style = self._styles[name] = base + self.get_component_rich_style(name) if name else base
+            style = self._styles[name] = (
+                base + self.get_component_rich_style(name) if name else base
+            )
         return style
 
     def restyle(self) -> None:
@@ -510,7 +540,9 @@ class Timeline(LineScrollView, can_focus=True):
     def on_focus(self) -> None:
         ids = self._call_ids()
         if ids:
-            self.post_message(self.Selected(self.selected_id if self.selected_id in ids else ids[-1]))
+            self.post_message(
+                self.Selected(self.selected_id if self.selected_id in ids else ids[-1])
+            )
 
     def action_select(self) -> None:
         if self.selected_id is not None:

@@ -88,7 +88,9 @@ class Painter:
     def __init__(self, console: Console, width: int, style: Callable[[str], Style]) -> None:
         self.console, self.width, self.style = console, width, style
 
-    def render(self, renderable: RenderableType, style: Style, width: int | None = None) -> list[Strip]:
+    def render(
+        self, renderable: RenderableType, style: Style, width: int | None = None
+    ) -> list[Strip]:
         width = self.width if width is None else width
         console = self.console
         options = console.options.update(width=width, height=None, highlight=False, markup=False)

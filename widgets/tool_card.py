@@ -37,7 +37,12 @@ def card_key(record: ToolCallRecord, selected: bool, now_ms: float, slow_after_m
     if record.started_at is None or record.finished:
         return (record.rev, selected)
     times = record.times(now_ms)
-    return (record.rev, selected, format_times(times), times is not None and times[0] > slow_after_ms)
+    return (
+        record.rev,
+        selected,
+        format_times(times),
+        times is not None and times[0] > slow_after_ms,
+    )
 
 
 def card_strips(
@@ -89,8 +94,14 @@ def card_strips(
 
 
 def row_strip(
-    console: Console, width: int, bar: Run, body: list[Run], right: list[Run],
-    style: Style, base: Style, margin: int = 0,
+    console: Console,
+    width: int,
+    bar: Run,
+    body: list[Run],
+    right: list[Run],
+    style: Style,
+    base: Style,
+    margin: int = 0,
 ) -> Strip:
     """One line `width` cells wide: the bar, `body` cut with an ellipsis, `right` flush
     right, in `style`; `margin` cells of `base` on each side."""
@@ -162,8 +173,14 @@ def _bar_style(record: ToolCallRecord, selected: bool) -> str:
     if selected:
         return "bold #ffa62b"
     return {
-        "invalid": "red", "error": "red", "denied": "magenta", "aborted": "#ff8700",
-        "running": "cyan", "after_hook": "cyan", "awaiting_approval": "magenta", "paused": "yellow",
+        "invalid": "red",
+        "error": "red",
+        "denied": "magenta",
+        "aborted": "#ff8700",
+        "running": "cyan",
+        "after_hook": "cyan",
+        "awaiting_approval": "magenta",
+        "paused": "yellow",
         "done": "green",
     }.get(record.stage, "grey50")
 
@@ -198,5 +215,8 @@ def paused_line(record: ToolCallRecord) -> Run:
         text = "".join(getattr(c, "text", "") for c in pause.result.content)
         return ("‖ stopped at its error result (not sent yet): " + one_line(text, 200), ("yellow",))
     if point == "invalid_arguments":
-        return ("‖ stopped at its failed arguments: " + one_line(record.arg_error or "", 200), ("yellow",))
+        return (
+            "‖ stopped at its failed arguments: " + one_line(record.arg_error or "", 200),
+            ("yellow",),
+        )
     return ("↳ paused before it runs", ("yellow",))

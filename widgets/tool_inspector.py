@@ -92,8 +92,12 @@ class ToolInspector(LineScrollView, can_focus=True):
     # -- what it shows -----------------------------------------------------------------
 
     def show(
-        self, record: ToolCallRecord | None, description: str = "", now: float = 0.0,
-        source: str = "", batch: list[ToolCallRecord] | None = None,
+        self,
+        record: ToolCallRecord | None,
+        description: str = "",
+        now: float = 0.0,
+        source: str = "",
+        batch: list[ToolCallRecord] | None = None,
     ) -> bool:
         """Show `record` (None: the placeholder); False if nothing needed redrawing."""
         if record is None:
@@ -220,8 +224,9 @@ class ToolInspector(LineScrollView, can_focus=True):
         yield from self._result(record)
         yield from self._events(record)
 
-    def _section(self, name: str, body: RenderableType, *, title: str | None = None,
-                 indent: int = 1) -> Iterator[Block]:
+    def _section(
+        self, name: str, body: RenderableType, *, title: str | None = None, indent: int = 1
+    ) -> Iterator[Block]:
         yield name, Text(title or name, style=self._style("inspector--title"))
         yield None, Padding(body, (0, 0, 0, indent)) if indent else body
         yield None, Text("")
@@ -239,11 +244,17 @@ class ToolInspector(LineScrollView, can_focus=True):
         if times is not None:
             head.append(f"  {format_times(times)}", style="dim")
         if record.by_hand:
-            head.append("\ncalled by you, by hand: the model did not ask for it and does "
-                        "not see its result", style="bold yellow")
+            head.append(
+                "\ncalled by you, by hand: the model did not ask for it and does "
+                "not see its result",
+                style="bold yellow",
+            )
         if record.edited_args is not None:
-            head.append(f"\n✎ arguments edited by you in {record.edited_in or 'a pause'}: it ran with "
-                        "the edited ones (the model's are in the stages)", style="bold yellow")
+            head.append(
+                f"\n✎ arguments edited by you in {record.edited_in or 'a pause'}: it ran with "
+                "the edited ones (the model's are in the stages)",
+                style="bold yellow",
+            )
         if record.injected:
             where = f" {record.injected_at}" if record.injected_at else ""
             head.append(f"\nresult injected by you{where}", style="bold yellow")
@@ -268,12 +279,21 @@ class ToolInspector(LineScrollView, can_focus=True):
             validated.append_text(stage_view(record.edited_args, record.model_args))
         changed = record.prepared not in (None, record.parsed)
         panes = {
-            "raw": (raw_view(record), failed == "parse",
-                    "as you sent it" if record.by_hand else "as the model sent it"),
-            "parsed": (stage_view(record.parsed), failed == "lookup",
-                       "lookup failed" if failed == "lookup" else ""),
-            "prepared": (prepared, failed == "prepare",
-                         "changed by prepare_arguments" if changed else ""),
+            "raw": (
+                raw_view(record),
+                failed == "parse",
+                "as you sent it" if record.by_hand else "as the model sent it",
+            ),
+            "parsed": (
+                stage_view(record.parsed),
+                failed == "lookup",
+                "lookup failed" if failed == "lookup" else "",
+            ),
+            "prepared": (
+                prepared,
+                failed == "prepare",
+                "changed by prepare_arguments" if changed else "",
+            ),
             "validated": (validated, failed == "validate", ""),
         }
         for row in range(0, len(STAGES), columns):
@@ -290,9 +310,14 @@ class ToolInspector(LineScrollView, can_focus=True):
     def _pane(self, name: str, body: Text, failed: bool, subtitle: str) -> Panel:
         style = self._style("inspector--pane-failed" if failed else "inspector--pane")
         return Panel(  # titles as Text: a str would be parsed as markup (and for emoji codes)
-            body, title=Text(name), title_align="left",
+            body,
+            title=Text(name),
+            title_align="left",
             subtitle=Text(subtitle) if subtitle else None,
-            subtitle_align="right", box=box.ROUNDED, border_style=style, padding=(0, 1),
+            subtitle_align="right",
+            box=box.ROUNDED,
+            border_style=style,
+            padding=(0, 1),
         )
 
     def _permission(self, record: ToolCallRecord) -> Iterator[Block]:
@@ -337,7 +362,9 @@ class ToolInspector(LineScrollView, can_focus=True):
         pause = record.pause
         if record.content is None and pause is not None and pause.result is not None:
             body = Text(literal(_text(pause.result.content)), style="red")
-            title = "Result  (stopped here at @error: the model has not seen it; ctrl+o replaces it)"
+            title = (
+                "Result  (stopped here at @error: the model has not seen it; ctrl+o replaces it)"
+            )
             yield from self._section("Result", body, title=title)
             return
         if record.content is None:
@@ -353,8 +380,10 @@ class ToolInspector(LineScrollView, can_focus=True):
                 images += 1
                 body.append(literal(f"[image {image_facts(block).describe()}]") + "\n", style="dim")
         if images and hasattr(self.app, "save_result_images"):  # the live app saves them
-            body.append("ctrl+p, \"Save the selected call's images\" writes them to files\n",
-                        style="italic dim")
+            body.append(
+                'ctrl+p, "Save the selected call\'s images" writes them to files\n',
+                style="italic dim",
+            )
         if record.structured is not None:
             body.append("structured content ", style="bold")
             body.append(literal(pretty_json(record.structured)) + "\n")
@@ -363,11 +392,15 @@ class ToolInspector(LineScrollView, can_focus=True):
             body.append(literal(pretty_json(record.details)) + "\n", style="dim")
         linked = getattr(self.app, "linked_resources", None)  # the live app, with its servers
         if linked is not None and linked(record) is not None:
-            body.append("ctrl+p, \"MCP resources in the selected call's result\" reads them",
-                        style="italic dim")
+            body.append(
+                'ctrl+p, "MCP resources in the selected call\'s result" reads them',
+                style="italic dim",
+            )
         body.rstrip()
         flag = "is_error=True" if record.is_error else "is_error=False"
-        injected = f", injected by you {record.injected_at or ''}".rstrip() if record.injected else ""
+        injected = (
+            f", injected by you {record.injected_at or ''}".rstrip() if record.injected else ""
+        )
         title = f"Result  ({flag}{injected})"
         yield from self._section("Result", body, title=title)
 

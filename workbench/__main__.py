@@ -95,7 +95,10 @@ def _main(argv: list[str]) -> int:
 
     prompt = args.headless or runtime.prompt
     if not prompt:
-        print("workbench: --headless needs a PROMPT (the model has no scenario prompt)", file=sys.stderr)
+        print(
+            "workbench: --headless needs a PROMPT (the model has no scenario prompt)",
+            file=sys.stderr,
+        )
         return 2
     if runtime.session_path is not None:
         print(f"workbench: recording the session to {runtime.session_path}", file=sys.stderr)

@@ -154,7 +154,7 @@ def load_prices(path: Path | None, *, required: bool = False) -> PriceTable:
 
 def parse_prices(raw: object, where: object = "the config file") -> dict[str, Price]:
     if not isinstance(raw, Mapping):
-        raise ValueError(f"Bad [prices] in {where}: expected tables like [prices.\"gpt-4o\"]")
+        raise ValueError(f'Bad [prices] in {where}: expected tables like [prices."gpt-4o"]')
     prices: dict[str, Price] = {}
     for pattern, value in raw.items():
         try:

@@ -86,8 +86,17 @@ _ALLOWED: dict[str, tuple[str, ...]] = {
 _ids = itertools.count(1)
 
 __all__ = [
-    "ERROR", "INVALID", "SPECIAL", "STAGE_BREAKPOINTS", "Breakpoint", "Pause", "Resume", "Stepper", "StepperError",
-    "chain_after", "chain_before",
+    "ERROR",
+    "INVALID",
+    "SPECIAL",
+    "STAGE_BREAKPOINTS",
+    "Breakpoint",
+    "Pause",
+    "Resume",
+    "Stepper",
+    "StepperError",
+    "chain_after",
+    "chain_before",
 ]
 
 
@@ -150,7 +159,10 @@ class Stepper:
     """
 
     def __init__(
-        self, *, publish: Publish | None = None, enabled: bool = False,
+        self,
+        *,
+        publish: Publish | None = None,
+        enabled: bool = False,
         breakpoints: Iterable[str] = (),
     ) -> None:
         self.publish = publish
@@ -260,8 +272,10 @@ class Stepper:
                 pause = await self._pause(Pause(_next_id(), "before_model"), options.signal)
                 if pause is None:
                     message = AssistantMessage(
-                        stop_reason="aborted", error_message="Request was aborted",
-                        model=model.id, provider=model.provider,
+                        stop_reason="aborted",
+                        error_message="Request was aborted",
+                        model=model.id,
+                        provider=model.provider,
                     )
                     yield AssistantMessageEvent(type="error", message=message)
                     return
@@ -284,16 +298,24 @@ class Stepper:
             return None
         args = ctx.args.model_dump(mode="json")
         hit = next(
-            (bp for bp in self._breakpoints.values()
-             if bp.pattern is not None and bp.pattern.matches(ctx.tool_call.name, args)),
+            (
+                bp
+                for bp in self._breakpoints.values()
+                if bp.pattern is not None and bp.pattern.matches(ctx.tool_call.name, args)
+            ),
             None,
         )
         if not self._enabled and hit is None:
             return None
         pause = await self._pause(
             Pause(
-                _next_id(), "before_tool", ctx.tool_call.id, ctx.tool_call.name, args,
-                hit.text if hit else None, ctx.tool,
+                _next_id(),
+                "before_tool",
+                ctx.tool_call.id,
+                ctx.tool_call.name,
+                args,
+                hit.text if hit else None,
+                ctx.tool,
             ),
             signal,
         )
@@ -341,8 +363,14 @@ class Stepper:
         call = ctx.tool_call
         pause = await self._pause(
             Pause(
-                _next_id(), "invalid_arguments", call.id, call.name, ctx.args, hit,
-                failed_stage=ctx.failed_stage, tools=ctx.context.tools,
+                _next_id(),
+                "invalid_arguments",
+                call.id,
+                call.name,
+                ctx.args,
+                hit,
+                failed_stage=ctx.failed_stage,
+                tools=ctx.context.tools,
             ),
             signal,
         )
@@ -376,9 +404,14 @@ class Stepper:
         try:
             await self._emit(
                 StepPausedEvent(
-                    pause_id=pause.pause_id, point=pause.point, tool_call_id=pause.tool_call_id,
-                    tool_name=pause.tool_name, args=pause.args, breakpoint=pause.breakpoint,
-                    failed_stage=pause.failed_stage, result=pause.result,
+                    pause_id=pause.pause_id,
+                    point=pause.point,
+                    tool_call_id=pause.tool_call_id,
+                    tool_name=pause.tool_name,
+                    args=pause.args,
+                    breakpoint=pause.breakpoint,
+                    failed_stage=pause.failed_stage,
+                    result=pause.result,
                 )
             )
             await wait_unless_aborted(pause.resumed, signal)

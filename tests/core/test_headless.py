@@ -67,13 +67,20 @@ def test_an_image_only_result_is_described(tmp_path: Path) -> None:
 
     scenario = Scenario(
         name="image",
-        turns=[ScriptedTurn(tool_calls=[ScriptedToolCall(name="screenshot")]), ScriptedTurn(text="ok")],
+        turns=[
+            ScriptedTurn(tool_calls=[ScriptedToolCall(name="screenshot")]),
+            ScriptedTurn(text="ok"),
+        ],
     )
     log = headless_log(
-        RunOptions(scenario=scenario, workspace=tmp_path, tools=[screenshot], approve="all", record=False),
+        RunOptions(
+            scenario=scenario, workspace=tmp_path, tools=[screenshot], approve="all", record=False
+        ),
         "look",
     )
-    result = log.splitlines()[log.splitlines().index(next(x for x in log.splitlines() if "result screenshot" in x)) + 1]
+    result = log.splitlines()[
+        log.splitlines().index(next(x for x in log.splitlines() if "result screenshot" in x)) + 1
+    ]
     assert "[image: image/png, 8 bytes]" in result
 
 
@@ -85,10 +92,16 @@ def test_an_empty_result_says_so(tmp_path: Path) -> None:
 
     scenario = Scenario(
         name="empty",
-        turns=[ScriptedTurn(tool_calls=[ScriptedToolCall(name="nothing")]), ScriptedTurn(text="ok")],
+        turns=[
+            ScriptedTurn(tool_calls=[ScriptedToolCall(name="nothing")]),
+            ScriptedTurn(text="ok"),
+        ],
     )
     log = headless_log(
-        RunOptions(scenario=scenario, workspace=tmp_path, tools=[nothing], approve="all", record=False), "go"
+        RunOptions(
+            scenario=scenario, workspace=tmp_path, tools=[nothing], approve="all", record=False
+        ),
+        "go",
     )
     assert "(empty result)" in log
 
@@ -116,13 +129,17 @@ def test_the_app_takes_a_positional_prompt_as_its_first_message() -> None:
 def workbench(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "workbench", *args],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 
 def test_jsonl_prints_one_event_a_line_in_the_session_format(tmp_path: Path) -> None:
     session = tmp_path / "s.jsonl"
-    run = workbench("--headless", "--approve", "all", "--jsonl", "--pace", "0", "--session", str(session))
+    run = workbench(
+        "--headless", "--approve", "all", "--jsonl", "--pace", "0", "--session", str(session)
+    )
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
     decoder = Decoder()
@@ -139,7 +156,10 @@ def test_jsonl_prints_one_event_a_line_in_the_session_format(tmp_path: Path) -> 
 def test_the_recording_line_comes_before_the_run() -> None:
     run = subprocess.run(
         [sys.executable, "-m", "workbench", "--headless", "hi", "--scenario", "demo"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=60,
     )
     assert run.stdout.splitlines()[0].startswith("workbench: recording the session to ")
 

@@ -44,11 +44,13 @@ def test_builtin_prices(model: str, expected: Price | None) -> None:
 
 
 def test_the_config_overrides_by_exact_id_then_longest_pattern() -> None:
-    table = PriceTable(configured={
-        "gpt-4o": Price(input=1, output=1),
-        "qwen3:*": Price(input=0, output=0),
-        "qwen3:8b*": Price(input=0.1, output=0.2),
-    })
+    table = PriceTable(
+        configured={
+            "gpt-4o": Price(input=1, output=1),
+            "qwen3:*": Price(input=0, output=0),
+            "qwen3:8b*": Price(input=0.1, output=0.2),
+        }
+    )
     assert table.price_of("gpt-4o") == Price(input=1, output=1)
     assert table.price_of("qwen3:8b-q4") == Price(input=0.1, output=0.2)
     assert table.price_of("qwen3:30b") == Price(input=0, output=0)
@@ -60,12 +62,20 @@ def test_unknown_stays_unknown_and_the_scripted_model_is_free() -> None:
     assert table.cost("local-model", USAGE) is None
     assert table.total([("openai", "gpt-4o", USAGE), ("openai", "local-model", USAGE)]) is None
     assert table.cost("gpt-4o", USAGE, provider="scripted") == 0
-    assert [format_cost(c) for c in (None, 0, 0.00123, 0.123, 12.3)] == ["unknown", "$0", "$0.0012", "$0.123", "$12.30"]
+    assert [format_cost(c) for c in (None, 0, 0.00123, 0.123, 12.3)] == [
+        "unknown",
+        "$0",
+        "$0.0012",
+        "$0.123",
+        "$12.30",
+    ]
 
 
 def test_prices_come_from_the_config_file(tmp_path: Path) -> None:
     config = tmp_path / "config.toml"
-    config.write_text('default_profile = "x"\n[prices."my-model"]\ninput = 1.0\noutput = 3.0\ncached = 0.5\n')
+    config.write_text(
+        'default_profile = "x"\n[prices."my-model"]\ninput = 1.0\noutput = 3.0\ncached = 0.5\n'
+    )
     assert load_prices(config).price_of("my-model") == Price(input=1, output=3, cached=0.5)
     assert load_prices(tmp_path / "missing.toml").configured == {}
     config.write_text('[prices."my-model"]\ninput = -1\noutput = 3\n')
@@ -84,10 +94,15 @@ def priced_run(tmp_path: Path, session: Path | None = None) -> tuple[str, object
         )
         settings = OpenAISettings(base_url=server.url, model="my-model", max_retries=0)
         prices = PriceTable(configured={"my-model": Price(input=1, output=2, cached=0.5)})
-        runtime = build_runtime(RunOptions(
-            workspace=tmp_path, provider_settings=settings, prices=prices,
-            record=session is not None, session=session,
-        ))
+        runtime = build_runtime(
+            RunOptions(
+                workspace=tmp_path,
+                provider_settings=settings,
+                prices=prices,
+                record=session is not None,
+                session=session,
+            )
+        )
         out = io.StringIO()
         console = Console(file=out, width=200, highlight=False, color_system=None)
         anyio.run(run_headless, runtime, "first", console)

@@ -40,7 +40,9 @@ def _pattern(command: str) -> CallPattern:
     return CallPattern("run_command", (("command", command),))
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(text=st.text(st.characters(exclude_categories=["Cs"]), max_size=12))
 def test_any_text_without_surrogates_round_trips(tmp_path: Path, text: str) -> None:
     try:
@@ -63,7 +65,11 @@ def test_a_rule_with_del_and_controls_loads_at_every_later_start(tmp_path: Path)
     rules = load_rules(tmp_path)
     assert rules.match("run_command", {"command": "rm\x7f -rf"}).action == "allow"  # type: ignore[union-attr]
     assert [r.pattern.args[0][1] for r in load_rules_file(path)] == [
-        "rm\x7f -rf", "a\x1b]2;t\x07b", "x\u202ey\u200b", "tab\there", 'q"\\'
+        "rm\x7f -rf",
+        "a\x1b]2;t\x07b",
+        "x\u202ey\u200b",
+        "tab\there",
+        'q"\\',
     ]
 
 
@@ -108,8 +114,11 @@ async def test_saving_a_surrogate_pattern_from_the_gate_is_refused_and_stays_pen
     args = {"command": "\ud800"}
     call = ToolCall(id="c1", name=tool.name, arguments=args)
     ctx = BeforeToolCallContext(
-        AssistantMessage(content=[call], stop_reason="toolUse"), call,
-        tool.parameters.model_validate(args), AgentContext(tools=[tool]), tool,
+        AssistantMessage(content=[call], stop_reason="toolUse"),
+        call,
+        tool.parameters.model_validate(args),
+        AgentContext(tools=[tool]),
+        tool,
     )
     out: list[Any] = []
     async with anyio.create_task_group() as tg:

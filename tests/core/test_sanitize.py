@@ -20,7 +20,10 @@ from workbench.sanitize import UNSAFE, literal, one_line
         ("\x9b2J\x9d0;x\x9c", "\\x9b2J\\x9d0;x\\x9c"),  # 8-bit CSI, OSC, ST
         ("a\x7fb\x00\r", "a\\x7fb␀␍"),
         ("\u202eevil\u202c", "⟨U+202E⟩evil⟨U+202C⟩"),  # bidi override
-        ("\u2066\u2067\u2068\u2069\u200e\u200f\u061c", "⟨U+2066⟩⟨U+2067⟩⟨U+2068⟩⟨U+2069⟩⟨U+200E⟩⟨U+200F⟩⟨U+061C⟩"),
+        (
+            "\u2066\u2067\u2068\u2069\u200e\u200f\u061c",
+            "⟨U+2066⟩⟨U+2067⟩⟨U+2068⟩⟨U+2069⟩⟨U+200E⟩⟨U+200F⟩⟨U+061C⟩",
+        ),
         ("a\u200bb\u200c\u200d\u2060\ufeff", "a⟨U+200B⟩b⟨U+200C⟩⟨U+200D⟩⟨U+2060⟩⟨U+FEFF⟩"),
         ("name\udcff\ud800", "name⟨U+DCFF⟩⟨U+D800⟩"),  # not UTF-8, lone surrogate
         ("tab\tand\nnewline stay", "tab\tand\nnewline stay"),
@@ -39,8 +42,14 @@ def test_one_line_is_literal_too() -> None:
 
 @pytest.mark.parametrize(
     ("text", "levels"),
-    [("1", 0), ("{}", 1), ('{"a": [1, {"b": []}]}', 4), ('["[[[[", "]"]', 1),
-     ('{"k\\"[[": "\\\\"}', 1), ("[" * 50 + "]" * 50, 50)],
+    [
+        ("1", 0),
+        ("{}", 1),
+        ('{"a": [1, {"b": []}]}', 4),
+        ('["[[[[", "]"]', 1),
+        ('{"k\\"[[": "\\\\"}', 1),
+        ("[" * 50 + "]" * 50, 50),
+    ],
 )
 def test_depth_ignores_brackets_in_strings(text: str, levels: int) -> None:
     assert depth(text) == levels
@@ -58,7 +67,9 @@ def test_loads_refuses_deep_json_without_recursing() -> None:
 def test_utf8_round_trips_any_string(text: str) -> None:
     encoded = utf8(json.dumps(text, ensure_ascii=False))
     assert json.loads(encoded) == text
-    assert UNSAFE.search(escape := escape_chars(json.dumps(text, ensure_ascii=False), UNSAFE)) is None
+    assert (
+        UNSAFE.search(escape := escape_chars(json.dumps(text, ensure_ascii=False), UNSAFE)) is None
+    )
     assert json.loads(escape) == text
 
 

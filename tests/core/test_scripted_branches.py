@@ -21,8 +21,11 @@ from workbench.runtime import RunOptions, build_runtime
 
 def result(text: str, *, is_error: bool = True, details: Any = None) -> ToolResultMessage:
     return ToolResultMessage(
-        tool_call_id="c1", tool_name="edit_file", content=[{"type": "text", "text": text}],
-        is_error=is_error, details=details,
+        tool_call_id="c1",
+        tool_name="edit_file",
+        content=[{"type": "text", "text": text}],
+        is_error=is_error,
+        details=details,
     )
 
 
@@ -42,7 +45,9 @@ def test_a_branch_answers_the_last_calls_even_after_the_user_spoke() -> None:
             ScriptedTurn(text="asks"),
             ScriptedTurn(
                 text="The edit is in.",
-                branches=[Branch(when=ResultMatch(aborted=True), turn=ScriptedTurn(text="aborted"))],
+                branches=[
+                    Branch(when=ResultMatch(aborted=True), turn=ScriptedTurn(text="aborted"))
+                ],
             ),
         ],
     )

@@ -299,7 +299,10 @@ async def test_invalid_breakpoint_edit_runs_the_pipeline_again_on_the_edit(ws: P
     await rig.agent.prompt("go")
     paused = rig.of(StepPausedEvent)[0]
     assert (paused.point, paused.tool_call_id, paused.breakpoint, paused.failed_stage) == (
-        "invalid_arguments", "e1", "@invalid", "validate",
+        "invalid_arguments",
+        "e1",
+        "@invalid",
+        "validate",
     )
     assert paused.args == {"path": "config.json", "edits": "x"}
     assert len(rig.errors) == 1 and "List should have at least 1 item" in rig.errors[0]
@@ -336,7 +339,9 @@ async def test_every_pipeline_failure_has_a_breakpoint(ws: Path, breakpoints, st
     rig = Rig(ws, BROKEN, breakpoints=breakpoints)
     rig.drive("continue")
     await rig.agent.prompt("go")
-    assert [(p.tool_call_id, p.breakpoint, p.failed_stage) for p in rig.of(StepPausedEvent)] == stops
+    assert [
+        (p.tool_call_id, p.breakpoint, p.failed_stage) for p in rig.of(StepPausedEvent)
+    ] == stops
 
 
 async def test_an_unknown_tool_cannot_be_edited_and_malformed_json_can(ws: Path) -> None:
@@ -366,13 +371,18 @@ async def test_error_breakpoint_stops_at_every_error_result_with_the_result(ws: 
     rig.drive(Resume.inject("use read_file with a JSON object", is_error=True), "continue")
     await rig.agent.prompt("go")
     paused = rig.of(StepPausedEvent)
-    assert [(p.point, p.tool_call_id) for p in paused] == [("after_tool", "p1"), ("after_tool", "u1")]
+    assert [(p.point, p.tool_call_id) for p in paused] == [
+        ("after_tool", "p1"),
+        ("after_tool", "u1"),
+    ]
     stopped_on = [p.result.content[0].text if p.result else None for p in paused]
     assert stopped_on[0].startswith("Invalid JSON in arguments for tool read_file")
     assert stopped_on[1] == "Tool read_fil not found"
     replaced = rig.results()["p1"]
     assert replaced.injected and replaced.text == "use read_file with a JSON object"
-    assert rig.results()["u1"].text == "Tool read_fil not found" and not rig.results()["u1"].injected
+    assert (
+        rig.results()["u1"].text == "Tool read_fil not found" and not rig.results()["u1"].injected
+    )
 
 
 # -- aborts --------------------------------------------------------------------------

@@ -24,7 +24,9 @@ class Weather(BaseModel):
 @tool(output_schema=Weather)
 async def weather(city: str) -> dict[str, Any]:
     """The weather."""
-    return {"city": city, "celsius": 21.5} if city != "Nowhere" else {"city": city, "celsius": "hot"}
+    return (
+        {"city": city, "celsius": 21.5} if city != "Nowhere" else {"city": city, "celsius": "hot"}
+    )
 
 
 @tool
@@ -41,13 +43,18 @@ def json_schema_tool(value: Any) -> AgentTool:
     async def execute(*_: Any) -> AgentToolResult:
         return AgentToolResult(content=[], structured_content=value)
 
-    schema = {"type": "object", "properties": {"rows": {"type": "array", "items": {"type": "integer"}}},
-              "required": ["rows"]}
+    schema = {
+        "type": "object",
+        "properties": {"rows": {"type": "array", "items": {"type": "integer"}}},
+        "required": ["rows"],
+    }
     return AgentTool("rows", "Rows", "Rows.", {"type": "object"}, execute, output_schema=schema)
 
 
 async def test_is_error_without_raising_keeps_details() -> None:
-    run = await run_loop(FakeStream(assistant(call("c", "lookup", {"key": "k"})), assistant("ok")), [lookup])
+    run = await run_loop(
+        FakeStream(assistant(call("c", "lookup", {"key": "k"})), assistant("ok")), [lookup]
+    )
     result = run.messages[2]
     assert result.is_error and text_of(result) == "no such key: k"
     assert result.details == {"tried": ["k"]}
@@ -57,14 +64,18 @@ async def test_is_error_without_raising_keeps_details() -> None:
 
 async def test_structured_content_is_checked_against_the_output_schema() -> None:
     stream = FakeStream(
-        assistant(call("a", "weather", {"city": "Oslo"}), call("b", "weather", {"city": "Nowhere"})),
+        assistant(
+            call("a", "weather", {"city": "Oslo"}), call("b", "weather", {"city": "Nowhere"})
+        ),
         assistant("ok"),
     )
     run = await run_loop(stream, [weather])
     good, bad = run.messages[2], run.messages[3]
     assert not good.is_error and good.structured_content == {"city": "Oslo", "celsius": 21.5}
     assert bad.is_error
-    assert text_of(bad).startswith('Structured content of tool "weather" does not match its output schema:')
+    assert text_of(bad).startswith(
+        'Structured content of tool "weather" does not match its output schema:'
+    )
     assert "  - celsius: Input should be a valid number" in text_of(bad)
     assert bad.structured_content == {"city": "Nowhere", "celsius": "hot"}  # shown as it came
 
@@ -72,10 +83,15 @@ async def test_structured_content_is_checked_against_the_output_schema() -> None
 async def test_json_schema_output_and_a_missing_value() -> None:
     stream = FakeStream(assistant(call("a", "rows", {})), assistant("ok"))
     run = await run_loop(stream, [json_schema_tool({"rows": [1, "x"]})])
-    assert run.messages[2].is_error and "  - rows[1]: Input should be a valid integer" in text_of(run.messages[2])
+    assert run.messages[2].is_error and "  - rows[1]: Input should be a valid integer" in text_of(
+        run.messages[2]
+    )
     stream = FakeStream(assistant(call("a", "rows", {})), assistant("ok"))
     run = await run_loop(stream, [json_schema_tool(None)])
-    assert text_of(run.messages[2]) == 'Tool "rows" declares an output schema but returned no structured content'
+    assert (
+        text_of(run.messages[2])
+        == 'Tool "rows" declares an output schema but returned no structured content'
+    )
 
 
 async def test_duration_ms_times_execute_only() -> None:
@@ -105,8 +121,11 @@ async def test_reset_during_a_run_is_refused() -> None:
         await release.wait()
         return "done"
 
-    agent = Agent(stream_fn=FakeStream(assistant(call("a", "wait", {})), assistant("ok")),
-                  model=_model(), tools=[wait])
+    agent = Agent(
+        stream_fn=FakeStream(assistant(call("a", "wait", {})), assistant("ok")),
+        model=_model(),
+        tools=[wait],
+    )
     async with anyio.create_task_group() as tg:
         tg.start_soon(agent.prompt, "go")
         await started.wait()
@@ -127,8 +146,11 @@ async def test_structured_content_and_output_schema_are_kept_in_sessions(tmp_pat
     from workbench.sessions.reader import read_session
     from workbench.sessions.recorder import start_recording
 
-    agent = Agent(stream_fn=FakeStream(assistant(call("a", "weather", {"city": "Oslo"})), assistant("ok")),
-                  model=_model(), tools=[weather])
+    agent = Agent(
+        stream_fn=FakeStream(assistant(call("a", "weather", {"city": "Oslo"})), assistant("ok")),
+        model=_model(),
+        tools=[weather],
+    )
     recorder = start_recording(agent, workspace=tmp_path, path=tmp_path / "s.jsonl")
     await agent.prompt("go")
     recorder.close()

@@ -28,7 +28,9 @@ from workbench.workspace import seed
 def demo_runtime(tmp_path: Path, **options):  # type: ignore[no-untyped-def]
     scenario = Scenario.load("demo")
     seed(tmp_path, scenario.workspace_files)
-    return build_runtime(RunOptions(scenario=scenario, workspace=tmp_path, pace=math.inf, **options))
+    return build_runtime(
+        RunOptions(scenario=scenario, workspace=tmp_path, pace=math.inf, **options)
+    )
 
 
 async def run_and_fold(runtime, prompt: str):  # type: ignore[no-untyped-def]
@@ -51,14 +53,23 @@ async def test_demo_folds_into_turns_cards_and_stages(tmp_path: Path) -> None:
     assert state.turn == 5 and len(state.turns) == 5
     stages = {c.id: c.stage for c in state.calls.values()}
     assert stages == {
-        "call_1_1": "done", "call_1_2": "done", "call_1_3": "error", "call_1_4": "invalid",
-        "call_1_5": "invalid", "call_2_1": "invalid", "call_3_1": "done", "call_4_1": "done",
+        "call_1_1": "done",
+        "call_1_2": "done",
+        "call_1_3": "error",
+        "call_1_4": "invalid",
+        "call_1_5": "invalid",
+        "call_2_1": "invalid",
+        "call_3_1": "done",
+        "call_4_1": "done",
         "call_4_2": "done",
     }
     assert state.calls["call_1_4"].failed_stage == "parse"
     assert state.calls["call_1_5"].failed_stage == "lookup"
     invalid = state.calls["call_2_1"]
-    assert invalid.failed_stage == "validate" and "edits: Input should be a valid list" in invalid.arg_error
+    assert (
+        invalid.failed_stage == "validate"
+        and "edits: Input should be a valid list" in invalid.arg_error
+    )
     flat = state.calls["call_3_1"]
     assert "old_text" in flat.parsed and "edits" not in flat.parsed
     assert "edits" in flat.prepared and "old_text" not in flat.prepared
@@ -103,7 +114,9 @@ async def test_abort_marks_running_and_skipped_calls_aborted(tmp_path: Path) -> 
     assert state.run_state == "aborted"
     assert state.calls["call_4_1"].stage == "aborted"
     assert state.calls["call_4_2"].stage == "aborted"
-    answered = {m.tool_call_id for m in runtime.agent.state.messages if isinstance(m, ToolResultMessage)}
+    answered = {
+        m.tool_call_id for m in runtime.agent.state.messages if isinstance(m, ToolResultMessage)
+    }
     assert set(state.calls) == answered
     assert not state.pending_calls
 
@@ -125,7 +138,7 @@ async def test_pause_and_resume_restore_the_stage(tmp_path: Path) -> None:
     assert seen and set(seen) == {"paused"}
     assert state.pause is None and state.run_state == "finished"
     assert state.calls["call_1_2"].stage == "done"
-    assert ("paused" in [p for p, _ in state.calls["call_1_2"].phases])
+    assert "paused" in [p for p, _ in state.calls["call_1_2"].phases]
 
 
 async def test_a_call_s_history_and_phases_follow_its_approval(tmp_path: Path) -> None:
@@ -146,20 +159,38 @@ async def test_a_call_s_history_and_phases_follow_its_approval(tmp_path: Path) -
     assert [p for p, _ in edit.phases] == ["preflight", "queued", "approval", "queued", "end"]
     labels = [label for _, label, _ in edit.events]
     assert labels == [
-        "preflight started", "arguments validated", "permission requested",
-        "deny (user)", "ended with error", "result sent to the model",
+        "preflight started",
+        "arguments validated",
+        "permission requested",
+        "deny (user)",
+        "ended with error",
+        "result sent to the model",
     ]
     assert edit.events[3][2].endswith("not now")
     times = [t for t, _, _ in edit.events]
     assert times == sorted(times) and dict(edit.phases)["approval"] == times[2]
     read = state.calls["call_1_1"]  # allowed by a rule: no request, no approval phase
-    assert [p for p, _ in read.phases] == ["preflight", "queued", "executing", "end"]  # no after hook: @error reviews results
+    assert [p for p, _ in read.phases] == [
+        "preflight",
+        "queued",
+        "executing",
+        "end",
+    ]  # no after hook: @error reviews results
 
 
 @pytest.mark.parametrize(
     "module",
-    ["workbench", "workbench.agent", "workbench.view.fold", "workbench.runtime", "workbench.providers.openai",
-     "workbench.permissions", "workbench.stepper", "workbench.cli.headless", "tools"],
+    [
+        "workbench",
+        "workbench.agent",
+        "workbench.view.fold",
+        "workbench.runtime",
+        "workbench.providers.openai",
+        "workbench.permissions",
+        "workbench.stepper",
+        "workbench.cli.headless",
+        "tools",
+    ],
 )
 def test_core_never_loads_textual(module: str) -> None:
     probe = f"import {module}, sys; print(sorted(m for m in sys.modules if m.split('.')[0] == 'textual'))"
@@ -184,23 +215,27 @@ async def mixed_run_events(tmp_path: Path) -> list:
             await anyio.sleep(0)
         return f"{name} done"
 
-    scenario = Scenario.model_validate({
-        "name": "mixed",
-        "turns": [
-            {
-                "thinking": "Two tickers, side by side. " * 8,
-                "text": "Starting **both** tickers now. " * 10,
-                "tool_calls": [
-                    {"name": "ticker", "arguments": {"name": "a"}},
-                    {"name": "ticker", "arguments": {"name": "b"}},
-                    {"name": "nope", "arguments": {}},
-                ],
-            },
-            {"text": "Both reported. " * 6},
-        ],
-    })
+    scenario = Scenario.model_validate(
+        {
+            "name": "mixed",
+            "turns": [
+                {
+                    "thinking": "Two tickers, side by side. " * 8,
+                    "text": "Starting **both** tickers now. " * 10,
+                    "tool_calls": [
+                        {"name": "ticker", "arguments": {"name": "a"}},
+                        {"name": "ticker", "arguments": {"name": "b"}},
+                        {"name": "nope", "arguments": {}},
+                    ],
+                },
+                {"text": "Both reported. " * 6},
+            ],
+        }
+    )
     runtime = build_runtime(
-        RunOptions(scenario=scenario, workspace=tmp_path, pace=math.inf, tools=[ticker], allow=["ticker"])
+        RunOptions(
+            scenario=scenario, workspace=tmp_path, pace=math.inf, tools=[ticker], allow=["ticker"]
+        )
     )
     events: list = []
     runtime.agent.subscribe(lambda event, _signal=None: events.append(event))
@@ -221,9 +256,13 @@ async def test_folding_in_batches_makes_exactly_the_state_of_one_at_a_time(tmp_p
     kinds = [e.type for e in events]
     updates = [e.tool_call_id for e in events if e.type == "tool_execution_update"]
     assert updates[:4] == ["call_1_1", "call_1_1", "call_1_2", "call_1_2"], "runs, interleaved"
-    assert "thinking_delta" in {e.assistant_message_event.type for e in events if e.type == "message_update"}
+    assert "thinking_delta" in {
+        e.assistant_message_event.type for e in events if e.type == "message_update"
+    }
     expected = one_at_a_time(events)
-    assert expected.calls["call_1_2"].output == "b: 2" and expected.calls["call_1_2"].update_count == 6
+    assert (
+        expected.calls["call_1_2"].output == "b: 2" and expected.calls["call_1_2"].update_count == 6
+    )
     assert expected.calls["call_1_3"].stage == "invalid"
     for size in (1, 2, 3, 5, 16, 64, len(events)):
         state = ViewState()
@@ -277,5 +316,7 @@ def test_interleaved_argument_deltas_of_parallel_calls_fold_to_each_calls_own_ra
         *(update("toolcall_delta", index, delta) for index, delta in deltas),
     ]
     expected = one_at_a_time(events)
-    assert expected.calls["c1"].raw == '{"path": "a"}' and expected.calls["c2"].raw == '{"path": "b"}'
+    assert (
+        expected.calls["c1"].raw == '{"path": "a"}' and expected.calls["c2"].raw == '{"path": "b"}'
+    )
     assert fold(events) == expected

@@ -22,11 +22,13 @@ from workbench.sessions.reader import read_session
 SCENARIO = {
     "name": "embedded",
     "turns": [
-        {"tool_calls": [
-            {"id": "a", "name": "note", "arguments": {"text": "hello"}},
-            {"id": "b", "name": "note", "arguments": {"text": "secret"}},
-            {"id": "c", "name": "note", "arguments": {"text": "rewrite me"}},
-        ]},
+        {
+            "tool_calls": [
+                {"id": "a", "name": "note", "arguments": {"text": "hello"}},
+                {"id": "b", "name": "note", "arguments": {"text": "secret"}},
+                {"id": "c", "name": "note", "arguments": {"text": "rewrite me"}},
+            ]
+        },
         {"text": "done"},
     ],
 }
@@ -51,8 +53,13 @@ def make_agent() -> Agent:
             ctx.args.text = "forbidden"  # the gate must judge what will really run
         return None
 
-    return Agent(stream_fn=provider, model=provider.model, tools=[note], before_tool_call=mine,
-                 system_prompt="yours")
+    return Agent(
+        stream_fn=provider,
+        model=provider.model,
+        tools=[note],
+        before_tool_call=mine,
+        system_prompt="yours",
+    )
 
 
 def quiet() -> Console:
@@ -65,8 +72,13 @@ async def test_your_hook_runs_first_and_a_deny_from_either_side_wins(tmp_path: P
     mine, stream = agent.before_tool_call, agent.stream_fn
     session = tmp_path / "s.jsonl"
     code = await workbench.run_headless(
-        agent, "go", approve="all", deny=['note(text="forbidden")'], session=session,
-        workspace=tmp_path, console=quiet(),
+        agent,
+        "go",
+        approve="all",
+        deny=['note(text="forbidden")'],
+        session=session,
+        workspace=tmp_path,
+        console=quiet(),
     )
     assert code == 0
     assert written == ["hello"]
@@ -141,7 +153,10 @@ def test_workbench_run_takes_an_agent_or_a_factory(
     ],
 )
 def test_workbench_run_errors_are_one_message_and_exit_2(
-    target: str, needle: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    target: str,
+    needle: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     (tmp_path / "my_agent.py").write_text(textwrap.dedent(AGENT_FILE), encoding="utf-8")
@@ -167,15 +182,19 @@ async def test_your_openai_provider_gets_the_network_view_and_the_tool_choice_re
     seen: list[str] = []
     with ChatServer() as srv:
         srv.script(
-            stream_reply([*tool_call_chunks(0, "c1", "note", '{"text": "x"}'), finish("tool_calls")]),
+            stream_reply(
+                [*tool_call_chunks(0, "c1", "note", '{"text": "x"}'), finish("tool_calls")]
+            ),
             stream_reply([*text_chunks("ok"), finish("stop")]),
         )
-        provider = OpenAIProvider(OpenAISettings(base_url=srv.url, model="m", tool_choice="required",
-                                                 max_retries=0))
+        provider = OpenAIProvider(
+            OpenAISettings(base_url=srv.url, model="m", tool_choice="required", max_retries=0)
+        )
         agent = Agent(stream_fn=provider, model=provider.model, tools=[note])
         agent.subscribe(lambda e, _s=None: seen.append(e.type))
-        code = await workbench.run_headless(agent, "go", approve="all", workspace=tmp_path,
-                                            record=False, console=quiet())
+        code = await workbench.run_headless(
+            agent, "go", approve="all", workspace=tmp_path, record=False, console=quiet()
+        )
         bodies = srv.bodies
     assert code == 0
     assert [b["tool_choice"] for b in bodies] == ["required", "auto"]

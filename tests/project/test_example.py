@@ -11,7 +11,9 @@ import pytest
 from workbench.__main__ import main
 
 
-def test_the_example_runs_headless_end_to_end(todo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_example_runs_headless_end_to_end(
+    todo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["--headless", "--approve", "all", "--no-record"]) == 0
     out = capsys.readouterr().out
     for name in ("list_tasks", "summarize", "add_task", "complete_task", "run_checks"):

@@ -44,8 +44,12 @@ async def shout(text: str) -> str:
 SCENARIO = {
     "name": "mine",
     "turns": [
-        {"tool_calls": [{"name": "add", "arguments": {"a": 2, "b": 3}},
-                        {"name": "shout", "arguments": {"text": "hi"}}]},
+        {
+            "tool_calls": [
+                {"name": "add", "arguments": {"a": 2, "b": 3}},
+                {"name": "shout", "arguments": {"text": "hi"}},
+            ]
+        },
         {"text": "5, HI"},
     ],
 }
@@ -80,14 +84,27 @@ def workbench(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.run(
         [sys.executable, "-m", "workbench", *args],
-        capture_output=True, text=True, timeout=60, cwd=cwd, env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=cwd,
+        env=env,
     )
 
 
 def test_your_tools_run_from_an_empty_directory(empty_dir: Path) -> None:
     out = workbench(
-        empty_dir, "--headless", "go", "--tools", "./my_tools.py", "--scenario", "s.json",
-        "--approve", "all", "--system-prompt", "Be terse.",
+        empty_dir,
+        "--headless",
+        "go",
+        "--tools",
+        "./my_tools.py",
+        "--scenario",
+        "s.json",
+        "--approve",
+        "all",
+        "--system-prompt",
+        "Be terse.",
     )
     assert out.returncode == 0, out.stderr
     assert "✓ result add" in out.stdout and "│ 5" in out.stdout
@@ -95,7 +112,8 @@ def test_your_tools_run_from_an_empty_directory(empty_dir: Path) -> None:
     session = read_session(Path(out.stderr.split("recording the session to ")[1].split()[0]))
     assert session.header.system_prompt == "Be terse."
     assert [(t.name, t.source) for t in session.header.tools][-2:] == [
-        ("add", "file my_tools.py:4"), ("shout", "file my_tools.py:8")
+        ("add", "file my_tools.py:4"),
+        ("shout", "file my_tools.py:8"),
     ]
 
 
@@ -104,11 +122,25 @@ def test_the_request_carries_your_system_prompt_and_tool_schemas(
 ) -> None:
     with ChatServer() as srv:
         srv.script(tool_reply(1), text_reply("2"))
-        code = main([
-            "--headless", "go", "--tools", "./my_tools.py", "--builtin-tools", "none",
-            "--base-url", srv.url, "--model", "test-model", "--approve", "all",
-            "--system-prompt-file", str(prompt_file(empty_dir)), "--no-record",
-        ])
+        code = main(
+            [
+                "--headless",
+                "go",
+                "--tools",
+                "./my_tools.py",
+                "--builtin-tools",
+                "none",
+                "--base-url",
+                srv.url,
+                "--model",
+                "test-model",
+                "--approve",
+                "all",
+                "--system-prompt-file",
+                str(prompt_file(empty_dir)),
+                "--no-record",
+            ]
+        )
         assert code == 0, capsys.readouterr()
         body = srv.requests[0].json
     assert body["messages"][0] == {"role": "system", "content": "Be terse.\nVery."}
@@ -127,11 +159,26 @@ def prompt_file(directory: Path) -> Path:
 
 def run_forced(empty_dir: Path, *extra: str) -> tuple[int, list[Any], str]:
     with ChatServer(default=forced_model) as srv:
-        code = main([
-            "--headless", "go", "--tools", "./my_tools.py", "--builtin-tools", "none",
-            "--base-url", srv.url, "--model", "test-model", "--approve", "all",
-            "--tool-choice", "add", "--no-record", *extra,
-        ])
+        code = main(
+            [
+                "--headless",
+                "go",
+                "--tools",
+                "./my_tools.py",
+                "--builtin-tools",
+                "none",
+                "--base-url",
+                srv.url,
+                "--model",
+                "test-model",
+                "--approve",
+                "all",
+                "--tool-choice",
+                "add",
+                "--no-record",
+                *extra,
+            ]
+        )
         return code, srv.bodies, ""
 
 
@@ -142,7 +189,9 @@ def test_max_turns_stops_a_sticky_forced_run_after_n_turns(
     out = capsys.readouterr().out
     assert code == EXIT_MAX_TURNS == 4
     assert len(bodies) == 3
-    assert all(b["tool_choice"] == {"type": "function", "function": {"name": "add"}} for b in bodies)
+    assert all(
+        b["tool_choice"] == {"type": "function", "function": {"name": "add"}} for b in bodies
+    )
     assert "Stopped after 3 model turns (--max-turns 3)" in out
     assert out.count("✓ result add") == 3  # the last turn's call has its result
 
@@ -153,7 +202,8 @@ def test_a_forced_choice_becomes_auto_after_the_first_tool_call(
     code, bodies, _ = run_forced(empty_dir)
     assert code == 0, capsys.readouterr()
     assert [b["tool_choice"] for b in bodies] == [
-        {"type": "function", "function": {"name": "add"}}, "auto"
+        {"type": "function", "function": {"name": "add"}},
+        "auto",
     ]
 
 
@@ -179,11 +229,20 @@ async def test_the_limit_stops_between_turns_and_the_run_can_go_on(tmp_path: Pat
         {"name": "loop", "turns": [call, call, call, {"text": "done"}]}
     )
     session = tmp_path / "s.jsonl"
-    runtime = build_runtime(RunOptions(scenario=scenario, workspace=tmp_path, max_turns=2,
-                                       session=session, approve="all"))
+    runtime = build_runtime(
+        RunOptions(
+            scenario=scenario, workspace=tmp_path, max_turns=2, session=session, approve="all"
+        )
+    )
     await runtime.agent.prompt("go")
     messages = runtime.agent.state.messages
-    assert [m.role for m in messages] == ["user", "assistant", "toolResult", "assistant", "toolResult"]
+    assert [m.role for m in messages] == [
+        "user",
+        "assistant",
+        "toolResult",
+        "assistant",
+        "toolResult",
+    ]
     assert runtime.turn_limit.reached
     assert [e.type for e in read_session(session).events].count("run_limit") == 1
     await runtime.agent.continue_()  # the transcript is valid: the run goes on from it
@@ -191,13 +250,14 @@ async def test_the_limit_stops_between_turns_and_the_run_can_go_on(tmp_path: Pat
     assert messages[-1].role == "assistant" and messages[-1].text == "done"
 
 
-def test_the_readmes_three_steps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_readmes_three_steps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """README "Debug your own agent": init, name your tools and model, run."""
     monkeypatch.chdir(tmp_path)
     assert main(["init"]) == 0
     (tmp_path / "agent_tools.py").write_text(
-        'def add_task(title: str, due: str | None = None) -> str:\n'
+        "def add_task(title: str, due: str | None = None) -> str:\n"
         '    """Add a task to the list."""\n'
         '    return f"added {title}"\n',
         encoding="utf-8",
@@ -205,13 +265,13 @@ def test_the_readmes_three_steps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     with ChatServer() as srv:
         toml = tmp_path / "workbench.toml"
         toml.write_text(
-            toml.read_text(encoding="utf-8")
-            + f'\nbase_url = "{srv.url}"\nmodel = "test-model"\n',
+            toml.read_text(encoding="utf-8") + f'\nbase_url = "{srv.url}"\nmodel = "test-model"\n',
             encoding="utf-8",
         )
         srv.script(
-            stream_reply([*tool_call_chunks(0, "c1", "add_task", '{"title": "x"}'),
-                          finish("tool_calls")]),
+            stream_reply(
+                [*tool_call_chunks(0, "c1", "add_task", '{"title": "x"}'), finish("tool_calls")]
+            ),
             text_reply(),
         )
         assert main(["--headless", "go", "--approve", "all", "--no-record"]) == 0

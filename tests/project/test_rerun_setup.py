@@ -25,12 +25,20 @@ def add(a: int, b: int) -> int:
 
 ORDER = {"customer": "Ann", "items": [{"sku": "WID", "quantity": 2}], "priority": "low"}
 RULES = '[[rule]]\nmatch = "add"\naction = "allow"\n\n[[rule]]\nmatch = "mcp:toolbox"\naction = "allow"\n'
-SCENARIO = {"name": "mixed", "prompt": "go", "workspace_files": {".workbench/rules.toml": RULES},
-            "turns": [
-    {"tool_calls": [{"name": "add", "arguments": {"a": 2, "b": 3}},
-                    {"name": "toolbox__place_order", "arguments": {"order": ORDER}}]},
-    {"text": "done"},
-]}
+SCENARIO = {
+    "name": "mixed",
+    "prompt": "go",
+    "workspace_files": {".workbench/rules.toml": RULES},
+    "turns": [
+        {
+            "tool_calls": [
+                {"name": "add", "arguments": {"a": 2, "b": 3}},
+                {"name": "toolbox__place_order", "arguments": {"order": ORDER}},
+            ]
+        },
+        {"text": "done"},
+    ],
+}
 
 
 @pytest.fixture(scope="module")
@@ -51,8 +59,19 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(tmp_path)
         patch.setenv("WORKBENCH_SESSIONS_DIR", str(tmp_path / "sessions"))
-        code = main(["--headless", "--scenario", "s.json", "--tools", "my_tools.py", "--config",
-                     str(config), "--session", str(session)])
+        code = main(
+            [
+                "--headless",
+                "--scenario",
+                "s.json",
+                "--tools",
+                "my_tools.py",
+                "--config",
+                str(config),
+                "--session",
+                str(session),
+            ]
+        )
     assert code == 0
     return session
 
@@ -75,7 +94,9 @@ def test_the_header_records_how_to_build_the_agent_but_no_secret(recorded: Path)
 
 
 def test_rerun_with_no_flags_reproduces_tools_and_mcp(
-    recorded: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    recorded: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))  # specs resolve from the record
@@ -92,9 +113,7 @@ def test_a_session_not_signed_by_you_starts_nothing_unless_trusted(
     lines = recorded.read_text(encoding="utf-8").splitlines()
     header = json.loads(lines[0])
     evil = tmp_path / "evil-ran"
-    header["setup"]["mcp_servers"] = [
-        {"name": "toolbox", "command": ["sh", "-c", f"touch {evil}"]}
-    ]
+    header["setup"]["mcp_servers"] = [{"name": "toolbox", "command": ["sh", "-c", f"touch {evil}"]}]
     forged = tmp_path / "forged.jsonl"
     forged.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n", encoding="utf-8")
     assert main(["rerun", str(forged)]) == 1
@@ -106,15 +125,29 @@ def test_a_session_not_signed_by_you_starts_nothing_unless_trusted(
 
 
 def test_flags_replace_the_recorded_tools(
-    recorded: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path,
+    recorded: Path,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "other.py").write_text(
-        'def add(a: int, b: int) -> int:\n    """Add, badly."""\n    return a - b\n', encoding="utf-8"
+        'def add(a: int, b: int) -> int:\n    """Add, badly."""\n    return a - b\n',
+        encoding="utf-8",
     )
-    assert main(["rerun", str(recorded), "--tools", "other.py", "--mcp",
-                 shlex.join([sys.executable, str(TOOLBOX)])]) == 1
+    assert (
+        main(
+            [
+                "rerun",
+                str(recorded),
+                "--tools",
+                "other.py",
+                "--mcp",
+                shlex.join([sys.executable, str(TOOLBOX)]),
+            ]
+        )
+        == 1
+    )
     out = capsys.readouterr().out
     assert "-5" in out and "+-1" in out  # the result of the replacing tool differs
 

@@ -87,12 +87,16 @@ async def test_plain_functions_run_sync_and_get_on_update_and_signal(project: Pa
 
 
 def test_attr_specs_pick_one_object_or_a_list(project: Path) -> None:
-    write(project, "listed.py", """
+    write(
+        project,
+        "listed.py",
+        """
         from agent_tools import shout
         def one(x: str) -> str:
             return x
         TOOLS = [shout, one]
-    """)
+    """,
+    )
     assert [t.name for t in load_tools(["listed.py:TOOLS"], project)] == ["shout", "one"]
     assert [t.name for t in load_tools(["agent_tools:add"], project)] == ["add"]
     assert load_tools(["agent_tools:add"], project)[0].source == "file agent_tools.py:6"
@@ -114,12 +118,16 @@ def test_a_spec_that_names_no_tool_says_why(project: Path, spec: str, needle: st
 
 
 def test_a_file_without_tools_says_what_it_found(project: Path) -> None:
-    write(project, "helpers.py", """
+    write(
+        project,
+        "helpers.py",
+        """
         def helper(x):
             return x
         class Thing:
             pass
-    """)
+    """,
+    )
     with pytest.raises(ToolSpecError) as caught:
         load_tools(["helpers.py"], project)
     message = str(caught.value)
@@ -131,11 +139,15 @@ def test_a_file_without_tools_says_what_it_found(project: Path) -> None:
 def test_an_import_error_shows_the_users_frames_only_and_exits_2(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    write(project, "broken.py", """
+    write(
+        project,
+        "broken.py",
+        """
         def helper():
             return undefined_name
         helper()
-    """)
+    """,
+    )
     assert main(["--headless", "go", "--tools", "broken.py", "--no-record"]) == 2
     err = capsys.readouterr().err
     assert "Traceback" in err and 'broken.py", line 4' in err and 'broken.py", line 3' in err
@@ -146,17 +158,28 @@ def test_an_import_error_shows_the_users_frames_only_and_exits_2(
 def test_a_name_defined_twice_is_refused_with_both_origins(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    write(project, "more.py", """
+    write(
+        project,
+        "more.py",
+        """
         def add(x: int) -> int:
             return x
-    """)
-    assert main(["--headless", "go", "--tools", "agent_tools.py", "--tools", "more.py", "--no-record"]) == 2
+    """,
+    )
+    assert (
+        main(["--headless", "go", "--tools", "agent_tools.py", "--tools", "more.py", "--no-record"])
+        == 2
+    )
     err = capsys.readouterr().err
     assert "'add' is defined twice: file agent_tools.py:6 and file more.py:2" in err
-    write(project, "mine.py", """
+    write(
+        project,
+        "mine.py",
+        """
         def read_file(path: str) -> str:
             return path
-    """)
+    """,
+    )
     assert main(["--headless", "go", "--tools", "mine.py", "--no-record"]) == 2
     assert "'read_file' is defined twice: builtin and file mine.py:2" in capsys.readouterr().err
 
@@ -174,13 +197,22 @@ def test_builtin_tools_are_chosen_by_name_or_none(project: Path) -> None:
 
 
 async def test_your_read_file_is_not_allowed_by_the_builtin_default(project: Path) -> None:
-    write(project, "mine.py", """
+    write(
+        project,
+        "mine.py",
+        """
         def read_file(path: str) -> str:
             return path
-    """)
+    """,
+    )
     runtime = build_runtime(
-        RunOptions(workspace=project, record=False, builtin_tools=[], tool_specs=["mine.py"],
-                   approve="rules")
+        RunOptions(
+            workspace=project,
+            record=False,
+            builtin_tools=[],
+            tool_specs=["mine.py"],
+            approve="rules",
+        )
     )
     tool = runtime.agent.state.tools[0]
     call = ToolCall(id="c", name="read_file", arguments={"path": "x"})

@@ -13,7 +13,6 @@ from tests.proxy.proxy_helpers import (
     text_reply,
     tool_reply,
 )
-from tests.support.fixtures import chat_server  # noqa: F401
 
 agents = pytest.importorskip("agents")
 agents.set_tracing_disabled(True)

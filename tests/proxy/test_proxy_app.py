@@ -7,7 +7,6 @@ import asyncio
 import openai
 
 from tests.proxy.proxy_helpers import AGENT_KEY, text_reply, tool_loop, tool_reply
-from tests.support.fixtures import chat_server  # noqa: F401
 from tests.ui.ui_helpers import wait_for
 from widgets.permission_modal import PermissionModal
 from widgets.proxy_app import ConversationList, ProxyApp

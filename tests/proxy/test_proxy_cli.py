@@ -12,7 +12,6 @@ from pathlib import Path
 import openai
 
 from tests.proxy.proxy_helpers import AGENT_KEY, UPSTREAM_KEY, text_reply, tool_loop, tool_reply
-from tests.support.fixtures import chat_server  # noqa: F401
 from workbench.sessions.reader import read_session
 from workbench.view.fold import fold
 

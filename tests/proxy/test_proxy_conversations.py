@@ -18,7 +18,6 @@ from tests.support.chat_server import (
     text_chunks,
     tool_call_chunks,
 )
-from tests.support.fixtures import chat_server  # noqa: F401
 from workbench.sessions.reader import read_session
 
 

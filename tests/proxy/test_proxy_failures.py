@@ -17,7 +17,6 @@ from tests.support.chat_server import (
     stream_reply,
     tool_call_chunks,
 )
-from tests.support.fixtures import chat_server  # noqa: F401
 from workbench.proxy import Proxy, ProxyOptions
 from workbench.proxy.conversation import PROXY_STOPPED
 

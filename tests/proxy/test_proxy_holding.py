@@ -18,7 +18,6 @@ from tests.proxy.proxy_helpers import (
     tool_reply,
 )
 from tests.support.chat_server import Pause, Reply, finish, role_chunk, sse, text_chunks
-from tests.support.fixtures import chat_server  # noqa: F401
 from workbench.proxy.conversation import NO_RESULT
 from workbench.stepper import Resume
 

@@ -14,7 +14,6 @@ from tests.proxy.proxy_helpers import (
     tool_loop,
     tool_reply,
 )
-from tests.support.fixtures import chat_server  # noqa: F401
 
 
 @pytest.mark.parametrize("stream", [True, False])

@@ -146,7 +146,11 @@ WRITE_B = {
     "name": "write-b",
     "prompt": "write b",
     "turns": [
-        {"tool_calls": [{"name": "write_file", "arguments": {"path": "b.txt", "content": "pwned"}}]},
+        {
+            "tool_calls": [
+                {"name": "write_file", "arguments": {"path": "b.txt", "content": "pwned"}}
+            ]
+        },
         {"text": "done"},
     ],
 }

@@ -35,7 +35,10 @@ ROOT = Path(__file__).resolve().parents[2]
 def _workbench(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "workbench", *args],
-        capture_output=True, text=True, cwd=cwd, timeout=60,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=60,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
 
@@ -55,11 +58,19 @@ async def test_surrogates_and_non_utf8_names_are_recorded_and_read_back_exactly(
     session = read_session(tmp_path / "s.jsonl")
     assert not session.warnings
     assert fold(session.events) == live  # every event, as the bus carried it
-    calls = [b for m in messages_of(session.events) if m.role == "assistant" for b in m.content
-             if isinstance(b, ToolCall)]
+    calls = [
+        b
+        for m in messages_of(session.events)
+        if m.role == "assistant"
+        for b in m.content
+        if isinstance(b, ToolCall)
+    ]
     assert calls[3].arguments == {"path": "a\ud800.txt"}  # the lone surrogate, exactly
-    [listing] = [m for m in messages_of(session.events)
-                 if isinstance(m, ToolResultMessage) and m.tool_name == "list_directory"]
+    [listing] = [
+        m
+        for m in messages_of(session.events)
+        if isinstance(m, ToolResultMessage) and m.tool_name == "list_directory"
+    ]
     assert os.fsdecode(NON_UTF8_NAME) in listing.text  # the name's bytes survive
     assert session.header.model.id == "model" + EVIL
 
@@ -92,8 +103,16 @@ def test_headless_prints_hostile_text_literally_without_tracebacks(tmp_path: Pat
     workspace.mkdir()
     make_non_utf8_file(workspace)
     run = _workbench(
-        "--scenario", str(scenario), "--headless", "--approve", "all",
-        "--workspace", str(workspace), "--session", str(tmp_path / "s.jsonl"), cwd=tmp_path,
+        "--scenario",
+        str(scenario),
+        "--headless",
+        "--approve",
+        "all",
+        "--workspace",
+        str(workspace),
+        "--session",
+        str(tmp_path / "s.jsonl"),
+        cwd=tmp_path,
     )
     assert run.returncode == 0, run.stderr
     assert "Traceback" not in run.stderr and "listener failed" not in run.stderr
@@ -106,7 +125,9 @@ def test_headless_prints_hostile_text_literally_without_tracebacks(tmp_path: Pat
 def test_a_recording_failure_is_said_and_the_exit_code_is_not_0(tmp_path: Path) -> None:
     scenario = tmp_path / "read-a.json"
     scenario.write_text(json.dumps(READ_A))
-    run = _workbench("--headless", "--scenario", str(scenario), "--session", "/dev/full", cwd=tmp_path)
+    run = _workbench(
+        "--headless", "--scenario", str(scenario), "--session", "/dev/full", cwd=tmp_path
+    )
     assert run.returncode == 3
     assert "workbench: session recording to /dev/full stopped: OSError: No space left" in run.stderr
     assert "Traceback" not in run.stderr and "It says alpha." in run.stdout  # the run went on
@@ -136,12 +157,16 @@ async def test_an_event_no_line_can_hold_keeps_its_place_and_recording_goes_on(
 
 async def test_deep_arguments_fail_that_call_only(tmp_path: Path) -> None:
     scenario = {
-        "name": "deep", "prompt": "go", "workspace_files": {"a.txt": "alpha\n"},
+        "name": "deep",
+        "prompt": "go",
+        "workspace_files": {"a.txt": "alpha\n"},
         "turns": [
-            {"tool_calls": [
-                {"name": "read_file", "raw": '{"path": "a.txt", "x": ' + _deep(10_000) + "}"},
-                {"name": "read_file", "arguments": {"path": "a.txt"}},
-            ]},
+            {
+                "tool_calls": [
+                    {"name": "read_file", "raw": '{"path": "a.txt", "x": ' + _deep(10_000) + "}"},
+                    {"name": "read_file", "arguments": {"path": "a.txt"}},
+                ]
+            },
             {"text": "done"},
         ],
     }
@@ -165,7 +190,9 @@ def test_a_session_line_nested_100k_deep_is_skipped_with_a_warning(
     lines.insert(3, deep.encode())
     path.write_bytes(b"\n".join(lines))
     session = read_session(path)
-    assert session.warnings == ["s.jsonl:4: JSON nested 100002 levels deep (the limit is 120); skipped it"]
+    assert session.warnings == [
+        "s.jsonl:4: JSON nested 100002 levels deep (the limit is 120); skipped it"
+    ]
     assert session.events[-1].type == "agent_end"
     assert main(["export", str(path), "--format", "md"]) == 0
     assert main(["export", str(path), "--format", "json"]) == 0

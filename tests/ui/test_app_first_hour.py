@@ -57,11 +57,23 @@ async def test_an_aborted_request_is_marked_in_the_request_list(tmp_path: Path) 
     with ChatServer() as server:
         server.script(stream_reply(text_chunks("Once upon", 2), done=False, then=[Pause(5.0)]))
         settings = OpenAISettings(base_url=server.url, model="m", max_retries=0)
-        app = make_app(build_runtime(RunOptions(workspace=tmp_path, provider_settings=settings, record=False)))
+        app = make_app(
+            build_runtime(RunOptions(workspace=tmp_path, provider_settings=settings, record=False))
+        )
         async with app.run_test(size=(160, 48)) as pilot:
             app.prompt_bar.input.value = "tell a story"
             await pilot.press("enter")
-            await wait_for(pilot, lambda: "Once upon" in "".join(i.blocks[0].text for i in app.view_state.items if i.kind == "assistant" and i.blocks))
+            await wait_for(
+                pilot,
+                lambda: (
+                    "Once upon"
+                    in "".join(
+                        i.blocks[0].text
+                        for i in app.view_state.items
+                        if i.kind == "assistant" and i.blocks
+                    )
+                ),
+            )
             await pilot.press("ctrl+c")
             await wait_for(pilot, lambda: app.view_state.run_state == "aborted")
             await wait_for(pilot, lambda: all(r.response for r in app.view_state.network.values()))
@@ -75,8 +87,16 @@ async def test_an_aborted_request_is_marked_in_the_request_list(tmp_path: Path) 
 
 async def test_new_run_starts_a_fresh_workspace_and_session(make_test_app, tmp_path: Path) -> None:
     scenario = scenario_of(
-        [{"tool_calls": [{"name": "write_file", "arguments": {"path": "made.txt", "content": "x"}}]}, {"text": "ok"}],
-        prompt="make a file", workspace_files={"seed.txt": "seed"},
+        [
+            {
+                "tool_calls": [
+                    {"name": "write_file", "arguments": {"path": "made.txt", "content": "x"}}
+                ]
+            },
+            {"text": "ok"},
+        ],
+        prompt="make a file",
+        workspace_files={"seed.txt": "seed"},
     )
     runtime = build_runtime(RunOptions(scenario=scenario, approve="all"))
     app = make_app(runtime)
@@ -121,7 +141,9 @@ async def test_new_run_is_in_the_palette_and_waits_for_a_running_run(make_test_a
 async def test_empty_state_mentions_the_prompt_only_when_one_is_there(tmp_path: Path) -> None:
     with ChatServer() as server:
         settings = OpenAISettings(base_url=server.url, model="m")
-        app = make_app(build_runtime(RunOptions(workspace=tmp_path, provider_settings=settings, record=False)))
+        app = make_app(
+            build_runtime(RunOptions(workspace=tmp_path, provider_settings=settings, record=False))
+        )
         async with app.run_test(size=(160, 48)) as pilot:
             await pilot.pause()
             line = app.timeline.plain_lines()[1]
@@ -158,9 +180,13 @@ async def test_modals_show_their_own_keys_and_how_to_leave(make_test_app) -> Non
             keys = footer_keys(app.screen)
             assert expected <= set(keys), keys
             assert "Step mode" not in keys  # not the main screen's keys
-            assert "closes" in str(app.screen.query_one(".-textual-compact, VerticalScroll, TabbedContent, Vertical").border_subtitle)
+            assert "closes" in str(
+                app.screen.query_one(
+                    ".-textual-compact, VerticalScroll, TabbedContent, Vertical"
+                ).border_subtitle
+            )
             await pilot.press("escape")
-            await wait_for(pilot, lambda: not isinstance(app.screen, screen_type))
+            await wait_for(pilot, lambda t=screen_type: not isinstance(app.screen, t))
 
 
 async def test_s_switches_the_network_views_tabs(make_test_app) -> None:
@@ -224,12 +250,19 @@ async def test_the_status_bar_and_summary_show_what_the_session_cost(tmp_path: P
         )
         settings = OpenAISettings(base_url=server.url, model="my-model", max_retries=0)
         prices = PriceTable(configured={"my-model": Price(input=1, output=2, cached=0.5)})
-        app = make_app(build_runtime(RunOptions(workspace=tmp_path, provider_settings=settings, prices=prices)))
+        app = make_app(
+            build_runtime(RunOptions(workspace=tmp_path, provider_settings=settings, prices=prices))
+        )
         async with app.run_test(size=(160, 48)) as pilot:
             for text in ("first", "second"):
                 app.prompt_bar.input.value = text
                 await pilot.press("enter")
-                await wait_for(pilot, lambda: app.view_state.run_state == "finished" and not app.agent.state.is_streaming)
+                await wait_for(
+                    pilot,
+                    lambda: (
+                        app.view_state.run_state == "finished" and not app.agent.state.is_streaming
+                    ),
+                )
             status = str(app.screen.query_one(StatusBar).render())
             assert "cost $0.0030 turn · $0.0030 run · $0.0060 session" in status
             await pilot.press("ctrl+n")  # a new run: a new session, its cost starts at nothing
@@ -237,7 +270,10 @@ async def test_the_status_bar_and_summary_show_what_the_session_cost(tmp_path: P
             assert "$0 session" in str(app.screen.query_one(StatusBar).render())
             app.prompt_bar.input.value = "third"
             await pilot.press("enter")
-            await wait_for(pilot, lambda: app.view_state.run_state == "finished" and not app.agent.state.is_streaming)
+            await wait_for(
+                pilot,
+                lambda: app.view_state.run_state == "finished" and not app.agent.state.is_streaming,
+            )
             await pilot.press("f4")
             await wait_for(pilot, lambda: isinstance(app.screen, RunDetailsScreen))
             out = Console(file=io.StringIO(), width=150, color_system=None)
@@ -254,9 +290,14 @@ async def test_a_model_without_a_price_costs_unknown(tmp_path: Path) -> None:
     with ChatServer() as server:
         server.script(stream_reply([*text_chunks("one"), finish(), usage_chunk(10, 5)]))
         settings = OpenAISettings(base_url=server.url, model="no-price-model", max_retries=0)
-        app = make_app(build_runtime(RunOptions(workspace=tmp_path, provider_settings=settings, record=False)))
+        app = make_app(
+            build_runtime(RunOptions(workspace=tmp_path, provider_settings=settings, record=False))
+        )
         async with app.run_test(size=(100, 30)) as pilot:
             app.prompt_bar.input.value = "hi"
             await pilot.press("enter")
-            await wait_for(pilot, lambda: app.view_state.run_state == "finished" and not app.agent.state.is_streaming)
+            await wait_for(
+                pilot,
+                lambda: app.view_state.run_state == "finished" and not app.agent.state.is_streaming,
+            )
             assert "cost unknown" in str(app.screen.query_one(StatusBar).render())

@@ -12,10 +12,13 @@ from widgets.pause_banner import PauseBanner
 from workbench.agent import ToolResultMessage, UserMessage, tool
 
 TWO_READS = [
-    {"text": "reading", "tool_calls": [
-        {"name": "read_file", "arguments": {"path": "a.txt"}},
-        {"name": "list_directory", "arguments": {"path": "."}},
-    ]},
+    {
+        "text": "reading",
+        "tool_calls": [
+            {"name": "read_file", "arguments": {"path": "a.txt"}},
+            {"name": "list_directory", "arguments": {"path": "."}},
+        ],
+    },
     {"text": "done"},
 ]
 
@@ -30,7 +33,12 @@ async def test_step_mode_pauses_and_step_then_continue_finishes(make_test_app) -
         assert app.view_state.run_state == "paused"
         assert app.query_one(PauseBanner).has_class("-shown")
         await pilot.press("f10")
-        await wait_for(pilot, lambda: app.view_state.pause is not None and app.view_state.pause.point == "before_tool")
+        await wait_for(
+            pilot,
+            lambda: (
+                app.view_state.pause is not None and app.view_state.pause.point == "before_tool"
+            ),
+        )
         assert app.view_state.pause.tool_name == "read_file"
         assert app.view_state.calls[app.view_state.pause.tool_call_id].stage == "paused"
         await pilot.press("f5")
@@ -41,7 +49,9 @@ async def test_step_mode_pauses_and_step_then_continue_finishes(make_test_app) -
 
 
 async def test_answering_a_paused_call_injects_the_result(make_test_app) -> None:
-    app = make_test_app(scenario_of(TWO_READS, workspace_files={"a.txt": "hello"}), breakpoints=["read_file"])
+    app = make_test_app(
+        scenario_of(TWO_READS, workspace_files={"a.txt": "hello"}), breakpoints=["read_file"]
+    )
     async with app.run_test(size=(140, 44)) as pilot:
         await send(pilot, app, lambda: app.view_state.pause is not None)
         assert app.view_state.pause.breakpoint == "read_file"
@@ -52,7 +62,11 @@ async def test_answering_a_paused_call_injects_the_result(make_test_app) -> None
         await wait_for(pilot, lambda: app.view_state.run_state == "finished")
     record = next(c for c in app.view_state.calls.values() if c.name == "read_file")
     assert record.injected and record.result_text == "pretend contents"
-    message = next(m for m in app.agent.state.messages if isinstance(m, ToolResultMessage) and m.tool_name == "read_file")
+    message = next(
+        m
+        for m in app.agent.state.messages
+        if isinstance(m, ToolResultMessage) and m.tool_name == "read_file"
+    )
     assert message.injected and message.text == "pretend contents"
 
 
@@ -62,12 +76,17 @@ async def test_selecting_a_card_shows_it_in_the_inspector(make_test_app) -> None
         await send(pilot, app, lambda: app.view_state.run_state == "finished")
         timeline = app.timeline
         first, second = timeline.batches()[0]
-        assert [app.view_state.calls[i].name for i in (first, second)] == ["read_file", "list_directory"]
+        assert [app.view_state.calls[i].name for i in (first, second)] == [
+            "read_file",
+            "list_directory",
+        ]
         assert app.inspector.record.name == "list_directory"  # follows the newest call
         assert timeline.selected_id == second
         line = timeline.line_of(first)
         assert timeline.plain_lines()[line].lstrip().startswith("▌Read file")
-        await pilot.click(timeline, offset=(5, line - int(timeline.scroll_y)))  # the card's first line
+        await pilot.click(
+            timeline, offset=(5, line - int(timeline.scroll_y))
+        )  # the card's first line
         await pilot.pause()
         assert app.inspector.record.name == "read_file"
         assert timeline.selected_id == first and timeline.has_focus
@@ -82,8 +101,9 @@ async def test_selecting_a_card_shows_it_in_the_inspector(make_test_app) -> None
         assert result.startswith("Result  (is_error=False)") and "a.txt" in result
         await wait_for(pilot, lambda: app.pacer.inspect_cost > 0)  # what showing a call costs
         record = app.inspector.record
-        assert not app.inspector.show(record, "", 0.0, batch=app.view_state.batch_of(record))  # unchanged
-
+        assert not app.inspector.show(
+            record, "", 0.0, batch=app.view_state.batch_of(record)
+        )  # unchanged
 
 
 async def test_showing_another_call_lays_out_nothing(make_test_app) -> None:
@@ -116,6 +136,7 @@ async def test_showing_another_call_lays_out_nothing(make_test_app) -> None:
         assert layouts == []
         assert "hello" in app.inspector.section_text("Result")  # read_file's result, shown
 
+
 async def test_steering_while_running_is_queued_then_delivered(make_test_app) -> None:
     release = anyio.Event()
 
@@ -134,7 +155,9 @@ async def test_steering_while_running_is_queued_then_delivered(make_test_app) ->
     async with app.run_test(size=(140, 44)) as pilot:
         app.prompt_bar.input.value = "start"
         await pilot.press("enter")
-        await wait_for(pilot, lambda: any(c.stage == "running" for c in app.view_state.calls.values()))
+        await wait_for(
+            pilot, lambda: any(c.stage == "running" for c in app.view_state.calls.values())
+        )
         app.prompt_bar.input.value = "also check the README"
         await pilot.press("enter")
         assert app.agent.queued[0][0].content == "also check the README"
@@ -151,7 +174,12 @@ async def test_steering_while_running_is_queued_then_delivered(make_test_app) ->
 
 async def test_untrusted_text_is_shown_literally(make_test_app) -> None:
     nasty = "[bold red]not markup[/] \x1b[31mnot an escape\x1b[0m"
-    scenario = scenario_of([{"text": nasty, "tool_calls": [{"name": "web_search", "arguments": {"q": nasty}}]}, {"text": "ok"}])
+    scenario = scenario_of(
+        [
+            {"text": nasty, "tool_calls": [{"name": "web_search", "arguments": {"q": nasty}}]},
+            {"text": "ok"},
+        ]
+    )
     app = make_test_app(scenario)
     async with app.run_test(size=(160, 44)) as pilot:
         app.prompt_bar.input.value = nasty
@@ -180,6 +208,10 @@ async def test_the_inspector_lists_a_calls_history_in_order_with_offsets(make_te
         assert rows[0][0] == "0µs"  # offsets from the call's first event
         labels = [label for _, label in rows]
         assert labels == [
-            "preflight started", "arguments validated", "allow (rule: read_file)",
-            "executing", "ended  hello", "result sent to the model",
+            "preflight started",
+            "arguments validated",
+            "allow (rule: read_file)",
+            "executing",
+            "ended  hello",
+            "result sent to the model",
         ]  # "ended" carries the result's first line

@@ -89,8 +89,16 @@ async def test_edit_to_invalid_is_refused_then_valid_edit_runs(make_test_app) ->
 async def test_always_allow_skips_the_next_modal(make_test_app) -> None:
     scenario = scenario_of(
         [
-            {"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "1"}}]},
-            {"tool_calls": [{"name": "write_file", "arguments": {"path": "b.txt", "content": "2"}}]},
+            {
+                "tool_calls": [
+                    {"name": "write_file", "arguments": {"path": "a.txt", "content": "1"}}
+                ]
+            },
+            {
+                "tool_calls": [
+                    {"name": "write_file", "arguments": {"path": "b.txt", "content": "2"}}
+                ]
+            },
             {"text": "both written"},
         ]
     )
@@ -131,8 +139,19 @@ async def test_a_protected_path_is_flagged_in_red(make_test_app) -> None:
 
     scenario = scenario_of(
         [
-            {"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "1"}}]},
-            {"tool_calls": [{"name": "write_file", "arguments": {"path": ".git/hooks/pre-commit", "content": "x"}}]},
+            {
+                "tool_calls": [
+                    {"name": "write_file", "arguments": {"path": "a.txt", "content": "1"}}
+                ]
+            },
+            {
+                "tool_calls": [
+                    {
+                        "name": "write_file",
+                        "arguments": {"path": ".git/hooks/pre-commit", "content": "x"},
+                    }
+                ]
+            },
             {"text": "done"},
         ]
     )

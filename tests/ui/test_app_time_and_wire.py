@@ -28,19 +28,25 @@ def lanes_text(app) -> str:  # type: ignore[no-untyped-def]
     return app.inspector.section_text("Batch lanes").split("\n", 1)[1]
 
 
-async def test_lanes_show_a_parallel_batch_with_a_slow_call_and_one_awaiting_approval(make_test_app, tmp_path) -> None:
+async def test_lanes_show_a_parallel_batch_with_a_slow_call_and_one_awaiting_approval(
+    make_test_app, tmp_path
+) -> None:
     release, tools = blocking_tools()
     turns = [
-        {"tool_calls": [
-            {"name": "slow", "arguments": {}},
-            {"name": "write_file", "arguments": {"path": "x.txt", "content": "x"}},
-            {"name": "fast", "arguments": {}},
-        ]},
+        {
+            "tool_calls": [
+                {"name": "slow", "arguments": {}},
+                {"name": "write_file", "arguments": {"path": "x.txt", "content": "x"}},
+                {"name": "fast", "arguments": {}},
+            ]
+        },
         {"text": "ok"},
     ]
     from tools import builtin_tools
 
-    app = make_test_app(scenario_of(turns), tools=[*tools, *builtin_tools(tmp_path)], allow=["slow", "fast"])
+    app = make_test_app(
+        scenario_of(turns), tools=[*tools, *builtin_tools(tmp_path)], allow=["slow", "fast"]
+    )
     async with app.run_test(size=(160, 48)) as pilot:
         await send(pilot, app, lambda: isinstance(app.screen, PermissionModal))
         await anyio.sleep(0.05)
@@ -51,7 +57,12 @@ async def test_lanes_show_a_parallel_batch_with_a_slow_call_and_one_awaiting_app
         waiting = lanes_text(app)
         assert "write_file" in waiting and "▒" in waiting  # an approval phase is drawn
         assert "approval" in waiting.splitlines()[-1]
-        app.runtime.gate.decide(app.view_state.pending_requests.copy().popitem()[0], __import__("workbench.permissions", fromlist=["PermissionAnswer"]).PermissionAnswer.allow_once())
+        app.runtime.gate.decide(
+            app.view_state.pending_requests.copy().popitem()[0],
+            __import__(
+                "workbench.permissions", fromlist=["PermissionAnswer"]
+            ).PermissionAnswer.allow_once(),
+        )
         await wait_for(pilot, lambda: app.view_state.calls["call_1_3"].stage == "done")
         app.select_call("call_1_1")
         await pilot.pause()
@@ -68,10 +79,12 @@ async def test_lanes_show_a_parallel_batch_with_a_slow_call_and_one_awaiting_app
 
 async def test_lanes_of_a_sequential_batch_form_a_staircase(make_test_app) -> None:
     turns = [
-        {"tool_calls": [
-            {"name": "run_command", "arguments": {"command": "sleep 0.2"}},
-            {"name": "run_command", "arguments": {"command": "sleep 0.2"}},
-        ]},
+        {
+            "tool_calls": [
+                {"name": "run_command", "arguments": {"command": "sleep 0.2"}},
+                {"name": "run_command", "arguments": {"command": "sleep 0.2"}},
+            ]
+        },
         {"text": "ok"},
     ]
     app = make_test_app(scenario_of(turns), approve="all")
@@ -94,30 +107,54 @@ async def test_cancelling_one_call_leaves_the_rest_of_the_batch_and_the_turn(mak
     ]
     app = make_test_app(scenario_of(turns), tools=tools, allow=["slow", "fast"])
     async with app.run_test(size=(160, 48)) as pilot:
-        await send(pilot, app, lambda: app.view_state.calls.get("call_1_2") is not None and app.view_state.calls["call_1_2"].stage == "done")
+        await send(
+            pilot,
+            app,
+            lambda: (
+                app.view_state.calls.get("call_1_2") is not None
+                and app.view_state.calls["call_1_2"].stage == "done"
+            ),
+        )
         app.select_call("call_1_1")
         await pilot.press("f8")
         await wait_for(pilot, lambda: app.view_state.run_state == "finished")
         assert app.view_state.calls["call_1_1"].stage == "aborted"
         assert app.view_state.calls["call_1_2"].stage == "done"
-    results = {m.tool_call_id: m for m in app.agent.state.messages if isinstance(m, ToolResultMessage)}
+    results = {
+        m.tool_call_id: m for m in app.agent.state.messages if isinstance(m, ToolResultMessage)
+    }
     assert results["call_1_1"].is_error and "aborted" in results["call_1_1"].text.lower()
     assert not results["call_1_2"].is_error
     final = app.agent.state.messages[-1]
     assert isinstance(final, AssistantMessage) and final.text == "next turn"
     # the model's next request carried both results, in order, the aborted one included
     kinds = [type(m).__name__ for m in app.agent.state.messages]
-    assert kinds == ["UserMessage", "AssistantMessage", "ToolResultMessage", "ToolResultMessage", "AssistantMessage"]
+    assert kinds == [
+        "UserMessage",
+        "AssistantMessage",
+        "ToolResultMessage",
+        "ToolResultMessage",
+        "AssistantMessage",
+    ]
 
 
 async def test_network_view_shows_the_real_request_and_response(tmp_path) -> None:
     with ChatServer() as server:
         server.script(
-            stream_reply(tool_call_chunks(0, "call_a", "list_directory", '{"path": "."}') + [finish("tool_calls"), usage_chunk(11, 7)]),
+            stream_reply(
+                tool_call_chunks(0, "call_a", "list_directory", '{"path": "."}')
+                + [finish("tool_calls"), usage_chunk(11, 7)]
+            ),
             stream_reply(text_chunks("all done") + [finish(), usage_chunk(20, 3)]),
         )
-        settings = OpenAISettings(base_url=server.url, model="test-model", max_retries=0, api_key="sk-secret-key")
-        runtime = build_runtime(RunOptions(workspace=tmp_path, provider_settings=settings, capture_chunks=True, record=False))
+        settings = OpenAISettings(
+            base_url=server.url, model="test-model", max_retries=0, api_key="sk-secret-key"
+        )
+        runtime = build_runtime(
+            RunOptions(
+                workspace=tmp_path, provider_settings=settings, capture_chunks=True, record=False
+            )
+        )
         app = make_app(runtime, subtitle="test")
         async with app.run_test(size=(160, 48)) as pilot:
             app.prompt_bar.input.value = "list the files"

@@ -12,11 +12,13 @@ from widgets.json_editor import JsonEditModal
 from workbench.agent import ToolResultMessage
 
 BROKEN = [
-    {"tool_calls": [
-        {"name": "read_file", "arguments": {"path": "missing.md"}},
-        {"name": "read_file", "raw": '{"path": "a.txt"'},
-        {"name": "read_fil", "arguments": {"path": "a.txt"}},
-    ]},
+    {
+        "tool_calls": [
+            {"name": "read_file", "arguments": {"path": "missing.md"}},
+            {"name": "read_file", "raw": '{"path": "a.txt"'},
+            {"name": "read_fil", "arguments": {"path": "a.txt"}},
+        ]
+    },
     {"text": "done"},
 ]
 
@@ -33,8 +35,11 @@ def paused_at(app, call_id: str) -> bool:  # type: ignore[no-untyped-def]
 
 
 def result(app, call_id: str) -> ToolResultMessage:  # type: ignore[no-untyped-def]
-    return next(m for m in app.agent.state.messages
-                if isinstance(m, ToolResultMessage) and m.tool_call_id == call_id)
+    return next(
+        m
+        for m in app.agent.state.messages
+        if isinstance(m, ToolResultMessage) and m.tool_call_id == call_id
+    )
 
 
 def notices(app) -> list[str]:  # type: ignore[no-untyped-def]
@@ -44,7 +49,7 @@ def notices(app) -> list[str]:  # type: ignore[no-untyped-def]
 def card(app, call_id: str) -> str:  # type: ignore[no-untyped-def]
     lines = app.timeline.plain_lines()
     start = app.timeline.line_of(call_id)
-    return "\n".join(lines[start:start + 2])
+    return "\n".join(lines[start : start + 2])
 
 
 async def test_at_an_error_stop_the_real_result_shows_and_ctrl_o_replaces_it(make_test_app) -> None:
@@ -59,7 +64,9 @@ async def test_at_an_error_stop_the_real_result_shows_and_ctrl_o_replaces_it(mak
         await pilot.press("f5")
         await wait_for(pilot, lambda: paused_at(app, "call_1_1"))
         assert app.selected_id == "call_1_1"
-        assert "stopped at its error result (not sent yet): File not found: missing.md" in card(app, "call_1_1")
+        assert "stopped at its error result (not sent yet): File not found: missing.md" in card(
+            app, "call_1_1"
+        )
         shown = app.inspector.section_text("Result")
         assert "File not found: missing.md" in shown and "the model has not seen it" in shown
         await pilot.press("f2")  # cannot act here: says why
@@ -75,7 +82,9 @@ async def test_at_an_error_stop_the_real_result_shows_and_ctrl_o_replaces_it(mak
         assert "injected by you" in card(app, "call_1_1")
         app.select_call("call_1_1")
         await pilot.pause()
-        assert "injected by you in place of its error result" in " ".join(app.inspector.section_text("Result").split())
+        assert "injected by you in place of its error result" in " ".join(
+            app.inspector.section_text("Result").split()
+        )
 
 
 async def test_at_malformed_json_f2_edits_and_the_pipeline_runs_again(make_test_app) -> None:
@@ -89,7 +98,9 @@ async def test_at_malformed_json_f2_edits_and_the_pipeline_runs_again(make_test_
         editor.text = json.dumps({"path": 5})  # still invalid: refused, and the stop stays
         await pilot.press("ctrl+s")
         assert isinstance(app.screen, JsonEditModal) and paused_at(app, "call_1_2")
-        assert "path: Input should be a valid string" in str(app.screen.query_one("#json-error").render())
+        assert "path: Input should be a valid string" in str(
+            app.screen.query_one("#json-error").render()
+        )
         editor.text = json.dumps({"path": "a.txt"})
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: app.view_state.run_state == "finished")
@@ -124,14 +135,18 @@ async def test_invalid_covers_the_unknown_tool_where_f2_and_ctrl_o_say_why(make_
 
 async def test_a_pause_selects_its_call_even_after_a_manual_selection(make_test_app) -> None:
     turns = [
-        {"tool_calls": [
-            {"name": "read_file", "arguments": {"path": "a.txt"}},
-            {"name": "read_fil", "arguments": {"path": "a.txt"}},
-        ]},
+        {
+            "tool_calls": [
+                {"name": "read_file", "arguments": {"path": "a.txt"}},
+                {"name": "read_fil", "arguments": {"path": "a.txt"}},
+            ]
+        },
         {"text": "done"},
     ]
-    app = make_test_app(scenario_of(turns, workspace_files={"a.txt": "hello"}),
-                        breakpoints=["read_file", "@unknown"])
+    app = make_test_app(
+        scenario_of(turns, workspace_files={"a.txt": "hello"}),
+        breakpoints=["read_file", "@unknown"],
+    )
     async with app.run_test(size=(160, 48)) as pilot:
         await send(pilot, app, lambda: paused_at(app, "call_1_1"))
         app.select_call("call_1_1")  # the user picks a card: the inspector stops following

@@ -17,7 +17,11 @@ from workbench.sessions.export import to_json, to_markdown
 from workbench.sessions.rerun import rerun
 
 TURNS = [
-    {"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "the model's"}}]},
+    {
+        "tool_calls": [
+            {"name": "write_file", "arguments": {"path": "a.txt", "content": "the model's"}}
+        ]
+    },
     {"tool_calls": [{"name": "read_file", "raw": '{"path": "a.txt"'}]},
     {"tool_calls": [{"name": "read_file", "arguments": {"path": "missing.md"}}]},
     {"text": "done"},
@@ -35,7 +39,9 @@ async def edit_json(app, pilot, args: dict) -> None:  # type: ignore[no-untyped-
     await pilot.press("ctrl+s")
 
 
-async def test_edits_and_injected_results_show_in_cards_exports_and_rerun(make_test_app, tmp_path: Path) -> None:
+async def test_edits_and_injected_results_show_in_cards_exports_and_rerun(
+    make_test_app, tmp_path: Path
+) -> None:
     app = make_test_app(scenario_of(TURNS), breakpoints=["@parse", "@error"])
     async with app.run_test(size=(160, 48)) as pilot:
         # 1. The dialog asks for write_file: the user edits the content, then allows.
@@ -59,7 +65,10 @@ async def test_edits_and_injected_results_show_in_cards_exports_and_rerun(make_t
         inspector = "\n".join(app.inspector.plain_lines())
     assert (app.runtime.workspace / "a.txt").read_text() == "mine"
     write = next(line for line in lines if "write_file" in line and "✓ done" in line)
-    assert "✎ edited by you" in write and app.view_state.calls["call_1_1"].ran_args["content"] == "mine"
+    assert (
+        "✎ edited by you" in write
+        and app.view_state.calls["call_1_1"].ran_args["content"] == "mine"
+    )
     assert "edited by you in the permission dialog" in inspector
     assert '"mine"' in inspector and "the model's" in inspector  # what ran, and the original
     read = next(line for line in lines if "read_file" in line and '"a.txt"' in line)
@@ -88,10 +97,15 @@ async def test_edits_and_injected_results_show_in_cards_exports_and_rerun(make_t
     assert (fresh / "a.txt").read_text() == "mine"
     assert outcomes["call_1_1"].status == "same"
     assert "edited by the user in the permission dialog" in outcomes["call_1_1"].note
-    assert outcomes["call_2_1"].status == "same" and "at failed arguments" in outcomes["call_2_1"].note
+    assert (
+        outcomes["call_2_1"].status == "same" and "at failed arguments" in outcomes["call_2_1"].note
+    )
     assert outcomes["call_3_1"].status == "skipped"
     printed = "\n".join(report_lines(report, session.path, "all"))
-    assert "call_1_1       write_file       same (ran as edited by the user in the permission dialog)" in printed
+    assert (
+        "call_1_1       write_file       same (ran as edited by the user in the permission dialog)"
+        in printed
+    )
 
 
 async def test_a_call_cancelled_with_f8_says_who_everywhere(make_test_app, tmp_path: Path) -> None:
@@ -102,8 +116,14 @@ async def test_a_call_cancelled_with_f8_says_who_everywhere(make_test_app, tmp_p
     turns = [{"tool_calls": [{"name": "slow", "arguments": {}}]}, {"text": "ok"}]
     app = make_test_app(scenario_of(turns), tools=[slow, *builtin_tools(tmp_path)], allow=["slow"])
     async with app.run_test(size=(160, 48)) as pilot:
-        await send(pilot, app, lambda: app.view_state.calls.get("call_1_1") is not None
-                   and app.view_state.calls["call_1_1"].stage == "running")
+        await send(
+            pilot,
+            app,
+            lambda: (
+                app.view_state.calls.get("call_1_1") is not None
+                and app.view_state.calls["call_1_1"].stage == "running"
+            ),
+        )
         await pilot.press("f8")
         await wait_for(pilot, lambda: app.view_state.run_state == "finished")
         lines = app.timeline.plain_lines()

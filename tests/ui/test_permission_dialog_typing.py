@@ -17,15 +17,18 @@ SENTENCES = (
 
 
 def write_one(path: str = "a.txt"):  # type: ignore[no-untyped-def]
-    return scenario_of([
-        {"tool_calls": [{"name": "write_file", "arguments": {"path": path, "content": "1"}}]},
-        {"text": "done"},
-    ])
+    return scenario_of(
+        [
+            {"tool_calls": [{"name": "write_file", "arguments": {"path": path, "content": "1"}}]},
+            {"text": "done"},
+        ]
+    )
 
 
 def result(app, call_id: str) -> ToolResultMessage:  # type: ignore[no-untyped-def]
     return next(
-        m for m in app.agent.state.messages
+        m
+        for m in app.agent.state.messages
         if isinstance(m, ToolResultMessage) and m.tool_call_id == call_id
     )
 
@@ -37,7 +40,9 @@ async def open_dialog(app, pilot) -> PermissionModal:  # type: ignore[no-untyped
     return app.screen
 
 
-async def test_typing_sentences_into_a_fresh_dialog_decides_nothing_until_enter(make_test_app) -> None:
+async def test_typing_sentences_into_a_fresh_dialog_decides_nothing_until_enter(
+    make_test_app,
+) -> None:
     app = make_test_app(write_one())
     async with app.run_test(size=(140, 44)) as pilot:
         dialog = await open_dialog(app, pilot)
@@ -89,8 +94,16 @@ async def test_the_dialog_footer_lists_its_own_keys(make_test_app) -> None:
     app = make_test_app(write_one())
     async with app.run_test(size=(140, 44)) as pilot:
         dialog = await open_dialog(app, pilot)
-        keys = {b.binding.key: b.binding.description for b in dialog.active_bindings.values() if b.binding.show}
-        assert keys["ctrl+y"] == "Allow once" and keys["ctrl+n"] == "Deny…" and keys["f2"] == "Edit args"
+        keys = {
+            b.binding.key: b.binding.description
+            for b in dialog.active_bindings.values()
+            if b.binding.show
+        }
+        assert (
+            keys["ctrl+y"] == "Allow once"
+            and keys["ctrl+n"] == "Deny…"
+            and keys["f2"] == "Edit args"
+        )
         assert "escape" not in keys  # only in the reason box
         dialog.reason.focus()
         await pilot.pause()
@@ -123,7 +136,9 @@ async def test_a_tool_without_arguments_gets_one_always_button(make_test_app, tm
         assert labels == ["Always allow ping"]
 
 
-async def test_json_editor_escape_closes_in_one_press_and_ctrl_home_goes_to_the_top(make_test_app) -> None:
+async def test_json_editor_escape_closes_in_one_press_and_ctrl_home_goes_to_the_top(
+    make_test_app,
+) -> None:
     app = make_test_app(write_one())
     async with app.run_test(size=(140, 44)) as pilot:
         dialog = await open_dialog(app, pilot)
@@ -137,7 +152,10 @@ async def test_json_editor_escape_closes_in_one_press_and_ctrl_home_goes_to_the_
         editor.text = '{"path": "a\nb"}'
         await pilot.pause()
         error = str(app.screen.query_one("#json-error").render())
-        assert "Invalid control character (a tab or line break" in error and "line 1, column 12" in error
+        assert (
+            "Invalid control character (a tab or line break" in error
+            and "line 1, column 12" in error
+        )
         await pilot.press("escape")
         await pilot.pause()
         assert app.screen is dialog and app.runtime.gate.pending

@@ -37,8 +37,10 @@ def wait_seconds(line: str) -> float:
 async def test_a_call_that_waited_for_you_shows_its_work_and_its_wait_and_ticks_under_the_dialog(
     make_test_app,
 ) -> None:
-    turns = [{"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "1"}}]},
-             {"text": "ok"}]
+    turns = [
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "1"}}]},
+        {"text": "ok"},
+    ]
     app = make_test_app(scenario_of(turns))
     async with app.run_test(size=(160, 48)) as pilot:
         await send(pilot, app, lambda: isinstance(app.screen, PermissionModal))
@@ -47,8 +49,13 @@ async def test_a_call_that_waited_for_you_shows_its_work_and_its_wait_and_ticks_
         await wait_for(pilot, lambda: WAIT.search(card_line(app, "awaiting approval   ")))
         first = wait_seconds(card_line(app, "awaiting approval   "))
         await anyio.sleep(0.6)
-        await wait_for(pilot, lambda: WAIT.search(card_line(app, "awaiting approval   "))
-                       and wait_seconds(card_line(app, "awaiting approval   ")) > first)
+        await wait_for(
+            pilot,
+            lambda: (
+                WAIT.search(card_line(app, "awaiting approval   "))
+                and wait_seconds(card_line(app, "awaiting approval   ")) > first
+            ),
+        )
         inspector_head = "\n".join(app.inspector.plain_lines()[:2])
         assert "wait" in inspector_head  # the inspector's time ticks under the dialog too
         await pilot.press("ctrl+y")
@@ -70,7 +77,9 @@ def warned(app, words: str) -> bool:  # type: ignore[no-untyped-def]
     raise AssertionError(f"no card line with {words!r}")
 
 
-async def test_the_slow_warning_counts_execution_not_waiting_for_approval(make_test_app, tmp_path) -> None:
+async def test_the_slow_warning_counts_execution_not_waiting_for_approval(
+    make_test_app, tmp_path
+) -> None:
     release, tools = blocking_tools()
     turns = [
         {"tool_calls": [{"name": "slow", "arguments": {}}]},
@@ -79,11 +88,18 @@ async def test_the_slow_warning_counts_execution_not_waiting_for_approval(make_t
     ]
     from tools import builtin_tools
 
-    app = make_test_app(scenario_of(turns), tools=[*tools, *builtin_tools(tmp_path)],
-                        allow=["slow"], slow_after=0.1)
+    app = make_test_app(
+        scenario_of(turns), tools=[*tools, *builtin_tools(tmp_path)], allow=["slow"], slow_after=0.1
+    )
     async with app.run_test(size=(160, 48)) as pilot:
-        await send(pilot, app, lambda: app.view_state.calls.get("call_1_1") is not None
-                   and app.view_state.calls["call_1_1"].stage == "running")
+        await send(
+            pilot,
+            app,
+            lambda: (
+                app.view_state.calls.get("call_1_1") is not None
+                and app.view_state.calls["call_1_1"].stage == "running"
+            ),
+        )
         await anyio.sleep(0.25)
         await wait_for(pilot, lambda: warned(app, "▶ running"))  # executing for longer than 0.1s
         release.set()
@@ -95,18 +111,24 @@ async def test_the_slow_warning_counts_execution_not_waiting_for_approval(make_t
         assert not warned(app, "awaiting approval")
 
 
-async def test_lanes_draw_a_call_queued_behind_a_sibling_awaiting_approval(make_test_app, tmp_path) -> None:
+async def test_lanes_draw_a_call_queued_behind_a_sibling_awaiting_approval(
+    make_test_app, tmp_path
+) -> None:
     _release, tools = blocking_tools()
     turns = [
-        {"tool_calls": [
-            {"name": "fast", "arguments": {}},
-            {"name": "write_file", "arguments": {"path": "a.txt", "content": "1"}},
-        ]},
+        {
+            "tool_calls": [
+                {"name": "fast", "arguments": {}},
+                {"name": "write_file", "arguments": {"path": "a.txt", "content": "1"}},
+            ]
+        },
         {"text": "ok"},
     ]
     from tools import builtin_tools
 
-    app = make_test_app(scenario_of(turns), tools=[*tools, *builtin_tools(tmp_path)], allow=["fast"])
+    app = make_test_app(
+        scenario_of(turns), tools=[*tools, *builtin_tools(tmp_path)], allow=["fast"]
+    )
     async with app.run_test(size=(160, 48)) as pilot:
         await send(pilot, app, lambda: isinstance(app.screen, PermissionModal))
         await anyio.sleep(0.2)
@@ -117,7 +139,9 @@ async def test_lanes_draw_a_call_queued_behind_a_sibling_awaiting_approval(make_
         assert fast.stage == "validated"
         assert phase_durations(fast, now_ms())["queued"] >= 150
         fast_lane = next(line for line in lanes.splitlines() if "fast" in line)
-        assert "·" in fast_lane and "░" not in fast_lane.split("·", 1)[1]  # not "preflight" all along
+        assert (
+            "·" in fast_lane and "░" not in fast_lane.split("·", 1)[1]
+        )  # not "preflight" all along
         assert "queued" in lanes  # in the legend and the durations line
         await pilot.press("ctrl+y")
         await wait_for(pilot, lambda: app.view_state.run_state == "finished")

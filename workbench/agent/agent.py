@@ -201,8 +201,12 @@ class Agent:
         """
         self._refuse_if_running("call_tool")
         # A model may have named one of its calls `hand_N` too: ids must stay unique.
-        taken = {c.id for m in self.state.messages if isinstance(m, AssistantMessage)
-                 for c in m.tool_calls}
+        taken = {
+            c.id
+            for m in self.state.messages
+            if isinstance(m, AssistantMessage)
+            for c in m.tool_calls
+        }
         self._hand_calls += 1
         while f"{HAND_PREFIX}{self._hand_calls}" in taken:
             self._hand_calls += 1
@@ -211,7 +215,9 @@ class Agent:
         self._idle = anyio.Event()
         self.state.is_streaming = True
         self.state.error_message = None
-        context = AgentContext(self.state.system_prompt, list(self.state.messages), self.state.tools)
+        context = AgentContext(
+            self.state.system_prompt, list(self.state.messages), self.state.tools
+        )
         try:
             return await run_by_hand(
                 message, context, self._config(), self._on_event, self._controller.signal
@@ -306,7 +312,9 @@ class Agent:
         return self._take(self._steering, self.steering_mode) + list(extra or [])
 
     async def _follow_up_hook(self) -> list[Message]:
-        extra = await resolve(self.get_follow_up_messages()) if self.get_follow_up_messages else None
+        extra = (
+            await resolve(self.get_follow_up_messages()) if self.get_follow_up_messages else None
+        )
         return self._take(self._follow_ups, self.follow_up_mode) + list(extra or [])
 
     @staticmethod
@@ -324,7 +332,9 @@ class Agent:
         self.state.streaming_message = None
         self.state.error_message = None
         signal = self._controller.signal
-        context = AgentContext(self.state.system_prompt, list(self.state.messages), self.state.tools)
+        context = AgentContext(
+            self.state.system_prompt, list(self.state.messages), self.state.tools
+        )
         try:
             if prompts is None:
                 return await run_agent_loop_continue(

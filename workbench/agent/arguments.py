@@ -98,7 +98,9 @@ def validate_arguments(tool: AgentTool, prepared: dict[str, Any]) -> BaseModel:
     try:
         return parameters.model_validate(prepared)
     except ValidationError as exc:
-        raise ArgumentsError("validate", format_validation_error(tool.name, exc, prepared)) from None
+        raise ArgumentsError(
+            "validate", format_validation_error(tool.name, exc, prepared)
+        ) from None
     except Exception as exc:  # noqa: BLE001 - a validator may raise anything (TypeError, ...)
         raise ArgumentsError(
             "validate", f"Validating arguments for tool {tool.name} failed: {_describe(exc)}"
@@ -237,8 +239,12 @@ def _resolve(root: Any, node: Any) -> Any:
 
 
 _TYPE_WORDS = {
-    "integer": "a valid integer", "number": "a valid number", "string": "a valid string",
-    "boolean": "a valid boolean", "array": "a valid list", "object": "a valid dictionary",
+    "integer": "a valid integer",
+    "number": "a valid number",
+    "string": "a valid string",
+    "boolean": "a valid boolean",
+    "array": "a valid list",
+    "object": "a valid dictionary",
     "null": "None",
 }
 
@@ -284,7 +290,8 @@ def _alternatives(error: Any, path: tuple[int | str, ...]) -> list[Problem]:
     for e in context:
         branches.setdefault(e.relative_schema_path[0], []).append(e)
     right_type = [
-        errors for errors in branches.values()
+        errors
+        for errors in branches.values()
         if not any(e.validator == "type" and not e.relative_path for e in errors)
     ]
     if right_type:
@@ -301,8 +308,10 @@ def _expected(kind: str, value: Any, error: Any = None) -> list[str]:
         if "object" in types and "properties" in schema and isinstance(schema.get("title"), str):
             # a pydantic model's schema: worded as pydantic words a model field
             return [
-                f"a valid dictionary or instance of {schema['title']}" if t == "object"
-                else _TYPE_WORDS.get(t, f"of type {t}") for t in types
+                f"a valid dictionary or instance of {schema['title']}"
+                if t == "object"
+                else _TYPE_WORDS.get(t, f"of type {t}")
+                for t in types
             ]
         return [_TYPE_WORDS.get(t, f"of type {t}") for t in types]
     if kind == "const":

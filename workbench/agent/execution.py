@@ -117,7 +117,11 @@ def _describe(exc: BaseException) -> str:
 
 def _aborted_text(signal: AbortSignal) -> str:
     reason = signal.reason
-    return "Operation aborted" if reason in (None, "Operation aborted") else f"Operation aborted: {reason}"
+    return (
+        "Operation aborted"
+        if reason in (None, "Operation aborted")
+        else f"Operation aborted: {reason}"
+    )
 
 
 def result_message(f: Finalized) -> ToolResultMessage:
@@ -317,7 +321,9 @@ class BatchRunner:
             try:
                 before = await resolve(hook(ctx, signal))
             except Exception as exc:  # noqa: BLE001 - a failing hook is an error result
-                return Finalized(call, error_result(f"before_tool_call failed: {_describe(exc)}"), True)
+                return Finalized(
+                    call, error_result(f"before_tool_call failed: {_describe(exc)}"), True
+                )
             args = ctx.args
             if signal.aborted:
                 return Finalized(call, aborted_result(_aborted_text(signal)), True)
@@ -353,9 +359,13 @@ class BatchRunner:
         if signal is not None and signal.aborted:
             return f
         try:
-            override = await resolve(hook(ErrorResultContext(f.tool_call, f.result, self.context), signal))
+            override = await resolve(
+                hook(ErrorResultContext(f.tool_call, f.result, self.context), signal)
+            )
         except Exception as exc:  # noqa: BLE001 - a failing hook is an error result
-            return Finalized(f.tool_call, error_result(f"on_error_result failed: {_describe(exc)}"), True)
+            return Finalized(
+                f.tool_call, error_result(f"on_error_result failed: {_describe(exc)}"), True
+            )
         return f if override is None else _overridden(f.tool_call, f.result, f.is_error, override)
 
     async def _execute_and_finalize(self, p: Prepared, tg: TaskGroup) -> Finalized:
@@ -431,7 +441,9 @@ class BatchRunner:
         return checked_result(p.tool, to_tool_result(run.value))
 
     async def _phase(self, call: ToolCall, phase: Any) -> None:
-        await self.emit(ToolExecutionPhaseEvent(tool_call_id=call.id, tool_name=call.name, phase=phase))
+        await self.emit(
+            ToolExecutionPhaseEvent(tool_call_id=call.id, tool_name=call.name, phase=phase)
+        )
 
     async def _end(self, f: Finalized) -> None:
         f.result = limit_result(f.result, self.config.redact)

@@ -376,7 +376,9 @@ async def stream_assistant_response(
                 guard.disarm()
             await close_stream(stream)
     if final is None:
-        final = _failed_from(partial, config, signal, "Provider stream ended without a final message")
+        final = _failed_from(
+            partial, config, signal, "Provider stream ended without a final message"
+        )
 
     if partial is not None:
         context.messages[-1] = final
@@ -460,7 +462,9 @@ def _failed_from(
     )
 
 
-def _append(context: AgentContext, new_messages: list[Message], results: list[ToolResultMessage]) -> None:
+def _append(
+    context: AgentContext, new_messages: list[Message], results: list[ToolResultMessage]
+) -> None:
     context.messages.extend(results)
     new_messages.extend(results)
 

@@ -161,7 +161,10 @@ def build_parser() -> argparse.ArgumentParser:
         ("--mcp-timeout", "SECONDS", "how long it may take to start (default 20)"),
     ):
         mcp.add_argument(
-            flag, action=McpSpec, default=[], metavar=metavar,
+            flag,
+            action=McpSpec,
+            default=[],
+            metavar=metavar,
             help=f"for the MCP server named just before: {about} (repeatable)",
         )
     mcp.add_argument(
@@ -264,6 +267,7 @@ def positive_int(value: str) -> int:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {number}")
     return number
 
+
 def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
     """Parse `argv`, with the prompt allowed anywhere among the flags.
 
@@ -288,7 +292,10 @@ def add_rule_flags(group: Any, rules_default: str) -> None:
     )
     for flag, what in (("--allow", "allow"), ("--ask", "ask before"), ("--deny", "deny")):
         group.add_argument(
-            flag, action="append", default=[], metavar="RULE",
+            flag,
+            action="append",
+            default=[],
+            metavar="RULE",
             help=f"{what} calls matching RULE (repeatable)",
         )
     group.add_argument(

@@ -88,30 +88,43 @@ class EventPrinter:
                 elif block.type == "text" and block.text:
                     self.line(("assistant ", "bold green"), block.text)
             if message.stop_reason in ("error", "aborted"):
-                self.line((f"model {message.stop_reason}: ", "bold red"), message.error_message or "")
+                self.line(
+                    (f"model {message.stop_reason}: ", "bold red"), message.error_message or ""
+                )
             usage = message.usage
             self.replies.append((message.provider, message.model, usage))
             cost = self.prices.cost(message.model, usage, message.provider)
-            self.line((f"  tokens {usage.input:,}↑ {usage.output:,}↓", "dim"),
-                      (f" cached {usage.cache_read:,}" if usage.cache_read else "", "dim"),
-                      (f" · cost {format_cost(cost)}", "dim"))
+            self.line(
+                (f"  tokens {usage.input:,}↑ {usage.output:,}↓", "dim"),
+                (f" cached {usage.cache_read:,}" if usage.cache_read else "", "dim"),
+                (f" · cost {format_cost(cost)}", "dim"),
+            )
         elif isinstance(message, ToolResultMessage):
             style = "red" if message.is_error else "green"
             mark = "✗" if message.is_error else "✓"
-            self.line((f"  {mark} result ", style), (message.tool_name, "bold"), f" [{message.tool_call_id}] ")
+            self.line(
+                (f"  {mark} result ", style),
+                (message.tool_name, "bold"),
+                f" [{message.tool_call_id}] ",
+            )
             self._result_body(message)
 
     def _result_body(self, message: ToolResultMessage) -> None:
         rows = message.text.splitlines()
         streamed = self.streamed.pop(message.tool_call_id, [])
         if streamed and rows[: len(streamed)] == streamed:
-            self.line(("    │ ", "dim"), (f"({len(streamed)} line(s) streamed above)", "dim italic"))
+            self.line(
+                ("    │ ", "dim"), (f"({len(streamed)} line(s) streamed above)", "dim italic")
+            )
             rows = rows[len(streamed) :]
         images = [c for c in message.content if c.type == "image"]
         for image in images:
             data = image.data.rstrip()
             size = len(data) * 3 // 4 - (len(data) - len(data.rstrip("=")))  # base64
-            self.line(("    │ ", "dim"), (f"[image: {literal(image.mime_type)}, {size:,} bytes]", "italic"))
+            self.line(
+                ("    │ ", "dim"),
+                (f"[image: {literal(image.mime_type)}, {size:,} bytes]", "italic"),
+            )
         if not rows and not images and not streamed:
             self.line(("    │ ", "dim"), ("(empty result)", "dim italic"))
         for row in rows[:RESULT_LINES]:
@@ -127,13 +140,21 @@ class EventPrinter:
             shown = (one_line(raw, 100) or repr(raw), ("  (raw: not a JSON object)", "red"))
         else:
             shown = (one_line(json.dumps(event.args, ensure_ascii=False), 100),)
-        self.line(("  → ", "yellow"), (event.tool_name, "bold yellow"), " ", *shown, (f"  [{event.tool_call_id}]", "dim"))
+        self.line(
+            ("  → ", "yellow"),
+            (event.tool_name, "bold yellow"),
+            " ",
+            *shown,
+            (f"  [{event.tool_call_id}]", "dim"),
+        )
 
     def on_tool_arguments(self, event: Any) -> None:
         if event.failed_stage is None:
             return
         error = event.error or ""
-        self.line(("    ✗ ", "red"), (f"{event.failed_stage} failed: ", "red"), one_line(error, 110))
+        self.line(
+            ("    ✗ ", "red"), (f"{event.failed_stage} failed: ", "red"), one_line(error, 110)
+        )
         if event.failed_stage == "validate":
             for row in _field_errors(error):
                 self.line(("      ", "red"), row)
@@ -156,12 +177,16 @@ class EventPrinter:
         status = ("error", "red") if event.is_error else ("done", "green")
         extra = " (injected)" if event.injected else ""
         self.line(
-            ("  ■ ", status[1]), (event.tool_name, "bold"), f" {status[0]}{extra} in {ms:.0f} ms",
+            ("  ■ ", status[1]),
+            (event.tool_name, "bold"),
+            f" {status[0]}{extra} in {ms:.0f} ms",
             (f"  [{event.tool_call_id}]", "dim"),
         )
 
     def on_permission_request(self, event: Any) -> None:
-        self.line(("  ? ", "magenta"), f"permission asked for {event.tool_name} [{event.tool_call_id}]")
+        self.line(
+            ("  ? ", "magenta"), f"permission asked for {event.tool_name} [{event.tool_call_id}]"
+        )
 
     def on_permission_decision(self, event: Any) -> None:
         who = event.decided_by + (f" ({event.rule} from {event.rule_source})" if event.rule else "")
@@ -188,8 +213,13 @@ class EventPrinter:
         self.console.rule(Text(summary, style="bold"), style="dim")
         unpriced = sorted({m for p, m, _u in self.replies if self.prices.price_of(m, p) is None})
         if unpriced:
-            self.line((f"no price for {', '.join(unpriced)}: add a [prices.\"MODEL\"] table "
-                       "to the config file to see the cost", "dim"))
+            self.line(
+                (
+                    f'no price for {", ".join(unpriced)}: add a [prices."MODEL"] table '
+                    "to the config file to see the cost",
+                    "dim",
+                )
+            )
 
 
 def _is_json_object(raw: str) -> bool:
@@ -276,7 +306,9 @@ async def run_headless(
     if jsonl:
         runtime.agent.subscribe(JsonLinesPrinter(sys.stdout.buffer, _reader_gone(runtime)))
     else:
-        runtime.agent.subscribe(EventPrinter(console or Console(highlight=False), prices=runtime.prices))
+        runtime.agent.subscribe(
+            EventPrinter(console or Console(highlight=False), prices=runtime.prices)
+        )
     if runtime.recorder is not None:
         runtime.recorder.on_problem = say_recording_problem
 

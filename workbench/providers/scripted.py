@@ -343,8 +343,13 @@ class _SimulatedWire:
         await resolve(
             self.publish(
                 ProviderRequestEvent(
-                    request_id=self.request_id, provider=self.model.provider, model=self.model.id,
-                    url=None, body=body, repairs=repairs, simulated=True,
+                    request_id=self.request_id,
+                    provider=self.model.provider,
+                    model=self.model.id,
+                    url=None,
+                    body=body,
+                    repairs=repairs,
+                    simulated=True,
                 )
             )
         )
@@ -355,7 +360,11 @@ class _SimulatedWire:
 
     async def response(self, builder: StreamBuilder, *, aborted: bool = False) -> None:
         message = builder.message
-        finish = None if aborted or message.stop_reason is None else FINISH_REASONS.get(message.stop_reason)
+        finish = (
+            None
+            if aborted or message.stop_reason is None
+            else FINISH_REASONS.get(message.stop_reason)
+        )
         await resolve(
             self.publish(
                 ProviderResponseEvent(

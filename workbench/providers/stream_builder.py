@@ -128,7 +128,9 @@ class StreamBuilder:
         self.finished = True
         return events + [AssistantMessageEvent(type="done", message=self.message)]
 
-    def error(self, error_message: str, *, aborted: bool = False, usage: Usage | None = None) -> Events:
+    def error(
+        self, error_message: str, *, aborted: bool = False, usage: Usage | None = None
+    ) -> Events:
         """Finish with an error (or an abort), keeping whatever content arrived."""
         events = self.close_all()
         self.message.stop_reason = "aborted" if aborted else "error"

@@ -80,7 +80,9 @@ def encode_unrecordable(seq: int, ts: float, event: Any, error: str) -> bytes:
     """The line that keeps an unwritable event's place: its type and why (the reader
     reports it and skips it)."""
     body = {"type": UNRECORDABLE, "event_type": str(getattr(event, "type", "?")), "error": error}
-    return utf8(json.dumps({"seq": seq, "ts": round(ts, 3), "event": body}, ensure_ascii=False) + "\n")
+    return utf8(
+        json.dumps({"seq": seq, "ts": round(ts, 3), "event": body}, ensure_ascii=False) + "\n"
+    )
 
 
 class Decoder:

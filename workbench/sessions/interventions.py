@@ -54,8 +54,15 @@ class InterventionReader:
         """The interventions `event` completes (usually none)."""
         kind = event.type
         if kind == "permission_decision" and event.edited_args is not None:
-            return [Intervention(event.tool_call_id, "edited_arguments", _who(event.decided_by),
-                                 "in the permission dialog", arguments=event.edited_args)]
+            return [
+                Intervention(
+                    event.tool_call_id,
+                    "edited_arguments",
+                    _who(event.decided_by),
+                    "in the permission dialog",
+                    arguments=event.edited_args,
+                )
+            ]
         if kind == "step_paused":
             self._pauses[event.pause_id] = event
         elif kind == "step_resumed":
@@ -86,7 +93,9 @@ def _from_resume(event: Any, pause: Any) -> list[Intervention]:
     call = pause.tool_call_id
     if event.edited_args is not None:
         where = "at failed arguments" if pause.point == "invalid_arguments" else "at a pause"
-        return [Intervention(call, "edited_arguments", "the user", where, arguments=event.edited_args)]
+        return [
+            Intervention(call, "edited_arguments", "the user", where, arguments=event.edited_args)
+        ]
     if event.action == "inject" and event.injected_result is not None:
         where = "in place of its error result" if pause.point == "after_tool" else "before it ran"
         text = "".join(getattr(c, "text", "") for c in event.injected_result.content)
@@ -100,8 +109,11 @@ def _who(decided_by: str) -> str:
 
 def _cancelled_by_person(event: Any) -> bool:
     details = event.result.details
-    return (isinstance(details, dict) and details.get("aborted") is True
-            and "by the user" in _reason_of(event))
+    return (
+        isinstance(details, dict)
+        and details.get("aborted") is True
+        and "by the user" in _reason_of(event)
+    )
 
 
 def _reason_of(event: Any) -> str:

@@ -45,8 +45,12 @@ CACHED = 256
 # line is valid and needs no JSON parser; anything else takes the full path.
 _NUMBER = rb"-?[0-9][0-9.eE+-]*"
 DELTA_LINE = re.compile(
-    rb'\{"seq":[0-9]+,"ts":(' + _NUMBER + rb'),"event":\{"timestamp":(' + _NUMBER
-    + rb'),"type":"message_update","assistant_message_event":\{"timestamp":' + _NUMBER
+    rb'\{"seq":[0-9]+,"ts":('
+    + _NUMBER
+    + rb'),"event":\{"timestamp":('
+    + _NUMBER
+    + rb'),"type":"message_update","assistant_message_event":\{"timestamp":'
+    + _NUMBER
     + rb',"type":"((?:text|thinking|toolcall)_delta)","content_index":([0-9]+),'
     rb'"delta":"([^"\\]*(?:\\.[^"\\]*)*)"\}\}\}\r?'
 )
@@ -108,8 +112,13 @@ class FoldBatcher:
         parts = self._parts
         if parts:
             self.events.append(
-                DeltaRun(self._kind.decode(), int(self._index), "".join(parts), len(parts),
-                         float(self._last))
+                DeltaRun(
+                    self._kind.decode(),
+                    int(self._index),
+                    "".join(parts),
+                    len(parts),
+                    float(self._last),
+                )
             )
             self._parts = []
             self._kind = b""
@@ -179,7 +188,9 @@ class EventLog(Sequence[Any]):
     def __iter__(self) -> Iterator[Any]:
         return self._decode_range(0, len(self))
 
-    def iter_kinds(self, kinds: Iterable[str], start: int = 0, stop: int | None = None) -> Iterator[Any]:
+    def iter_kinds(
+        self, kinds: Iterable[str], start: int = 0, stop: int | None = None
+    ) -> Iterator[Any]:
         """The events of these types, in order, decoded one by one."""
         names = set(kinds)
         stop = len(self) if stop is None else stop

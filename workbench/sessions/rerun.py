@@ -289,7 +289,11 @@ async def rerun(
     check_workspace(workspace)
     report = RerunReport(workspace=workspace)
     gate = PermissionGate.for_workspace(
-        workspace, policy=approve, allow=list(allow), ask=list(ask), deny=list(deny),
+        workspace,
+        policy=approve,
+        allow=list(allow),
+        ask=list(ask),
+        deny=list(deny),
         rules_file=rules_file,
     )
     hub = None
@@ -307,9 +311,7 @@ async def rerun(
     )
     agent.redact = redactor_for(None, [c.config for c in hub.connections] if hub else [])
     if record_to is not None:
-        start_recording(
-            agent, workspace=workspace, scenario=scenario, path=record_to, setup=setup
-        )
+        start_recording(agent, workspace=workspace, scenario=scenario, path=record_to, setup=setup)
     gate.publish = agent.publish
     edits = edited_arguments(of_kinds(session.events, INTERVENTION_KINDS))
     replay = _RecordedEdits(edits)
@@ -405,7 +407,9 @@ class _RecordedEdits:
         try:
             ctx.args = revalidate(ctx.tool, edit[0])
         except InvalidEdit as exc:
-            return BeforeToolCallResult(block=True, reason=f"The recorded edit is no longer valid: {exc}")
+            return BeforeToolCallResult(
+                block=True, reason=f"The recorded edit is no longer valid: {exc}"
+            )
         return None
 
     def arguments_failed(self, ctx: Any, _signal: Any = None) -> dict[str, Any] | None:

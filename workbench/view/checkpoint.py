@@ -49,7 +49,9 @@ def take(state: ViewState, position: int) -> Checkpoint:
     item = state._assistant
     open_item = None
     if item is not None:
-        index = next((i for i in range(len(state.items) - 1, -1, -1) if state.items[i] is item), None)
+        index = next(
+            (i for i in range(len(state.items) - 1, -1, -1) if state.items[i] is item), None
+        )
         open_item = None if index is None else (index, copy.deepcopy(item))
     return Checkpoint(
         position,

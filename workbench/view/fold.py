@@ -205,7 +205,9 @@ class ViewState:
             self.run_state = "finished"
 
     def _on_turn_start(self, e: Any) -> None:
-        self.turns.append(TurnRecord(index=len(self.turns) + 1, started_at=e.timestamp, run=self.runs))
+        self.turns.append(
+            TurnRecord(index=len(self.turns) + 1, started_at=e.timestamp, run=self.runs)
+        )
         self.run_state = "streaming"
 
     def _on_turn_end(self, e: Any) -> None:
@@ -364,9 +366,14 @@ class ViewState:
             record.edited_args = e.validated if e.validated is not None else e.parsed
             record.edited_in = "failed arguments"
             record.stage = "validated" if e.failed_stage is None else "invalid"
-            record.note(e.timestamp, "edited arguments validated" if e.failed_stage is None
-                        else f"edited arguments: {e.failed_stage} failed", _first(e.error),
-                        phase="queued" if e.failed_stage is None else None)
+            record.note(
+                e.timestamp,
+                "edited arguments validated"
+                if e.failed_stage is None
+                else f"edited arguments: {e.failed_stage} failed",
+                _first(e.error),
+                phase="queued" if e.failed_stage is None else None,
+            )
             return
         record.raw = e.raw if e.raw is not None else record.raw
         record.parsed, record.prepared, record.validated = e.parsed, e.prepared, e.validated
@@ -431,8 +438,12 @@ class ViewState:
     def _on_hand_call(self, e: Any) -> None:
         call = e.message.tool_calls[0]
         item = TimelineItem(
-            "assistant", self.turn, blocks=[Block("toolCall", tool_call_id=call.id)],
-            stop_reason=e.message.stop_reason, timestamp=e.timestamp, by_hand=True,
+            "assistant",
+            self.turn,
+            blocks=[Block("toolCall", tool_call_id=call.id)],
+            stop_reason=e.message.stop_reason,
+            timestamp=e.timestamp,
+            by_hand=True,
         )
         self.items.append(item)
         record = self.calls[call.id] = ToolCallRecord(call.id, call.name, self.turn, 0)
@@ -494,7 +505,9 @@ class ViewState:
         self.pause = None
         if paused is not None and paused.point == "before_model" and self.turns:
             self.turns[-1].paused_ms += e.timestamp - paused.timestamp
-        self.run_state = "running_tools" if paused is not None and paused.tool_call_id else "streaming"
+        self.run_state = (
+            "running_tools" if paused is not None and paused.tool_call_id else "streaming"
+        )
         if paused is not None and paused.tool_call_id in self.calls:
             record = self.calls[paused.tool_call_id]
             self.reached_back |= record.turn != self.turn
@@ -502,7 +515,9 @@ class ViewState:
             record.rev += 1
             if e.edited_args is not None:
                 record.edited_args = e.edited_args
-                record.edited_in = "failed arguments" if paused.point == "invalid_arguments" else "a pause"
+                record.edited_in = (
+                    "failed arguments" if paused.point == "invalid_arguments" else "a pause"
+                )
             if e.action == "inject":
                 after = paused.point == "after_tool"
                 record.injected_at = "in place of its error result" if after else "before it ran"
@@ -532,8 +547,9 @@ class ViewState:
     # -- MCP servers ---------------------------------------------------------------
 
     def _notice(self, e: Any, level: str = "info") -> None:
-        item = TimelineItem("notice", self.turn, [Block("text", e.text)], level=level,
-                            timestamp=e.timestamp)
+        item = TimelineItem(
+            "notice", self.turn, [Block("text", e.text)], level=level, timestamp=e.timestamp
+        )
         self.items.append(item)  # type: ignore[arg-type]
 
     def _on_mcp_tools_changed(self, e: Any) -> None:
@@ -550,7 +566,7 @@ class ViewState:
 
 
 _HANDLERS = {
-    name[len("_on_"):]: method
+    name[len("_on_") :]: method
     for name, method in vars(ViewState).items()
     if name.startswith("_on_") and callable(method)
 }

@@ -37,7 +37,14 @@ Stage = Literal[
 FINAL_STAGES = frozenset({"invalid", "done", "error", "denied", "aborted"})
 
 RunState = Literal[
-    "idle", "streaming", "running_tools", "awaiting_approval", "paused", "finished", "aborted", "error"
+    "idle",
+    "streaming",
+    "running_tools",
+    "awaiting_approval",
+    "paused",
+    "finished",
+    "aborted",
+    "error",
 ]
 
 

@@ -127,7 +127,9 @@ def turn_split(
         durations = phase_durations(record, now)
         split.approval_ms += durations.get("approval", 0.0)
         split.paused_ms += durations.get("paused", 0.0)
-        executing += [(a, b) for name, a, b in phase_spans(record, now) if name in ("executing", "after_hook")]
+        executing += [
+            (a, b) for name, a, b in phase_spans(record, now) if name in ("executing", "after_hook")
+        ]
     split.tools_ms = _union_length(executing)
     return split
 
