@@ -3,7 +3,10 @@
 For scripted runs of about 1k, 10k and 100k events (and 1M with `--huge`), each
 operation runs in its own process, as a person runs it:
 
-- `headless`: `workbench --headless` on the scenario, recording the session;
+- `headless`: `workbench --headless` on the scenario, recording the session, with the
+  scripted model's simulated wire events off (as `RunOptions` and the other benchmarks
+  have them): each carries the whole transcript, as a real request does, so they cost
+  quadratic time and disk (`simulated_wire.py` measures them);
 - `replay`: `ReplayApp` on that session in a headless Textual app (`App.run_test`,
   160x48), from reading the file to the first settled screen (the app opens at the
   last event); then `Home`, `End` and `Left` three times, each timed until the screen
@@ -119,7 +122,10 @@ def measure_size(label: str, ops: list[str], work: Path) -> dict:
     row: dict = {"size": label, "turns": turns}
     if "headless" in ops or not session.exists():
         session.unlink(missing_ok=True)
-        argv = workbench(
+        argv = [
+            sys.executable,
+            __file__,
+            "--child-headless",
             "--headless",
             "--scenario",
             str(scenario),
@@ -129,7 +135,7 @@ def measure_size(label: str, ops: list[str], work: Path) -> dict:
             "all",
             "--workspace",
             str(workspace(folder)),
-        )
+        ]
         row["headless"] = run_measured(argv, folder)
     row["events"] = count_events(session)
     row["bytes"] = session.stat().st_size
@@ -177,6 +183,24 @@ def workspace(folder: Path) -> Path:
     data = json.loads((folder / "scenario.json").read_text())
     seed(root, Scenario.model_validate(data).workspace_files)
     return root
+
+
+# -- the children ---------------------------------------------------------------------
+
+
+def headless_child(argv: list[str]) -> int:
+    """`workbench` with these arguments, without simulated wire events."""
+    import dataclasses
+
+    import workbench.__main__ as entry
+
+    options_from_args = entry.options_from_args
+
+    def without_wire(*args):  # type: ignore[no-untyped-def]
+        return dataclasses.replace(options_from_args(*args), simulated_wire=False)
+
+    entry.options_from_args = without_wire
+    return entry.main(argv)
 
 
 # -- the replay child ------------------------------------------------------------------
@@ -285,6 +309,8 @@ def main() -> None:
         help="wall-clock time instead of CPU time (which a busy shared machine moves less)",
     )
     parser.add_argument("--child-replay", nargs=2, type=Path, help=argparse.SUPPRESS)
+    if sys.argv[1:2] == ["--child-headless"]:
+        sys.exit(headless_child(sys.argv[2:]))
     args = parser.parse_args()
     global WALL
     WALL = args.wall

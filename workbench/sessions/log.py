@@ -42,17 +42,20 @@ CACHED = 256
 """Events `log[i]` keeps decoded."""
 
 # A streamed delta as the codec writes it (see `codec.encode`): matched whole, the
-# line is valid and needs no JSON parser; anything else takes the full path.
-_NUMBER = rb"-?[0-9][0-9.eE+-]*"
+# line is valid and needs no JSON parser; anything else takes the full path. The
+# quantifiers are possessive (`*+`): what follows each never starts with a character
+# it takes, so giving one back never helps, and not keeping the places to give back
+# halves the matching time (most of reading a session).
+_NUMBER = rb"-?[0-9][0-9.eE+-]*+"
 DELTA_LINE = re.compile(
-    rb'\{"seq":[0-9]+,"ts":('
+    rb'\{"seq":[0-9]++,"ts":('
     + _NUMBER
     + rb'),"event":\{"timestamp":('
     + _NUMBER
     + rb'),"type":"message_update","assistant_message_event":\{"timestamp":'
     + _NUMBER
-    + rb',"type":"((?:text|thinking|toolcall)_delta)","content_index":([0-9]+),'
-    rb'"delta":"([^"\\]*(?:\\.[^"\\]*)*)"\}\}\}\r?'
+    + rb',"type":"((?:text|thinking|toolcall)_delta)","content_index":([0-9]++),'
+    rb'"delta":"([^"\\]*+(?:\\.[^"\\]*+)*+)"\}\}\}\r?'
 )
 
 
