@@ -26,7 +26,7 @@ from workbench.agent import AssistantMessage, TextContent, ThinkingContent, Tool
 from workbench.events import parse_event
 from workbench.json_text import utf8
 from workbench.providers.stream_builder import parse_arguments_leniently
-from workbench.sessions.compact import Expander
+from workbench.sessions.compact import EXPANDED, Expander
 
 _COMPACT = {"message": True, "assistant_message_event": {"partial": True}}
 UNRECORDABLE = "unrecordable"
@@ -99,7 +99,7 @@ class Decoder:
         kind = data.get("type") if isinstance(data, dict) else None
         if kind == "message_update" and "message" not in data:
             return self._update(data, line.get("block"))
-        if kind == "tool_execution_update":
+        if kind in EXPANDED:
             data = self._expander.expand(line, data)
         event = parse_event(data)
         self._expander.read(event)

@@ -19,6 +19,14 @@ updates are recorded
 - without their `args` when they are the call's arguments at its start
   (`"start_args": true` on the line).
 
+A run's `agent_end` carries every message of the run, which the session already holds
+as its `message_end` events: written whole, the last line of a long run is the whole
+transcript again (14 MB at a million events). When its messages are exactly those of
+the `message_end` lines recorded since the run's `agent_start`, it is written without
+them, with `"run_messages": n` on the line (how many), and the reader puts them back
+from those lines. Otherwise (a message the session does not hold, one whose line
+could not be written or read) it is written whole.
+
 Lines written by an earlier workbench have none of this and read as they are.
 """
 
@@ -26,6 +34,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+
+from workbench.json_text import LINE_DEPTH, depth
 
 FREE_UPDATES = 200
 """Updates of one call recorded however fast they come."""
@@ -36,6 +46,9 @@ OUTPUT_CAP = 64 * 1024
 
 Line = tuple[Any, float, dict[str, Any], Any]
 """(event, when it was written, fields added to the line, fields left out of the event)."""
+
+EXPANDED = frozenset({"tool_execution_update", "agent_end"})
+"""The event types whose lines may leave something out (`Expander.expand` puts it back)."""
 
 
 @dataclass
@@ -54,6 +67,9 @@ class Compactor:
 
     def __init__(self) -> None:
         self._calls: dict[str, _Call] = {}
+        self._run: list[Any] | None = []
+        """The messages of the `message_end` lines written since the run's `agent_start`
+        (None: one was not written, or its line is too deep to read back)."""
 
     def lines(self, event: Any, ts: float) -> list[Line]:
         """The lines to write for `event` (none while an update is held back)."""
@@ -68,10 +84,26 @@ class Compactor:
                 del self._calls[call_id]
         if kind == "tool_execution_start":
             self._calls[event.tool_call_id] = _Call(args=event.args)
+        elif kind == "agent_start":
+            self._run = []
         elif kind == "agent_end":
             lines += self.held()
+            if self._run is not None and _same(event.messages, self._run):
+                lines.append((event, ts, {"run_messages": len(self._run)}, {"messages": True}))
+                return lines
         lines.append((event, ts, {}, None))
         return lines
+
+    def written(self, event: Any, line: bytes | None) -> None:
+        """`line` was written for `event` (None: an unrecordable line took its place)."""
+        if event.type == "message_end" and self._run is not None:
+            if line is None or (
+                line.count(b"[") + line.count(b"{") > LINE_DEPTH
+                and depth(line.decode("utf-8", "replace")) > LINE_DEPTH
+            ):
+                self._run = None  # the reader will not have it
+            else:
+                self._run.append(event.message)
 
     def forget(self, call_id: str) -> None:
         """A line for this call could not be written: its next output goes whole."""
@@ -145,6 +177,13 @@ def left_out_notice(output: str) -> str | None:
     return first if first.startswith("[") and first.endswith(_LEFT_OUT) else None
 
 
+def _same(messages: list[Any], recorded: list[Any]) -> bool:
+    """The same messages, in order (usually the very same objects)."""
+    return len(messages) == len(recorded) and all(
+        a is b or a == b for a, b in zip(messages, recorded, strict=True)
+    )
+
+
 def _only_text(content: Any) -> str | None:
     if len(content) == 1 and getattr(content[0], "type", None) == "text":
         return content[0].text
@@ -174,10 +213,16 @@ class Expander:
     def __init__(self) -> None:
         self._outputs: dict[str, str] = {}
         self._args: dict[str, Any] = {}
+        self._run: list[Any] = []
+        """The messages of the `message_end` events read since the last `agent_start`."""
 
     def expand(self, line: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
         """The event data of `line`, whole again (raises ValueError when it cannot be:
         a line read without the ones before it that it refers to)."""
+        if data.get("type") == "agent_end" and "run_messages" in line and "messages" not in data:
+            if line["run_messages"] != len(self._run):
+                raise ValueError("a run's end whose messages were not read")
+            return {**data, "messages": list(self._run)}
         if data.get("type") == "tool_execution_update":
             call_id = data.get("tool_call_id")
             if line.get("start_args"):
@@ -210,7 +255,11 @@ class Expander:
     def read(self, event: Any) -> None:
         """Note what later lines may refer to."""
         kind = event.type
-        if kind == "tool_execution_start":
+        if kind == "message_end":
+            self._run.append(event.message)
+        elif kind == "agent_start":
+            self._run = []
+        elif kind == "tool_execution_start":
             self._args[event.tool_call_id] = event.args
         elif kind == "tool_execution_end":
             self._args.pop(event.tool_call_id, None)

@@ -40,6 +40,8 @@ BATCH = 4096
 """Events handed to the fold at a time."""
 CACHED = 256
 """Events `log[i]` keeps decoded."""
+RUN_KINDS = frozenset({"agent_start", "message_end"})
+"""What a run's end, written without its messages, is rebuilt from."""
 
 # A streamed delta as the codec writes it (see `codec.encode`): matched whole, the
 # line is valid and needs no JSON parser; anything else takes the full path. The
@@ -200,17 +202,26 @@ class EventLog(Sequence[Any]):
         if "tool_execution_update" in names:  # compact lines need the lines before them
             yield from (e for e in self._decode_range(start, stop) if e.type in names)
             return
-        wanted = {self._code[k] for k in names if k in self._code}
+        shared = None
+        read = names
+        if "agent_end" in names:  # a run's end may refer to the run's messages
+            shared = self._primed(start, stop)
+            read = names | RUN_KINDS
+        wanted = {self._code[k] for k in read if k in self._code}
         codes = self.codes
         with self.path.open("rb") as handle:
             for index in range(start, stop):
                 if codes[index] in wanted:
-                    yield Decoder().decode(loads(self._line(handle, index), LINE_DEPTH))
+                    line = loads(self._line(handle, index), LINE_DEPTH)
+                    event = (shared or Decoder()).decode(line)
+                    if event.type in names:
+                        yield event
 
     def fold_batches(self, start: int, stop: int) -> Iterator[list[Any]]:
         """Events `start`..`stop` for the view fold, about `BATCH` lines at a time, each
         run of deltas as one `DeltaRun` (see `FoldBatcher`)."""
         batcher = FoldBatcher()
+        batcher.decoder = self._primed(start, stop)
         lines = 0
         for raw in self._lines(start, stop):
             batcher.add(raw)
@@ -231,11 +242,33 @@ class EventLog(Sequence[Any]):
             return
         turn = self.codes.rfind(bytes((self._code["turn_start"],)), 0, start + 1)
         first = max(turn, 0)
-        decoder = Decoder()
+        decoder = self._primed(first, stop)
         for index, raw in enumerate(self._lines(first, stop), first):
             event = decoder.decode(loads(raw, LINE_DEPTH))
             if index >= start:
                 yield event
+
+    def _primed(self, start: int, stop: int) -> Decoder:
+        """A decoder for events `start`..`stop` in order. A run's end among them that
+        was written without its messages (`sessions.compact`) is given them from the
+        run's `message_end` lines: those before `start` are read first."""
+        decoder = Decoder()
+        codes = self.codes
+        end = codes.find(bytes((self._code["agent_end"],)), start, stop)
+        begin = bytes((self._code["agent_start"],))
+        if end < 0 or codes.find(begin, start, end) >= 0:
+            return decoder
+        wanted = {self._code[kind] for kind in RUN_KINDS}
+        first = max(codes.rfind(begin, 0, start), 0)
+        with self.path.open("rb") as handle:
+            for index in range(first, start):
+                if codes[index] in wanted:
+                    decoder.decode(loads(self._line(handle, index), LINE_DEPTH))
+        return decoder
+
+    def remember(self, index: int, event: Any) -> None:
+        """Keep `event`, decoded in order while the file was read, as `self[index]`."""
+        self._cache[index] = event
 
     def _line(self, handle: Any, index: int) -> bytes:
         handle.seek(self.offsets[index])

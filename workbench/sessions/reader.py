@@ -54,9 +54,7 @@ class Session:
         return events.stamps if isinstance(events, EventLog) else [0.0] * len(events)
 
 
-def read_session(
-    path: Path | str, on_batch: Callable[[list[Any]], None] | None = None
-) -> Session:
+def read_session(path: Path | str, on_batch: Callable[[list[Any]], None] | None = None) -> Session:
     """Read and validate the session at `path`: every line is checked now, and what is
     kept is where each event is (see `EventLog`), not the events.
 
@@ -94,6 +92,7 @@ def _index(
     delta_code = log.code("message_update")
     fullmatch = DELTA_LINE.fullmatch
     number = 1  # the header's line
+    tail = None  # the file's last event, when it is not a delta
     pending = b""
     chunk = handle.read(CHUNK)
     while chunk:
@@ -122,6 +121,7 @@ def _index(
             else:
                 codes[i] = log.code(event.type)
                 errors[i] = is_error(event)
+                tail = event if last else None
         for i in reversed(skipped):
             del starts[i], codes[i], errors[i]
         log.offsets.extend(starts)
@@ -131,6 +131,8 @@ def _index(
         if on_batch is not None:
             on_batch(batcher.take())
         chunk = following
+    if tail is not None:  # replay opens at the end, and shows this event: keep it
+        log.remember(len(log) - 1, tail)
 
 
 def _decode(session: Session, batcher: FoldBatcher, raw: bytes, number: int, last: bool) -> Any:

@@ -138,14 +138,18 @@ class Recorder:
         seq = self.events_written + 1
         try:
             line = encode(seq, ts, event, fields, exclude)
+            recorded: bytes | None = line
         except Exception as exc:  # noqa: BLE001 - e.g. nested too deep for the serializer
             why = _describe(exc)
             line = encode_unrecordable(seq, ts, event, why)
+            recorded = None
             self._problem(f"event {seq} ({event.type}) could not be recorded: {why}")
             if event.type == "tool_execution_update":  # the next one must not build on it
                 self._compactor.forget(event.tool_call_id)
         self._write(line)
         self.events_written += 1
+        if event.type == "message_end":
+            self._compactor.written(event, recorded)
 
     def close(self) -> None:
         if self._fd is not None and self.error is None:

@@ -1,18 +1,18 @@
 """The fold of a recorded session at any position, forward or back, at the cost of a turn.
 
 Replay moves through a session in both directions; a fold only goes forward. Going
-back (or far ahead) starts from the checkpoint of the last turn start before the
-target (`view.checkpoint`) and folds the rest of that turn, so a jump costs the
-events of one turn, not the whole session. Checkpoints are taken as the fold first
-passes each turn start, and at the end (nothing follows it to change what it holds;
-the last event of a run, `agent_end`, carries the whole run's messages, so the end
-is worth keeping rather than folding again). If the session reaches back into an earlier turn
-(`ViewState.reached_back`) they cannot be trusted, and every move back folds from
-the first event again: slower, still exact.
+back (or far ahead) starts from the checkpoint before the target (`view.checkpoint`)
+and folds the rest, so a jump costs the events of one turn, not the whole session.
+Checkpoints are taken as the fold first passes each turn start, right after each
+run's end (`agent_end`, whose line may refer back to the whole run's messages, see
+`sessions.compact`: no jump folds it again), and at the end. If the session reaches
+back into an earlier turn (`ViewState.reached_back`) they cannot be trusted, and every
+move back folds from the first event again: slower, still exact.
 """
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -37,7 +37,8 @@ class ScrubFold:
     def attach(self, events: Sequence[Any]) -> None:
         """The session's events (after `feed` has folded them as they were read)."""
         self.events = events
-        self.turn_starts = [i for i, kind in enumerate(types_of(events)) if kind == "turn_start"]
+        self.turn_starts = cut_points(events)
+        """The positions checkpoints are taken at (named for the most of them)."""
         self._settle(self.position, take=self.position == len(events) > 0)
 
     def feed(self, batch: list[Any]) -> None:
@@ -46,9 +47,11 @@ class ScrubFold:
         state = self.state
         start = 0
         for i, event in enumerate(batch):
-            if event.type == "turn_start" and self.trusted:
-                state.apply_all(batch[start:i])
-                start = i
+            kind = event.type
+            if kind in _CUT_AFTER and self.trusted:
+                cut = i + _CUT_AFTER[kind]
+                state.apply_all(batch[start:cut])
+                start = cut
                 self._settle(state.event_count, take=True)
         state.apply_all(batch[start:])
         self._settle(state.event_count, take=False)
@@ -84,6 +87,19 @@ class ScrubFold:
         elif take and position > self._positions[-1]:
             self.checkpoints.append(checkpoint.take(self.state, position))
             self._positions.append(position)
+
+
+_CUT_AFTER = {"turn_start": 0, "agent_end": 1}
+"""A checkpoint goes before each turn start and after each run's end."""
+
+
+def cut_points(events: Sequence[Any]) -> list[int]:
+    """The positions of the checkpoints `ScrubFold` takes (see `_CUT_AFTER`)."""
+    if isinstance(events, EventLog):  # found in the types the log noted, by C calls
+        codes = {events.code(kind): after for kind, after in _CUT_AFTER.items()}
+        pattern = re.compile(b"[" + re.escape(bytes(codes)) + b"]")
+        return [m.start() + codes[events.codes[m.start()]] for m in pattern.finditer(events.codes)]
+    return [i + _CUT_AFTER[kind] for i, kind in enumerate(types_of(events)) if kind in _CUT_AFTER]
 
 
 def _batches(events: Sequence[Any], start: int, stop: int) -> Iterator[Sequence[Any]]:
