@@ -13,6 +13,8 @@ import random
 from pathlib import Path
 from typing import Any
 
+from session_helpers import runtime_for, write_session
+
 from workbench.sessions.log import of_kinds
 from workbench.sessions.reader import read_session
 from workbench.sessions.scrub import ScrubFold
@@ -34,8 +36,6 @@ TWO_RUNS = {
 async def record_two_runs(workspace: Path) -> tuple[Any, list[Any], list[Any]]:
     """Two runs of the scripted model, recorded: the runtime, the events as the bus
     carried them and each as it was then (a streamed message changes afterwards)."""
-    from tests.sessions.session_helpers import runtime_for
-
     runtime = runtime_for(workspace, TWO_RUNS)
     live: list[Any] = []
     then: list[Any] = []
@@ -116,7 +116,6 @@ def test_a_runs_end_with_messages_the_session_does_not_hold_is_written_whole(
 ) -> None:
     """A message that never had its own `message_end`, or one whose line could not be
     written: the run's end keeps its messages, and reads back as it was."""
-    from tests.sessions.session_helpers import write_session
     from workbench.agent import AgentEndEvent, AgentStartEvent, MessageEndEvent, UserMessage
     from workbench.sessions.header import ModelInfo, SessionHeader
     from workbench.sessions.recorder import Recorder
@@ -175,3 +174,29 @@ async def test_any_jump_from_a_checkpoint_equals_a_fold_from_the_first_event(
     start = ScrubFold(events)  # folded from the events alone, not while reading
     for target in reversed(range(len(live) + 1)):
         assert start.goto(target) == expected[target], f"differs at {target}"
+
+
+def test_reading_leaves_the_collector_as_it_found_it(tmp_path: Path) -> None:
+    """Reading pauses the cyclic collector's usual schedule (it collects the youngest
+    objects once a chunk instead) and gives it back, also when the file is refused."""
+    import gc
+
+    import pytest
+
+    from workbench.sessions.reader import SessionError
+
+    path = write_session(tmp_path / "s.jsonl")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(path.read_text().splitlines()[0] + "\n{not json\n{}\n")
+    assert gc.isenabled()
+    read_session(path)
+    assert gc.isenabled()
+    with pytest.raises(SessionError):
+        read_session(bad)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        read_session(path)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -143,6 +143,8 @@ class EventLog(Sequence[Any]):
         self.errors = bytearray()
         """1 where the event marks an error (see `history.is_error`)."""
         self._cache: OrderedDict[int, Any] = OrderedDict()
+        self._kept: dict[int, Any] = {}
+        """Events too dear to decode again (a run's end written without its messages)."""
 
     def code(self, kind: str) -> int:
         """The code of an event type in `codes`."""
@@ -176,6 +178,9 @@ class EventLog(Sequence[Any]):
             index += len(self)
         if not 0 <= index < len(self):
             raise IndexError("event index out of range")
+        kept = self._kept.get(index)
+        if kept is not None:
+            return kept
         cache = self._cache
         event = cache.get(index)
         if event is None:
@@ -183,6 +188,8 @@ class EventLog(Sequence[Any]):
                 event = Decoder().decode(loads(next(self._lines(index, index + 1)), LINE_DEPTH))
             except ValueError:  # a compact line: read it after the lines it refers to
                 event = next(self._decode_range(index, index + 1))
+                if event.type == "agent_end":  # it took the run's messages: keep it
+                    self._kept[index] = event
             cache[index] = event
             if len(cache) > CACHED:
                 cache.popitem(last=False)
@@ -268,7 +275,7 @@ class EventLog(Sequence[Any]):
 
     def remember(self, index: int, event: Any) -> None:
         """Keep `event`, decoded in order while the file was read, as `self[index]`."""
-        self._cache[index] = event
+        self._kept[index] = event
 
     def _line(self, handle: Any, index: int) -> bytes:
         handle.seek(self.offsets[index])

@@ -13,7 +13,9 @@ What can be wrong with a session file, and what happens:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import gc
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from itertools import accumulate
@@ -70,12 +72,30 @@ def read_session(path: Path | str, on_batch: Callable[[list[Any]], None] | None 
         handle = path.open("rb")
     except OSError as exc:
         raise SessionError(f"cannot read {path}: {exc.strerror or exc}") from None
-    with handle:
+    with handle, _young_collections_only():
         first = handle.readline()
         header = _header(path, first, complete=first.endswith(b"\n"))
         session = Session(path, header, EventLog(path, sorted(_known_types())))
         _index(session, handle, len(first), on_batch)
     return session
+
+
+@contextmanager
+def _young_collections_only() -> Iterator[None]:
+    """Collect only the objects made since the last chunk, once a chunk, while reading.
+
+    Reading makes next to no garbage cycles (a few objects for a million events), but
+    what the fold builds stays, and the collector's usual schedule walks it again and
+    again as it grows: 40% of opening a long session in replay. Collecting the
+    youngest generation after each chunk (`_index`) walks each new object once and
+    still frees any cycle a chunk made."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _index(
@@ -130,6 +150,7 @@ def _index(
         number += len(lines)
         if on_batch is not None:
             on_batch(batcher.take())
+        gc.collect(0)
         chunk = following
     if tail is not None:  # replay opens at the end, and shows this event: keep it
         log.remember(len(log) - 1, tail)
