@@ -13,8 +13,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from session_helpers import runtime_for, write_session
-
+from tests.sessions.helpers import runtime_for, write_session
 from workbench.sessions.log import of_kinds
 from workbench.sessions.reader import read_session
 from workbench.sessions.scrub import ScrubFold

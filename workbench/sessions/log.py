@@ -214,15 +214,12 @@ class EventLog(Sequence[Any]):
         if "agent_end" in names:  # a run's end may refer to the run's messages
             shared = self._primed(start, stop)
             read = names | RUN_KINDS
-        wanted = {self._code[k] for k in read if k in self._code}
-        codes = self.codes
         with self.path.open("rb") as handle:
-            for index in range(start, stop):
-                if codes[index] in wanted:
-                    line = loads(self._line(handle, index), LINE_DEPTH)
-                    event = (shared or Decoder()).decode(line)
-                    if event.type in names:
-                        yield event
+            for index in self._where(read, start, stop):
+                line = loads(self._line(handle, index), LINE_DEPTH)
+                event = (shared or Decoder()).decode(line)
+                if event.type in names:
+                    yield event
 
     def fold_batches(self, start: int, stop: int) -> Iterator[list[Any]]:
         """Events `start`..`stop` for the view fold, about `BATCH` lines at a time, each
@@ -265,13 +262,19 @@ class EventLog(Sequence[Any]):
         begin = bytes((self._code["agent_start"],))
         if end < 0 or codes.find(begin, start, end) >= 0:
             return decoder
-        wanted = {self._code[kind] for kind in RUN_KINDS}
         first = max(codes.rfind(begin, 0, start), 0)
         with self.path.open("rb") as handle:
-            for index in range(first, start):
-                if codes[index] in wanted:
-                    decoder.decode(loads(self._line(handle, index), LINE_DEPTH))
+            for index in self._where(RUN_KINDS, first, start):
+                decoder.decode(loads(self._line(handle, index), LINE_DEPTH))
         return decoder
+
+    def _where(self, kinds: Iterable[str], start: int, stop: int) -> Iterator[int]:
+        """The indices of the events of these types in `start`..`stop` (found by C calls)."""
+        wanted = bytes(self._code[k] for k in kinds if k in self._code)
+        if not wanted:
+            return iter(())
+        pattern = re.compile(b"[" + re.escape(wanted) + b"]")
+        return (m.start() for m in pattern.finditer(self.codes, start, stop))
 
     def remember(self, index: int, event: Any) -> None:
         """Keep `event`, decoded in order while the file was read, as `self[index]`."""
