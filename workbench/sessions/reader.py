@@ -152,7 +152,7 @@ def _index(
             on_batch(batcher.take())
         gc.collect(0)
         chunk = following
-    if tail is not None:  # replay opens at the end, and shows this event: keep it
+    if tail is not None and on_batch is not None:  # replay opens at the end, showing it
         log.remember(len(log) - 1, tail)
 
 
