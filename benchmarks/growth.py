@@ -10,7 +10,8 @@ operation runs in its own process, as a person runs it:
 - `replay`: `ReplayApp` on that session in a headless Textual app (`App.run_test`,
   160x48), from reading the file to the first settled screen (the app opens at the
   last event); then `Home`, `End` and `Left` three times, each timed until the screen
-  is settled again (`jumps`: the slowest of them);
+  is settled again (`jumps`: the slowest of them; each jump's CPU time is printed
+  after the table too);
 - `export-md`, `export-json`: `workbench export FILE --format md|json -o OUT`;
 - `rerun`: `workbench rerun FILE --approve all --quiet`.
 
@@ -153,6 +154,7 @@ def measure_size(label: str, ops: list[str], work: Path) -> dict:
         figures = json.loads(out.read_text())
         row["replay"] = (figures["open"], peak)
         row["jumps"] = figures["jumps"]
+        row["jumps_cpu"] = figures.get("jumps_cpu", {})
         row["jump"] = (max(figures["jumps"].values()), peak)
     for fmt in ("md", "json"):
         if f"export-{fmt}" in ops:
@@ -225,6 +227,7 @@ async def replay_child(session_path: Path, out: Path) -> None:
         scrub = ScrubFold()
         app = ReplayApp(read_session(session_path, scrub.feed), scrub=scrub)
     jumps: dict[str, float] = {}
+    jumps_cpu: dict[str, float] = {}
     async with app.run_test(size=(160, 48)):
         total = len(app.events)
         await settled(app, total)
@@ -237,11 +240,12 @@ async def replay_child(session_path: Path, out: Path) -> None:
             ("left", total - 3),
         ]
         for number, (key, position) in enumerate(moves):
-            begun = time.perf_counter()
+            begun, cpu = time.perf_counter(), time.process_time()
             app.post_message(events.Key(key, None))  # as the terminal driver sends it
             await settled(app, position)
             jumps[f"{number + 1}:{key}"] = time.perf_counter() - begun
-    out.write_text(json.dumps({"open": opened, "jumps": jumps}))
+            jumps_cpu[f"{number + 1}:{key}"] = time.process_time() - cpu
+    out.write_text(json.dumps({"open": opened, "jumps": jumps, "jumps_cpu": jumps_cpu}))
 
 
 async def settled(app, position: int) -> None:  # type: ignore[no-untyped-def]
@@ -291,8 +295,12 @@ def print_table(rows: list[dict], ops: list[str]) -> None:
     )
     for row in rows:
         if "jumps" in row:
-            detail = ", ".join(f"{k} {v * 1000:.0f}" for k, v in row["jumps"].items())
-            print(f"jumps at {row['events']:,} events (ms): {detail}")
+            cpu = row.get("jumps_cpu", {})
+            detail = ", ".join(
+                f"{k} {v * 1000:.0f}" + (f" ({cpu[k] * 1000:.0f})" if k in cpu else "")
+                for k, v in row["jumps"].items()
+            )
+            print(f"jumps at {row['events']:,} events, ms wall (CPU): {detail}")
 
 
 def main() -> None:
