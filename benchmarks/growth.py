@@ -46,7 +46,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SIZES = {"1k": 1_000, "10k": 10_000, "100k": 100_000, "1M": 1_000_000}
+SIZES = {"1k": 1_000, "10k": 10_000, "100k": 100_000, "720k": 720_000, "1M": 1_000_000}
 OPS = ("headless", "replay", "export-md", "export-json", "rerun")
 EVENTS_PER_TURN = 294
 """About how many events one turn of the workload makes (1,600 characters on average)."""
@@ -307,7 +307,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--sizes", default="1k,10k,100k", help="comma-separated: 1k,10k,100k,1M")
+    parser.add_argument("--sizes", default="1k,10k,100k", help="comma-separated: 1k,10k,100k,720k,1M")
     parser.add_argument("--huge", action="store_true", help="add the 1M-event size")
     parser.add_argument("--ops", default=",".join(OPS), help=f"comma-separated: {','.join(OPS)}")
     parser.add_argument("--keep", type=Path, help="work (and keep the sessions) in this folder")
