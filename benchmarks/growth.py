@@ -307,7 +307,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--sizes", default="1k,10k,100k", help="comma-separated: 1k,10k,100k,720k,1M")
+    parser.add_argument(
+        "--sizes", default="1k,10k,100k", help="comma-separated: 1k,10k,100k,720k,1M"
+    )
     parser.add_argument("--huge", action="store_true", help="add the 1M-event size")
     parser.add_argument("--ops", default=",".join(OPS), help=f"comma-separated: {','.join(OPS)}")
     parser.add_argument("--keep", type=Path, help="work (and keep the sessions) in this folder")
