@@ -215,7 +215,7 @@ class EventLog(Sequence[Any]):
             shared = self._primed(start, stop)
             read = names | RUN_KINDS
         with self.path.open("rb") as handle:
-            for index in self._where(read, start, stop):
+            for index in self.where(read, start, stop):
                 line = loads(self._line(handle, index), LINE_DEPTH)
                 event = (shared or Decoder()).decode(line)
                 if event.type in names:
@@ -264,12 +264,14 @@ class EventLog(Sequence[Any]):
             return decoder
         first = max(codes.rfind(begin, 0, start), 0)
         with self.path.open("rb") as handle:
-            for index in self._where(RUN_KINDS, first, start):
+            for index in self.where(RUN_KINDS, first, start):
                 decoder.decode(loads(self._line(handle, index), LINE_DEPTH))
         return decoder
 
-    def _where(self, kinds: Iterable[str], start: int, stop: int) -> Iterator[int]:
-        """The indices of the events of these types in `start`..`stop` (found by C calls)."""
+    def where(self, kinds: Iterable[str], start: int = 0, stop: int | None = None) -> Iterator[int]:
+        """The indices of the events of these types in `start`..`stop`, in order (found by
+        a regex over the type codes, not a step of Python an event)."""
+        stop = len(self) if stop is None else stop
         wanted = bytes(self._code[k] for k in kinds if k in self._code)
         if not wanted:
             return iter(())

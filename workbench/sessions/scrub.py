@@ -12,7 +12,6 @@ move back folds from the first event again: slower, still exact.
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -95,10 +94,8 @@ _CUT_AFTER = {"turn_start": 0, "agent_end": 1}
 
 def cut_points(events: Sequence[Any]) -> list[int]:
     """The positions of the checkpoints `ScrubFold` takes (see `_CUT_AFTER`)."""
-    if isinstance(events, EventLog):  # found in the types the log noted, by C calls
-        codes = {events.code(kind): after for kind, after in _CUT_AFTER.items()}
-        pattern = re.compile(b"[" + re.escape(bytes(codes)) + b"]")
-        return [m.start() + codes[events.codes[m.start()]] for m in pattern.finditer(events.codes)]
+    if isinstance(events, EventLog):  # found in the types the log noted
+        return sorted(i + after for kind, after in _CUT_AFTER.items() for i in events.where([kind]))
     return [i + _CUT_AFTER[kind] for i, kind in enumerate(types_of(events)) if kind in _CUT_AFTER]
 
 
