@@ -8,8 +8,9 @@ import pytest
 from session_helpers import READ_A, record_run
 
 from workbench.__main__ import main
+from workbench.session_runs import rerun
 from workbench.sessions import read_session
-from workbench.sessions.rerun import recorded_runs, rerun
+from workbench.sessions.rerun import recorded_runs
 
 
 async def test_the_demo_reruns_with_every_result_the_same(tmp_path: Path) -> None:
