@@ -22,7 +22,7 @@ from workbench.agent.events import MessageStartEvent, MessageUpdateEvent
 from workbench.providers.scripted import Scenario
 from workbench.runtime import RunOptions, build_runtime
 from workbench.view.fold import ViewState, fold
-from workbench.workspace import seed
+from workbench.scratch import seed
 
 
 def demo_runtime(tmp_path: Path, **options):  # type: ignore[no-untyped-def]

@@ -17,7 +17,7 @@ from workbench.sessions.fork import ForkChoice, ForkRequest, fork_options
 from workbench.sessions.rerun import rerun
 from workbench.sessions.scrub import ScrubFold
 from workbench.view.fold import fold
-from workbench.workspace import seed
+from workbench.scratch import seed
 
 SIZE = (120, 40)
 

@@ -23,7 +23,7 @@ from typing import Any
 from pydantic_core import PydanticSerializationError
 
 from workbench.agent import AssistantMessage, TextContent, ThinkingContent, ToolCall
-from workbench.events import parse_event
+from workbench.bus_events import parse_event
 from workbench.json_text import utf8
 from workbench.providers.stream_builder import parse_arguments_leniently
 from workbench.sessions.compact import Expander

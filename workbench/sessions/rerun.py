@@ -270,7 +270,7 @@ async def rerun(
     from workbench.redact import redactor_for
     from workbench.sessions.fork import scenario_of
     from workbench.sessions.recorder import start_recording
-    from workbench.workspace import scratch_workspace
+    from workbench.scratch import scratch_workspace
 
     header = session.header
     if header.model.provider == "proxy" and tools is None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from workbench.agent.types import ImageContent, TextContent, Usage, result_text
-from workbench.events import (
+from workbench.bus_events import (
     PermissionDecisionEvent,
     PermissionRequestEvent,
     ProviderRequestEvent,
