@@ -304,8 +304,8 @@ class ViewState:
                 record.name = block.name  # a name streamed in pieces is whole only now
                 record.raw = block.raw_arguments
                 record.parsed = block.arguments
-                if record.stage == "streaming":
-                    record.stage = "requested"
+                if record.status == "streaming":
+                    record.status = "requested"
                 record.rev += 1
             elif block.type == "thinking":
                 item.blocks.append(Block("thinking", block.thinking))
@@ -353,7 +353,7 @@ class ViewState:
 
     def _on_tool_execution_start(self, e: Any) -> None:
         record = self._call(e)
-        record.stage = "requested"
+        record.status = "requested"
         record.started_at = e.timestamp
         self._started[e.tool_call_id] = None
         self.latest_call_id = e.tool_call_id
@@ -379,10 +379,10 @@ class ViewState:
         record.parsed, record.prepared, record.validated = e.parsed, e.prepared, e.validated
         record.failed_stage, record.arg_error = e.failed_stage, e.error
         if e.failed_stage is not None:
-            record.stage = "invalid"
+            record.status = "invalid"
             record.note(e.timestamp, f"{e.failed_stage} failed", _first(e.error))
         elif e.validated is not None:
-            record.stage = "validated"
+            record.status = "validated"
             # Ready: from here it waits for its turn (hooks decide in microseconds; a
             # person's approval or a pause is a phase of its own).
             record.note(e.timestamp, "arguments validated", phase="queued")
@@ -391,7 +391,7 @@ class ViewState:
 
     def _on_tool_execution_phase(self, e: Any) -> None:
         record = self._call(e)
-        record.stage = "running" if e.phase == "executing" else "after_hook"
+        record.status = "running" if e.phase == "executing" else "after_hook"
         if e.phase == "executing":
             record.executing_at = e.timestamp
         record.note(e.timestamp, e.phase.replace("_", " "), phase=e.phase)
@@ -417,16 +417,16 @@ class ViewState:
         record.is_error, record.injected = e.is_error, e.injected
         record.ended_at = e.timestamp
         text = record.result_text
-        if record.stage == "invalid":
+        if record.status == "invalid":
             pass
         elif not e.is_error:
-            record.stage = "done"
+            record.status = "done"
         elif _says_aborted(e.result.details):
-            record.stage = "aborted"
+            record.status = "aborted"
         elif record.decision is not None and record.decision.decision == "deny":
-            record.stage = "denied"
+            record.status = "denied"
         else:
-            record.stage = "error"
+            record.status = "error"
         label = "injected result" if e.injected else ("ended with error" if e.is_error else "ended")
         record.note(e.timestamp, label, _first(text), phase="end")
         self._started.pop(e.tool_call_id, None)
@@ -449,7 +449,7 @@ class ViewState:
         record = self.calls[call.id] = ToolCallRecord(call.id, call.name, self.turn, 0)
         record.by_hand = True
         record.raw, record.parsed = call.raw_arguments, call.arguments
-        record.stage = "requested"
+        record.status = "requested"
         record.note(e.timestamp, "called by you, by hand")
         self._before_hand = self.run_state
 
@@ -465,7 +465,7 @@ class ViewState:
     def _on_permission_request(self, e: Any) -> None:
         record = self._call(e)
         record.request = e
-        record.stage = "awaiting_approval"
+        record.status = "awaiting_approval"
         record.note(e.timestamp, "permission requested", e.rule or "", phase="approval")
         self.pending_requests[e.request_id] = e.tool_call_id
         self.run_state = "awaiting_approval"
@@ -479,8 +479,8 @@ class ViewState:
         if e.request_id is not None:
             self.pending_requests.pop(e.request_id, None)
             phase = "queued"  # answered: the call waits for its turn
-        if record.stage == "awaiting_approval":
-            record.stage = "validated" if e.decision == "allow" else "denied"
+        if record.status == "awaiting_approval":
+            record.status = "validated" if e.decision == "allow" else "denied"
         who = e.decided_by + (f": {e.rule}" if e.rule else "")
         record.note(e.timestamp, f"{e.decision} ({who})", e.reason or "", phase=phase)
         if self.run_state == "awaiting_approval" and not self.pending_requests:
@@ -496,8 +496,8 @@ class ViewState:
         if e.tool_call_id in self.calls:
             record = self._call(e)
             record.pause = e
-            record.stage_before_pause = record.stage
-            record.stage = "paused"
+            record.status_before_pause = record.status
+            record.status = "paused"
             record.note(e.timestamp, f"paused ({e.point})", e.breakpoint or "", phase="paused")
 
     def _on_step_resumed(self, e: Any) -> None:
@@ -521,8 +521,8 @@ class ViewState:
             if e.action == "inject":
                 after = paused.point == "after_tool"
                 record.injected_at = "in place of its error result" if after else "before it ran"
-            if record.stage == "paused":
-                record.stage = record.stage_before_pause or "validated"
+            if record.status == "paused":
+                record.status = record.status_before_pause or "validated"
             resumed_phase = "queued" if paused.point == "before_tool" else None
             record.note(e.timestamp, f"resumed: {e.action}", phase=resumed_phase)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from workbench.agent.events import ArgumentStage
 from workbench.agent.types import ImageContent, TextContent, Usage, result_text
 from workbench.bus_events import (
     PermissionDecisionEvent,
@@ -20,7 +21,7 @@ from workbench.bus_events import (
     StepPausedEvent,
 )
 
-Stage = Literal[
+CallStatus = Literal[
     "streaming",  # the model is still writing the call
     "requested",  # the runtime has it, arguments not checked yet
     "invalid",  # parse, lookup, prepare or validate failed; execute never runs
@@ -34,7 +35,8 @@ Stage = Literal[
     "denied",
     "aborted",
 ]
-FINAL_STAGES = frozenset({"invalid", "done", "error", "denied", "aborted"})
+"""Where a call is now, as its card's badge shows it."""
+FINAL_STATUSES = frozenset({"invalid", "done", "error", "denied", "aborted"})
 
 RunState = Literal[
     "idle",
@@ -62,12 +64,12 @@ class ToolCallRecord:
     turn: int
     batch_index: int
     """Position of the call in its assistant message."""
-    stage: Stage = "streaming"
+    status: CallStatus = "streaming"
     raw: str | None = None
     parsed: dict[str, Any] | None = None
     prepared: dict[str, Any] | None = None
     validated: dict[str, Any] | None = None
-    failed_stage: str | None = None
+    failed_stage: ArgumentStage | None = None
     arg_error: str | None = None
     output: str = ""
     """The latest `on_update` text (a tool usually sends everything so far)."""
@@ -87,7 +89,7 @@ class ToolCallRecord:
     request: PermissionRequestEvent | None = None
     decision: PermissionDecisionEvent | None = None
     pause: StepPausedEvent | None = None
-    stage_before_pause: Stage | None = None
+    status_before_pause: CallStatus | None = None
     edited_args: dict[str, Any] | None = None
     """The arguments that ran when a person edited the model's (the latest edit)."""
     edited_in: str | None = None
@@ -143,7 +145,7 @@ class ToolCallRecord:
 
     @property
     def finished(self) -> bool:
-        return self.stage in FINAL_STAGES
+        return self.status in FINAL_STATUSES
 
     @property
     def duration_ms(self) -> float | None:
