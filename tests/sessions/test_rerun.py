@@ -109,7 +109,7 @@ async def test_injected_results_and_mid_run_user_messages(tmp_path: Path) -> Non
 def _fresh(tmp_path: Path) -> Path:
     from tests.sessions.helpers import scenario
 
-    from workbench.workspace import seed
+    from workbench.scratch import seed
 
     fresh = tmp_path / "fresh"
     seed(fresh, scenario("demo").workspace_files)
