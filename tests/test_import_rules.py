@@ -3,7 +3,7 @@
 The layers, bottom up (a module may import its own layer and those below):
 
 1. `workbench/agent` (the runtime port), `workbench/view` (the pure fold of events into
-   what the screen shows) and the leaf utilities beside them: `workbench.events`,
+   what the screen shows) and the leaf utilities beside them: `workbench.bus_events`,
    `workbench.json_text`, `workbench.sanitize`, `workbench.pricing`, `workbench.redact`,
    `workbench.safe_regex` and the shared stream builder `workbench.providers.stream_builder`.
 2. `workbench/sessions`: the session file format (codec, header, reader, recorder, log,
@@ -54,7 +54,7 @@ SESSIONS_MAY_IMPORT = (
     "workbench.sessions",
     "workbench.agent",
     "workbench.view",
-    "workbench.events",
+    "workbench.bus_events",
     "workbench.json_text",
     "workbench.sanitize",
     "workbench.pricing",

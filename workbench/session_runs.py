@@ -39,7 +39,7 @@ from workbench.sessions.log import of_kinds
 from workbench.sessions.reader import Session, read_session
 from workbench.sessions.rerun import RecordedRun, RerunReport, compare, recorded_runs
 from workbench.sessions.trust import needs_starting, trusted, trusted_workspace
-from workbench.workspace import scratch_workspace
+from workbench.scratch import scratch_workspace
 
 if TYPE_CHECKING:
     from workbench.agent import Agent
