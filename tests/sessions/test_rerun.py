@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from session_helpers import READ_A, record_run
 
+from tests.sessions.helpers import READ_A, record_run
 from workbench.__main__ import main
 from workbench.session_runs import rerun
 from workbench.sessions import SessionError, read_session
@@ -107,8 +107,7 @@ async def test_injected_results_and_mid_run_user_messages(tmp_path: Path) -> Non
 
 
 def _fresh(tmp_path: Path) -> Path:
-    from session_helpers import scenario
-
+    from tests.sessions.helpers import scenario
     from workbench.workspace import seed
 
     fresh = tmp_path / "fresh"
@@ -223,9 +222,8 @@ async def test_rerun_takes_a_session_file_path(tmp_path: Path) -> None:
 async def test_a_servers_sampling_request_never_takes_a_recorded_reply(tmp_path: Path) -> None:
     """The recorded model plays the agent's replies only: an MCP server asking for a
     reply during a re-run is told there is no model, even with `--approve all`."""
-    from session_helpers import runtime_for
-
     from tests.mcp.helpers import TOOLBOX
+    from tests.sessions.helpers import runtime_for
     from workbench.mcp import resolve_servers
 
     sample = {
