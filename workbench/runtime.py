@@ -18,9 +18,9 @@ from workbench.permissions import PermissionGate, chain_before
 from workbench.pricing import PriceTable
 from workbench.providers.scripted import Scenario, ScriptedProvider
 from workbench.redact import redactor_for
+from workbench.scratch import scratch_workspace
 from workbench.sessions.recorder import Recorder, start_recording
 from workbench.stepper import Stepper
-from workbench.workspace import scratch_workspace
 
 if TYPE_CHECKING:
     from workbench.mcp import McpHub

@@ -121,7 +121,7 @@ async def test_a_call_cancelled_with_f8_says_who_everywhere(make_test_app, tmp_p
             app,
             lambda: (
                 app.view_state.calls.get("call_1_1") is not None
-                and app.view_state.calls["call_1_1"].stage == "running"
+                and app.view_state.calls["call_1_1"].status == "running"
             ),
         )
         await pilot.press("f8")

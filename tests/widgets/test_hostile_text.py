@@ -40,7 +40,7 @@ from workbench.sanitize import UNSAFE, literal
 from workbench.session_runs import ForkChoice, ForkRequest, fork_options
 from workbench.sessions.history import first_prompt
 from workbench.sessions.reader import read_session
-from workbench.workspace import seed
+from workbench.scratch import seed
 
 SIZE = (160, 48)
 SHOWN_OSC_52 = "␛]52;c;cHduZWQ="

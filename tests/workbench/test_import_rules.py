@@ -3,7 +3,7 @@
 The layers, bottom up (a module may import its own layer and those below):
 
 1. `workbench/agent` (the runtime port), `workbench/view` (the pure fold of events into
-   what the screen shows) and the leaf utilities beside them: `workbench.events`,
+   what the screen shows) and the leaf utilities beside them: `workbench.bus_events`,
    `workbench.json_text`, `workbench.sanitize`, `workbench.pricing`, `workbench.redact`,
    `workbench.safe_regex`, `workbench.config_file` and the shared stream builder
    `workbench.providers.stream_builder`.
@@ -12,7 +12,7 @@ The layers, bottom up (a module may import its own layer and those below):
    itself, layer 1 and the package root (`workbench.__version__`). Nothing else of
    the project: not the runtime, the CLI, the widgets, the built-in `tools` package,
    providers' internals, permissions or MCP.
-3. providers, permissions, mcp, tools, project, stepper, workspace: the parts a run is
+3. providers, permissions, mcp, tools, project, stepper, scratch: the parts a run is
    built from.
 4. `workbench.runtime` (one wiring of agent, gate, stepper, recorder and tools) and
    `workbench.session_runs` (fork and re-run, built by the runtime).
@@ -23,10 +23,10 @@ Pinned here: agent, view and sessions never import `widgets`, `workbench.runtime
 internals (every `workbench.providers` module but `stream_builder`); sessions imports
 only what layer 2 above allows, and importing it loads nothing else of the project
 (what the modules it reaches import on load is followed too); nothing under
-`workbench/` imports Textual. `widgets`
-(the app) and Rich are imported only by the command line (`workbench/__main__.py`,
-`workbench/cli/`) and `workbench.embed` (which opens the app on your own agent), and
-`widgets` only inside the function that opens it, so a headless run never loads it.
+`workbench/` imports Textual. `widgets` (the app) and Rich are imported only by the
+command line (`workbench/__main__.py`, `workbench/cli/`) and `workbench.embed` (which
+opens the app on your own agent), and `widgets` only inside the function that opens
+it, so a headless run never loads it.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ SESSIONS_MAY_IMPORT = (
     "workbench.sessions",
     "workbench.agent",
     "workbench.view",
-    "workbench.events",
+    "workbench.bus_events",
     "workbench.json_text",
     "workbench.sanitize",
     "workbench.pricing",
