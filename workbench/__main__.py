@@ -207,8 +207,8 @@ def _say_session(runtime: Runtime, what: str = "session recorded to") -> None:
 def _config_prices(args: Any) -> Any:
     """The price table: the config file's `[prices]` (--config, else the default), then
     the built-in prices."""
-    from workbench.pricing import load_prices
     from workbench.config_file import default_config_path
+    from workbench.pricing import load_prices
 
     return load_prices(args.config or default_config_path(), required=args.config is not None)
 
@@ -216,8 +216,8 @@ def _config_prices(args: Any) -> Any:
 def _mcp_servers(args: Any) -> list[Any]:
     """Every MCP server to start: the config file's `[mcp.servers.NAME]` tables (--config,
     else the default), then each --mcp-config file's, then the flags' in their order."""
-    from workbench.mcp.config import load_mcp_json, load_mcp_servers, servers_from_flags
     from workbench.config_file import default_config_path
+    from workbench.mcp.config import load_mcp_json, load_mcp_servers, servers_from_flags
 
     servers = load_mcp_servers(
         args.config or default_config_path(), required=args.config is not None

@@ -293,7 +293,11 @@ def build_runtime(options: RunOptions) -> Runtime:
     recorder = None
     if options.record:  # first on the bus: an event is on disk before anyone acts on it
         recorder = start_recording(
-            agent, workspace=workspace, scenario=scenario, path=options.session, fork=fork,
+            agent,
+            workspace=workspace,
+            scenario=scenario,
+            path=options.session,
+            fork=fork,
             setup=lambda: agent_setup(options, hub),
         )
     stepper = supervise(agent, gate, step=options.step, breakpoints=options.breakpoints)
@@ -304,8 +308,18 @@ def build_runtime(options: RunOptions) -> Runtime:
     turn_limit = limit_turns(agent, options.max_turns)
     prompt = scenario.prompt if scenario else ""
     return Runtime(
-        agent, workspace, scenario, prompt, model, gate=gate, stepper=stepper, recorder=recorder,
-        mcp=hub, slow_after=options.slow_after, turn_limit=turn_limit, options=options,
+        agent,
+        workspace,
+        scenario,
+        prompt,
+        model,
+        gate=gate,
+        stepper=stepper,
+        recorder=recorder,
+        mcp=hub,
+        slow_after=options.slow_after,
+        turn_limit=turn_limit,
+        options=options,
     )
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.sessions.helpers import READ_A, record_run
 
+from tests.sessions.helpers import READ_A, record_run
 from workbench.__main__ import main
 from workbench.session_runs import rerun
 from workbench.sessions import SessionError, read_session
@@ -108,7 +108,6 @@ async def test_injected_results_and_mid_run_user_messages(tmp_path: Path) -> Non
 
 def _fresh(tmp_path: Path) -> Path:
     from tests.sessions.helpers import scenario
-
     from workbench.scratch import seed
 
     fresh = tmp_path / "fresh"
