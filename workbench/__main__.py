@@ -56,11 +56,7 @@ def _main(argv: list[str]) -> int:
         from workbench.cli.proxy import proxy_main
 
         return proxy_main(argv[1:])
-    if argv and argv[0] in SUBCOMMANDS:  # replay | rerun | export FILE
-        if argv[0] == "replay":
-            from widgets.replay_app import replay_main
-
-            return replay_main(argv[1:])
+    if argv and argv[0] in SUBCOMMANDS:  # replay | rerun | export | sessions | diff
         return subcommand_main(argv[0], argv[1:])
     if argv and argv[0] in PROJECT_COMMANDS:  # init | run FILE:AGENT
         from workbench.cli.project import project_main
