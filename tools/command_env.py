@@ -10,9 +10,10 @@ directory) plus the names the user passes on purpose: `--pass-env NAME`
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+
+from workbench.config_file import read_config
 
 ALLOWED = frozenset(
     {"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TERM", "COLORTERM",
@@ -41,12 +42,7 @@ def config_pass_env(path: Path) -> list[str]:
     Raises:
         ValueError: the file cannot be read, or `pass_env` is not a list of names.
     """
-    if not path.exists():
-        return []
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ValueError(f"Cannot read config file {path}: {exc}") from None
+    data = read_config(path)
     commands = data.get("commands", {})
     names = commands.get("pass_env", []) if isinstance(commands, dict) else None
     if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):

@@ -18,7 +18,6 @@ into a new session file that names its parent (`workbench.session_runs.fork_opti
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -40,9 +39,9 @@ from widgets.terminal_safety import SafeTextApp
 from widgets.timeline import Timeline
 from widgets.tool_inspector import ToolInspector
 from workbench.sanitize import literal
-from workbench.session_runs import ForkChoice, ForkRequest, fork_choices, fork_options, scenario_of
+from workbench.session_runs import ForkChoice, ForkRequest
 from workbench.sessions.fork import ForkPoint
-from workbench.sessions.history import MarkKind, Marks, first_prompt, fork_cut, needs_continue
+from workbench.sessions.history import MarkKind, Marks, fork_cut, needs_continue
 from workbench.sessions.reader import Session
 from workbench.sessions.scrub import ScrubFold
 from workbench.view.fold import ViewState, fold
@@ -331,58 +330,3 @@ class ForkedApp(WorkbenchApp):
         self.follow_latest = True
         await self.agent.continue_()
         self._refresh_now()
-
-
-# -- the command ---------------------------------------------------------------------
-
-
-def replay_main(argv: list[str]) -> int:
-    """`workbench replay FILE [--at N] [fork options]`."""
-    from workbench.cli.commands import EXIT_USAGE, ask_for_cwd, load
-    from workbench.cli.headless import recording_exit_code, say_recording_problem
-    from workbench.cli.replay import replay_parser
-    from workbench.providers.settings import settings_from_args
-    from workbench.runtime import build_runtime
-
-    args = replay_parser().parse_args(argv)
-    scrub = ScrubFold()
-    session = load(args.file, "replay", on_batch=scrub.feed)  # read and folded in one pass
-    if session is None:
-        return EXIT_USAGE
-    if args.at is not None and not 0 <= args.at <= len(session.events):
-        print(
-            f"workbench replay: --at {args.at} is outside 0..{len(session.events)}", file=sys.stderr
-        )
-        return EXIT_USAGE
-    try:
-        flag_settings = settings_from_args(args)
-    except ValueError as exc:
-        print(f"workbench replay: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    request = ReplayApp(
-        session, at=args.at, fork_choices=fork_choices(session, flag_settings), scrub=scrub
-    ).run()
-    if not isinstance(request, ForkRequest):
-        return 0
-    if args.workspace is None and scenario_of(session) is None:
-        args.workspace = ask_for_cwd(session, "replay", "fork")
-        if args.workspace is None:
-            return EXIT_USAGE
-    try:
-        options = fork_options(
-            session, request, workspace=args.workspace, pace=args.pace, session_path=args.session
-        )
-        runtime = build_runtime(options)
-    except (OSError, ValueError) as exc:
-        print(f"workbench replay: cannot fork: {literal(str(exc))}", file=sys.stderr)
-        return EXIT_USAGE
-    fork = options.fork
-    assert fork is not None
-    prefill = "" if fork.events else first_prompt(session.events)
-    code = ForkedApp(runtime, fork, prefill=prefill).run() or 0
-    recorder = runtime.recorder
-    for problem in recorder.problems if recorder else ():
-        say_recording_problem(problem)
-    if recorder is not None and recorder.error is None and recorder.path.exists():
-        print(f"workbench: forked session recorded to {recorder.path}", file=sys.stderr)
-    return recording_exit_code(runtime, code)

@@ -174,7 +174,7 @@ class SessionsApp(SafeTextApp, App[Path | None]):
 
 def sessions_screen(directory: Path | None, query: Query) -> int:
     """The screen; Enter opens replay, and quitting replay comes back here."""
-    from widgets.replay_app import replay_main
+    from workbench.cli.replay import replay_main
 
     while True:
         app = SessionsApp(directory, query)

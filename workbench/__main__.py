@@ -56,11 +56,7 @@ def _main(argv: list[str]) -> int:
         from workbench.cli.proxy import proxy_main
 
         return proxy_main(argv[1:])
-    if argv and argv[0] in SUBCOMMANDS:  # replay | rerun | export FILE
-        if argv[0] == "replay":
-            from widgets.replay_app import replay_main
-
-            return replay_main(argv[1:])
+    if argv and argv[0] in SUBCOMMANDS:  # replay | rerun | export | sessions | diff
         return subcommand_main(argv[0], argv[1:])
     if argv and argv[0] in PROJECT_COMMANDS:  # init | run FILE:AGENT
         from workbench.cli.project import project_main
@@ -207,8 +203,8 @@ def _say_session(runtime: Runtime, what: str = "session recorded to") -> None:
 def _config_prices(args: Any) -> Any:
     """The price table: the config file's `[prices]` (--config, else the default), then
     the built-in prices."""
+    from workbench.config_file import default_config_path
     from workbench.pricing import load_prices
-    from workbench.providers.settings import default_config_path
 
     return load_prices(args.config or default_config_path(), required=args.config is not None)
 
@@ -216,8 +212,8 @@ def _config_prices(args: Any) -> Any:
 def _mcp_servers(args: Any) -> list[Any]:
     """Every MCP server to start: the config file's `[mcp.servers.NAME]` tables (--config,
     else the default), then each --mcp-config file's, then the flags' in their order."""
+    from workbench.config_file import default_config_path
     from workbench.mcp.config import load_mcp_json, load_mcp_servers, servers_from_flags
-    from workbench.providers.settings import default_config_path
 
     servers = load_mcp_servers(
         args.config or default_config_path(), required=args.config is not None
@@ -230,7 +226,7 @@ def _mcp_servers(args: Any) -> list[Any]:
 def _config_pass_env(args: Any) -> list[str]:
     """`[commands] pass_env` of the config file (--config, else the default)."""
     from tools.command_env import config_pass_env
-    from workbench.providers.settings import default_config_path
+    from workbench.config_file import default_config_path
 
     return config_pass_env(args.config or default_config_path())
 

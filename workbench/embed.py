@@ -33,9 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from workbench.agent import Agent
-from workbench.permissions import PermissionGate, chain_before
-from workbench.runtime import ApprovePolicy, Runtime, limit_turns
-from workbench.stepper import Stepper
+from workbench.permissions import PermissionGate
+from workbench.runtime import ApprovePolicy, Runtime, limit_turns, supervise
 
 _ATTACHED = "_workbench_runtime"
 
@@ -84,14 +83,11 @@ def attach(
 
         recorder = start_recording(agent, workspace=root, path=Path(session) if session else None)
     gate = PermissionGate.for_workspace(
-        root, publish=agent.publish, policy=approve, allow=list(allow), ask=list(ask),
-        deny=list(deny), rules_file=Path(rules) if rules else None,
+        root, policy=approve, allow=list(allow), ask=list(ask), deny=list(deny),
+        rules_file=Path(rules) if rules else None,
     )
-    stepper = Stepper(publish=agent.publish, enabled=step, breakpoints=list(breakpoints))
     user_before, _after, user_stream, *_ = saved
-    agent.before_tool_call = chain_before(user_before, gate, stepper.before_tool_call)
-    agent.stream_fn = stepper.wrap_stream_fn(user_stream)
-    stepper.attach(agent)  # failed arguments and error results pause at breakpoints
+    stepper = supervise(agent, gate, step=step, breakpoints=breakpoints, first=user_before)
     lent_publish = False
     if hasattr(user_stream, "on_event") and hasattr(user_stream, "publish"):
         # the workbench's OpenAI-compatible provider: its requests go to the network view

@@ -28,7 +28,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from workbench.agent.types import Usage
-from workbench.providers.settings import read_config
+from workbench.config_file import read_config
 
 BUILTIN_AS_OF = "2025-08"
 """When the built-in prices were copied from OpenAI's pricing page (standard tier)."""

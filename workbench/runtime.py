@@ -7,18 +7,20 @@ so they run the same thing.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from workbench.agent import Agent, AgentTool, Model, StreamFn
+from workbench.agent.config import BeforeToolCall
 from workbench.permissions import PermissionGate, chain_before
 from workbench.pricing import PriceTable
 from workbench.providers.scripted import Scenario, ScriptedProvider
 from workbench.redact import redactor_for
+from workbench.scratch import scratch_workspace
 from workbench.sessions.recorder import Recorder, start_recording
 from workbench.stepper import Stepper
-from workbench.scratch import scratch_workspace
 
 if TYPE_CHECKING:
     from workbench.mcp import McpHub
@@ -291,14 +293,14 @@ def build_runtime(options: RunOptions) -> Runtime:
     recorder = None
     if options.record:  # first on the bus: an event is on disk before anyone acts on it
         recorder = start_recording(
-            agent, workspace=workspace, scenario=scenario, path=options.session, fork=fork,
+            agent,
+            workspace=workspace,
+            scenario=scenario,
+            path=options.session,
+            fork=fork,
             setup=lambda: agent_setup(options, hub),
         )
-    gate.publish = agent.publish
-    stepper = Stepper(publish=agent.publish, enabled=options.step, breakpoints=options.breakpoints)
-    agent.before_tool_call = chain_before(gate, stepper.before_tool_call)
-    agent.stream_fn = stepper.wrap_stream_fn(stream_fn)
-    stepper.attach(agent)
+    stepper = supervise(agent, gate, step=options.step, breakpoints=options.breakpoints)
     if wire_provider is not None:
         wire_provider.publish = agent.publish
     if openai_provider is not None:
@@ -306,9 +308,40 @@ def build_runtime(options: RunOptions) -> Runtime:
     turn_limit = limit_turns(agent, options.max_turns)
     prompt = scenario.prompt if scenario else ""
     return Runtime(
-        agent, workspace, scenario, prompt, model, gate=gate, stepper=stepper, recorder=recorder,
-        mcp=hub, slow_after=options.slow_after, turn_limit=turn_limit, options=options,
+        agent,
+        workspace,
+        scenario,
+        prompt,
+        model,
+        gate=gate,
+        stepper=stepper,
+        recorder=recorder,
+        mcp=hub,
+        slow_after=options.slow_after,
+        turn_limit=turn_limit,
+        options=options,
     )
+
+
+def supervise(
+    agent: Agent,
+    gate: PermissionGate,
+    *,
+    step: bool = False,
+    breakpoints: Sequence[str] = (),
+    first: BeforeToolCall | None = None,
+) -> Stepper:
+    """Put the gate, then a stepper, between `agent` and its tool calls and model requests.
+
+    `first` (your own `before_tool_call`) is asked before the gate. The stepper also
+    pauses before model requests and after failed calls.
+    """
+    gate.publish = agent.publish
+    stepper = Stepper(publish=agent.publish, enabled=step, breakpoints=list(breakpoints))
+    agent.before_tool_call = chain_before(first, gate, stepper.before_tool_call)
+    agent.stream_fn = stepper.wrap_stream_fn(agent.stream_fn)
+    stepper.attach(agent)
+    return stepper
 
 
 def agent_setup(options: RunOptions, hub: McpHub | None) -> AgentSetup:

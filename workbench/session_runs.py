@@ -31,6 +31,7 @@ from workbench.permissions import chain_before
 from workbench.providers.recorded import RecordedModel
 from workbench.providers.scripted import Scenario
 from workbench.runtime import RunOptions, build_runtime, pace_of
+from workbench.scratch import scratch_workspace
 from workbench.sessions.fork import fork_point
 from workbench.sessions.header import AgentSetup
 from workbench.sessions.history import messages_of
@@ -39,7 +40,6 @@ from workbench.sessions.log import of_kinds
 from workbench.sessions.reader import Session, read_session
 from workbench.sessions.rerun import RecordedRun, RerunReport, compare, recorded_runs
 from workbench.sessions.trust import needs_starting, trusted, trusted_workspace
-from workbench.scratch import scratch_workspace
 
 if TYPE_CHECKING:
     from workbench.agent import Agent

@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.sessions.helpers import READ_A, record_run
 
+from tests.sessions.helpers import READ_A, record_run
 from workbench.__main__ import main
 from workbench.session_runs import ForkChoice, ForkRequest, fork_options
 from workbench.sessions import read_session

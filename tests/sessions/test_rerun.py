@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.sessions.helpers import READ_A, record_run
 
+from tests.sessions.helpers import READ_A, record_run
 from workbench.__main__ import main
 from workbench.session_runs import rerun
 from workbench.sessions import SessionError, read_session
@@ -108,7 +108,6 @@ async def test_injected_results_and_mid_run_user_messages(tmp_path: Path) -> Non
 
 def _fresh(tmp_path: Path) -> Path:
     from tests.sessions.helpers import scenario
-
     from workbench.scratch import seed
 
     fresh = tmp_path / "fresh"
@@ -218,3 +217,34 @@ async def test_rerun_takes_a_session_file_path(tmp_path: Path) -> None:
     (tmp_path / "not.jsonl").write_text("{}\n")
     with pytest.raises(SessionError):
         await rerun(tmp_path / "not.jsonl", workspace=tmp_path / "ws")
+
+
+async def test_a_servers_sampling_request_never_takes_a_recorded_reply(tmp_path: Path) -> None:
+    """The recorded model plays the agent's replies only: an MCP server asking for a
+    reply during a re-run is told there is no model, even with `--approve all`."""
+    from tests.mcp.helpers import TOOLBOX
+    from tests.sessions.helpers import runtime_for
+    from workbench.mcp import resolve_servers
+
+    sample = {
+        "name": "sample",
+        "prompt": "go",
+        "turns": [
+            {"tool_calls": [{"name": "toolbox__summarize", "arguments": {"text": "long"}}]},
+            {"text": "done"},
+        ],
+    }
+    (tmp_path / "ws").mkdir()
+    runtime = runtime_for(tmp_path / "ws", sample, mcp=[TOOLBOX], approve="rules")
+    assert runtime.mcp is not None
+    async with runtime.mcp.attach(runtime.agent):
+        await runtime.agent.prompt(runtime.prompt)
+    report = await rerun(
+        read_session(runtime.session_path),
+        workspace=tmp_path / "ws",
+        approve="all",
+        mcp_servers=resolve_servers([TOOLBOX]),
+    )
+    (call,) = report.calls
+    assert call.now is not None and "this client has no model to answer with" in call.now.text
+    assert report.warnings == []  # both recorded replies were played to the agent

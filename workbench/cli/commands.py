@@ -2,8 +2,8 @@
 | diff`, and what they share (reading a file with one-line errors, exit codes, asking
 before running tools in the current directory).
 
-`workbench/__main__.py` hands argv here when its first word names one of them. `replay`
-runs in `widgets.replay_app` (it needs Textual). Every failure a person can cause (a
+`workbench/__main__.py` hands argv here when its first word names one of them (replay's
+screens are `widgets.replay_app`, loaded only when it opens). Every failure a person can cause (a
 missing file, a newer format, a bad flag) ends in one line on stderr and exit code 2,
 never a traceback.
 """
@@ -72,7 +72,11 @@ def ask_for_cwd(session: Session, command: str, kind: RunKind = "re-run") -> Pat
 
 
 def subcommand_main(command: str, argv: list[str]) -> int:
-    """Run `workbench rerun | export | sessions | diff ...` (replay needs the app)."""
+    """Run `workbench replay | rerun | export | sessions | diff ...`."""
+    if command == "replay":
+        from workbench.cli.replay import replay_main
+
+        return replay_main(argv)
     if command == "rerun":
         from workbench.cli.rerun import rerun_main
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from workbench.cli.args import Parser
 from workbench.cli.commands import EXIT_USAGE, load
+from workbench.config_file import default_config_path
 from workbench.pricing import load_prices
-from workbench.providers.settings import default_config_path
 from workbench.sessions.export import iter_export
 
 

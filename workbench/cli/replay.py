@@ -1,13 +1,22 @@
-"""`workbench replay FILE`'s flags; the command runs in `widgets.replay_app` (it needs
-Textual), and a fork (key f) is built by `workbench.session_runs.fork_options`."""
+"""`workbench replay FILE`: step through a session on the app's screen (`widgets.replay_app`,
+loaded only here), and run a fork (key f) built by `workbench.session_runs.fork_options`
+in the live app."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from workbench.cli.args import Parser
-from workbench.providers.settings import add_provider_arguments
+from workbench.cli.commands import EXIT_USAGE, ask_for_cwd, load
+from workbench.cli.headless import recording_exit_code, say_recording_problem
+from workbench.providers.settings import add_provider_arguments, settings_from_args
+from workbench.runtime import build_runtime
+from workbench.sanitize import literal
+from workbench.session_runs import ForkRequest, fork_choices, fork_options, scenario_of
+from workbench.sessions.history import first_prompt
+from workbench.sessions.scrub import ScrubFold
 
 
 def replay_parser() -> argparse.ArgumentParser:
@@ -42,3 +51,51 @@ def replay_parser() -> argparse.ArgumentParser:
     )
     add_provider_arguments(parser)
     return parser
+
+
+def replay_main(argv: list[str]) -> int:
+    """`workbench replay FILE [--at N] [fork options]`."""
+    from widgets.replay_app import ForkedApp, ReplayApp  # the screens: Textual, loaded here
+
+    args = replay_parser().parse_args(argv)
+    scrub = ScrubFold()
+    session = load(args.file, "replay", on_batch=scrub.feed)  # read and folded in one pass
+    if session is None:
+        return EXIT_USAGE
+    if args.at is not None and not 0 <= args.at <= len(session.events):
+        print(
+            f"workbench replay: --at {args.at} is outside 0..{len(session.events)}", file=sys.stderr
+        )
+        return EXIT_USAGE
+    try:
+        flag_settings = settings_from_args(args)
+    except ValueError as exc:
+        print(f"workbench replay: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    request = ReplayApp(
+        session, at=args.at, fork_choices=fork_choices(session, flag_settings), scrub=scrub
+    ).run()
+    if not isinstance(request, ForkRequest):
+        return 0
+    if args.workspace is None and scenario_of(session) is None:
+        args.workspace = ask_for_cwd(session, "replay", "fork")
+        if args.workspace is None:
+            return EXIT_USAGE
+    try:
+        options = fork_options(
+            session, request, workspace=args.workspace, pace=args.pace, session_path=args.session
+        )
+        runtime = build_runtime(options)
+    except (OSError, ValueError) as exc:
+        print(f"workbench replay: cannot fork: {literal(str(exc))}", file=sys.stderr)
+        return EXIT_USAGE
+    fork = options.fork
+    assert fork is not None
+    prefill = "" if fork.events else first_prompt(session.events)
+    code = ForkedApp(runtime, fork, prefill=prefill).run() or 0
+    recorder = runtime.recorder
+    for problem in recorder.problems if recorder else ():
+        say_recording_problem(problem)
+    if recorder is not None and recorder.error is None and recorder.path.exists():
+        print(f"workbench: forked session recorded to {recorder.path}", file=sys.stderr)
+    return recording_exit_code(runtime, code)

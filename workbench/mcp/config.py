@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import re
 import shlex
-import tomllib
 from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from workbench.config_file import read_config
 
 DEFAULT_STARTUP_TIMEOUT = 20.0
 """Seconds a server gets to start, answer `initialize` and list its tools."""
@@ -320,14 +321,7 @@ def load_mcp_servers(path: Path, *, required: bool = False) -> list[McpServerCon
     Raises:
         ValueError: the file cannot be read, or a server table is invalid (named).
     """
-    if not path.exists():
-        if required:
-            raise ValueError(f"Config file not found: {path}")
-        return []
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ValueError(f"Cannot read config file {path}: {exc}") from None
+    data = read_config(path, required=required)
     tables = data.get("mcp", {}).get("servers", {}) if isinstance(data.get("mcp"), dict) else {}
     return servers_from_tables(tables, str(path))
 

@@ -14,12 +14,13 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+
+from workbench.config_file import default_config_path, read_config
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 TOOL_CHOICE_KEYWORDS = ("auto", "required", "none")
@@ -132,31 +133,6 @@ class ProviderConfig(BaseModel):
 
     default_profile: str | None = None
     profiles: dict[str, Profile] = Field(default_factory=dict)
-
-
-def default_config_path(environ: Mapping[str, str] = os.environ) -> Path:
-    """`$WORKBENCH_CONFIG`, else `agent-workbench/config.toml` under the XDG config home."""
-    if environ.get("WORKBENCH_CONFIG"):
-        return Path(environ["WORKBENCH_CONFIG"]).expanduser()
-    base = environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base).expanduser() / "agent-workbench" / "config.toml"
-
-
-def read_config(path: Path, *, required: bool = False) -> dict[str, Any]:
-    """The config file's tables; a missing file has none unless `required`.
-
-    Raises:
-        ValueError: the file cannot be read or is not valid TOML (or, if `required`,
-            does not exist).
-    """
-    if not path.exists():
-        if required:
-            raise ValueError(f"Config file not found: {path}")
-        return {}
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ValueError(f"Cannot read config file {path}: {exc}") from None
 
 
 def load_provider_config(path: Path, *, required: bool = False) -> ProviderConfig:

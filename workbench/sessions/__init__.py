@@ -10,7 +10,7 @@ export later.
 - `export`: a Markdown transcript or the normalized messages as JSON.
 
 This package imports nothing above it (not the runtime, the command line, the app or
-the providers; `tests/test_import_rules.py`). Running a fork or a re-run is
+the providers; `tests/workbench/test_import_rules.py`). Running a fork or a re-run is
 `workbench.session_runs`; the subcommands are in `workbench.cli`; replay's screen is
 `widgets.replay_app`.
 """

@@ -19,7 +19,10 @@ import os
 import secrets
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from workbench.sessions.header import AgentSetup
 
 RunKind = Literal["re-run", "fork"]
 
@@ -50,12 +53,12 @@ def _key(create: bool) -> bytes | None:
     return key
 
 
-def _digest(key: bytes, setup: Any) -> str:
+def _digest(key: bytes, setup: AgentSetup) -> str:
     payload = setup.model_dump_json(exclude={"signature"}).encode()
     return hmac.new(key, payload, hashlib.sha256).hexdigest()
 
 
-def sign(setup: Any) -> str | None:
+def sign(setup: AgentSetup) -> str | None:
     """The setup's signature (None if the key cannot be written: then it is untrusted)."""
     try:
         key = _key(create=True)
@@ -64,7 +67,7 @@ def sign(setup: Any) -> str | None:
     return None if key is None else _digest(key, setup)
 
 
-def trusted(setup: Any) -> bool:
+def trusted(setup: AgentSetup | None) -> bool:
     """Whether `setup` carries a valid signature of this user's key."""
     if setup is None or not setup.signature:
         return False
@@ -75,7 +78,7 @@ def trusted(setup: Any) -> bool:
     return key is not None and hmac.compare_digest(setup.signature, _digest(key, setup))
 
 
-def needs_starting(setup: Any) -> bool:
+def needs_starting(setup: AgentSetup | None) -> bool:
     """Whether the setup names any code to run (tool specs or MCP servers)."""
     return setup is not None and bool(setup.tool_specs or setup.mcp_servers)
 

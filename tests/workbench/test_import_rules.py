@@ -5,13 +5,14 @@ The layers, bottom up (a module may import its own layer and those below):
 1. `workbench/agent` (the runtime port), `workbench/view` (the pure fold of events into
    what the screen shows) and the leaf utilities beside them: `workbench.bus_events`,
    `workbench.json_text`, `workbench.sanitize`, `workbench.pricing`, `workbench.redact`,
-   `workbench.safe_regex` and the shared stream builder `workbench.providers.stream_builder`.
+   `workbench.safe_regex`, `workbench.config_file` and the shared stream builder
+   `workbench.providers.stream_builder`.
 2. `workbench/sessions`: the session file format (codec, header, reader, recorder, log,
    history, export, the library index, diff, prune and re-run data). It imports only
    itself, layer 1 and the package root (`workbench.__version__`). Nothing else of
    the project: not the runtime, the CLI, the widgets, the built-in `tools` package,
    providers' internals, permissions or MCP.
-3. providers, permissions, mcp, tools, project, stepper, workspace: the parts a run is
+3. providers, permissions, mcp, tools, project, stepper, scratch: the parts a run is
    built from.
 4. `workbench.runtime` (one wiring of agent, gate, stepper, recorder and tools) and
    `workbench.session_runs` (fork and re-run, built by the runtime).
@@ -20,10 +21,12 @@ The layers, bottom up (a module may import its own layer and those below):
 Pinned here: agent, view and sessions never import `widgets`, `workbench.runtime`,
 `workbench.session_runs`, `workbench.cli`, `workbench.__main__` or providers'
 internals (every `workbench.providers` module but `stream_builder`); sessions imports
-only what layer 2 above allows; nothing under `workbench/` imports Textual. `widgets`
-(the app) and Rich are imported only by the command line (`workbench/__main__.py`,
-`workbench/cli/`) and `workbench.embed` (which opens the app on your own agent), and
-`widgets` only inside the function that opens it, so a headless run never loads it.
+only what layer 2 above allows, and importing it loads nothing else of the project
+(what the modules it reaches import on load is followed too); nothing under
+`workbench/` imports Textual. `widgets` (the app) and Rich are imported only by the
+command line (`workbench/__main__.py`, `workbench/cli/`) and `workbench.embed` (which
+opens the app on your own agent), and `widgets` only inside the function that opens
+it, so a headless run never loads it.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 WORKBENCH = ROOT / "workbench"
 
 LOWER = ("workbench/agent", "workbench/view", "workbench/sessions")
@@ -60,6 +63,7 @@ SESSIONS_MAY_IMPORT = (
     "workbench.pricing",
     "workbench.redact",
     "workbench.safe_regex",
+    "workbench.config_file",
     *PROVIDERS_SHARED,
 )
 """Of the project's own packages (workbench, widgets, tools); anything else installed
@@ -166,6 +170,39 @@ def outside_sessions_layer(sources: Sources) -> list[str]:
     return violations(sources, ("workbench/sessions",), bad)
 
 
+def loaded_with_sessions(sources: Sources) -> list[str]:
+    """`module (via importer)` for each project module that importing any sessions module
+    loads (its own imports at any depth, then what each module reached imports on load,
+    parent packages included) and that layer 2 does not allow."""
+    where_of = {module_name(where): where for where in sources}
+
+    def found(name: str) -> list[str]:
+        """The project modules an import of `name` runs (parent packages too)."""
+        parts = name.split(".")
+        while parts and ".".join(parts) not in where_of:
+            parts.pop()
+        return [".".join(parts[:n]) for n in range(2, len(parts) + 1)]
+
+    todo = [(m, "") for m in where_of if within(m, ("workbench.sessions",))]
+    via: dict[str, str] = {}
+    while todo:
+        module, importer = todo.pop()
+        if module in via:
+            continue
+        via[module] = importer
+        where = where_of[module]
+        own = within(module, ("workbench.sessions",))
+        for _line, name in imports_of(where, sources[where], own):
+            todo += [(m, module) for m in found(name) if m not in via]
+    return sorted(
+        f"{module} (via {importer})"
+        for module, importer in via.items()
+        # the providers package itself is loaded as the parent of the stream builder;
+        # anything its __init__ imports on load is followed like the rest
+        if not within(module, SESSIONS_MAY_IMPORT) and module != "workbench.providers"
+    )
+
+
 def ui_in_workbench(sources: Sources) -> list[str]:
     return [
         *violations(sources, ("workbench",), lambda name: within(name, ("textual",))),
@@ -184,6 +221,10 @@ def test_agent_view_and_sessions_import_nothing_above_them() -> None:
 
 def test_sessions_is_the_file_format_and_imports_only_below_it() -> None:
     assert outside_sessions_layer(project_sources()) == []
+
+
+def test_importing_sessions_loads_nothing_above_it() -> None:
+    assert loaded_with_sessions(project_sources()) == []
 
 
 def test_nothing_under_workbench_imports_textual_and_only_the_command_line_the_app() -> None:
@@ -210,6 +251,12 @@ def test_nothing_under_workbench_imports_textual_and_only_the_command_line_the_a
         ),
         ("workbench/sessions", "from tools import builtin_tools", outside_sessions_layer),
         ("workbench/sessions", "from ..mcp import McpHub", outside_sessions_layer),
+        ("workbench/sessions", "from workbench.runtime import x", loaded_with_sessions),
+        (
+            "workbench/json_text.py",
+            "TOP from workbench.permissions import gate",
+            loaded_with_sessions,
+        ),
         ("workbench/mcp", "from textual.app import App", ui_in_workbench),
         ("workbench/cli", "from textual.app import App", ui_in_workbench),
         ("workbench/permissions", "from widgets.app import make_app", ui_in_workbench),
@@ -221,12 +268,21 @@ def test_a_violating_import_is_caught_wherever_it_is(
     folder: str, line: str, check: Callable[[Sources], list[str]]
 ) -> None:
     """Each check sees an import added to a module at any depth (inside a function by
-    default; at module level with TOP), absolute or relative."""
+    default; at module level with TOP), absolute or relative, in a new module of a folder
+    or (a `.py` path) at the end of an existing one."""
+    sources = project_sources()
+    statement = line.removeprefix("TOP ")
     if line.startswith("TOP "):  # run on import: a launcher may import widgets only later
-        source = f"import os\n\n{line.removeprefix('TOP ')}\n"
+        source = f"import os\n\n{statement}\n"
     else:
-        source = f"def later() -> None:\n    if True:\n        {line}\n"
-    probe = f"{folder}/zz_import_probe.py"
-    assert check(project_sources()) == []
-    found = check({**project_sources(), probe: source})
-    assert found and all(f.startswith(f"{probe}:3 imports ") for f in found), found
+        source = f"def later() -> None:\n    if True:\n        {statement}\n"
+    probe = folder if folder.endswith(".py") else f"{folder}/zz_import_probe.py"
+    if probe in sources:
+        source = sources[probe] + "\n" + source
+    number = source.count("\n")
+    assert check(sources) == []
+    found = check({**sources, probe: source})
+    if check is loaded_with_sessions:  # what the probe module brought in, named by importer
+        assert any(f.endswith(f"(via {module_name(probe)})") for f in found), found
+    else:
+        assert found and all(f.startswith(f"{probe}:{number} imports ") for f in found), found
