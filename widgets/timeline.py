@@ -112,7 +112,8 @@ class Timeline(LineScrollView, can_focus=True):
         self._unsettled: list[int] = []
         """A heap of minus the index of each view with estimated parts (newest first)."""
         self._parked: deque[ItemView] = deque()
-        """Views a replay jump back cut off, in order: taken back if their items return."""
+        """Views a replay jump back cut off, in order: taken back as the items at their
+        indexes return (what a view drew holds while the item's `rev` is the same)."""
         self._width = 0
         self._now = 0.0
         self._hover: Target | None = None
@@ -132,8 +133,7 @@ class Timeline(LineScrollView, can_focus=True):
         view, or a few milliseconds' worth at a time while the app is not `busy`.
         """
         self._busy = busy
-        if state is not self.state:
-            self.reset(state)
+        self.state = state
         self._now = now
         width = self.scrollable_content_region.width - 1  # one column of right padding
         if width != self._width:
@@ -149,8 +149,7 @@ class Timeline(LineScrollView, can_focus=True):
             self._add_view(item)
         changed = False
         for index, view in enumerate(self._views):
-            if view.item is not items[index]:
-                view.item, view.signature = items[index], None
+            view.item = items[index]  # the same item at the same `rev` draws the same
             signature = self._signature(index, view.item)
             if signature != view.signature:
                 view.signature = signature
@@ -170,7 +169,12 @@ class Timeline(LineScrollView, can_focus=True):
             self._relayout()  # a new height: still at the end if following, the bar if needed
 
     def reset(self, state: ViewState) -> None:
-        """Forget every item (a new session)."""
+        """Forget every item: `state` is another session's.
+
+        Within one session an item is known by its index in `state.items` and its
+        `rev` (the fold bumps it on every change), so `sync` takes a new state object
+        of the same session (replay moving back) and keeps what it drew; another
+        session's items would match by index and `rev` alone, so they need this."""
         self.state = state
         self._views.clear()
         self._heights.truncate(0)
@@ -193,10 +197,10 @@ class Timeline(LineScrollView, can_focus=True):
 
     def _add_view(self, item: TimelineItem) -> None:
         parked = self._parked
-        if parked and parked[0].item is item:  # the same item, drawn before the jump back
+        if parked:  # the item at this index, drawn before the jump back (maybe at another rev)
             view = parked.popleft()
+            view.item = item
         else:
-            parked.clear()
             view = ItemView(item)
         index = len(self._views)
         self._views.append(view)

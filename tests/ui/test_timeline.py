@@ -7,6 +7,7 @@ from textual.widgets import Footer
 from ui_helpers import scenario_of, send, wait_for
 
 from widgets.run_details import RunDetailsScreen
+from widgets.screen_stats import ScreenStats
 from widgets.timeline import Timeline
 from workbench.agent import AgentToolResult, tool
 
@@ -114,14 +115,17 @@ async def test_after_a_burst_the_screen_catches_up_with_everything(make_test_app
         {"text": "working " * 100, "tool_calls": [{"name": "chatty", "arguments": {"n": n}} for n in range(20)]}
         for _ in range(15)
     ]
-    app = make_test_app(scenario_of([*turns, {"text": "all done"}]), tools=[chatty], allow=["chatty"])
+    stats = ScreenStats()
+    app = make_test_app(
+        scenario_of([*turns, {"text": "all done"}]), tools=[chatty], allow=["chatty"], stats=stats
+    )
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.pause(0.3)
         await send(pilot, app, lambda: app.view_state.run_state == "finished", timeout=60)
         state = app.view_state
         assert state.event_count > 8_000
-        assert app.refreshes < state.event_count / 500  # drawn a handful of times, not per event
-        await wait_for(pilot, lambda: app.synced_event_count == state.event_count)
+        assert stats.refreshes < state.event_count / 500  # drawn a handful of times, not per event
+        await wait_for(pilot, lambda: stats.synced == state.event_count)
         newest = state.latest_call_id
         assert app.inspector.record is not None and app.inspector.record.id == newest
         assert app.inspector.record.result_text == "call 19 done"
