@@ -213,10 +213,9 @@ async def with_app(
 async def start_and_close_an_app(workspace: Path) -> None:
     """What the app run does before its run starts: build and mount an app, and wait.
 
-    The headless run does it too, so both runs start on the same footing: this VM's
-    CPU runs some 10 % slower after a couple of seconds of sustained load (measured:
-    median 0.57 s fresh, 0.64 s after a 2 s busy loop), and the app's start-up is
-    such a load.
+    The headless run does it too, so both runs start on the same footing: a CPU that
+    slows down under sustained load (this shared VM's does, see benchmarks/README.md)
+    slows the run after the app's start-up, which is such a load.
     """
     workspace.mkdir()
     app = make_app(build(argparse.Namespace(turns=1, calls=1, updates=1, text=10), workspace))
@@ -262,8 +261,8 @@ def repeat_once(args: argparse.Namespace) -> list[dict[str, float]]:
     cancels out. Fresh (default): each run in a new interpreter, so the app's run is its
     first, cold caches and all. Warm: all four in one interpreter after one discarded
     run of each, like every run after the first in a session, except that each app
-    run mounts a new app, which a session never does: every closed app leaves some 12k
-    objects alive (Textual's `StylesCache` keeps its instances in a method's
+    run mounts a new app, which a session never does: every closed app leaves objects
+    alive (Textual's `StylesCache` keeps its instances in a method's
     `lru_cache`), so later runs here carry a heap a session would not."""
     order = ["headless", "app", "app", "headless"]
     if args.warm:
