@@ -26,6 +26,7 @@ from widgets.mcp_attachments import McpAttachments
 from widgets.mcp_lifecycle import McpLifecycle
 from widgets.new_run import NewRunActions, empty_text
 from widgets.pacing import Pacer
+from widgets.permission_dialogs import PermissionDialogs
 from widgets.prompt_bar import PromptBar
 from widgets.result_images import ResultImages
 from widgets.screen_stats import ScreenStats
@@ -59,6 +60,7 @@ def _text(message: Any) -> str:
 
 class WorkbenchApp(
     AppCommands,
+    PermissionDialogs,
     NewRunActions,
     SafeTextApp,
     SteppingActions,
@@ -341,47 +343,6 @@ class WorkbenchApp(
         if self.stats is not None:
             self.stats.painted += 1
             self.stats.paint_seconds += cost
-
-    # -- dialogs -----------------------------------------------------------------------
-
-    def _open_dialogs(self) -> None:
-        if self.runtime.gate is None:
-            return
-        pending = self.view_state.pending_requests
-        if self._permission_open is not None and self._permission_open not in pending:
-            from widgets.permission_modal import PermissionModal
-
-            if isinstance(self.screen, PermissionModal):
-                self.screen.dismiss(None)
-            self._permission_open = None
-        if self._permission_open is None and pending:
-            self._show_permission(next(iter(pending)))
-
-    def _show_permission(self, request_id: str) -> None:
-        from widgets.permission_modal import PermissionModal
-
-        state = self.view_state
-        call_id = state.pending_requests[request_id]
-        record = state.calls[call_id]
-        self.selected_id = call_id
-        self._permission_open = request_id
-        tool = next((t for t in self.agent.state.tools if t.name == record.name), None)
-        batch = [r.id for r in state.batch_of(record)]
-        modal = PermissionModal(
-            record,
-            tool=tool,
-            gate=self.runtime.gate,
-            request_id=request_id,
-            position=(batch.index(call_id) + 1 if call_id in batch else 1, len(batch)),
-            pending=len(state.pending_requests),
-        )
-
-        def closed(_result: object) -> None:
-            if self._permission_open == request_id:
-                self._permission_open = None
-            self._schedule_refresh()
-
-        self.push_screen(modal, closed)
 
     # -- UI -> agent -------------------------------------------------------------------
 
