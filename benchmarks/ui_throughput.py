@@ -185,29 +185,31 @@ def start_window() -> None:
 async def with_app(
     args: argparse.Namespace, workspace: Path, stats: ScreenStats | None = None
 ) -> tuple[float, float, int, ScreenStats | None]:
-    """The run in the app: its time, the screen's lag, the events, and (with `stats`)
-    what the app did from the start to `agent_end`."""
+    """The run in the app: its time, the screen's lag, the events, and (with `stats`,
+    which times every event: not for the ratio) what the app did from the start to
+    `agent_end`."""
     runtime = build(args, workspace)
-    stats = stats or ScreenStats()
     app = make_app(runtime, prefill="go", stats=stats)
     stamps = Stamps(stats)
     runtime.agent.subscribe(stamps)  # before the app's own listener
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.pause(0.3)  # start-up finishes (the footer builds after the first frame)
-        before = stats.copy()
+        before = stats.copy() if stats is not None else None
         start_window()
         start = time.perf_counter()
         app.post_message(events.Key("enter", None))  # send the prompt, as a person does
         while not stamps.ended:
             await asyncio.sleep(0.001)
         # the screen shows the last event once a refresh has synced the final state
-        while stats.synced < app.view_state.event_count:
+        while app.pacer.synced < app.view_state.event_count:
             await asyncio.sleep(0.001)
         await pilot.pause()
         shown = time.perf_counter()
         assert app.view_state.run_state == "finished", app.view_state.run_state
-    assert stamps.stats_at_end is not None
-    return stamps.ended - start, shown - stamps.last, stamps.count, stamps.stats_at_end - before
+    window = None
+    if stamps.stats_at_end is not None and before is not None:
+        window = stamps.stats_at_end - before
+    return stamps.ended - start, shown - stamps.last, stamps.count, window
 
 
 async def start_and_close_an_app(workspace: Path) -> None:
@@ -238,9 +240,10 @@ def measure(args: argparse.Namespace, which: str) -> dict[str, float]:
             seconds, events = asyncio.run(headless(args, Path(tmp)))
             result = {"seconds": seconds, "events": events}
         else:
-            seconds, lag, events, stats = asyncio.run(with_app(args, Path(tmp)))
+            given = ScreenStats() if args.attribute else None
+            seconds, lag, events, stats = asyncio.run(with_app(args, Path(tmp), given))
             result = {"seconds": seconds, "lag": lag, "events": events}
-            if args.attribute:
+            if stats is not None:
                 timing = stats.events * timing_cost() * 1000
                 result |= {
                     "timing_ms": timing,
@@ -272,7 +275,11 @@ def repeat_once(args: argparse.Namespace) -> list[dict[str, float]]:
 
 def in_subprocess(args: argparse.Namespace, which: str) -> dict[str, float]:
     command = [
-        sys.executable, __file__, "--one", which, *workload_argv(args),
+        sys.executable,
+        __file__,
+        "--one",
+        which,
+        *workload_argv(args),
         *(["--attribute"] if args.attribute else []),
     ]
     done = subprocess.run(command, capture_output=True, text=True, check=True)
@@ -289,7 +296,8 @@ def main() -> None:
         "--warm", action="store_true", help="measure runs after the first (see repeat_once)"
     )
     parser.add_argument(
-        "--attribute", action="store_true",
+        "--attribute",
+        action="store_true",
         help="instead of the ratio: where the app's time goes inside a run (see attribute)",
     )
     parser.add_argument("--one", choices=["headless", "app"], help=argparse.SUPPRESS)
@@ -373,10 +381,16 @@ def attribute(args: argparse.Namespace) -> None:
         f"(headless {plain_ms:.0f} ms)"
     )
     rows = [
-        ("fold (the app's bus listener)", median(1, "listener_ms"),
-         f"timing's own {median(1, 'timing_ms'):.0f} ms taken off"),
-        ("refreshes (widgets brought up to date)", median(1, "refresh_ms"),
-         f"{median(1, 'refresh_count'):.0f} of them"),
+        (
+            "fold (the app's bus listener)",
+            median(1, "listener_ms"),
+            f"timing's own {median(1, 'timing_ms'):.0f} ms taken off",
+        ),
+        (
+            "refreshes (widgets brought up to date)",
+            median(1, "refresh_ms"),
+            f"{median(1, 'refresh_count'):.0f} of them",
+        ),
         ("garbage collection", median(1, "gc_ms"), f"{median(1, 'gc_count'):.0f} collections"),
     ]
     for label, ms, note in rows:

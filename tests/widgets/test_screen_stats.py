@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from tests.widgets.helpers import send, wait_for
-
 from widgets.screen_stats import ScreenStats
 
 
