@@ -31,7 +31,7 @@ from widgets.app import make_app  # noqa: E402
 from widgets.screen_stats import ScreenStats  # noqa: E402
 from workbench.providers.scripted import Scenario  # noqa: E402
 from workbench.runtime import RunOptions, build_runtime  # noqa: E402
-from workbench.workspace import seed  # noqa: E402
+from workbench.scratch import seed  # noqa: E402
 
 
 async def settled(app) -> None:  # type: ignore[no-untyped-def]

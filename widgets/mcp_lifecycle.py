@@ -13,7 +13,7 @@ from typing import Any
 
 from textual import work
 
-from workbench.events import McpToolsChangedEvent
+from workbench.bus_events import McpToolsChangedEvent
 
 
 class McpLifecycle:

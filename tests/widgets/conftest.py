@@ -13,7 +13,7 @@ from widgets.app import WorkbenchApp, make_app
 from widgets.screen_stats import ScreenStats
 from workbench.providers.scripted import Scenario
 from workbench.runtime import RunOptions, build_runtime
-from workbench.workspace import seed
+from workbench.scratch import seed
 
 
 @pytest.fixture
