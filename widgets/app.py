@@ -125,9 +125,7 @@ class WorkbenchApp(
         self.follow_latest = True
         """Select the newest started call on every refresh, until the user picks one."""
         self.prefill = runtime.prompt if prefill is None else prefill
-        self.labels: dict[str, str] = {}
-        self.descriptions: dict[str, str] = {}
-        self.sources: dict[str, str] = {}
+        self.labels, self.descriptions, self.sources = {}, {}, {}  # typed in McpLifecycle
         self.learn_tools(self.agent.state.tools)
         self._mcp_started: asyncio.Event | None = None
         """Set once the MCP servers are up (or failed); prompts wait for it."""
@@ -418,9 +416,8 @@ class WorkbenchApp(
         from workbench.sessions.header import default_session_dir
 
         screen = getattr(sessions_app, "SessionsScreen", None)
-        if screen is None:  # a tree where the library is only an app of its own
-            self.notify("`workbench sessions` opens the session library.", timeout=4)
-            return
+        if screen is None:  # until the library is a screen too, not only an app
+            return self.notify("`workbench sessions` opens the session library.", timeout=4)
         path = self.runtime.session_path  # the library of where this app records
         self.push_screen(screen(path.parent if path else default_session_dir()))
 
