@@ -206,12 +206,6 @@ class Timeline(TimelineInput, EstimateSettling, LineScrollView, can_focus=True):
         self._heights.append(view.height)
         self._placed(index, view)
 
-    def mark_selected(self, tool_call_id: str | None) -> None:
-        """Highlight the selected call (and only that one)."""
-        if tool_call_id != self.selected_id:
-            self.selected_id = tool_call_id
-            self.sync(self.state, self._now)
-
     def batches(self) -> list[list[str]]:
         """The call ids of every assistant message that has calls, in timeline order."""
         return [ids for view in self._views if (ids := view.item.tool_call_ids)]
