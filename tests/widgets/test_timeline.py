@@ -283,3 +283,30 @@ async def test_a_new_theme_recolours_the_timeline_and_the_inspector(make_test_ap
         await wait_for(pilot, lambda: head_colour() == timeline.get_component_rich_style("timeline--head").color)
         await wait_for(pilot, lambda: title_colour() == inspector.get_component_rich_style("inspector--title").color)
         assert head_colour() != old_head and title_colour() != old_title
+
+
+async def test_a_new_state_of_the_same_session_keeps_what_was_drawn_and_reset_forgets_it() -> None:
+    """Items are known by index and `rev`: a fresh fold of the same events (replay moving
+    back) reuses every drawn part; a change of `rev` redraws that item only; `reset`
+    (another session) draws everything again."""
+    first = _markdown_state(3)
+    app = lone_timeline(first, 12)
+    async with app.run_test(size=(80, 24)) as pilot:
+        timeline = app.query_one(Timeline)
+        timeline.sync(first, 0.0)
+        timeline.settle_all()
+        await pilot.pause()
+        drawn = [view.parts for view in timeline._views]
+        again = _markdown_state(3)  # equal items, other objects
+        again.items[2].blocks[0].text += "\n\nOne more line."
+        again.items[2].rev += 1
+        timeline.sync(again, 0.0)
+        assert timeline.state is again
+        assert [view.item for view in timeline._views] == again.items
+        assert all(a is b for a, b in zip(timeline._views[0].parts, drawn[0], strict=True))
+        assert all(a is b for a, b in zip(timeline._views[1].parts, drawn[1], strict=True))
+        assert timeline._views[2].parts is not drawn[2]
+        assert any("One more line." in line for line in timeline.plain_lines())
+        timeline.reset(again)
+        timeline.sync(again, 0.0)
+        assert not any(a is b for a, b in zip(timeline._views[0].parts, drawn[0], strict=True))
