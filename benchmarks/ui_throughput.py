@@ -93,15 +93,17 @@ def mark_window() -> None:
 
 
 class Stamps:
-    """A bus listener noting how many events arrived, and when the last one and the
-    run's end (`agent_end`) did. The agent's time is start to `agent_end`: what the
-    screen does after the run is over is the lag, not the agent's time."""
+    """A bus listener noting how many events arrived, and when the first one, the last
+    one and the run's end (`agent_end`) did. The agent's time is its first event to
+    `agent_end`: what the screen does after the run is over is the lag, not the
+    agent's time, and how the prompt reached the agent (a call, a key) is not either."""
 
     clock = staticmethod(time.perf_counter)
     """Read for every event (`ui_instructions.py` keeps it at the unslowed clock)."""
 
     def __init__(self, stats: ScreenStats | None = None) -> None:
         self.count = 0
+        self.first = 0.0
         self.last = 0.0
         self.ended = 0.0
         self.stats = stats
@@ -111,6 +113,8 @@ class Stamps:
     def __call__(self, event, _signal=None) -> None:  # type: ignore[no-untyped-def]
         self.count += 1
         self.last = self.clock()
+        if self.count == 1:
+            self.first = self.last
         if event.type == "agent_end":
             self.ended = self.last
             if self.stats is not None:
@@ -171,9 +175,8 @@ async def headless(args: argparse.Namespace, workspace: Path) -> tuple[float, in
     runtime.agent.subscribe(stamps)
     with gc_policy.session_gc():  # the policy the app and `--headless` run under
         start_window()
-        start = time.perf_counter()
         await runtime.agent.prompt("go")
-    return stamps.ended - start, stamps.count
+    return stamps.ended - stamps.first, stamps.count
 
 
 def start_window() -> None:
@@ -196,7 +199,6 @@ async def with_app(
         await pilot.pause(0.3)  # start-up finishes (the footer builds after the first frame)
         before = stats.copy() if stats is not None else None
         start_window()
-        start = time.perf_counter()
         app.post_message(events.Key("enter", None))  # send the prompt, as a person does
         while not stamps.ended:
             await asyncio.sleep(0.001)
@@ -209,7 +211,7 @@ async def with_app(
     window = None
     if stamps.stats_at_end is not None and before is not None:
         window = stamps.stats_at_end - before
-    return stamps.ended - start, shown - stamps.last, stamps.count, window
+    return stamps.ended - stamps.first, shown - stamps.last, stamps.count, window
 
 
 async def start_and_close_an_app(workspace: Path) -> None:
