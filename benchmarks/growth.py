@@ -28,7 +28,7 @@ log(events), over the larger sizes: the smallest run stands for the fixed cost
 (interpreter, imports), so 1.0 is linear and 2.0 quadratic in the events handled.
 
     python benchmarks/growth.py                       # 1k, 10k, 100k
-    python benchmarks/growth.py --huge                # and 1M (minutes, GBs before the fixes)
+    python benchmarks/growth.py --huge                # and 1M (minutes)
     python benchmarks/growth.py --sizes 1k,100k --ops replay --keep /tmp/growth
 """
 

@@ -9,23 +9,8 @@ result messages. Each shape is run several times; the table shows the median.
     python benchmarks/loop_overhead.py --agent    # also through the stateful Agent
     python benchmarks/loop_overhead.py --profile "1000x1"   # cProfile one shape
 
-Reference: pi-agent-core 0.85.1 under Node 20 takes about 53, 23 and 21 µs per call
-for 1000 turns x 1 call, 1 turn x 2000 calls and 100 turns x 20 calls (measured side
-by side with this benchmark on the same machine).
-
-Measured on the shared 2-vCPU dev box (CPython 3.11.7, pydantic 2.14, anyio 4.16;
-noisy, so several interleaved rounds), run_agent_loop / Agent.prompt, µs per call:
-
-    shape     before (runtime as of e171402)    after (issue #2 optimisations)
-    1000x1    1560-3300 / 1520-3320             170-220 / 210-320
-    1x2000     150-400 /  190-305                100-180 /  100-150
-    100x20     170-350 /  185-250                 85-175 /  125-210
-
-Most of the 1000x1 cost was quadratic: the scripted provider and the default
-convert_to_llm re-scanned the whole transcript with slow per-message work on every
-request. What is left is mostly pydantic validation of the ~25 events and messages a
-turn creates (model_construct is slower than validation in pydantic 2.14) and anyio's
-task and cancel-scope bookkeeping.
+Reference: pi-agent-core 0.85.1 under Node 20, measured side by side with this
+benchmark; figures before and after the runtime's optimisations: benchmarks/README.md.
 """
 
 from __future__ import annotations

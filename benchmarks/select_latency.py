@@ -25,33 +25,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from textual.screen import Screen  # noqa: E402
+from textual import events  # noqa: E402
 
 from widgets.app import make_app  # noqa: E402
+from widgets.screen_stats import ScreenStats  # noqa: E402
 from workbench.providers.scripted import Scenario  # noqa: E402
 from workbench.runtime import RunOptions, build_runtime  # noqa: E402
 from workbench.scratch import seed  # noqa: E402
-
-
-class LayoutCount:
-    """Counts the screen's layouts (`Screen._refresh_layout`) while installed."""
-
-    def __init__(self) -> None:
-        self.count = 0
-        self._original = Screen._refresh_layout
-
-    def __enter__(self) -> LayoutCount:
-        original = self._original
-
-        def counted(screen, *args, **kwargs):  # type: ignore[no-untyped-def]
-            self.count += 1
-            return original(screen, *args, **kwargs)
-
-        Screen._refresh_layout = counted  # type: ignore[method-assign]
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        Screen._refresh_layout = self._original  # type: ignore[method-assign]
 
 
 async def settled(app) -> None:  # type: ignore[no-untyped-def]
@@ -72,23 +52,23 @@ async def measure(
             scenario=scenario, workspace=workspace, pace=math.inf, approve="all", record=False
         )
     )
-    app = make_app(runtime)
+    stats = ScreenStats()
+    app = make_app(runtime, stats=stats)
     seconds: list[float] = []
     layouts: list[int] = []
     async with app.run_test(size=size) as pilot:
-        app._run_prompt(app.prefill)
+        app.post_message(events.Key("enter", None))  # send the demo's prompt
         while app.view_state.run_state not in ("finished", "error", "aborted"):
             await pilot.pause(0.05)
         await pilot.pause(0.5)  # the end of the run is on screen
         calls = list(app.view_state.calls)
-        with LayoutCount() as layout:
-            for _ in range(rounds):
-                for call_id in calls:
-                    before, started = layout.count, time.perf_counter()
-                    app.select_call(call_id)
-                    await settled(app)
-                    seconds.append(time.perf_counter() - started)
-                    layouts.append(layout.count - before)
+        for _ in range(rounds):
+            for call_id in calls:
+                before, started = stats.layouts, time.perf_counter()
+                app.select_call(call_id)
+                await settled(app)
+                seconds.append(time.perf_counter() - started)
+                layouts.append(stats.layouts - before)
     return seconds, layouts
 
 

@@ -7,19 +7,20 @@ else the machine is doing. This runs `ui_throughput.py`'s headless run and its a
 run once each under callgrind, counts the instructions from the run's start to its
 `agent_end` (the window the wall-clock ratio times) and prints both and their ratio.
 
-What a count leaves out is time that is not instructions: cache misses and the like.
-Most of the app's misses come from the garbage collector walking objects that are
-not in the cache (callgrind's --cache-sim with a last level the size of this CPU's
-L2 puts about two thirds of them in its functions), so the fewer objects the app
-keeps alive, the closer the wall-clock ratio comes to this one.
+What a count leaves out is time that is not instructions: cache misses and the like,
+most of them from the garbage collector walking objects that are not in the cache
+(callgrind's --cache-sim shows where), so the fewer objects the app keeps alive, the
+closer the wall-clock ratio comes to this one.
 
-The clock: under callgrind Python runs some 50 times slower, so the app's pacing
-(refreshes so many milliseconds apart) would refresh 50 times as often per
+The clock: under callgrind Python runs many times slower, so the app's pacing
+(refreshes so many milliseconds apart) would refresh that many times as often per
 instruction as it does natively. The run under callgrind slows its clock by as much
-(`--clock-factor`, 55 by default: what a fixed loop shows here; measuring it at each
-run would only add this VM's noise). The count is exact; where the refreshes fall
-still follows the clock, so two counts of the same code can differ by a refresh
-(about 2 % of the app run) when the machine's speed wanders during one of them.
+(`--clock-factor`: what a fixed loop shows on the machine; measuring it at each run
+would only add the machine's noise). The count is exact; where the refreshes fall
+still follows the clock, so two counts of the same code can differ by a refresh or
+so when the machine's speed wanders during one of them (a machine shared with other
+work slows the run against the wall clock, so the app refreshes more often per
+instruction: compare counts taken side by side).
 
     python benchmarks/ui_instructions.py [--turns 50] [--calls 20] [--updates 10] [--text 2000]
 
@@ -45,8 +46,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.workload import add_workload_arguments, workload_argv  # noqa: E402
 
 CLOCK_FACTOR = 55.0
-"""How many times slower Python runs under callgrind here (a fixed loop: 0.018 s
-natively, 0.9 to 1.2 s under callgrind, on this VM)."""
+"""How many times slower Python runs under callgrind on the development box (a fixed
+loop, see benchmarks/README.md)."""
 
 
 def slow_clock(factor: float, clock: Callable[[], float]) -> Callable[[], float]:

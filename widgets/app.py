@@ -1,10 +1,10 @@
-"""WorkbenchApp: the controller. It routes; the widgets render.
+"""WorkbenchApp: the live app. It routes; the main screen renders.
 
 Events from the agent's bus go into the view fold at once (a few microseconds; an
-event is not kept once folded) and a throttled refresh brings the widgets up to date,
-paced by `widgets.pacing`: 30 times a second at most, further apart during a burst,
-so the screen coalesces the burst rather than slowing the agent. Permission
-requests, pauses and the end of a run are shown at once.
+event is not kept once folded) and a throttled refresh brings the screen up to date
+(`MainScreen.show`), paced by `widgets.pacing`: 30 times a second at most, further
+apart during a burst, so the screen coalesces the burst rather than slowing the
+agent. Permission requests, pauses and the end of a run are shown at once.
 """
 
 from __future__ import annotations
@@ -12,25 +12,25 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from textual import on, work
-from textual.app import App, ComposeResult, SystemCommand
+from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal
-from textual.screen import Screen
-from textual.widgets import Footer, Header
 
 from widgets import responsive
+from widgets.app_commands import AppCommands
 from widgets.hand_call import HandCallActions
+from widgets.main_screen import MainScreen
 from widgets.mcp_attachments import McpAttachments
+from widgets.mcp_lifecycle import McpLifecycle
 from widgets.new_run import NewRunActions, empty_text
 from widgets.pacing import Pacer
-from widgets.pause_banner import PauseBanner
+from widgets.permission_dialogs import PermissionDialogs
 from widgets.prompt_bar import PromptBar
 from widgets.result_images import ResultImages
-from widgets.status_bar import StatusBar, mcp_alert
+from widgets.screen_stats import ScreenStats
+from widgets.status_bar import mcp_alert
 from widgets.stepping_actions import SteppingActions
 from widgets.terminal_safety import SafeTextApp
 from widgets.timeline import Timeline
@@ -39,12 +39,7 @@ from workbench import gc_policy
 from workbench.agent.clock import now_ms
 from workbench.agent.events import AgentEndEvent
 from workbench.agent.types import text_of
-from workbench.bus_events import (
-    McpToolsChangedEvent,
-    PermissionRequestEvent,
-    RunLimitEvent,
-    StepPausedEvent,
-)
+from workbench.bus_events import PermissionRequestEvent, RunLimitEvent, StepPausedEvent
 from workbench.runtime import Runtime
 from workbench.view.fold import ViewState
 from workbench.view.summary import CostMeter
@@ -55,19 +50,8 @@ the listener sees every event of a run, and a class is cheaper to look up than a
 pydantic field."""
 FOLD_BATCH = 64
 """Events wait for the fold at most this many at a time: enough for runs of deltas and
-updates to fold in one step, few enough that waiting events never make the garbage
-collector run more often (measured: 256 at a time already does)."""
-
-
-@dataclass
-class _Widgets:
-    """The main screen's widgets, looked up once."""
-
-    timeline: Timeline
-    inspector: ToolInspector
-    prompt_bar: PromptBar
-    status: StatusBar
-    pause_banner: PauseBanner
+updates to fold in one step, few enough that waiting events stay young for the
+garbage collector (see benchmarks/README.md)."""
 
 
 def _text(message: Any) -> str:
@@ -75,10 +59,13 @@ def _text(message: Any) -> str:
 
 
 class WorkbenchApp(
+    AppCommands,
+    PermissionDialogs,
     NewRunActions,
     SafeTextApp,
     SteppingActions,
     McpAttachments,
+    McpLifecycle,
     ResultImages,
     HandCallActions,
     App[int],
@@ -112,14 +99,25 @@ class WorkbenchApp(
         Binding("f7", "mcp_servers", "MCP servers", show=False),
         Binding("ctrl+l", "focus_prompt", "Prompt"),
         Binding("ctrl+n", "new_run", "New run"),
+        Binding("ctrl+s", "sessions", "Sessions", show=False),
     ]
 
+    main: MainScreen
+    """The main screen (made when the app starts; dialogs go on top of it)."""
+
     def __init__(
-        self, runtime: Runtime, *, prefill: str | None = None, subtitle: str | None = None
+        self,
+        runtime: Runtime,
+        *,
+        prefill: str | None = None,
+        subtitle: str | None = None,
+        stats: ScreenStats | None = None,
     ) -> None:
+        """`stats`: filled in with what the screen did (benchmarks and tests)."""
         super().__init__()
         self.runtime = runtime
         self.agent = runtime.agent
+        self.stats = stats
         self._view_state = ViewState()
         self._unfolded: list[Any] = []
         """Events the bus delivered that the fold has not taken in yet."""
@@ -127,18 +125,16 @@ class WorkbenchApp(
         self.follow_latest = True
         """Select the newest started call on every refresh, until the user picks one."""
         self.prefill = runtime.prompt if prefill is None else prefill
-        self.labels = {t.name: t.label for t in self.agent.state.tools}
-        self.descriptions = {t.name: t.description for t in self.agent.state.tools}
-        self.sources = {t.name: t.source for t in self.agent.state.tools if t.source}
+        self.labels, self.descriptions, self.sources = {}, {}, {}  # typed in McpLifecycle
+        self.learn_tools(self.agent.state.tools)
         self._mcp_started: asyncio.Event | None = None
         """Set once the MCP servers are up (or failed); prompts wait for it."""
         self._refresh_pending = False
+        self._shown = False
+        """The main screen is mounted and refreshes reach it."""
         self.pacer = Pacer()
         """When the screen refreshes (see `widgets.pacing`)."""
-        self.refreshes = 0
-        """How many times the widgets have been brought up to date."""
         self._footer_state: tuple[Any, bool] = (False, False)
-        self._widgets: _Widgets | None = None
         self._permission_open: str | None = None
         self._pause_seen: Any = None
         """The pause the screen last showed (a new one selects its call)."""
@@ -158,18 +154,18 @@ class WorkbenchApp(
 
     # -- layout ------------------------------------------------------------------------
 
-    def compose(self) -> ComposeResult:
-        yield Header(show_clock=False)
-        yield PauseBanner(id="pause-banner")
-        with Horizontal(id="main"):
-            yield from self.side_panel()
-            timeline = Timeline(self.labels, self._view_state, now_ms, id="timeline")
-            timeline.slow_after_ms = self.runtime.slow_after * 1000.0
-            yield timeline
-            yield ToolInspector(id="inspector")
-        yield StatusBar(self.runtime.model.id, id="status")
-        yield PromptBar(id="prompt-bar")
-        yield Footer()
+    def get_default_screen(self) -> MainScreen:
+        self.main = MainScreen(
+            self._view_state,
+            labels=self.labels,
+            clock=now_ms,
+            model=self.runtime.model.id,
+            bottom=PromptBar(id="prompt-bar"),
+            side=self.side_panel(),
+            ready=self.main_ready,
+        )
+        self.main.timeline.slow_after_ms = self.runtime.slow_after * 1000.0
+        return self.main
 
     def side_panel(self) -> ComposeResult:
         """Widgets left of the timeline (none; proxy mode lists its conversations here)."""
@@ -177,42 +173,48 @@ class WorkbenchApp(
 
     @property
     def timeline(self) -> Timeline:
-        return self._main.query_one(Timeline)
+        return self.main.timeline
 
     @property
     def inspector(self) -> ToolInspector:
-        return self._main.query_one(ToolInspector)
+        return self.main.inspector
 
     @property
     def prompt_bar(self) -> PromptBar:
-        return self._main.query_one(PromptBar)
+        bottom = self.main.bottom
+        assert isinstance(bottom, PromptBar)
+        return bottom
 
-    @property
-    def _main(self) -> Screen[Any]:
-        """The main screen (queries must not hit a dialog on top of it)."""
-        return self.screen_stack[0]
+    async def on_mount(self) -> None:
+        await self.main.mounted.wait()  # the main screen's start-up (`main_ready`) first
 
-    def on_mount(self) -> None:
-        main = self._main
-        responsive.follow_width(self, main)
-        self._widgets = _Widgets(
-            main.query_one(Timeline),
-            main.query_one(ToolInspector),
-            main.query_one(PromptBar),
-            main.query_one(StatusBar),
-            main.query_one(PauseBanner),
-        )
-        self._unsubscribe = self.agent.subscribe(self._on_bus_event)
+    def main_ready(self) -> None:
+        """The main screen's widgets are mounted: start listening and showing."""
+        self._shown = True
+        self._listen()
         self._note_run()
         self.prompt_bar.input.value = self.prefill
         self.prompt_bar.input.focus()
         self.timeline.empty_text = empty_text(bool(self.prefill))
+        if self.stats is not None:
+            self.main.screen_layout_refresh_signal.subscribe(self, self._laid_out)
         self.set_interval(0.25, self._tick)
         self._refresh_now()
         self.call_after_refresh(self._apply_gc_policy)
         if self.runtime.mcp is not None:
             self._mcp_started = asyncio.Event()
             self._serve_mcp()
+
+    def _listen(self) -> None:
+        """Subscribe to the agent's bus (timed when `stats` is given)."""
+        listener = self._on_bus_event
+        self._unsubscribe = self.agent.subscribe(
+            listener if self.stats is None else self.stats.timed(listener)
+        )
+
+    def _laid_out(self, _screen: object) -> None:
+        assert self.stats is not None
+        self.stats.layouts += 1
 
     def _recording_problem(self, text: str) -> None:
         """The session file will not hold the whole run: say so (the exit code says it too)."""
@@ -224,7 +226,7 @@ class WorkbenchApp(
             self._gc_thresholds = gc_policy.apply()
 
     def on_unmount(self) -> None:
-        self._widgets = None
+        self._shown = False
         if self._gc_thresholds is not None:
             gc_policy.restore(self._gc_thresholds)
             self._gc_thresholds = None
@@ -264,8 +266,8 @@ class WorkbenchApp(
 
         Events wait in a short queue and fold together when it fills or when anything
         reads the state (a refresh, an action). Together, a run of deltas or updates
-        folds in one step (`ViewState.apply_all`): during a burst the fold costs the
-        agent about a fifth fewer instructions than folding each event as it comes.
+        folds in one step (`ViewState.apply_all`), for fewer instructions than folding
+        each event as it comes.
         """
         if self._unfolded:
             self._fold_queued()
@@ -275,31 +277,21 @@ class WorkbenchApp(
         events, self._unfolded = self._unfolded, []
         self._view_state.apply_all(events)
 
-    @property
-    def synced_event_count(self) -> int:
-        """How many bus events the widgets have been brought up to date with."""
-        return self.pacer.synced
-
     def _tick(self) -> None:
         """Keep elapsed times of running calls ticking while nothing else happens."""
         if self.view_state.pending_calls:
             self._schedule_refresh()
 
     def _refresh_now(self) -> None:
-        """Bring every widget up to date with the fold (and open any dialog it needs)."""
+        """Bring the screen up to date with the fold (and open any dialog it needs)."""
         self._refresh_pending = False
-        if self._widgets is None or self._closing or self._closed:
+        if not self._shown or self._closing or self._closed:
             return
         started = time.perf_counter()
-        self.refreshes += 1
-        w = self._widgets
         state = self.view_state
         pacer = self.pacer
-        waiting = (
-            state.pause is not None
-            or bool(state.pending_requests)
-            or not self.agent.state.is_streaming
-        )
+        streaming = self.agent.state.is_streaming
+        waiting = state.pause is not None or bool(state.pending_requests) or not streaming
         pacer.refreshing(state.event_count, started, waiting=waiting)
         now = now_ms()
         following = self.follow_latest and state.latest_call_id is not None
@@ -313,90 +305,42 @@ class WorkbenchApp(
             self._pause_seen = pause
             if paused_call is not None:
                 self.selected_id = paused_call
-        w.timeline.selected_id = self.selected_id
-        w.timeline.sync(state, now, busy=pacer.burst)
-        inspected = False
-        if pacer.inspect(started, following=following):
-            record = state.calls.get(self.selected_id or "")
-            batch = state.batch_of(record) if record is not None else None
-            inspected = w.inspector.show(
-                record,
-                self.descriptions.get(record.name, "") if record else "",
-                now,
-                source=self.sources.get(record.name, "") if record else "",
-                batch=batch,
-            )
         steering, follow_ups = self.agent.queued
-        w.prompt_bar.show_queue([_text(m) for m in steering], [_text(m) for m in follow_ups])
-        w.prompt_bar.running = self.agent.state.is_streaming
-        w.status.sync(
+        inspected = self.main.show(
             state,
+            now,
+            selected=self.selected_id,
+            descriptions=self.descriptions,
+            sources=self.sources,
+            inspect=pacer.inspect(started, following=following),
+            busy=pacer.burst,
             queued=len(steering) + len(follow_ups),
             costs=self.cost_meter.costs(state),
             extra=mcp_alert(self.runtime.mcp),
         )
-        w.pause_banner.show(state.pause, self.labels)
-        footer_state = (
-            state.pause is not None and state.pause.point,
-            self.agent.state.is_streaming,
-        )
+        prompt_bar = self.prompt_bar
+        prompt_bar.show_queue([_text(m) for m in steering], [_text(m) for m in follow_ups])
+        prompt_bar.running = streaming
+        footer_state = (pause is not None and pause.point, streaming)
         if footer_state != self._footer_state and not pacer.burst:
             self._footer_state = footer_state
             self.refresh_bindings()
         self._open_dialogs()
-        self.run_worker(self._measure_paint(started, inspected), group="paint")
+        self.call_after_refresh(self._painted, started, inspected)
+        if self.stats is not None:
+            self.stats.refreshes += 1
+            self.stats.refresh_seconds += time.perf_counter() - started
+            self.stats.synced = state.event_count
 
-    async def _measure_paint(self, started: float, inspected: bool) -> None:
-        """Note what the refresh cost, up to the screen painting it (`inspected`: it
-        showed a call in the inspector).
-
-        The measure also counts agent work that ran meanwhile, which only makes the
-        refresh budget more conservative.
-        """
-        painted = asyncio.Event()
-        self.call_after_refresh(painted.set)
-        await painted.wait()
-        self.pacer.painted(time.perf_counter() - started, inspected=inspected)
-
-    # -- dialogs -----------------------------------------------------------------------
-
-    def _open_dialogs(self) -> None:
-        gate = self.runtime.gate
-        if gate is None:
-            return
-        pending = self.view_state.pending_requests
-        if self._permission_open is not None and self._permission_open not in pending:
-            if isinstance(self.screen, _permission_modal_type()):
-                self.screen.dismiss(None)
-            self._permission_open = None
-        if self._permission_open is None and pending:
-            request_id = next(iter(pending))
-            self._show_permission(request_id)
-
-    def _show_permission(self, request_id: str) -> None:
-        from widgets.permission_modal import PermissionModal
-
-        call_id = self.view_state.pending_requests[request_id]
-        record = self.view_state.calls[call_id]
-        self.selected_id = call_id
-        self._permission_open = request_id
-        tool = next((t for t in self.agent.state.tools if t.name == record.name), None)
-        batch = [r.id for r in self.view_state.batch_of(record)]
-        modal = PermissionModal(
-            record,
-            tool=tool,
-            gate=self.runtime.gate,
-            request_id=request_id,
-            position=(batch.index(call_id) + 1 if call_id in batch else 1, len(batch)),
-            pending=len(self.view_state.pending_requests),
-        )
-
-        def closed(_result: object) -> None:
-            if self._permission_open == request_id:
-                self._permission_open = None
-            self._schedule_refresh()
-
-        self.push_screen(modal, closed)
+    def _painted(self, started: float, inspected: bool) -> None:
+        """The screen painted the refresh that began at `started`: what it cost paces
+        the next ones (`inspected`: it showed a call in the inspector). Agent work that
+        ran meanwhile counts too, which only makes the pacing more careful."""
+        cost = time.perf_counter() - started
+        self.pacer.painted(cost, inspected=inspected)
+        if self.stats is not None:
+            self.stats.painted += 1
+            self.stats.paint_seconds += cost
 
     # -- UI -> agent -------------------------------------------------------------------
 
@@ -420,97 +364,6 @@ class WorkbenchApp(
             self.notify("Waiting for the MCP servers to start…", timeout=3)
             await self._mcp_started.wait()
         await self.agent.prompt(text)
-        self._refresh_now()
-
-    @work(group="mcp", exit_on_error=False)
-    async def _serve_mcp(self) -> None:
-        """Start the MCP servers and keep them for the app's lifetime; their tools join
-        the agent's, and each server's outcome is a notification."""
-        hub = self.runtime.mcp
-        assert hub is not None and self._mcp_started is not None
-        if self.runtime.gate is not None and self.runtime.gate.policy == "ask":
-            from widgets.mcp_requests import AppAsker
-
-            hub.asker = AppAsker(self)  # a person answers the servers' requests
-        try:
-            async with hub.attach(self.agent):
-                tools = self.agent.state.tools
-                self.labels.update({t.name: t.label for t in tools})
-                self.descriptions.update({t.name: t.description for t in tools})
-                self.sources.update({t.name: t.source for t in tools if t.source})
-                for connection, line in zip(hub.connections, hub.report(), strict=True):
-                    failed = connection.status != "ready"
-                    self.notify(
-                        line,
-                        severity="error" if failed else "information",
-                        timeout=12 if failed else 4,
-                        markup=False,
-                    )
-                hub.on_change = self._mcp_server_exited
-                hub.on_tools_changed = self._mcp_tools_changed
-                self._mcp_started.set()
-                self._refresh_now()
-                await asyncio.Event().wait()  # until the app exits and cancels this worker
-        except Exception as exc:  # noqa: BLE001 - the app goes on without MCP tools
-            self.notify(f"MCP servers could not be started: {exc}", severity="error", markup=False)
-        finally:
-            self._mcp_started.set()
-
-    def _mcp_server_exited(self, connection: Any) -> None:
-        from workbench.mcp.hub import describe_failure
-
-        self.notify(
-            f"{describe_failure(connection)}\nctrl+p, 'Restart MCP server' starts it again.",
-            severity="error",
-            timeout=15,
-            markup=False,
-        )
-        self._refresh_now()  # the status bar names it
-
-    def _mcp_tools_changed(self, connection: Any, added: list[str], removed: list[str]) -> None:
-        tools = [t for t in self.agent.state.tools if t.source == f"mcp:{connection.name}"]
-        self.labels.update({t.name: t.label for t in tools})
-        self.descriptions.update({t.name: t.description for t in tools})
-        self.sources.update({t.name: t.source for t in tools if t.source})
-        change = McpToolsChangedEvent(server=connection.name, added=added, removed=removed)
-        self.notify(change.text, markup=False)
-
-    def action_mcp_servers(self) -> None:
-        from widgets.mcp_servers import McpServersScreen
-
-        hub = self.runtime.mcp
-        if hub is None:
-            self.notify(
-                "No MCP servers in this run (start one with --mcp, --mcp-url or --mcp-config)",
-                severity="warning",
-                markup=False,
-            )
-            return
-        self.push_screen(McpServersScreen(hub, self.restart_mcp_server, self.open_mcp_catalog))
-
-    @work(group="mcp-restart", exit_on_error=False)
-    async def restart_mcp_server(self, name: str) -> None:
-        """Start MCP server `name` again; its tools replace the old ones."""
-        hub = self.runtime.mcp
-        assert hub is not None
-        try:
-            connection = await hub.restart(name)
-        except (KeyError, RuntimeError) as exc:
-            self.notify(str(exc), severity="warning", markup=False)
-            return
-        if connection.status != "ready":
-            self.notify(
-                hub.report()[hub.connections.index(connection)],
-                severity="error",
-                timeout=12,
-                markup=False,
-            )
-            return
-        tools = [t for t in hub.tools if t.source == f"mcp:{name}"]
-        self.labels.update({t.name: t.label for t in tools})
-        self.descriptions.update({t.name: t.description for t in tools})
-        self.sources.update({t.name: t.source for t in tools if t.source})
-        self.notify(f"MCP server {name} restarted: {len(tools)} tools", markup=False)
         self._refresh_now()
 
     @on(Timeline.Selected)
@@ -557,6 +410,17 @@ class WorkbenchApp(
 
         self.push_screen(HelpScreen())
 
+    def action_sessions(self) -> None:
+        """The session library over the main screen (Escape comes back)."""
+        from widgets import sessions_app
+        from workbench.sessions.header import default_session_dir
+
+        screen = getattr(sessions_app, "SessionsScreen", None)
+        if screen is None:  # until the library is a screen too, not only an app
+            return self.notify("`workbench sessions` opens the session library.", timeout=4)
+        path = self.runtime.session_path  # the library of where this app records
+        self.push_screen(screen(path.parent if path else default_session_dir()))
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Show each key in the footer only while it can do something (False hides it)."""
         pause = self.view_state.pause
@@ -568,77 +432,17 @@ class WorkbenchApp(
             return self.agent.state.is_streaming
         if action == "quit_hint":
             return not self.agent.state.is_streaming
+        if action == "sessions":
+            return self.screen is self.main
         return True
-
-    # -- command palette ---------------------------------------------------------------
-
-    def get_system_commands(self, screen: Screen[Any]):  # type: ignore[no-untyped-def]
-        yield from super().get_system_commands(screen)
-        for binding in self.BINDINGS:
-            assert isinstance(binding, Binding)
-            if binding.description:
-                yield SystemCommand(
-                    f"{binding.description} ({binding.key})",
-                    _command_help(binding.action),
-                    lambda action=binding.action: self.run_action(action),
-                )
-        hub = self.runtime.mcp
-        for connection in hub.connections if hub is not None else ():
-            if connection.status in ("failed", "exited"):
-                yield SystemCommand(
-                    f"Restart MCP server {connection.name}",
-                    f"It {connection.status}: start it again and list its tools anew",
-                    lambda name=connection.name: self.restart_mcp_server(name),
-                )
-        yield SystemCommand(
-            "Call a tool by hand…",
-            "Pick any tool, fill its arguments, run it as a model's call (the model never sees it)",
-            self.action_call_by_hand,
-        )
-        linked = self.linked_resources(self.inspector.record)
-        if linked is not None:
-            yield SystemCommand(
-                "MCP resources in the selected call's result",
-                "Read the resources its result links to or embeds, and attach them",
-                lambda: self.open_mcp_catalog(*linked),
-            )
-        yield from self.image_commands()
-        if screen is self._main:
-            yield SystemCommand(
-                "Thinking (t in the timeline)",
-                "Open every thinking block in the timeline, or close them all",
-                self.timeline.action_toggle_thinking,
-            )
-
-
-def _command_help(action: str) -> str:
-    return {
-        "cancel_run": "Fire the run's abort signal (works in dialogs too)",
-        "help": "Keys and what the screen shows",
-        "toggle_step": "Pause before every model request and tool execution",
-        "step": "At a pause: go to the next pause point",
-        "continue_run": "At a pause: leave step mode and run to the next breakpoint",
-        "run_to_end": "At a pause: ignore every pause until this run ends",
-        "toggle_breakpoint": "Break on the selected call's tool",
-        "breakpoints": "Add or remove breakpoints of every kind",
-        "edit_paused": "At a pause before a tool or at failed arguments: edit the arguments (re-validated)",
-        "answer_paused": "At a pause before a tool: answer it yourself; at @error: replace the result",
-        "cancel_call": "Cancel only the selected running call",
-        "focus_prompt": "Put the cursor in the message box",
-        "run_details": "Every model request as sent, and where the run's time went",
-        "mcp_servers": "Each MCP server's state, tools, log and stderr; restart one",
-        "new_run": "Start again: a new session, a fresh scratch workspace, the scenario's prompt",
-    }.get(action, action)
-
-
-def _permission_modal_type() -> type:
-    from widgets.permission_modal import PermissionModal
-
-    return PermissionModal
 
 
 def make_app(
-    runtime: Runtime, *, prefill: str | None = None, subtitle: str | None = None
+    runtime: Runtime,
+    *,
+    prefill: str | None = None,
+    subtitle: str | None = None,
+    stats: ScreenStats | None = None,
 ) -> WorkbenchApp:
-    """The one factory the CLI, the tests and the screenshot script share."""
-    return WorkbenchApp(runtime, prefill=prefill, subtitle=subtitle)
+    """The one factory the CLI, the tests, the benchmarks and the screenshot script share."""
+    return WorkbenchApp(runtime, prefill=prefill, subtitle=subtitle, stats=stats)

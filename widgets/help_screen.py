@@ -41,6 +41,7 @@ output, the result and the call's own events.
 | ctrl+o | at a pause before a tool: answer it yourself; at an error result (`@error`): replace it |
 | ctrl+l | back to the message box |
 | ctrl+n | a new run: fresh scratch workspace, new session file |
+| ctrl+s | the session library: search the recorded sessions, open one in replay |
 | ctrl+p | command palette (every action, themes; "Call a tool by hand…" runs one tool without the model) |
 | ctrl+q | quit |
 

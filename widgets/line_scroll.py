@@ -1,7 +1,7 @@
 """`LineScrollView`: the base of the widgets drawn line by line (the timeline, the inspector).
 
-Setting a `ScrollView`'s `virtual_size` lays out every widget on the screen (30 to
-100 ms on the workbench's screen). A line-drawn widget's own size never depends on
+Setting a `ScrollView`'s `virtual_size` lays out every widget on the screen, the
+costliest thing a refresh can set off. A line-drawn widget's own size never depends on
 its content, and its scrollbar is always there (`overflow-y: scroll`), so only the
 bar itself needs to know: `set_virtual_size` sets the size without a layout, and
 `hide_empty_track` hides the empty track while everything fits (`-fits`).
@@ -46,8 +46,8 @@ class LineScrollView(ScrollView):
     def hide_empty_track(self) -> None:
         """An empty track beside content that fits reads as a stray column: hide it.
 
-        (A class change restyles the widget and its component classes, some 8 ms on the
-        timeline, so the timeline skips it during a burst; the thumb shows either way.)
+        (A class change restyles the widget and its component classes, so the timeline
+        skips it during a burst; the thumb shows either way.)
         """
         fits = self.virtual_size.height <= self.scrollable_content_region.height
         self.set_class(fits, "-fits")

@@ -60,15 +60,13 @@ class NewRunActions:
         self._view_state, self._unfolded = ViewState(), []
         self.selected_id, self.follow_latest = None, True
         self._permission_open = None
-        self.labels = {t.name: t.label for t in self.agent.state.tools}
-        self.descriptions = {t.name: t.description for t in self.agent.state.tools}
-        self.sources = {t.name: t.source for t in self.agent.state.tools if t.source}
-        self.timeline.labels = self.labels
-        self._unsubscribe = self.agent.subscribe(self._on_bus_event)
+        self.labels, self.descriptions, self.sources = {}, {}, {}
+        self.learn_tools(self.agent.state.tools)
+        self._listen()
         self._show_runtime_title()
         self.prompt_bar.input.value = runtime.prompt
         self.timeline.empty_text = empty_text(bool(runtime.prompt))
-        self.timeline.reset(self._view_state)
+        self.main.reset(self._view_state, self.labels)
         self._refresh_now()
         self.prompt_bar.input.focus()
         if runtime.mcp is not None:

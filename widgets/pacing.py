@@ -7,10 +7,9 @@ with its own work, not waiting on a model, and every millisecond the screen take
 one the agent waits. During a burst:
 
 - refreshes are `burst_interval` apart, or further if a refresh costs more than
-  1/`budget` of that: the screen's share of a burst is held to 5 %. (The fold of
-  every event takes about 10 % of a busy run whatever the pacing, and the app as a
-  whole is to cost the agent at most a fifth; a full refresh at 160×48, painted,
-  costs 30 to 50 ms, so a burst there refreshes every 0.6 to 1 s);
+  1/`budget` of that: the screen's share of a burst is held to 5 %, beside the fold
+  of every event, which no pacing saves, so that the app as a whole costs the agent
+  at most a fifth (`benchmarks/ui_throughput.py`; figures in benchmarks/README.md);
 - the inspector, when it follows the newest call, catches up once every
   `inspect_interval` (the newest call changes faster than anyone can read it), or
   further apart if showing a call costs more than 1/`inspect_budget` of that (a call

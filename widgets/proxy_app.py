@@ -22,7 +22,6 @@ from textual.widgets.option_list import Option
 
 from widgets.app import WorkbenchApp
 from widgets.prompt_bar import PromptBar
-from widgets.status_bar import StatusBar
 from workbench.agent import Agent, Model
 from workbench.bus_events import PermissionRequestEvent, StepPausedEvent
 from workbench.runtime import Runtime
@@ -62,8 +61,8 @@ class ProxyApp(WorkbenchApp):
     def side_panel(self) -> ComposeResult:
         yield ConversationList(id="conversations")
 
-    def on_mount(self) -> None:
-        super().on_mount()
+    def main_ready(self) -> None:
+        super().main_ready()
         self.prompt_bar.display = False  # the agent sends the messages
         self.prompt_bar.input.disabled = True
         self.timeline.empty_text = f"Waiting for an agent's first request ({self.proxy.upstream})"
@@ -122,7 +121,8 @@ class ProxyApp(WorkbenchApp):
         self._queues[conv.number] = []
         self.selected_id = None
         self.follow_latest = True
-        self._main.query_one(StatusBar).model = conv.agent.state.model.id
+        self.main.status.model = conv.agent.state.model.id
+        self.main.reset(self._view_state)  # another conversation's items
         self._refresh_now()
 
     def action_next_conversation(self) -> None:
@@ -155,11 +155,9 @@ class ProxyApp(WorkbenchApp):
     def _refresh_now(self) -> None:
         tools = self.agent.state.tools
         if len(tools) != len(self.descriptions):  # the agent declared more tools
-            self.labels.update({t.name: t.label for t in tools})
-            self.descriptions.update({t.name: t.description for t in tools})
-            self.sources.update({t.name: t.source for t in tools if t.source})
+            self.learn_tools(tools)
         super()._refresh_now()
-        if self._widgets is not None:
+        if self._shown:
             self._sync_list()
 
     def _sync_list(self) -> None:
@@ -167,7 +165,7 @@ class ProxyApp(WorkbenchApp):
         if rows == self._listing:
             return
         self._listing = rows
-        listing = self._main.query_one(ConversationList)
+        listing = self.main.query_one(ConversationList)
         listing.clear_options()
         listing.add_options([Option(_label(*row)) for row in rows])
         if self.current in self.proxy.conversations:

@@ -7,9 +7,9 @@ live app runs, so replay shows exactly what the live screen showed after event N
 The events stay in the file (`sessions.log.EventLog`) and the fold moves with
 `sessions.scrub.ScrubFold`: forward it folds the events in between; back, or far
 ahead, it starts from the checkpoint at the last turn start before the target, so a
-jump costs at most one turn's events. The earlier turns' objects are the same ones
-the timeline drew, so only the current turn is drawn again. Drawing never runs twice
-at once: keys pressed while a drawing is laid out end in one more drawing.
+jump costs at most one turn's events. The timeline knows its items by index and
+`rev`, so it draws again only what differs from what it showed. Drawing never runs
+twice at once: keys pressed while a drawing is laid out end in one more drawing.
 
 Fork (key f) leaves the replay and opens the live app on the transcript up to the
 end of the current turn, with the recorded scenario or another model, recording
@@ -25,16 +25,15 @@ from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Header, OptionList, Static
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from widgets import responsive
 from widgets.app import WorkbenchApp
-from widgets.pause_banner import PauseBanner
+from widgets.main_screen import MainScreen
 from widgets.scrubber import Scrubber
-from widgets.status_bar import StatusBar
 from widgets.terminal_safety import SafeTextApp
 from widgets.timeline import Timeline
 from widgets.tool_inspector import ToolInspector
@@ -111,6 +110,9 @@ class ReplayApp(SafeTextApp, App[ForkRequest | None]):
         Binding("q", "quit", "Quit"),
     ]
 
+    main: MainScreen
+    """The main screen (made when the app starts)."""
+
     def __init__(
         self,
         session: Session,
@@ -130,8 +132,6 @@ class ReplayApp(SafeTextApp, App[ForkRequest | None]):
         else:
             scrub.attach(self.events)
         self.scrub = scrub
-        self.view_state: ViewState = self.scrub.state
-        """The fold of events[:position] (one object, changed in place)."""
         self.position = scrub.position
         self.selected_id: str | None = None
         header = session.header
@@ -146,31 +146,42 @@ class ReplayApp(SafeTextApp, App[ForkRequest | None]):
 
     # -- layout ------------------------------------------------------------------------
 
-    def compose(self) -> ComposeResult:
-        yield Header(show_clock=False)
-        yield PauseBanner(id="pause-banner")
-        with Horizontal(id="main"):
-            yield Timeline(self.labels, self.view_state, self._now, id="timeline")
-            yield ToolInspector(id="inspector")
-        yield StatusBar(self.session.header.model.id, id="status")
-        yield Scrubber(len(self.events), self.marks.positions["turn"], id="scrubber")
-        yield Footer()
+    def get_default_screen(self) -> MainScreen:
+        self.main = MainScreen(
+            self.view_state,
+            labels=self.labels,
+            clock=self._now,
+            model=self.session.header.model.id,
+            bottom=Scrubber(len(self.events), self.marks.positions["turn"], id="scrubber"),
+            mode="replay",
+            ready=self.main_ready,
+        )
+        return self.main
+
+    @property
+    def view_state(self) -> ViewState:
+        """The fold of events[:position] (a new object after a move back)."""
+        return self.scrub.state
 
     @property
     def timeline(self) -> Timeline:
-        return self.screen_stack[0].query_one(Timeline)
+        return self.main.timeline
 
     @property
     def inspector(self) -> ToolInspector:
-        return self.screen_stack[0].query_one(ToolInspector)
+        return self.main.inspector
 
     @property
     def scrubber(self) -> Scrubber:
-        return self.screen_stack[0].query_one(Scrubber)
+        bottom = self.main.bottom
+        assert isinstance(bottom, Scrubber)
+        return bottom
 
-    def on_mount(self) -> None:
-        responsive.follow_width(self, self.screen_stack[0])
-        self.screen_stack[0].query_one(StatusBar).mode = "replay"
+    async def on_mount(self) -> None:
+        await self.main.mounted.wait()  # the main screen's start-up (`main_ready`) first
+
+    def main_ready(self) -> None:
+        """The main screen's widgets are mounted: show where the replay starts."""
         self.timeline.empty_text = "Nothing yet at this point of the session (→ steps forward)."
         for warning in self.session.warnings:
             self.notify(warning, severity="warning", timeout=6, markup=False)
@@ -211,17 +222,10 @@ class ReplayApp(SafeTextApp, App[ForkRequest | None]):
         if self._closing or self._closed:
             return
         state = self.view_state
-        now = self._now()
-        main = self.screen_stack[0]
-        self.timeline.sync(state, now)
-        self.timeline.mark_selected(self.selected_id)
-        record = state.calls.get(self.selected_id or "")
-        self.inspector.show(
-            record, self.descriptions.get(record.name, "") if record else "", now,
-            batch=state.batch_of(record) if record is not None else None,
+        self.main.show(
+            state, self._now(), selected=self.selected_id, descriptions=self.descriptions
         )
-        main.query_one(StatusBar).sync(state)
-        main.query_one(PauseBanner).show(state.pause, self.labels)
+        record = state.calls.get(self.selected_id or "")
         event = self.events[self.position - 1] if self.position else None
         first = self.events[0].timestamp if self.events else 0.0
         self.scrubber.show(
@@ -314,7 +318,8 @@ class ForkedApp(WorkbenchApp):
         self.fork = fork
         self._view_state = fold(fork.events)
 
-    def on_mount(self) -> None:  # WorkbenchApp.on_mount runs too (Textual calls both)
+    def main_ready(self) -> None:
+        super().main_ready()
         parent = Path(self.fork.parent.path).name
         where = self.runtime.session_path.name if self.runtime.session_path else "nowhere"
         self.notify(

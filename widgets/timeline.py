@@ -6,15 +6,13 @@ thousand calls costs the screen no more layout than an empty one. Each item of
 each drawn into strips once and kept until what it depends on changes: the item's or
 the call's `rev`, the selection, the width, a running call's ticking time
 (`widgets.timeline_parts`). Cards are drawn only when they scroll into view. A text's
-height is only known once drawn, so a text off screen gets an estimate, and is drawn
-when it scrolls into view or, a few milliseconds' worth at a time, while the app is
-calm; what is on screen stays in place when an estimate is corrected.
+height is only known once drawn, so a text off screen gets an estimate
+(`widgets.timeline_settle`). Mouse and keys: `widgets.timeline_input`.
 """
 
 from __future__ import annotations
 
 import heapq
-import time
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Hashable
@@ -23,15 +21,16 @@ from typing import ClassVar
 
 from rich.style import Style
 from rich.text import Text
-from textual import events
 from textual.binding import Binding, BindingType
-from textual.geometry import Region, Size
+from textual.geometry import Size
 from textual.message import Message
 from textual.strip import Strip
 
 from widgets.heights import Heights
 from widgets.line_scroll import LineScrollView
+from widgets.timeline_input import TimelineInput
 from widgets.timeline_parts import ItemView, Painter, Part, Target, estimate_lines, place
+from widgets.timeline_settle import EstimateSettling
 from widgets.tool_card import CARD_HEIGHT, SLOW_AFTER_MS, card_key, card_strips
 from workbench.view.fold import ViewState
 from workbench.view.records import TimelineItem
@@ -39,7 +38,7 @@ from workbench.view.records import TimelineItem
 EMPTY_TEXT = "Nothing yet. Type a message below and press Enter."
 
 
-class Timeline(LineScrollView, can_focus=True):
+class Timeline(TimelineInput, EstimateSettling, LineScrollView, can_focus=True):
     """All timeline items; `sync(state, now)` redraws what changed. Posts `Selected`."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -112,7 +111,8 @@ class Timeline(LineScrollView, can_focus=True):
         self._unsettled: list[int] = []
         """A heap of minus the index of each view with estimated parts (newest first)."""
         self._parked: deque[ItemView] = deque()
-        """Views a replay jump back cut off, in order: taken back if their items return."""
+        """Views a replay jump back cut off, in order: taken back as the items at their
+        indexes return (what a view drew holds while the item's `rev` is the same)."""
         self._width = 0
         self._now = 0.0
         self._hover: Target | None = None
@@ -132,8 +132,7 @@ class Timeline(LineScrollView, can_focus=True):
         view, or a few milliseconds' worth at a time while the app is not `busy`.
         """
         self._busy = busy
-        if state is not self.state:
-            self.reset(state)
+        self.state = state
         self._now = now
         width = self.scrollable_content_region.width - 1  # one column of right padding
         if width != self._width:
@@ -149,8 +148,7 @@ class Timeline(LineScrollView, can_focus=True):
             self._add_view(item)
         changed = False
         for index, view in enumerate(self._views):
-            if view.item is not items[index]:
-                view.item, view.signature = items[index], None
+            view.item = items[index]  # the same item at the same `rev` draws the same
             signature = self._signature(index, view.item)
             if signature != view.signature:
                 view.signature = signature
@@ -170,7 +168,12 @@ class Timeline(LineScrollView, can_focus=True):
             self._relayout()  # a new height: still at the end if following, the bar if needed
 
     def reset(self, state: ViewState) -> None:
-        """Forget every item (a new session)."""
+        """Forget every item: `state` is another session's.
+
+        Within one session an item is known by its index in `state.items` and its
+        `rev` (the fold bumps it on every change), so `sync` takes a new state object
+        of the same session (replay moving back) and keeps what it drew; another
+        session's items would match by index and `rev` alone, so they need this."""
         self.state = state
         self._views.clear()
         self._heights.truncate(0)
@@ -193,21 +196,15 @@ class Timeline(LineScrollView, can_focus=True):
 
     def _add_view(self, item: TimelineItem) -> None:
         parked = self._parked
-        if parked and parked[0].item is item:  # the same item, drawn before the jump back
+        if parked:  # the item at this index, drawn before the jump back (maybe at another rev)
             view = parked.popleft()
+            view.item = item
         else:
-            parked.clear()
             view = ItemView(item)
         index = len(self._views)
         self._views.append(view)
         self._heights.append(view.height)
         self._placed(index, view)
-
-    def mark_selected(self, tool_call_id: str | None) -> None:
-        """Highlight the selected call (and only that one)."""
-        if tool_call_id != self.selected_id:
-            self.selected_id = tool_call_id
-            self.sync(self.state, self._now)
 
     def batches(self) -> list[list[str]]:
         """The call ids of every assistant message that has calls, in timeline order."""
@@ -374,87 +371,6 @@ class Timeline(LineScrollView, can_focus=True):
         if self._width > 0:
             self.sync(self.state, self._now)
 
-    def _settle_visible(self) -> None:
-        """Draw the estimated parts on screen (and, unless busy, a screenful around, so
-        paging is smooth), then lay out again."""
-        if not self._estimated or not self._views:
-            return
-        for _ in range(4):  # drawn heights move what is on screen: look again
-            height = max(self.scrollable_content_region.height, 1)
-            top = int(self.scroll_y)
-            around = 0 if self._busy else height
-            changed = False
-            for index in self._rows_between(top - around, top + height + around):
-                if self._settle_view(index):
-                    changed = True
-            if not changed:
-                return
-            self._relayout()
-
-    def _rows_between(self, first: int, last: int) -> range:
-        """The indexes of the views holding lines `first`..`last`."""
-        heights = self._heights
-        start = max(heights.find(max(first, 0)), 0)
-        return range(start, min(heights.find(last) + 1, len(self._views)))
-
-    def _settle_view(self, index: int) -> bool:
-        """Draw the view's estimated parts; True if its height changed."""
-        view = self._views[index]
-        change = 0
-        for part in view.parts:
-            if part.estimated:
-                self._estimated -= 1
-                change += abs(part.settle())
-        if change:
-            place(view)
-            self._placed(index, view)
-        return change != 0
-
-    def settle_all(self) -> None:
-        """Draw every estimated part now (tests, and copying the whole timeline)."""
-        if self._estimated:
-            for index in range(len(self._views)):
-                self._settle_view(index)
-            self._estimated = 0
-            self._unsettled.clear()
-            self._relayout()
-
-    def _settle_later(self) -> None:
-        if not self._settling:
-            self._settling = True
-            self.set_timer(0.05, self._settle_some)
-
-    def _settle_some(self, budget: float = 0.004) -> None:
-        """Draw estimated parts for up to `budget` seconds, newest first, keeping what is
-        on screen in place; again later while some are left and the app is not busy."""
-        self._settling = False
-        if self._busy or not self._estimated:
-            return
-        deadline = time.perf_counter() + budget
-        top = int(self.scroll_y)
-        shift = 0
-        views, heap = self._views, self._unsettled
-        while heap and time.perf_counter() <= deadline:
-            index = -heapq.heappop(heap)
-            if index >= len(views) or not any(p.estimated for p in views[index].parts):
-                continue  # cut off, or settled since
-            height = views[index].height
-            above = self._heights.start(index) + height <= top
-            if self._settle_view(index) and above:
-                shift += views[index].height - height  # keep what is on screen in place
-        if not heap:
-            self._estimated = 0
-        self._relayout()
-        if shift and not self.follow:
-            self.scroll_to(y=top + shift, animate=False, immediate=True)
-        if self._estimated:
-            self._settle_later()
-
-    def watch_scroll_y(self, old: float, new: float) -> None:
-        super().watch_scroll_y(old, new)
-        if self._estimated and round(old) != round(new):
-            self._settle_visible()
-
     def _relayout(self) -> None:
         height = self._heights.total + 1 if self._views else 2  # a blank line at the end
         self.set_virtual_size(Size(max(self._width, 0), height))
@@ -496,113 +412,3 @@ class Timeline(LineScrollView, can_focus=True):
         if strip.cell_length == width:
             return strip
         return strip.extend_cell_length(width, self._style("")).crop(0, width)
-
-    # -- input -----------------------------------------------------------------------
-
-    def _target(self, event: events.MouseEvent) -> Target | None:
-        offset = event.get_content_offset(self)
-        if offset is None:
-            return None
-        found = self._locate(int(self.scroll_y) + offset.y)
-        return found[0].target if found is not None else None
-
-    async def on_click(self, event: events.Click) -> None:
-        target = self._target(event)
-        if target is None:
-            return
-        kind, value = target
-        if kind == "call":
-            self.post_message(self.Selected(str(value)))
-        elif kind == "turn":
-            await self.app.run_action(f"run_details({value})")
-        elif kind == "thinking":
-            self._expanded.symmetric_difference_update({value})  # type: ignore[arg-type]
-            self.sync(self.state, self._now)
-
-    def on_mouse_move(self, event: events.MouseMove) -> None:
-        target = self._target(event)
-        hover = target if target is not None and target[0] == "turn" else None
-        if hover != self._hover:
-            self._hover = hover
-            self.sync(self.state, self._now)
-
-    def on_leave(self, _event: events.Leave) -> None:
-        if self._hover is not None:
-            self._hover = None
-            self.sync(self.state, self._now)
-
-    def _on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
-        self.follow = False
-
-    def _on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
-        self.follow = self.scroll_y >= self.max_scroll_y - 2
-
-    def on_focus(self) -> None:
-        ids = self._call_ids()
-        if ids:
-            self.post_message(
-                self.Selected(self.selected_id if self.selected_id in ids else ids[-1])
-            )
-
-    def action_select(self) -> None:
-        if self.selected_id is not None:
-            self.post_message(self.Selected(self.selected_id))
-
-    def action_move(self, step: int) -> None:
-        ids = self._call_ids()
-        if not ids:
-            return
-        if self.selected_id in ids:
-            index = min(max(ids.index(self.selected_id) + step, 0), len(ids) - 1)
-        else:
-            index = 0 if step > 0 else len(ids) - 1
-        self.post_message(self.Selected(ids[index]))
-        self.show_call(ids[index])
-
-    def _thinking_blocks(self) -> list[tuple[int, int]]:
-        """(item, block) of every thinking block, in timeline order."""
-        return [
-            (index, block_index)
-            for index, view in enumerate(self._views)
-            for block_index, block in enumerate(view.item.blocks)
-            if block.kind == "thinking"
-        ]
-
-    def action_toggle_thinking(self) -> None:
-        """Open every thinking block, or close them all if any is open."""
-        self._expanded = set() if self._expanded else set(self._thinking_blocks())
-        self.sync(self.state, self._now)
-
-    def action_toggle_one_thinking(self) -> None:
-        """Open or close the thinking of the reply that holds the selected call (with
-        no call selected, or none in a reply with thinking: the newest thinking block)."""
-        blocks = self._thinking_blocks()
-        if not blocks:
-            self.app.notify("No thinking to show: the model has not sent any.", timeout=2)
-            return
-        chosen = blocks[-1]
-        for index, view in enumerate(self._views):
-            if self.selected_id in view.item.tool_call_ids:
-                chosen = next((b for b in blocks if b[0] == index), chosen)
-                break
-        self._expanded.symmetric_difference_update({chosen})
-        self.sync(self.state, self._now)
-        if chosen in self._expanded and chosen[0] < len(self._views):
-            self.follow = False
-            start = self._heights.start(chosen[0])
-            self.scroll_to_region(Region(0, start, 1, 3), animate=False, immediate=True)
-
-    def _call_ids(self) -> list[str]:
-        return [i for view in self._views for i in view.item.tool_call_ids if i in self._card_at]
-
-    def follow_newest(self) -> None:
-        """Scroll to the end if following."""
-        if self.follow:
-            self.scroll_end(animate=False, immediate=True, x_axis=False)
-
-    def show_call(self, tool_call_id: str) -> None:
-        """Scroll so the call's card is visible (and stop following the newest item)."""
-        line = self.line_of(tool_call_id)
-        if line is not None:
-            self.follow = False
-            self.scroll_to_region(Region(0, line, 1, CARD_HEIGHT), animate=False, immediate=True)

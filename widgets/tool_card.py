@@ -3,8 +3,8 @@
 The first line has the tool's label, its arguments, a status badge and its time; the
 second the first line of its result, its live output or what it waits for. A card is
 a few runs of text, each with a Rich style definition, cut and padded to the width
-and turned into segments directly: no Rich `Text`, tables or layout, so drawing one
-costs some 40 µs (a `Text` drawing it the same took 150). The timeline caches a card
+and turned into segments directly: no Rich `Text`, tables or layout, which would cost
+several times as much a card. The timeline caches a card
 until the call, the selection or the ticking time changes.
 """
 

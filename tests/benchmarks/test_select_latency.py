@@ -7,11 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-from textual.screen import Screen
-
-from benchmarks.select_latency import LayoutCount
-
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "select_latency.py"
 
 
@@ -25,10 +20,3 @@ def test_the_benchmark_prints_latency_and_layouts() -> None:
     assert selections >= 5  # every call of the demo, once
     assert re.search(r"until painted and settled: \d+ ms \(median; \d+ to \d+\)", done.stdout)
     assert re.search(r"layouts of the screen:\s+\d+\.\d a selection", done.stdout)
-
-
-def test_layouts_are_counted_only_while_installed() -> None:
-    original = Screen._refresh_layout
-    with LayoutCount() as layouts, pytest.raises(AttributeError):
-        Screen._refresh_layout(None)  # type: ignore[arg-type]  # counted, then Textual's own
-    assert layouts.count == 1 and Screen._refresh_layout is original

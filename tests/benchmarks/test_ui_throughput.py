@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.ui_throughput import Attribution, median_interval
+from benchmarks.ui_throughput import median_interval, timing_cost
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "ui_throughput.py"
 TINY = ["--turns", "2", "--calls", "2", "--updates", "2", "--text", "80", "--repeat", "1"]
@@ -38,21 +38,19 @@ def test_the_benchmark_runs_and_prints_its_figures() -> None:
     events = int(re.search(r"events per run:\s+([\d,]+)", out).group(1).replace(",", ""))
     assert events > 40
     ratio = float(re.search(r"ratio:\s+([\d.]+)", out).group(1))
-    assert 0.1 < ratio < 10
+    assert 0.1 < ratio < 100  # a tiny run is mostly the screen's fixed costs, whatever the load
     assert re.search(r"last event on screen:\s+\d+ ms", out)
 
 
 def test_the_attribution_accounts_for_the_apps_work() -> None:
     out = run(*TINY, "--attribute")
-    for part in ("fold", "refreshes", "paints", "layouts", "garbage collection"):
+    for part in ("fold", "refreshes", "refresh until painted", "garbage collection"):
         assert re.search(rf"{part}.*\d+\.\d ms", out), part
+    assert re.search(r"\d+ paints, \d+ layouts of the screen", out)
     assert re.search(r"the app's own work: -?\d+ ms of the run", out)
     assert re.search(r"timing's own \d+ ms taken off", out)
 
 
-def test_the_timing_calibration_measures_what_the_wrapper_adds() -> None:
-    attribution = Attribution()
-    attribution.ms["fold"], attribution.events = 5.0, 7
-    cost = attribution.calibrate(calls=2_000, rounds=3)
+def test_the_timing_calibration_measures_what_the_stats_wrapper_adds() -> None:
+    cost = timing_cost(calls=2_000, rounds=3)
     assert 0.0 < cost < 1e-4  # a fraction of a microsecond to some microseconds a call
-    assert attribution.ms["fold"] == 5.0 and attribution.events == 7  # the run's figures kept

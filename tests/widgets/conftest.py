@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from widgets.app import WorkbenchApp, make_app
+from widgets.screen_stats import ScreenStats
 from workbench.providers.scripted import Scenario
 from workbench.runtime import RunOptions, build_runtime
 from workbench.scratch import seed
@@ -17,16 +18,21 @@ from workbench.scratch import seed
 
 @pytest.fixture
 def make_test_app(tmp_path: Path) -> Callable[..., WorkbenchApp]:
-    """`make_test_app(scenario="demo", pace=inf, **run_options)` -> a WorkbenchApp."""
+    """`make_test_app(scenario="demo", pace=inf, stats=None, **run_options)` -> a
+    WorkbenchApp (`stats`: a `ScreenStats` the app fills in)."""
 
     def factory(
-        scenario: str | Scenario = "demo", *, pace: float = math.inf, **options: Any
+        scenario: str | Scenario = "demo",
+        *,
+        pace: float = math.inf,
+        stats: ScreenStats | None = None,
+        **options: Any,
     ) -> WorkbenchApp:
         loaded = scenario if isinstance(scenario, Scenario) else Scenario.load(scenario)
         seed(tmp_path, loaded.workspace_files)
         runtime = build_runtime(
             RunOptions(scenario=loaded, workspace=tmp_path, pace=pace, tool_abort_grace=0.2, **options)
         )
-        return make_app(runtime, subtitle="test workspace")
+        return make_app(runtime, subtitle="test workspace", stats=stats)
 
     return factory

@@ -17,6 +17,7 @@ from tests.support.chat_server import (
 from widgets.app import make_app
 from widgets.permission_modal import PermissionModal
 from widgets.run_details import RunDetailsScreen
+from widgets.screen_stats import ScreenStats
 from workbench.agent import AssistantMessage, ToolResultMessage
 from workbench.providers.settings import OpenAISettings
 from workbench.runtime import RunOptions, build_runtime
@@ -188,16 +189,17 @@ async def test_the_state_the_app_reads_always_has_every_event_folded_in(make_tes
     so an action never acts on a state behind the bus."""
     from workbench.agent.events import AgentStartEvent, TurnStartEvent
 
-    app = make_test_app(approve="all")
+    stats = ScreenStats()
+    app = make_test_app(approve="all", stats=stats)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         before = app.view_state.event_count
         for _ in range(3):  # straight onto the bus, with no chance for a refresh between
             await app.agent.publish(TurnStartEvent())
         await app.agent.publish(AgentStartEvent())
-        assert app.synced_event_count == before  # the screen has not caught up yet...
+        assert stats.synced == before  # the screen has not caught up yet...
         state = app.view_state  # ...but the state has every event
         assert state.event_count == before + 4
         assert state.turn == 3 and state.run_state == "streaming" and state.runs == 1
-        await wait_for(pilot, lambda: app.synced_event_count == before + 4)
+        await wait_for(pilot, lambda: stats.synced == before + 4)
         assert "turn 3" in str(app.screen.query_one("#status").render())

@@ -130,7 +130,7 @@ async def test_fork_continues_live_into_a_session_that_names_its_parent(tmp_path
     assert [c.status for c in report.calls] == ["same", "same"] and report.warnings == []
 
 
-async def test_going_back_keeps_the_objects_on_screen_and_equals_a_fresh_fold(
+async def test_going_back_shares_the_earlier_turns_objects_and_equals_a_fresh_fold(
     tmp_path: Path,
 ) -> None:
     runtime, _live = await record_run(tmp_path / "ws")
@@ -142,7 +142,8 @@ async def test_going_back_keeps_the_objects_on_screen_and_equals_a_fresh_fold(
     kept = 0
     for position in range(len(events) - 1, -1, -1):
         items, calls = list(state.items), dict(state.calls)
-        assert scrub.goto(position) is state
+        state = scrub.goto(position)  # a new state object after a move back
+        assert state is scrub.state
         assert state == fold(events[:position]), f"differs at {position}"
         turn = state.turn
         # the earlier turns' objects are the ones on screen already

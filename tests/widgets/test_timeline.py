@@ -7,6 +7,7 @@ from textual.widgets import Footer
 from tests.widgets.helpers import scenario_of, send, wait_for
 
 from widgets.run_details import RunDetailsScreen
+from widgets.screen_stats import ScreenStats
 from widgets.timeline import Timeline
 from workbench.agent import AgentToolResult, tool
 
@@ -114,14 +115,17 @@ async def test_after_a_burst_the_screen_catches_up_with_everything(make_test_app
         {"text": "working " * 100, "tool_calls": [{"name": "chatty", "arguments": {"n": n}} for n in range(20)]}
         for _ in range(15)
     ]
-    app = make_test_app(scenario_of([*turns, {"text": "all done"}]), tools=[chatty], allow=["chatty"])
+    stats = ScreenStats()
+    app = make_test_app(
+        scenario_of([*turns, {"text": "all done"}]), tools=[chatty], allow=["chatty"], stats=stats
+    )
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.pause(0.3)
         await send(pilot, app, lambda: app.view_state.run_state == "finished", timeout=60)
         state = app.view_state
         assert state.event_count > 8_000
-        assert app.refreshes < state.event_count / 500  # drawn a handful of times, not per event
-        await wait_for(pilot, lambda: app.synced_event_count == state.event_count)
+        assert stats.refreshes < state.event_count / 500  # drawn a handful of times, not per event
+        await wait_for(pilot, lambda: stats.synced == state.event_count)
         newest = state.latest_call_id
         assert app.inspector.record is not None and app.inspector.record.id == newest
         assert app.inspector.record.result_text == "call 19 done"
@@ -279,3 +283,30 @@ async def test_a_new_theme_recolours_the_timeline_and_the_inspector(make_test_ap
         await wait_for(pilot, lambda: head_colour() == timeline.get_component_rich_style("timeline--head").color)
         await wait_for(pilot, lambda: title_colour() == inspector.get_component_rich_style("inspector--title").color)
         assert head_colour() != old_head and title_colour() != old_title
+
+
+async def test_a_new_state_of_the_same_session_keeps_what_was_drawn_and_reset_forgets_it() -> None:
+    """Items are known by index and `rev`: a fresh fold of the same events (replay moving
+    back) reuses every drawn part; a change of `rev` redraws that item only; `reset`
+    (another session) draws everything again."""
+    first = _markdown_state(3)
+    app = lone_timeline(first, 12)
+    async with app.run_test(size=(80, 24)) as pilot:
+        timeline = app.query_one(Timeline)
+        timeline.sync(first, 0.0)
+        timeline.settle_all()
+        await pilot.pause()
+        drawn = [view.parts for view in timeline._views]
+        again = _markdown_state(3)  # equal items, other objects
+        again.items[2].blocks[0].text += "\n\nOne more line."
+        again.items[2].rev += 1
+        timeline.sync(again, 0.0)
+        assert timeline.state is again
+        assert [view.item for view in timeline._views] == again.items
+        assert all(a is b for a, b in zip(timeline._views[0].parts, drawn[0], strict=True))
+        assert all(a is b for a, b in zip(timeline._views[1].parts, drawn[1], strict=True))
+        assert timeline._views[2].parts is not drawn[2]
+        assert any("One more line." in line for line in timeline.plain_lines())
+        timeline.reset(again)
+        timeline.sync(again, 0.0)
+        assert not any(a is b for a, b in zip(timeline._views[0].parts, drawn[0], strict=True))

@@ -22,7 +22,8 @@ from workbench.view.fold import ViewState
 
 
 class ScrubFold:
-    """`state` is always the fold of `events[:position]`; `goto` moves it."""
+    """`state` is always the fold of `events[:position]`; `goto` moves it (a move back
+    makes a new state object: read `state` after each move)."""
 
     def __init__(self, events: Sequence[Any] = ()) -> None:
         self.state = ViewState()
@@ -61,7 +62,7 @@ class ScrubFold:
         index = bisect_right(self._positions, target) - 1
         start = self._positions[index]
         if target < self.position or start > self.position:
-            checkpoint.restore(self.checkpoints[index], self.state)
+            self.state = checkpoint.restore(self.checkpoints[index])
             self.position = start
         self._fold(self.position, target)
         return self.state

@@ -6,14 +6,14 @@ model reusing a call id makes it). So the state at the start of a turn is the
 containers as they were then: a checkpoint keeps a reference to each and its
 length, copies of the few small fields that change, and copies of what is still
 open then (the last turn's record, a message or calls still going). Restoring one
-slices the containers: the earlier turns' objects are shared, never copied, so a
-screen drawing them keeps what it drew.
+makes a new state from slices of the containers: the earlier turns' objects are
+shared, never copied.
 """
 
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from itertools import islice
 from typing import Any
 
@@ -41,12 +41,12 @@ class Checkpoint:
 
 def take(state: ViewState, position: int) -> Checkpoint:
     """A checkpoint of `state`, the fold of the first `position` events."""
-    fields = {
-        name: _copied(value)
-        for name, value in state.__dict__.items()
-        if name not in _LISTS and name not in _DICTS
+    values = {
+        field.name: _copied(getattr(state, field.name))
+        for field in fields(ViewState)
+        if field.name not in _LISTS and field.name not in _DICTS
     }
-    fields["streamed"] = copy.deepcopy(state.streamed)  # the streamed message grows in place
+    values["streamed"] = copy.deepcopy(state.streamed)  # the streamed message grows in place
     item = state.streaming_item
     open_item = None
     if item is not None:
@@ -58,16 +58,16 @@ def take(state: ViewState, position: int) -> Checkpoint:
         position,
         {name: (getattr(state, name), len(getattr(state, name))) for name in _LISTS},
         {name: (getattr(state, name), len(getattr(state, name))) for name in _DICTS},
-        fields,
+        values,
         open_item,
         copy.deepcopy(state.turns[-1]) if state.turns else None,
         {i: copy.deepcopy(state.calls[i]) for i in state.started if i in state.calls},
     )
 
 
-def restore(checkpoint: Checkpoint, state: ViewState) -> None:
-    """Make `state` the fold the checkpoint was taken of (in place: a screen bound to
-    `state` stays bound; the objects of finished turns are the same objects)."""
+def restore(checkpoint: Checkpoint) -> ViewState:
+    """A new state: the fold the checkpoint was taken of (the objects of finished
+    turns are the same objects, the open ones copies)."""
     values: dict[str, Any] = {name: _copied(v) for name, v in checkpoint.fields.items()}
     for name, (items, length) in checkpoint.lists.items():
         values[name] = items[:length]
@@ -83,8 +83,7 @@ def restore(checkpoint: Checkpoint, state: ViewState) -> None:
         values["turns"][-1] = copy.deepcopy(checkpoint.last_turn)
     for call_id, record in checkpoint.open_calls.items():
         values["calls"][call_id] = copy.deepcopy(record)
-    state.__dict__.clear()
-    state.__dict__.update(values)
+    return ViewState(**values)
 
 
 def _copied(value: Any) -> Any:

@@ -1,0 +1,122 @@
+"""The app's MCP servers: started with the app, watched, restarted (F7, the palette).
+
+A mixin of `WorkbenchApp`. The servers start in a worker that holds them for the
+app's lifetime; their tools join the agent's, each server's outcome is a
+notification, and a prompt sent before they are up waits for them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from typing import Any
+
+from textual import work
+
+from workbench.bus_events import McpToolsChangedEvent
+
+
+class McpLifecycle:
+    """`_serve_mcp`, `restart_mcp_server` and `action_mcp_servers`, for `WorkbenchApp`."""
+
+    runtime: Any
+    agent: Any
+    labels: dict[str, str]
+    descriptions: dict[str, str]
+    sources: dict[str, str]
+    _mcp_started: asyncio.Event | None
+    notify: Any
+    push_screen: Any
+    _refresh_now: Any
+    open_mcp_catalog: Any
+
+    def learn_tools(self, tools: Iterable[Any]) -> None:
+        """Note the label, description and source of `tools` (new or changed ones)."""
+        for t in tools:
+            self.labels[t.name] = t.label
+            self.descriptions[t.name] = t.description
+            if t.source:
+                self.sources[t.name] = t.source
+
+    @work(group="mcp", exit_on_error=False)
+    async def _serve_mcp(self) -> None:
+        """Start the MCP servers and keep them for the app's lifetime; their tools join
+        the agent's, and each server's outcome is a notification."""
+        hub = self.runtime.mcp
+        assert hub is not None and self._mcp_started is not None
+        if self.runtime.gate is not None and self.runtime.gate.policy == "ask":
+            from widgets.mcp_requests import AppAsker
+
+            hub.asker = AppAsker(self)  # a person answers the servers' requests
+        try:
+            async with hub.attach(self.agent):
+                self.learn_tools(self.agent.state.tools)
+                for connection, line in zip(hub.connections, hub.report(), strict=True):
+                    failed = connection.status != "ready"
+                    self.notify(
+                        line,
+                        severity="error" if failed else "information",
+                        timeout=12 if failed else 4,
+                        markup=False,
+                    )
+                hub.on_change = self._mcp_server_exited
+                hub.on_tools_changed = self._mcp_tools_changed
+                self._mcp_started.set()
+                self._refresh_now()
+                await asyncio.Event().wait()  # until the app exits and cancels this worker
+        except Exception as exc:  # noqa: BLE001 - the app goes on without MCP tools
+            self.notify(f"MCP servers could not be started: {exc}", severity="error", markup=False)
+        finally:
+            self._mcp_started.set()
+
+    def _mcp_server_exited(self, connection: Any) -> None:
+        from workbench.mcp.hub import describe_failure
+
+        self.notify(
+            f"{describe_failure(connection)}\nctrl+p, 'Restart MCP server' starts it again.",
+            severity="error",
+            timeout=15,
+            markup=False,
+        )
+        self._refresh_now()  # the status bar names it
+
+    def _mcp_tools_changed(self, connection: Any, added: list[str], removed: list[str]) -> None:
+        self.learn_tools(t for t in self.agent.state.tools if t.source == f"mcp:{connection.name}")
+        change = McpToolsChangedEvent(server=connection.name, added=added, removed=removed)
+        self.notify(change.text, markup=False)
+
+    def action_mcp_servers(self) -> None:
+        from widgets.mcp_servers import McpServersScreen
+
+        hub = self.runtime.mcp
+        if hub is None:
+            self.notify(
+                "No MCP servers in this run (start one with --mcp, --mcp-url or --mcp-config)",
+                severity="warning",
+                markup=False,
+            )
+            return
+        self.push_screen(McpServersScreen(hub, self.restart_mcp_server, self.open_mcp_catalog))
+
+    @work(group="mcp-restart", exit_on_error=False)
+    async def restart_mcp_server(self, name: str) -> None:
+        """Start MCP server `name` again; its tools replace the old ones."""
+        hub = self.runtime.mcp
+        assert hub is not None
+        try:
+            connection = await hub.restart(name)
+        except (KeyError, RuntimeError) as exc:
+            self.notify(str(exc), severity="warning", markup=False)
+            return
+        if connection.status != "ready":
+            self.notify(
+                hub.report()[hub.connections.index(connection)],
+                severity="error",
+                timeout=12,
+                markup=False,
+            )
+            return
+        tools = [t for t in hub.tools if t.source == f"mcp:{name}"]
+        self.learn_tools(tools)
+        self.notify(f"MCP server {name} restarted: {len(tools)} tools", markup=False)
+        self._refresh_now()
