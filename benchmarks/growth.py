@@ -5,8 +5,9 @@ operation runs in its own process, as a person runs it:
 
 - `headless`: `workbench --headless` on the scenario, recording the session, with the
   scripted model's simulated wire events off (as `RunOptions` and the other benchmarks
-  have them): each carries the whole transcript, as a real request does, so they cost
-  quadratic time and disk (`simulated_wire.py` measures them);
+  have them), or on with `--wire` (as `workbench --headless` has them): each request
+  event carries the whole transcript, as a real request does (the session records
+  only the messages added since the previous request);
 - `replay`: `ReplayApp` on that session in a headless Textual app (`App.run_test`,
   160x48), from reading the file to the first settled screen (the app opens at the
   last event); then `Home`, `End` and `Left` three times, each timed until the screen
@@ -30,6 +31,7 @@ log(events), over the larger sizes: the smallest run stands for the fixed cost
     python benchmarks/growth.py                       # 1k, 10k, 100k
     python benchmarks/growth.py --huge                # and 1M (minutes)
     python benchmarks/growth.py --sizes 1k,100k --ops replay --keep /tmp/growth
+    python benchmarks/growth.py --wire --ops headless,replay   # with the request events
 """
 
 from __future__ import annotations
@@ -102,6 +104,8 @@ def run_measured(argv: list[str], cwd: Path) -> tuple[float, float]:
 
 WALL = False
 """Report wall-clock time (`--wall`) instead of the CPU time the operation used."""
+WIRE = False
+"""Record the scripted model's simulated wire events (`--wire`)."""
 
 
 def workbench(*args: str) -> list[str]:
@@ -126,7 +130,7 @@ def measure_size(label: str, ops: list[str], work: Path) -> dict:
         argv = [
             sys.executable,
             __file__,
-            "--child-headless",
+            "--child-headless-wire" if WIRE else "--child-headless",
             "--headless",
             "--scenario",
             str(scenario),
@@ -190,11 +194,14 @@ def workspace(folder: Path) -> Path:
 # -- the children ---------------------------------------------------------------------
 
 
-def headless_child(argv: list[str]) -> int:
-    """`workbench` with these arguments, without simulated wire events."""
+def headless_child(argv: list[str], wire: bool = False) -> int:
+    """`workbench` with these arguments, with or without simulated wire events."""
     import dataclasses
 
     import workbench.__main__ as entry
+
+    if wire:
+        return entry.main(argv)
 
     options_from_args = entry.options_from_args
 
@@ -318,12 +325,16 @@ def main() -> None:
         action="store_true",
         help="wall-clock time instead of CPU time (which a busy shared machine moves less)",
     )
+    parser.add_argument(
+        "--wire", action="store_true", help="record the simulated wire events (model requests)"
+    )
     parser.add_argument("--child-replay", nargs=2, type=Path, help=argparse.SUPPRESS)
-    if sys.argv[1:2] == ["--child-headless"]:
-        sys.exit(headless_child(sys.argv[2:]))
+    if sys.argv[1:2] in (["--child-headless"], ["--child-headless-wire"]):
+        sys.exit(headless_child(sys.argv[2:], wire=sys.argv[1] == "--child-headless-wire"))
     args = parser.parse_args()
-    global WALL
+    global WALL, WIRE
     WALL = args.wall
+    WIRE = args.wire
     if args.child_replay:
         asyncio.run(replay_child(*args.child_replay))
         return

@@ -37,6 +37,7 @@ from widgets.scrubber import Scrubber
 from widgets.terminal_safety import SafeTextApp
 from widgets.timeline import Timeline
 from widgets.tool_inspector import ToolInspector
+from workbench import gc_policy
 from workbench.sanitize import literal
 from workbench.session_runs import ForkChoice, ForkRequest
 from workbench.sessions.fork import ForkPoint
@@ -142,6 +143,7 @@ class ReplayApp(SafeTextApp, App[ForkRequest | None]):
         self._render_again = False
         self.rendered_position = -1
         """The position the screen shows (it lags `position` while keys are held)."""
+        self._gc_thresholds: tuple[int, int, int] | None = None
         self.sub_title = f"{session.path.name} · {header.model.provider}:{header.model.id}"
 
     # -- layout ------------------------------------------------------------------------
@@ -186,6 +188,18 @@ class ReplayApp(SafeTextApp, App[ForkRequest | None]):
         for warning in self.session.warnings:
             self.notify(warning, severity="warning", timeout=6, markup=False)
         self.goto(self._start_at)
+        self.call_after_refresh(self._apply_gc_policy)
+
+    def _apply_gc_policy(self) -> None:
+        """The session's fold is here to stay, as the live app's objects are (see
+        `gc_policy`): without it, full collections walk the whole fold during jumps."""
+        if self._gc_thresholds is None:
+            self._gc_thresholds = gc_policy.apply()
+
+    def on_unmount(self) -> None:
+        if self._gc_thresholds is not None:
+            gc_policy.restore(self._gc_thresholds)
+            self._gc_thresholds = None
 
     # -- moving ------------------------------------------------------------------------
 

@@ -135,7 +135,7 @@ def test_a_runs_end_with_messages_the_session_does_not_hold_is_written_whole(
         AgentEndEvent(messages=[said]),
     ):
         recorder.write(event)
-    recorder._compactor.written(MessageEndEvent(message=said), None)  # as if unrecordable
+    recorder._compactor.written(MessageEndEvent(message=said), None, 0)  # as if unrecordable
     recorder.write(AgentEndEvent(messages=[said, said]))
     recorder.close()
     lines = lines_of(tmp_path / "t.jsonl")

@@ -90,7 +90,7 @@ class Decoder:
 
     def __init__(self) -> None:
         self._partial: AssistantMessage | None = None
-        self._expander = Expander()
+        self.expander = Expander()
 
     def decode(self, line: dict[str, Any]) -> Any:
         """The event of one decoded line (raises pydantic's ValidationError if bad, and
@@ -100,9 +100,9 @@ class Decoder:
         if kind == "message_update" and "message" not in data:
             return self._update(data, line.get("block"))
         if kind in EXPANDED:
-            data = self._expander.expand(line, data)
+            data = self.expander.expand(line, data)
         event = parse_event(data)
-        self._expander.read(event)
+        self.expander.read(event)
         if kind == "message_start" and isinstance(event.message, AssistantMessage):
             self._partial = event.message
         elif kind == "message_end":

@@ -145,6 +145,9 @@ class EventLog(Sequence[Any]):
         self._cache: OrderedDict[int, Any] = OrderedDict()
         self._kept: dict[int, Any] = {}
         """Events too dear to decode again (a run's end written without its messages)."""
+        self.requests: dict[int, tuple[Any, list[Any]]] = {}
+        """The `seq` and whole messages of requests decoded while the file was read for
+        the view fold (which holds them anyway): a jump back need not rebuild them."""
 
     def code(self, kind: str) -> int:
         """The code of an event type in `codes`."""
@@ -211,8 +214,9 @@ class EventLog(Sequence[Any]):
             return
         shared = None
         read = names
-        if "agent_end" in names:  # a run's end may refer to the run's messages
+        if "agent_end" in names or "provider_request" in names:  # compact lines refer back
             shared = self._primed(start, stop)
+        if "agent_end" in names:  # a run's end may refer to the run's messages
             read = names | RUN_KINDS
         with self.path.open("rb") as handle:
             for index in self.where(read, start, stop):
@@ -253,10 +257,13 @@ class EventLog(Sequence[Any]):
                 yield event
 
     def _primed(self, start: int, stop: int) -> Decoder:
-        """A decoder for events `start`..`stop` in order. A run's end among them that
-        was written without its messages (`sessions.compact`) is given them from the
-        run's `message_end` lines: those before `start` are read first."""
+        """A decoder for events `start`..`stop` in order, knowing what their compact
+        lines (`sessions.compact`) refer to before `start`: a run's end written
+        without its messages is given them from the run's `message_end` lines, and a
+        request written as the messages added since the previous one is given those
+        of the requests before it."""
         decoder = Decoder()
+        self._prime_request(decoder, start, stop)
         codes = self.codes
         end = codes.find(bytes((self._code["agent_end"],)), start, stop)
         begin = bytes((self._code["agent_start"],))
@@ -267,6 +274,30 @@ class EventLog(Sequence[Any]):
             for index in self.where(RUN_KINDS, first, start):
                 decoder.decode(loads(self._line(handle, index), LINE_DEPTH))
         return decoder
+
+    def _prime_request(self, decoder: Decoder, start: int, stop: int) -> None:
+        """Give `decoder` the last request before `start` when a request follows: from
+        the requests remembered while the file was read, else from its lines (back to
+        the last one written whole)."""
+        code = self._code["provider_request"]
+        mark = bytes((code,))
+        if self.codes.find(mark, start, stop) < 0:
+            return
+        last = self.codes.rfind(mark, 0, start)
+        if last < 0:
+            return
+        known = self.requests.get(last)
+        if known is not None:
+            decoder.expander.request = known
+            return
+        chain: list[dict[str, Any]] = []
+        with self.path.open("rb") as handle:
+            for index in reversed(list(self.where(("provider_request",), 0, start))):
+                line = loads(self._line(handle, index), LINE_DEPTH)
+                chain.append(line)
+                if "messages_from" not in line:
+                    break
+        decoder.expander.follow(chain[::-1])
 
     def where(self, kinds: Iterable[str], start: int = 0, stop: int | None = None) -> Iterator[int]:
         """The indices of the events of these types in `start`..`stop`, in order (found by

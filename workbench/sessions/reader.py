@@ -14,6 +14,7 @@ What can be wrong with a session file, and what happens:
 from __future__ import annotations
 
 import gc
+from bisect import bisect
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -128,6 +129,7 @@ def _index(
         codes = bytearray((delta_code,)) * len(lines)
         errors = bytearray(len(lines))
         skipped: list[int] = []
+        requests: list[tuple[int, Any]] = []
         for i, match in enumerate(matches):
             if match is not None:
                 if batcher.keep:
@@ -142,8 +144,12 @@ def _index(
                 codes[i] = log.code(event.type)
                 errors[i] = is_error(event)
                 tail = event if last else None
+                if event.type == "provider_request" and batcher.keep:
+                    requests.append((i, batcher.decoder.expander.request))
         for i in reversed(skipped):
             del starts[i], codes[i], errors[i]
+        for i, request in requests:  # the fold holds them: a jump back reuses them
+            log.requests[len(log) + i - bisect(skipped, i)] = request
         log.offsets.extend(starts)
         log.codes += codes
         log.errors += errors

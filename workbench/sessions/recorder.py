@@ -148,8 +148,8 @@ class Recorder:
                 self._compactor.forget(event.tool_call_id)
         self._write(line)
         self.events_written += 1
-        if event.type == "message_end":
-            self._compactor.written(event, recorded)
+        if event.type in ("message_end", "provider_request"):
+            self._compactor.written(event, recorded, seq)
 
     def close(self) -> None:
         if self._fd is not None and self.error is None:
