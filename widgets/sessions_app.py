@@ -63,6 +63,8 @@ class SessionsScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "focus_search", "Search", show=True),
         Binding("escape", "focus_table", "Table", show=False),
+        Binding("m", "mark", "Mark A/B", priority=False),
+        Binding("d", "diff", "Diff A B", priority=False),
         Binding("q", "close", "Close", priority=False),
     ]
 
@@ -78,6 +80,8 @@ class SessionsScreen(Screen[None]):
         self.library = Library(directory)
         self.query_state = query or Query()
         self.shown: list[Path] = []
+        self.marked: list[Path] = []
+        """Sessions marked to diff (A, then B)."""
         self.on_open = on_open or self.replay_in_terminal
 
     def compose(self) -> ComposeResult:
@@ -97,7 +101,7 @@ class SessionsScreen(Screen[None]):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns("recorded", "outcome", "model", "turns", "calls", "errors",
+        table.add_columns("", "recorded", "outcome", "model", "turns", "calls", "errors",
                           "denied", "first prompt / match")
         self.reload()
         table.focus()
@@ -151,6 +155,7 @@ class SessionsScreen(Screen[None]):
             data: dict[str, Any] = entry.data
             detail = entry.snippet or data["prompt"] or data["problem"]
             table.add_row(
+                self._mark_of(entry.path),
                 Text(when(data["created"])), Text(data["outcome"]),
                 Text(one_line(data["model"], 24)),
                 *(Text(str(data[k]), justify="right")
@@ -163,6 +168,10 @@ class SessionsScreen(Screen[None]):
         more = f" (the first {SHOWN})" if len(entries) >= SHOWN else ""
         note = f"; since ignored: {problem}" if problem else ""
         self._status(f"{count}{more} in {self.library.directory}{note} · Enter opens replay")
+
+    def _mark_of(self, path: Path) -> Text:
+        labels = dict(zip(self.marked, "AB", strict=False))
+        return Text(labels.get(path, ""), style="bold reverse" if path in labels else "")
 
     def _status(self, text: str) -> None:
         self.query_one("#status", Static).update(Text(literal(text)))
@@ -192,6 +201,31 @@ class SessionsScreen(Screen[None]):
             self._status(f"replay cannot open here; run: workbench replay {path}")
             return
         self.refresh_index()  # a fork made in replay is a new session
+
+    def action_mark(self) -> None:
+        """Mark the highlighted session as A (then B); again, unmark it."""
+        table = self.query_one(DataTable)
+        if not 0 <= table.cursor_row < len(self.shown):
+            return
+        path = self.shown[table.cursor_row]
+        if path in self.marked:
+            self.marked.remove(path)
+        else:
+            self.marked = [*self.marked, path][-2:]  # a third mark drops the oldest
+        for shown in self.shown:
+            table.update_cell(str(shown), table.ordered_columns[0].key, self._mark_of(shown))
+        names = " and ".join(f"{label}: {p.name}" for label, p in zip("AB", self.marked,
+                                                                          strict=False))
+        more = " · d diffs them" if len(self.marked) == 2 else " · mark another (m) to diff"
+        self._status(f"marked {names}{more}" if self.marked else "no session marked")
+
+    def action_diff(self) -> None:
+        if len(self.marked) != 2:
+            self._status("mark two sessions (m on each, A then B), then d to diff them")
+            return
+        from widgets.diff_screen import DiffScreen
+
+        self.app.push_screen(DiffScreen(*self.marked))
 
     def action_focus_search(self) -> None:
         self.query_one("#search", Input).focus()

@@ -39,13 +39,13 @@ async def test_search_filters_and_enter_opens_the_session(tmp_path: Path) -> Non
         table = app.query_one(DataTable)
         await wait_for(pilot, lambda: table.row_count == 3)  # indexed in the background
         assert [p.name for p in app.shown] == ["new.jsonl", "denied.jsonl", "old.jsonl"]
-        assert "fix the config ␛[2J now" in cells(app, 7)  # literal, never an escape
+        assert "fix the config ␛[2J now" in cells(app, 8)  # literal, never an escape
 
         await pilot.press("slash")
         assert app.focused is app.query_one("#search", Input)
         await pilot.press(*"config")
         await wait_for(pilot, lambda: table.row_count == 1)
-        assert [p.name for p in app.shown] == ["new.jsonl"] and "[config]" in cells(app, 7)[0]
+        assert [p.name for p in app.shown] == ["new.jsonl"] and "[config]" in cells(app, 8)[0]
 
         await pilot.press(*"zzz")
         await wait_for(pilot, lambda: table.row_count == 0)

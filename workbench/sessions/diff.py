@@ -59,12 +59,15 @@ class Turn:
 
 @dataclass
 class Difference:
+    """One compared field of the alignment (a difference unless `differs` is False)."""
+
     where: str
     """"turn 2", "turn 2, call 1 (edit_file)"."""
     what: str
     """"prompt", "model text", "raw arguments", "result", ..."""
     a: str
     b: str
+    differs: bool = True
 
 
 def _json(value: Any) -> str:
@@ -139,6 +142,12 @@ def compare(a: list[Turn], b: list[Turn], tolerance: float | None = None) -> lis
     Args:
         tolerance: count a timing as a difference when it differs by more than this
             fraction (None: timings never count)."""
+    return [row for row in align(a, b, tolerance) if row.differs]
+
+
+def align(a: list[Turn], b: list[Turn], tolerance: float | None = None) -> list[Difference]:
+    """The two sessions side by side: turn N with turn N, call K with call K, one row
+    for each field either side has (the same or not), in order; see `compare`."""
     out: list[Difference] = []
     for index in range(max(len(a), len(b))):
         where = f"turn {index + 1}"
@@ -173,7 +182,7 @@ def compare(a: list[Turn], b: list[Turn], tolerance: float | None = None) -> lis
 
 
 def _fields(where: str, fields: tuple[tuple[str, str, str], ...]) -> list[Difference]:
-    return [Difference(where, what, va, vb) for what, va, vb in fields if va != vb]
+    return [Difference(where, what, va, vb, va != vb) for what, va, vb in fields if va or vb]
 
 
 def _only(turn: Turn, side: str) -> tuple[str, str]:
@@ -214,7 +223,7 @@ def report_lines(a_path: Path, b_path: Path, a: list[Turn], b: list[Turn],
     for item in diffs:
         yield ""
         yield f"{literal(item.where)}: {item.what}"
-        yield from (f"  {line}" for line in _values(item.a, item.b))
+        yield from (f"  {line}" for line in value_lines(item.a, item.b))
     if timings:
         yield from _timings(a, b)
     yield ""
@@ -222,7 +231,7 @@ def report_lines(a_path: Path, b_path: Path, a: list[Turn], b: list[Turn],
     yield f"{count} difference{'s' if count != 1 else ''}" if count else "no differences"
 
 
-def _values(a: str, b: str) -> Iterator[str]:
+def value_lines(a: str, b: str) -> Iterator[str]:
     """Two values: on one line each when short, else a unified diff of their lines."""
     if "\n" not in a and "\n" not in b and max(len(a), len(b)) <= 200:
         yield f"A: {literal(a) if a else '(none)'}"
@@ -261,6 +270,9 @@ def diff_parser() -> argparse.ArgumentParser:
                         help="also count a turn or call whose duration differs by more than "
                         "this fraction (0.5: by half); default: timings never count")
     parser.add_argument("--no-timings", action="store_true", help="leave the timings out")
+    parser.add_argument("--screen", action="store_true",
+                        help="show them side by side in a full-screen view instead (n / p: "
+                        "next / previous difference; the exit code is the same)")
     return parser
 
 
@@ -273,6 +285,11 @@ def diff_main(argv: list[str]) -> int:
         return EXIT_USAGE
     a, b = turns_of(sessions[0]), turns_of(sessions[1])
     diffs = compare(a, b, args.timing_tolerance)
+    if args.screen:
+        from widgets.diff_screen import DiffApp
+
+        DiffApp(args.a, args.b, (a, b)).run()
+        return EXIT_DIFFERS if diffs else EXIT_SAME
     for line in report_lines(args.a, args.b, a, b, diffs, timings=not args.no_timings):
         print(line)
     return EXIT_DIFFERS if diffs else EXIT_SAME
