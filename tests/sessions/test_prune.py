@@ -203,3 +203,18 @@ def test_a_bad_policy_is_named(
     monkeypatch.chdir(tmp_path)
     assert main(["--headless", "--approve", "all"]) == 2
     assert named in capsys.readouterr().err
+
+
+def test_the_readme_policy_is_one_the_project_file_accepts() -> None:
+    import re
+
+    from workbench.project.config import load_project
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    [block] = [b for b in re.findall(r"```toml\n(.*?)```", readme, re.S) if "[sessions]" in b]
+    import tomllib
+
+    policy = load_project(Path("workbench.toml"), tomllib.loads(block)).sessions
+    assert policy is not None and policy.prune is not None
+    assert (policy.prune.older_than_seconds, policy.prune.keep) == (30 * 86400, 500)
+    assert policy.prune.max_size_bytes == 2 * 10**9
