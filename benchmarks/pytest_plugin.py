@@ -28,10 +28,8 @@ import anyio
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests" / "sessions"))
 
-from session_helpers import record_run  # noqa: E402
-
+from tests.sessions.helpers import record_run  # noqa: E402
 from workbench.sessions.fork import scenario_of  # noqa: E402
 from workbench.sessions.reader import read_session  # noqa: E402
 from workbench.sessions.rerun import rerun  # noqa: E402
