@@ -19,17 +19,41 @@ ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ("-p", "workbench.pytest_plugin", "-p", "no:textual-snapshot", "-p", "no:asyncio")
 """The plugin, without the snapshot plugin (its temp dir is global to the process)."""
 ALL = ("--workbench-approve", "all")
-"""The demo run was recorded approving every call (its run_command too)."""
+"""The runs were recorded approving every call."""
+
+
+EDIT = {
+    "name": "edit",
+    "prompt": "Set the port to 8081 in config.json.",
+    "workspace_files": {"config.json": '{"port": 8080}\n'},
+    "turns": [
+        {
+            "text": "Editing it.",
+            "tool_calls": [
+                {
+                    "name": "edit_file",
+                    "arguments": {"path": "config.json", "old_text": "8080", "new_text": "8081"},
+                }
+            ],
+        },
+        {
+            "text": "Reading it back.",
+            "tool_calls": [{"name": "read_file", "arguments": {"path": "config.json"}}],
+        },
+        {"text": "The port is 8081."},
+    ],
+}
+"""A scripted run that edits a file: two items sharing a workspace would see each
+other's edit (the second `edit_file` would find no 8080)."""
 
 
 @pytest.fixture
 def flows(tmp_path: Path) -> Path:
-    """Two copies of a recorded demo run (it edits config.json, so two items sharing a
-    workspace would see each other's edit), and a session that reads `a.txt` of the
-    directory it ran in."""
+    """Two copies of a recorded scripted run that edits config.json, and a session that
+    reads `a.txt` of the directory it ran in."""
     directory = tmp_path / "flows"
     directory.mkdir()
-    runtime, _ = anyio.run(record_run, tmp_path / "demo-ws")
+    runtime, _ = anyio.run(record_run, tmp_path / "demo-ws", EDIT)
     recorded = runtime.recorder.path
     shutil.copy(recorded, directory / "demo-1.jsonl")
     shutil.copy(recorded, directory / "demo-2.jsonl")
@@ -81,7 +105,7 @@ def test_each_session_is_an_item_the_divergent_one_fails_with_the_report(
     result.assert_outcomes(passed=3)  # only the sessions: test_other.py is not run
     result.stdout.fnmatch_lines(
         [
-            "*demo-1.jsonl::Check whether config.json has an apiBaseUrl*PASSED*",
+            "*demo-1.jsonl::Set the port to 8081 in config.json. PASSED*",
             "*reads-a.jsonl::what is in a.txt? PASSED*",
         ]
     )
