@@ -140,3 +140,22 @@ async def test_pushed_over_an_app_enter_suspends_it_and_runs_replay(
         assert suspended == [True]
         assert ran[0][-3:] == ["workbench", "replay", str(tmp_path / "one.jsonl")]
         assert isinstance(app.screen, SessionsScreen)  # back on the list after replay
+
+
+async def test_pushed_over_the_main_app_and_back(tmp_path: Path, make_test_app: Any) -> None:
+    library = tmp_path / "library"
+    library.mkdir()
+    write_session(library / "one.jsonl", "fix the config")
+    app = make_test_app()
+    async with app.run_test(size=SIZE) as pilot:
+        main = app.screen
+        app.push_screen(SessionsScreen(library))
+        await wait_for(pilot, lambda: bool(app.screen.query(DataTable)))
+        assert isinstance(app.screen, SessionsScreen)
+        table = app.screen.query_one(DataTable)
+        await wait_for(pilot, lambda: table.row_count == 1)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: any("workbench replay" in n.message
+                                          for n in app._notifications))
+        await pilot.press("q")
+        assert app.screen is main and app.is_running
