@@ -30,10 +30,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.sessions.helpers import record_run  # noqa: E402
-from workbench.sessions.fork import scenario_of  # noqa: E402
+from workbench.scratch import scratch_workspace  # noqa: E402
+from workbench.session_runs import rerun, scenario_of  # noqa: E402
 from workbench.sessions.reader import read_session  # noqa: E402
-from workbench.sessions.rerun import rerun  # noqa: E402
-from workbench.workspace import scratch_workspace  # noqa: E402
 
 
 def fastest(repeat: int, run: object) -> tuple[float, float]:

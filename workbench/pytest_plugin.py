@@ -1,7 +1,7 @@
 """Recorded sessions as pytest tests: `pytest --workbench-sessions DIR`.
 
 Every session file (`*.jsonl`) under DIR becomes one test item that re-runs it
-(`workbench.sessions.rerun.rerun`: the recorded model replies, the real tools, the
+(`workbench.session_runs.rerun`: the recorded model replies, the real tools, the
 session's own tools and MCP servers) and fails with the re-run's report, the first
 divergence first. Given only that flag, pytest runs the sessions and nothing else;
 given test paths too, it runs both.
@@ -126,9 +126,9 @@ class SessionItem(pytest.Item):
         import shutil
         import tempfile
 
-        from workbench.sessions.fork import scenario_of
-        from workbench.sessions.rerun import check_workspace
-        from workbench.workspace import seed
+        from workbench.scratch import seed
+        from workbench.session_runs import scenario_of
+        from workbench.sessions.trust import check_workspace
 
         factory = self.config._tmp_path_factory  # type: ignore[attr-defined]
         root = Path(tempfile.mkdtemp(prefix="workbench-", dir=factory.getbasetemp()))
@@ -168,8 +168,8 @@ def _rerun(session: Any, workspace: Path, config: pytest.Config) -> Any:
 
     import anyio
 
-    from workbench.sessions.cli import rerun_setup
-    from workbench.sessions.rerun import rerun
+    from workbench.cli.rerun import rerun_setup
+    from workbench.session_runs import rerun
 
     flags = argparse.Namespace(
         trust_recorded_tools=config.getoption("workbench_trust_recorded_tools"),
@@ -199,8 +199,8 @@ def _rerun(session: Any, workspace: Path, config: pytest.Config) -> Any:
 
 def report_text(report: Any, path: Path, approve: str) -> list[str]:
     """The re-run report, its first divergence named first."""
+    from workbench.cli.rerun import report_lines
     from workbench.sanitize import literal
-    from workbench.sessions.cli import report_lines
 
     lines = report_lines(report, path, approve)
     first = next((c for c in report.calls if c.status in ("differs", "missing", "extra")), None)

@@ -6,8 +6,8 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.sessions.helpers import write_session
 
+from tests.sessions.helpers import write_session
 from workbench.__main__ import main
 from workbench.sessions.library import Library
 
@@ -119,8 +119,7 @@ def test_prune_needs_a_rule_and_good_values(
 
 
 def test_sizes_and_ages_read_as_people_write_them() -> None:
-    from workbench.sessions.library_cli import age
-    from workbench.sessions.prune import size
+    from workbench.sessions.prune import age, size
 
     assert [size(t) for t in ("2GB", "500MB", "10k", "1GiB", "123")] == [
         2 * 10**9,

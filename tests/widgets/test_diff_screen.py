@@ -14,7 +14,7 @@ from textual.widgets import DataTable, Static
 from tests.sessions.helpers import write_session
 from widgets.diff_screen import DiffApp, DiffScreen
 from widgets.sessions_app import SessionsApp, SessionsScreen
-from workbench.sessions.diff import diff_main
+from workbench.cli.diff import diff_main
 
 SIZE = (120, 32)
 

@@ -54,7 +54,7 @@ class PrunePolicy(BaseModel):
 
 
 def _age(text: str) -> float:
-    from workbench.sessions.library_cli import age
+    from workbench.sessions.prune import age
 
     return age(text)
 

@@ -1,5 +1,5 @@
 """`workbench sessions --list | --search TEXT [filters] [--json]`: the session library for
-scripts and people at a shell (`sessions prune` is in `sessions.prune`).
+scripts and people at a shell (`sessions prune` is in `workbench.cli.prune`).
 
 Every run refreshes the index first (`Library.refresh`), so what is listed is what the
 files hold now. Every text that came from a session file is printed literally
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 import time
 from datetime import datetime
@@ -18,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from workbench.cli.args import Parser
+from workbench.cli.commands import EXIT_USAGE
 from workbench.sanitize import literal, one_line
 from workbench.sessions.library import Entry, Filters, Library
-
-EXIT_USAGE = 2
+from workbench.sessions.prune import age
 
 
 def sessions_parser() -> argparse.ArgumentParser:
@@ -56,17 +55,6 @@ def add_filter_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--limit", type=int, metavar="N", help="at most N sessions")
 
 
-_AGES = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
-
-
-def age(text: str) -> float:
-    """"30d", "12h", "2w", "90m" in seconds."""
-    match = re.fullmatch(r"\s*(\d+)\s*([mhdw])\s*", text)
-    if not match:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an age (30d, 12h, 2w, 90m)")
-    return int(match.group(1)) * _AGES[match.group(2)]
-
-
 def since(text: str) -> float:
     """DATE as epoch ms: an ISO date or time (local time unless it says), or an age."""
     try:
@@ -88,7 +76,7 @@ def filters_of(args: argparse.Namespace) -> Filters:
 
 def sessions_main(argv: list[str]) -> int:
     if argv and argv[0] == "prune":
-        from workbench.sessions.prune import prune_main
+        from workbench.cli.prune import prune_main
 
         return prune_main(argv[1:])
     args = sessions_parser().parse_args(argv)
