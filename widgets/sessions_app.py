@@ -101,7 +101,8 @@ class SessionsScreen(Screen[None]):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns("", "recorded", "outcome", "model", "turns", "calls", "errors",
+        table.add_column("", key="mark", width=1)  # A / B: marked to diff
+        table.add_columns("recorded", "outcome", "model", "turns", "calls", "errors",
                           "denied", "first prompt / match")
         self.reload()
         table.focus()
@@ -213,7 +214,7 @@ class SessionsScreen(Screen[None]):
         else:
             self.marked = [*self.marked, path][-2:]  # a third mark drops the oldest
         for shown in self.shown:
-            table.update_cell(str(shown), table.ordered_columns[0].key, self._mark_of(shown))
+            table.update_cell(str(shown), "mark", self._mark_of(shown))
         names = " and ".join(f"{label}: {p.name}" for label, p in zip("AB", self.marked,
                                                                           strict=False))
         more = " · d diffs them" if len(self.marked) == 2 else " · mark another (m) to diff"

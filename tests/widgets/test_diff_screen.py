@@ -110,6 +110,9 @@ async def test_mark_two_sessions_in_the_library_and_d_opens_their_diff(tmp_path:
         await pilot.press("m", "down", "m")
         assert sessions.marked == [first, second]
         assert [table.get_row_at(r)[0].plain for r in range(2)] == ["A", "B"]
+        await pilot.pause()
+        shown = [table.render_line(y).text.strip()[:1] for y in (1, 2)]  # 0: the header
+        assert shown == ["A", "B"]  # on screen, not only in the cells
         await pilot.press("d")
         await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen))
         diff = app.screen
