@@ -126,12 +126,14 @@ class SessionItem(pytest.Item):
         import shutil
         import tempfile
 
+        from workbench.sanitize import literal
         from workbench.scratch import seed
         from workbench.session_runs import scenario_of
         from workbench.sessions.trust import check_workspace
 
-        factory = self.config._tmp_path_factory  # type: ignore[attr-defined]
-        root = Path(tempfile.mkdtemp(prefix="workbench-", dir=factory.getbasetemp()))
+        factory = getattr(self.config, "_tmp_path_factory", None)  # None with -p no:tmpdir
+        base = factory.getbasetemp() if factory is not None else None
+        root = Path(tempfile.mkdtemp(prefix="workbench-", dir=base))
         given = self.config.getoption("workbench_workspace")
         scenario = scenario_of(self.recorded)
         if given:
@@ -144,11 +146,11 @@ class SessionItem(pytest.Item):
             recorded = self.recorded.header.workspace
             if not recorded or not Path(recorded).is_dir():
                 raise pytest.fail.Exception(
-                    f"the session ran in {recorded or '(unknown)'!r}, which is not here: "
-                    "pass --workbench-workspace DIR with the files it started from"
+                    f"the session ran in {literal(repr(recorded or '(unknown)'))}, which is "
+                    "not here: pass --workbench-workspace DIR with the files it started from"
                 )
             source = Path(recorded)
-            why = f"a copy of the directory the session ran in, {recorded}"
+            why = f"a copy of the directory the session ran in, {literal(recorded)}"
         check_workspace(source)
         target = root / "workspace"
         shutil.copytree(source, target, symlinks=True, ignore=shutil.ignore_patterns(".git"))

@@ -151,3 +151,24 @@ def test_under_xdist_two_workers_run_the_items_apart(
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines(["*first divergence: call 1 of 1, call_1 (read_file): differs*"])
     assert "2 workers" in result.stdout.str()
+
+
+def test_a_workspace_that_is_not_here_fails_and_one_can_be_named(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    flows = tmp_path / "flows"
+    flows.mkdir()
+    gone = tmp_path / "gone"
+    write_session(flows / "reads-a.jsonl", "what is in a.txt?", result="alpha\n", workspace=gone)
+    result = pytester.runpytest(*PLUGIN, "--workbench-sessions", str(flows))
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([f"*the session ran in '{gone}', which is not here*"])
+
+    named = tmp_path / "files"
+    named.mkdir()
+    (named / "a.txt").write_text("alpha\n")
+    result = pytester.runpytest(
+        *PLUGIN, "--workbench-sessions", str(flows), "--workbench-workspace", str(named), "-rA"
+    )
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines([f"*(a copy of --workbench-workspace {named})*"])
