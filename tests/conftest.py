@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["pytester"]  # tests/workbench/test_pytest_plugin.py runs pytest inside pytest
+
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "todo_agent"
 
 

@@ -1,26 +1,34 @@
-"""`workbench sessions` with no flags: the session library as a screen.
+"""The session library as a screen: `SessionsScreen`, in `workbench sessions` and the app.
 
 A search box, filters (model, tool, since, errors, denied) and a table of sessions,
-newest first (best match first while searching). Enter on a row exits with its path;
-`sessions_screen` then opens it in replay and comes back to the list, as it was, when
-replay quits. The index is brought up to date in a thread (its own connection), so a
-directory of new files never holds up the first screen. Every cell is a literal
-`Text` (the table would read a string as markup).
+newest first (best match first while searching). The index is brought up to date in
+a thread (its own connection), so a directory of new files never holds up the first
+screen. Every cell is a literal `Text` (the table would read a string as markup).
+
+Enter opens the session in replay. In `workbench sessions` (`SessionsApp`) the app
+exits with the path; `sessions_screen` runs replay and comes back to the list, as it
+was, when replay quits. Pushed over the main app, the screen suspends the app and
+runs `workbench replay FILE` in the terminal, coming back here after; where the app
+cannot be suspended (a headless or web driver) it says the command to run instead.
 """
 
 from __future__ import annotations
 
 import argparse
 import sqlite3
+import subprocess
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on, work
-from textual.app import App, ComposeResult
+from textual.app import App, ComposeResult, SuspendNotSupported
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
+from textual.screen import Screen
 from textual.widgets import Checkbox, DataTable, Footer, Input, Static
 
 from widgets.terminal_safety import SafeTextApp
@@ -41,27 +49,40 @@ class Query:
     since_text: str = ""
 
 
-class SessionsApp(SafeTextApp, App[Path | None]):
-    TITLE = "Agent Workbench · sessions"
+class SessionsScreen(Screen[None]):
+    """The library of `directory` (default: where runs are recorded)."""
+
     DEFAULT_CSS = """
-    #search { width: 1fr; }
-    #filters { height: auto; }
-    #filters Input { width: 1fr; }
-    #filters Checkbox { width: auto; }
-    #table { height: 1fr; }
-    #status { height: 1; padding: 0 1; color: $text-muted; }
+    SessionsScreen #search { width: 1fr; }
+    SessionsScreen #filters { height: auto; }
+    SessionsScreen #filters Input { width: 1fr; }
+    SessionsScreen #filters Checkbox { width: auto; }
+    SessionsScreen #table { height: 1fr; }
+    SessionsScreen #status { height: 1; padding: 0 1; color: $text-muted; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "focus_search", "Search", show=True),
         Binding("escape", "focus_table", "Table", show=False),
-        Binding("ctrl+q,q", "quit", "Quit", priority=False),
+        Binding("m", "mark", "Mark A/B", priority=False),
+        Binding("d", "diff", "Diff A B", priority=False),
+        Binding("q", "close", "Close", priority=False),
     ]
 
-    def __init__(self, directory: Path | None = None, query: Query | None = None) -> None:
+    def __init__(
+        self,
+        directory: Path | None = None,
+        query: Query | None = None,
+        *,
+        on_open: Callable[[Path], Any] | None = None,
+    ) -> None:
+        """`on_open(path)`: what Enter does (default: replay in the terminal)."""
         super().__init__()
         self.library = Library(directory)
         self.query_state = query or Query()
         self.shown: list[Path] = []
+        self.marked: list[Path] = []
+        """Sessions marked to diff (A, then B)."""
+        self.on_open = on_open or self.replay_in_terminal
 
     def compose(self) -> ComposeResult:
         state = self.query_state
@@ -80,6 +101,7 @@ class SessionsApp(SafeTextApp, App[Path | None]):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
+        table.add_column("", key="mark", width=1)  # A / B: marked to diff
         table.add_columns("recorded", "outcome", "model", "turns", "calls", "errors",
                           "denied", "first prompt / match")
         self.reload()
@@ -92,10 +114,10 @@ class SessionsApp(SafeTextApp, App[Path | None]):
             with Library(self.library.directory) as library:  # a connection of its own
                 report = library.refresh()
         except (OSError, sqlite3.Error) as exc:
-            self.call_from_thread(self._status, f"cannot index the sessions: {exc}")
+            self.app.call_from_thread(self._status, f"cannot index the sessions: {exc}")
             return
         if report.indexed or report.removed:
-            self.call_from_thread(self.reload)
+            self.app.call_from_thread(self.reload)
 
     def current(self) -> tuple[Filters, str, str | None]:
         """The filters, the search text, and why a filter is ignored (if one is)."""
@@ -118,6 +140,8 @@ class SessionsApp(SafeTextApp, App[Path | None]):
         return filters, self.query_one("#search", Input).value, problem
 
     def reload(self) -> None:
+        if not self.is_mounted:
+            return
         filters, search, problem = self.current()
         self.query_state = Query(search, replace(filters), self.query_one("#since", Input).value)
         try:
@@ -132,6 +156,7 @@ class SessionsApp(SafeTextApp, App[Path | None]):
             data: dict[str, Any] = entry.data
             detail = entry.snippet or data["prompt"] or data["problem"]
             table.add_row(
+                self._mark_of(entry.path),
                 Text(when(data["created"])), Text(data["outcome"]),
                 Text(one_line(data["model"], 24)),
                 *(Text(str(data[k]), justify="right")
@@ -144,6 +169,10 @@ class SessionsApp(SafeTextApp, App[Path | None]):
         more = f" (the first {SHOWN})" if len(entries) >= SHOWN else ""
         note = f"; since ignored: {problem}" if problem else ""
         self._status(f"{count}{more} in {self.library.directory}{note} · Enter opens replay")
+
+    def _mark_of(self, path: Path) -> Text:
+        labels = dict(zip(self.marked, "AB", strict=False))
+        return Text(labels.get(path, ""), style="bold reverse" if path in labels else "")
 
     def _status(self, text: str) -> None:
         self.query_one("#status", Static).update(Text(literal(text)))
@@ -160,7 +189,44 @@ class SessionsApp(SafeTextApp, App[Path | None]):
     @on(DataTable.RowSelected)
     def _open(self, event: DataTable.RowSelected) -> None:
         if event.row_key.value is not None:
-            self.exit(Path(event.row_key.value))
+            self.on_open(Path(event.row_key.value))
+
+    def replay_in_terminal(self, path: Path) -> None:
+        """Suspend the app, run `workbench replay FILE`, come back to this list."""
+        command = [sys.executable, "-m", "workbench", "replay", str(path)]
+        try:
+            with self.app.suspend():
+                subprocess.run(command, check=False)
+        except SuspendNotSupported:
+            self.notify(f"to replay it, run: workbench replay {path}", title="Replay", timeout=15)
+            self._status(f"replay cannot open here; run: workbench replay {path}")
+            return
+        self.refresh_index()  # a fork made in replay is a new session
+
+    def action_mark(self) -> None:
+        """Mark the highlighted session as A (then B); again, unmark it."""
+        table = self.query_one(DataTable)
+        if not 0 <= table.cursor_row < len(self.shown):
+            return
+        path = self.shown[table.cursor_row]
+        if path in self.marked:
+            self.marked.remove(path)
+        else:
+            self.marked = [*self.marked, path][-2:]  # a third mark drops the oldest
+        for shown in self.shown:
+            table.update_cell(str(shown), "mark", self._mark_of(shown))
+        names = " and ".join(f"{label}: {p.name}" for label, p in zip("AB", self.marked,
+                                                                          strict=False))
+        more = " · d diffs them" if len(self.marked) == 2 else " · mark another (m) to diff"
+        self._status(f"marked {names}{more}" if self.marked else "no session marked")
+
+    def action_diff(self) -> None:
+        if len(self.marked) != 2:
+            self._status("mark two sessions (m on each, A then B), then d to diff them")
+            return
+        from widgets.diff_screen import DiffScreen
+
+        self.app.push_screen(DiffScreen(*self.marked))
 
     def action_focus_search(self) -> None:
         self.query_one("#search", Input).focus()
@@ -168,8 +234,36 @@ class SessionsApp(SafeTextApp, App[Path | None]):
     def action_focus_table(self) -> None:
         self.query_one(DataTable).focus()
 
+    def action_close(self) -> None:
+        if len(self.app.screen_stack) > 1:
+            self.dismiss(None)
+        else:  # the app's own screen (`workbench sessions`)
+            self.app.exit()
+
     def on_unmount(self) -> None:
         self.library.close()
+
+
+class SessionsApp(SafeTextApp, App[Path | None]):
+    """`workbench sessions`: the screen on its own; Enter exits with the session's path."""
+
+    TITLE = "Agent Workbench · sessions"
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("ctrl+q", "quit", "Quit", show=False)]
+
+    def __init__(self, directory: Path | None = None, query: Query | None = None) -> None:
+        super().__init__()
+        self.sessions = SessionsScreen(directory, query, on_open=self.exit)
+
+    def get_default_screen(self) -> Screen[Any]:
+        return self.sessions
+
+    @property
+    def shown(self) -> list[Path]:
+        return self.sessions.shown
+
+    @property
+    def query_state(self) -> Query:
+        return self.sessions.query_state
 
 
 def sessions_screen(directory: Path | None, query: Query) -> int:

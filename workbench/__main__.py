@@ -108,6 +108,12 @@ def options_from_args(args: argparse.Namespace, headless: bool, approve: Any) ->
         ValueError: a bad project file, prompt file or provider setting.
     """
     apply_project(args, Path.cwd())
+    if args.project_prune is not None and not args.no_record:
+        from workbench.cli.prune import apply_policy
+
+        said = apply_policy(args.project_prune)
+        if said:
+            print(f"workbench: {said}", file=sys.stderr)
     return RunOptions(
         scenario=args.scenario or "demo",
         workspace=args.workspace,
@@ -164,9 +170,11 @@ def apply_project(args: argparse.Namespace, directory: Path) -> None:
 
     args.project_dir = directory
     args.project_mcp = []
+    args.project_prune = None
     project = find_project(directory)
     if project is None:
         return
+    args.project_prune = project.sessions.prune if project.sessions else None
     args.project_dir = project.directory
     for dest, (key, is_path) in _PROJECT_FLAGS.items():
         value = getattr(project, key)

@@ -69,6 +69,7 @@ def write_session(
     model: str = "scripted-demo",
     parent: Path | None = None,
     finished: bool = True,
+    workspace: Path | str = "/tmp/ws",
 ) -> Path:
     """A small session written straight through the recorder (no agent runs): a prompt,
     one tool call (allowed or denied) with its result, and a reply."""
@@ -96,7 +97,7 @@ def write_session(
     header = SessionHeader(
         created=created,
         model=ModelInfo(id=model, provider="scripted"),
-        workspace="/tmp/ws",
+        workspace=str(workspace),
         parent=ParentInfo(path=str(parent), turn=1, events=3) if parent is not None else None,
     )
     call = ToolCall(id="call_1", name=tool, arguments=args)
@@ -116,6 +117,7 @@ def write_session(
         ToolExecutionStartEvent(tool_call_id="call_1", tool_name=tool, args=args),
         ToolExecutionEndEvent(tool_call_id="call_1", tool_name=tool, result=output,
                               is_error=output.is_error),
+        MessageEndEvent(message=outcome),
         TurnEndEvent(message=asked, tool_results=[outcome]),
         TurnStartEvent(), MessageEndEvent(message=answer),
     ]

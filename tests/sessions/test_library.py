@@ -58,7 +58,7 @@ def test_a_summary_holds_header_outcome_counts_and_tokens(tmp_path: Path) -> Non
     assert entry["outcome"] == "finished" and entry["prompt"] == "check the config"
     assert (entry["turns"], entry["calls"], entry["errors"], entry["denials"]) == (2, 1, 1, 1)
     assert (entry["input_tokens"], entry["output_tokens"], entry["total_tokens"]) == (30, 8, 38)
-    assert entry["duration_ms"] == 1100.0
+    assert entry["duration_ms"] == 1200.0  # 13 events, 100 ms apart
     assert entry.by_tool == {"edit_file": {"calls": 1, "errors": 1}}
 
 

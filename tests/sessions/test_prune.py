@@ -6,8 +6,8 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.sessions.helpers import write_session
 
+from tests.sessions.helpers import write_session
 from workbench.__main__ import main
 from workbench.sessions.library import Library
 
@@ -20,8 +20,12 @@ def make(
     now = time.time() * 1000.0
     for name, days in ages_in_days.items():
         parent = (parents or {}).get(name)
-        write_session(directory / f"{name}.jsonl", f"prompt {name}", created=now - days * DAY,
-                      parent=(directory / f"{parent}.jsonl").resolve() if parent else None)
+        write_session(
+            directory / f"{name}.jsonl",
+            f"prompt {name}",
+            created=now - days * DAY,
+            parent=(directory / f"{parent}.jsonl").resolve() if parent else None,
+        )
 
 
 def left(directory: Path) -> list[str]:
@@ -68,8 +72,11 @@ def test_a_forks_parent_is_kept_and_the_reason_said(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # grand <- parent <- fork (fork is new); lone is old and no one's parent
-    make(tmp_path, {"fork": 1, "parent": 50, "grand": 60, "lone": 70},
-         parents={"fork": "parent", "parent": "grand"})
+    make(
+        tmp_path,
+        {"fork": 1, "parent": 50, "grand": 60, "lone": 70},
+        parents={"fork": "parent", "parent": "grand"},
+    )
     code, out = prune(capsys, tmp_path, "--older-than", "30d")
     assert code == 0
     assert "kept parent.jsonl: the fork fork.jsonl names it as its parent" in out
@@ -99,8 +106,11 @@ def test_max_size_skips_a_parent_and_takes_the_next(
 def test_prune_needs_a_rule_and_good_values(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    for flags, message in (([], "say what to delete"), (["--older-than", "soon"], "not an age"),
-                           (["--max-size", "2 lots"], "not a size")):
+    for flags, message in (
+        ([], "say what to delete"),
+        (["--older-than", "soon"], "not an age"),
+        (["--max-size", "2 lots"], "not a size"),
+    ):
         with pytest.raises(SystemExit) as exc:
             main(["sessions", "prune", "--dir", str(tmp_path), *flags])
         assert exc.value.code == 2
@@ -109,10 +119,101 @@ def test_prune_needs_a_rule_and_good_values(
 
 
 def test_sizes_and_ages_read_as_people_write_them() -> None:
-    from workbench.cli.prune import size
-    from workbench.cli.sessions import age
+    from workbench.sessions.prune import age, size
 
     assert [size(t) for t in ("2GB", "500MB", "10k", "1GiB", "123")] == [
-        2 * 10**9, 500 * 10**6, 10_000, 2**30, 123]
+        2 * 10**9,
+        500 * 10**6,
+        10_000,
+        2**30,
+        123,
+    ]
     assert [age(t) for t in ("30d", "12h", "2w", "90m")] == [
-        30 * 86400, 12 * 3600, 14 * 86400, 90 * 60]
+        30 * 86400,
+        12 * 3600,
+        14 * 86400,
+        90 * 60,
+    ]
+
+
+def test_the_project_policy_prunes_at_the_start_of_a_recorded_run(
+    tmp_path: Path,
+    sessions_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    sessions_dir.mkdir(parents=True)
+    make(sessions_dir, {"parent": 40, "old": 35, "fork": 31, "new": 1}, {"fork": "parent"})
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "workbench.toml").write_text(
+        '[sessions]\nprune = { older_than = "30d", max_size = "2GB" }\n'
+    )
+    monkeypatch.chdir(project)
+
+    assert main(["--headless", "--approve", "all", "--no-record"]) == 0
+    assert left(sessions_dir) == ["fork", "new", "old", "parent"]  # no recording: no prune
+
+    assert main(["--headless", "--approve", "all"]) == 0
+    err = capsys.readouterr().err
+    # the fork is old too: it goes, and then nothing keeps its parent
+    assert "workbench: deleted 3 old sessions (0.0 MB) as the [sessions] prune policy says\n" in err
+    assert [p for p in left(sessions_dir) if not p.endswith("-demo")] == ["new"]
+    assert len(left(sessions_dir)) == 2  # and the run just recorded
+
+
+def test_the_policy_keeps_a_parent_and_says_so(
+    tmp_path: Path,
+    sessions_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    sessions_dir.mkdir(parents=True)
+    make(sessions_dir, {"parent": 40, "old": 35, "fork": 1}, {"fork": "parent"})
+    (tmp_path / "workbench.toml").write_text("[sessions]\nprune = { keep = 1 }\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["--headless", "--approve", "all"]) == 0
+    err = capsys.readouterr().err
+    assert (
+        "workbench: deleted 1 old session (0.0 MB) as the [sessions] prune policy says; "
+        "kept 1 that a fork names as its parent (parent.jsonl)"
+    ) in err
+    assert "fork" in left(sessions_dir) and "parent" in left(sessions_dir)
+    assert "old" not in left(sessions_dir)
+
+
+@pytest.mark.parametrize(
+    ("policy", "named"),
+    [
+        ('{ older_than = "soon" }', "sessions.prune.older_than"),
+        ('{ max_size = "lots" }', "sessions.prune.max_size"),
+        ("{ keep = -1 }", "sessions.prune.keep"),
+        ("{ newest = 3 }", "sessions.prune.newest"),
+    ],
+)
+def test_a_bad_policy_is_named(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    policy: str,
+    named: str,
+) -> None:
+    (tmp_path / "workbench.toml").write_text(f"[sessions]\nprune = {policy}\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["--headless", "--approve", "all"]) == 2
+    assert named in capsys.readouterr().err
+
+
+def test_the_readme_policy_is_one_the_project_file_accepts() -> None:
+    import re
+
+    from workbench.project.config import load_project
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    [block] = [b for b in re.findall(r"```toml\n(.*?)```", readme, re.S) if "[sessions]" in b]
+    import tomllib
+
+    policy = load_project(Path("workbench.toml"), tomllib.loads(block)).sessions
+    assert policy is not None and policy.prune is not None
+    assert (policy.prune.older_than_seconds, policy.prune.keep) == (30 * 86400, 500)
+    assert policy.prune.max_size_bytes == 2 * 10**9

@@ -1,5 +1,6 @@
 """The sessions screen: the table fills from the index, search and filters narrow it,
-Enter opens a session (the app exits with its path)."""
+Enter opens a session (`workbench sessions` exits with its path; pushed over another
+app, replay runs in the suspended terminal, or the command is said)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from tests.sessions.helpers import write_session
+from textual.app import App
 from textual.widgets import Checkbox, DataTable, Input
 
-from widgets.sessions_app import Query, SessionsApp
+from tests.sessions.helpers import write_session
+from widgets.sessions_app import Query, SessionsApp, SessionsScreen
 from workbench.sessions.library import Filters
 
 SIZE = (120, 30)
@@ -37,13 +39,13 @@ async def test_search_filters_and_enter_opens_the_session(tmp_path: Path) -> Non
         table = app.query_one(DataTable)
         await wait_for(pilot, lambda: table.row_count == 3)  # indexed in the background
         assert [p.name for p in app.shown] == ["new.jsonl", "denied.jsonl", "old.jsonl"]
-        assert "fix the config ␛[2J now" in cells(app, 7)  # literal, never an escape
+        assert "fix the config ␛[2J now" in cells(app, 8)  # literal, never an escape
 
         await pilot.press("slash")
         assert app.focused is app.query_one("#search", Input)
         await pilot.press(*"config")
         await wait_for(pilot, lambda: table.row_count == 1)
-        assert [p.name for p in app.shown] == ["new.jsonl"] and "[config]" in cells(app, 7)[0]
+        assert [p.name for p in app.shown] == ["new.jsonl"] and "[config]" in cells(app, 8)[0]
 
         await pilot.press(*"zzz")
         await wait_for(pilot, lambda: table.row_count == 0)
@@ -80,3 +82,80 @@ async def test_the_query_comes_back_as_it_was(tmp_path: Path) -> None:
         assert app.query_one("#errors", Checkbox).value is True
         await pilot.press("q")
     assert app.return_value is None
+
+
+class Host(App[None]):
+    """Any app that pushes the screen (as the main app does)."""
+
+    def __init__(self, directory: Path) -> None:
+        super().__init__()
+        self.directory = directory
+
+    def on_mount(self) -> None:
+        self.push_screen(SessionsScreen(self.directory))
+
+
+async def test_pushed_over_an_app_enter_says_how_to_replay_and_q_goes_back(
+    tmp_path: Path,
+) -> None:
+    write_session(tmp_path / "one.jsonl", "fix the config")
+    app = Host(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        assert isinstance(screen, SessionsScreen)
+        table = screen.query_one(DataTable)
+        await wait_for(pilot, lambda: table.row_count == 1)
+        await pilot.press("enter")  # a headless app cannot be suspended for replay
+        await wait_for(pilot, lambda: bool(app._notifications))
+        [note] = list(app._notifications)
+        assert f"workbench replay {tmp_path / 'one.jsonl'}" in note.message
+        assert "run: workbench replay" in str(screen.query_one("#status").render())
+        assert app.screen is screen and app.is_running
+        await pilot.press("q")
+        assert not isinstance(app.screen, SessionsScreen) and app.is_running
+
+
+async def test_pushed_over_an_app_enter_suspends_it_and_runs_replay(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    from contextlib import contextmanager
+
+    write_session(tmp_path / "one.jsonl", "fix the config")
+    ran: list[list[str]] = []
+    suspended: list[bool] = []
+
+    @contextmanager
+    def suspend(self: App[Any]) -> Any:
+        suspended.append(True)
+        yield
+
+    monkeypatch.setattr(App, "suspend", suspend)
+    monkeypatch.setattr("subprocess.run", lambda command, check: ran.append(command))
+    app = Host(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.screen.query_one(DataTable)
+        await wait_for(pilot, lambda: table.row_count == 1)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: bool(ran))
+        assert suspended == [True]
+        assert ran[0][-3:] == ["workbench", "replay", str(tmp_path / "one.jsonl")]
+        assert isinstance(app.screen, SessionsScreen)  # back on the list after replay
+
+
+async def test_pushed_over_the_main_app_and_back(tmp_path: Path, make_test_app: Any) -> None:
+    library = tmp_path / "library"
+    library.mkdir()
+    write_session(library / "one.jsonl", "fix the config")
+    app = make_test_app()
+    async with app.run_test(size=SIZE) as pilot:
+        main = app.screen
+        app.push_screen(SessionsScreen(library))
+        await wait_for(pilot, lambda: bool(app.screen.query(DataTable)))
+        assert isinstance(app.screen, SessionsScreen)
+        table = app.screen.query_one(DataTable)
+        await wait_for(pilot, lambda: table.row_count == 1)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: any("workbench replay" in n.message
+                                          for n in app._notifications))
+        await pilot.press("q")
+        assert app.screen is main and app.is_running

@@ -31,6 +31,12 @@ def diff_parser() -> argparse.ArgumentParser:
         "this fraction (0.5: by half); default: timings never count",
     )
     parser.add_argument("--no-timings", action="store_true", help="leave the timings out")
+    parser.add_argument(
+        "--screen",
+        action="store_true",
+        help="show them side by side in a full-screen view instead (n / p: next / previous "
+        "difference; the exit code is the same)",
+    )
     return parser
 
 
@@ -41,6 +47,11 @@ def diff_main(argv: list[str]) -> int:
         return EXIT_USAGE
     a, b = turns_of(sessions[0]), turns_of(sessions[1])
     diffs = compare(a, b, args.timing_tolerance)
+    if args.screen:
+        from widgets.diff_screen import DiffApp
+
+        DiffApp(args.a, args.b, (a, b)).run()
+        return EXIT_DIFFERS if diffs else EXIT_SAME
     for line in report_lines(args.a, args.b, a, b, diffs, timings=not args.no_timings):
         print(line)
     return EXIT_DIFFERS if diffs else EXIT_SAME

@@ -2,46 +2,26 @@
 
 What goes is decided by `workbench.sessions.prune.plan` (a fork's parent is kept unless
 `--include-parents`); this module parses the flags, refreshes the index and deletes.
+A project may ask for the same at the start of every recorded run (`apply_policy`):
+`[sessions] prune = { older_than = "30d", keep = 500, max_size = "2GB" }` in its
+`workbench.toml`.
 """
 
 from __future__ import annotations
 
 import argparse
-import re
+import sqlite3
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from workbench.cli.args import Parser
 from workbench.cli.commands import EXIT_USAGE
-from workbench.cli.sessions import age
 from workbench.sanitize import literal
 from workbench.sessions.library import Library
-from workbench.sessions.prune import Plan, plan
-
-_UNITS = {
-    "": 1,
-    "b": 1,
-    "k": 10**3,
-    "kb": 10**3,
-    "m": 10**6,
-    "mb": 10**6,
-    "g": 10**9,
-    "gb": 10**9,
-    "t": 10**12,
-    "tb": 10**12,
-    "kib": 2**10,
-    "mib": 2**20,
-    "gib": 2**30,
-}
-
-
-def size(text: str) -> int:
-    """ "2GB", "500MB", "10k", "1GiB" or a number of bytes."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", text)
-    if not match or match.group(2).lower() not in _UNITS:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a size (2GB, 500MB, 10k, 1GiB)")
-    return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
+from workbench.sessions.prune import Plan, age, plan, size
 
 
 def prune_parser() -> argparse.ArgumentParser:
@@ -83,22 +63,15 @@ def prune_main(argv: list[str]) -> int:
     if args.keep is not None and args.keep < 0:
         parser.error("--keep needs a number of sessions, 0 or more")
     try:
-        with Library(args.dir) as library:
-            library.refresh()
-            entries = library.entries()
-            stats = library.files()
-            chosen = plan(
-                entries,
-                stats,
-                now_ms=time.time() * 1000.0,
-                older_than=args.older_than,
-                keep=args.keep,
-                max_size=args.max_size,
-                include_parents=args.include_parents,
-            )
-            freed = _delete(chosen, stats, dry_run=args.dry_run)
-            if not args.dry_run:
-                library.refresh()
+        chosen, freed = prune(
+            args.dir,
+            older_than=args.older_than,
+            keep=args.keep,
+            max_size=args.max_size,
+            include_parents=args.include_parents,
+            dry_run=args.dry_run,
+            say=print,
+        )
     except OSError as exc:
         print(f"workbench sessions prune: {literal(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
@@ -116,13 +89,75 @@ def prune_main(argv: list[str]) -> int:
     return 0
 
 
-def _delete(chosen: Plan, stats: dict[str, tuple[int, int]], *, dry_run: bool) -> tuple[int, int]:
+def prune(
+    directory: Path | None,
+    *,
+    older_than: float | None = None,
+    keep: int | None = None,
+    max_size: int | None = None,
+    include_parents: bool = False,
+    dry_run: bool = False,
+    say: Callable[[str], object] = lambda _line: None,
+) -> tuple[Plan, tuple[int, int]]:
+    """Plan and delete (`say` gets a line for each file): (the plan, (deleted, bytes)).
+
+    Raises:
+        OSError: the directory or its index cannot be read.
+    """
+    with Library(directory) as library:
+        library.refresh()
+        stats = library.files()
+        chosen = plan(
+            library.entries(),
+            stats,
+            now_ms=time.time() * 1000.0,
+            older_than=older_than,
+            keep=keep,
+            max_size=max_size,
+            include_parents=include_parents,
+        )
+        freed = _delete(chosen, stats, dry_run=dry_run, say=say)
+        if not dry_run:
+            library.refresh()
+    return chosen, freed
+
+
+def apply_policy(policy: Any, directory: Path | None = None) -> str | None:
+    """The project's `[sessions] prune` policy (a `PrunePolicy`), applied: one line
+    saying what went and which parents stayed (None when nothing did)."""
+    try:
+        chosen, (deleted, freed) = prune(
+            directory,
+            older_than=policy.older_than_seconds,
+            keep=policy.keep,
+            max_size=policy.max_size_bytes,
+        )
+    except (OSError, sqlite3.Error) as exc:
+        return f"the [sessions] prune policy was not applied: {literal(str(exc))}"
+    if not deleted and not chosen.kept:
+        return None
+    parents = ", ".join(literal(entry.path.name) for entry, _fork in chosen.kept[:3])
+    more = "…" if len(chosen.kept) > 3 else ""
+    kept = (
+        f"; kept {len(chosen.kept)} that a fork names as its parent ({parents}{more})"
+        if chosen.kept
+        else ""
+    )
+    return (
+        f"deleted {deleted} old session{'s' if deleted != 1 else ''} "
+        f"({freed / 1e6:.1f} MB) as the [sessions] prune policy says{kept}"
+    )
+
+
+def _delete(
+    chosen: Plan, stats: dict[str, tuple[int, int]], *, dry_run: bool, say: Callable[[str], object]
+) -> tuple[int, int]:
     """Delete (or only name) each chosen session: (deleted, bytes)."""
     deleted = freed = 0
     for entry in chosen.delete:
         name = literal(entry.path.name)
         if dry_run:
-            print(f"would delete {name}")
+            say(f"would delete {name}")
             freed += stats.get(entry.path.name, (0, 0))[0]
             continue
         try:
@@ -130,9 +165,9 @@ def _delete(chosen: Plan, stats: dict[str, tuple[int, int]], *, dry_run: bool) -
         except FileNotFoundError:
             continue  # another prune took it
         except OSError as exc:
-            print(f"could not delete {name}: {literal(exc.strerror or str(exc))}")
+            say(f"could not delete {name}: {literal(exc.strerror or str(exc))}")
             continue
-        print(f"deleted {name}")
+        say(f"deleted {name}")
         deleted += 1
         freed += stats.get(entry.path.name, (0, 0))[0]
     return deleted, freed

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 import time
 from datetime import datetime
@@ -21,6 +20,7 @@ from workbench.cli.args import Parser
 from workbench.cli.commands import EXIT_USAGE
 from workbench.sanitize import literal, one_line
 from workbench.sessions.library import Entry, Filters, Library
+from workbench.sessions.prune import age
 
 
 def sessions_parser() -> argparse.ArgumentParser:
@@ -53,17 +53,6 @@ def add_filter_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--since", type=since, metavar="DATE",
                        help="recorded at or after DATE (2026-11-30, 2026-11-30T14:00, or 7d, 12h)")
     group.add_argument("--limit", type=int, metavar="N", help="at most N sessions")
-
-
-_AGES = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
-
-
-def age(text: str) -> float:
-    """"30d", "12h", "2w", "90m" in seconds."""
-    match = re.fullmatch(r"\s*(\d+)\s*([mhdw])\s*", text)
-    if not match:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an age (30d, 12h, 2w, 90m)")
-    return int(match.group(1)) * _AGES[match.group(2)]
 
 
 def since(text: str) -> float:

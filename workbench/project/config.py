@@ -17,6 +17,69 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 FILE_NAME = "workbench.toml"
 
 
+class PrunePolicy(BaseModel):
+    """`[sessions] prune`: what `workbench sessions prune` deletes, at each recorded run's
+    start (a fork's parent stays, and the run says so)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    older_than: str | None = None
+    """An age: "30d", "12h", "2w"."""
+    keep: int | None = Field(default=None, ge=0)
+    """Keep the newest N."""
+    max_size: str | None = None
+    """The oldest go until the rest fit: "2GB", "500MB"."""
+
+    @field_validator("older_than")
+    @classmethod
+    def _an_age(cls, value: str | None) -> str | None:
+        if value is not None:
+            _checked(_age, value)
+        return value
+
+    @field_validator("max_size")
+    @classmethod
+    def _a_size(cls, value: str | None) -> str | None:
+        if value is not None:
+            _checked(_size, value)
+        return value
+
+    @property
+    def older_than_seconds(self) -> float | None:
+        return None if self.older_than is None else _age(self.older_than)
+
+    @property
+    def max_size_bytes(self) -> int | None:
+        return None if self.max_size is None else _size(self.max_size)
+
+
+def _age(text: str) -> float:
+    from workbench.sessions.prune import age
+
+    return age(text)
+
+
+def _size(text: str) -> int:
+    from workbench.sessions.prune import size
+
+    return size(text)
+
+
+def _checked(parse: Any, value: str) -> None:
+    import argparse
+
+    try:
+        parse(value)
+    except argparse.ArgumentTypeError as exc:
+        raise ValueError(str(exc)) from None
+
+
+class SessionsConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    prune: PrunePolicy | None = None
+
+
 class ProjectConfig(BaseModel):
     """What a project file may say (the CLI's flags of the same names)."""
 
@@ -43,6 +106,8 @@ class ProjectConfig(BaseModel):
     mcp: dict[str, Any] = Field(default_factory=dict)
     """`[mcp.servers.NAME]` tables, as in the config file, and `[mcp] config`: an
     `mcpServers` JSON file (or a list of them) as Claude Desktop, Cursor or VS Code keep."""
+    sessions: SessionsConfig | None = None
+    """`[sessions] prune = {...}`: the recorded sessions pruned at each run's start."""
     path: Path | None = Field(default=None, exclude=True)
     """The file it was read from."""
 
@@ -154,6 +219,13 @@ max_turns = 10
 # Or the mcpServers JSON you already keep for Claude Desktop, Cursor or VS Code:
 # [mcp]
 # config = ".cursor/mcp.json"
+
+# Recorded sessions: delete old ones at the start of each recorded run (any rule
+# may delete a session; one a fork names as its parent stays, and the run says so).
+# [sessions.prune]
+# older_than = "30d"
+# keep = 500
+# max_size = "2GB"
 '''
 
 

@@ -56,12 +56,15 @@ class Turn:
 
 @dataclass
 class Difference:
+    """One compared field of the alignment (a difference unless `differs` is False)."""
+
     where: str
     """"turn 2", "turn 2, call 1 (edit_file)"."""
     what: str
     """"prompt", "model text", "raw arguments", "result", ..."""
     a: str
     b: str
+    differs: bool = True
 
 
 def _json(value: Any) -> str:
@@ -136,6 +139,12 @@ def compare(a: list[Turn], b: list[Turn], tolerance: float | None = None) -> lis
     Args:
         tolerance: count a timing as a difference when it differs by more than this
             fraction (None: timings never count)."""
+    return [row for row in align(a, b, tolerance) if row.differs]
+
+
+def align(a: list[Turn], b: list[Turn], tolerance: float | None = None) -> list[Difference]:
+    """The two sessions side by side: turn N with turn N, call K with call K, one row
+    for each field either side has (the same or not), in order; see `compare`."""
     out: list[Difference] = []
     for index in range(max(len(a), len(b))):
         where = f"turn {index + 1}"
@@ -170,7 +179,7 @@ def compare(a: list[Turn], b: list[Turn], tolerance: float | None = None) -> lis
 
 
 def _fields(where: str, fields: tuple[tuple[str, str, str], ...]) -> list[Difference]:
-    return [Difference(where, what, va, vb) for what, va, vb in fields if va != vb]
+    return [Difference(where, what, va, vb, va != vb) for what, va, vb in fields if va or vb]
 
 
 def _only(turn: Turn, side: str) -> tuple[str, str]:
@@ -211,7 +220,7 @@ def report_lines(a_path: Path, b_path: Path, a: list[Turn], b: list[Turn],
     for item in diffs:
         yield ""
         yield f"{literal(item.where)}: {item.what}"
-        yield from (f"  {line}" for line in _values(item.a, item.b))
+        yield from (f"  {line}" for line in value_lines(item.a, item.b))
     if timings:
         yield from _timings(a, b)
     yield ""
@@ -219,7 +228,7 @@ def report_lines(a_path: Path, b_path: Path, a: list[Turn], b: list[Turn],
     yield f"{count} difference{'s' if count != 1 else ''}" if count else "no differences"
 
 
-def _values(a: str, b: str) -> Iterator[str]:
+def value_lines(a: str, b: str) -> Iterator[str]:
     """Two values: on one line each when short, else a unified diff of their lines."""
     if "\n" not in a and "\n" not in b and max(len(a), len(b)) <= 200:
         yield f"A: {literal(a) if a else '(none)'}"

@@ -3,16 +3,53 @@
 A session a fork names as its parent is kept (and the reason said) unless
 `--include-parents`: replay of the fork opens its parent's file, and the fork's header
 points at it. A parent is only protected by a fork that stays; when the fork goes too,
-so may the parent. The index is refreshed before (what is on disk now decides) and
-after (the deleted files drop out).
+so may the parent. `age` and `size` read the texts the command's flags and a project's
+`[sessions] prune` policy take ("30d", "2GB").
 """
 
 from __future__ import annotations
 
+import argparse
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from workbench.sessions.library import Entry
+
+_AGES = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def age(text: str) -> float:
+    """"30d", "12h", "2w", "90m" in seconds."""
+    match = re.fullmatch(r"\s*(\d+)\s*([mhdw])\s*", text)
+    if not match:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an age (30d, 12h, 2w, 90m)")
+    return int(match.group(1)) * _AGES[match.group(2)]
+
+
+_UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 10**3,
+    "kb": 10**3,
+    "m": 10**6,
+    "mb": 10**6,
+    "g": 10**9,
+    "gb": 10**9,
+    "t": 10**12,
+    "tb": 10**12,
+    "kib": 2**10,
+    "mib": 2**20,
+    "gib": 2**30,
+}
+
+
+def size(text: str) -> int:
+    """ "2GB", "500MB", "10k", "1GiB" or a number of bytes."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", text)
+    if not match or match.group(2).lower() not in _UNITS:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size (2GB, 500MB, 10k, 1GiB)")
+    return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
 
 
 @dataclass

@@ -1,0 +1,221 @@
+"""Recorded sessions as pytest tests: `pytest --workbench-sessions DIR`.
+
+Every session file (`*.jsonl`) under DIR becomes one test item that re-runs it
+(`workbench.session_runs.rerun`: the recorded model replies, the real tools, the
+session's own tools and MCP servers) and fails with the re-run's report, the first
+divergence first. Given only that flag, pytest runs the sessions and nothing else;
+given test paths too, it runs both.
+
+Each item runs in a scratch directory of its own under pytest's temporary directory
+(so items never share files, under `pytest-xdist` too), seeded with, in this order:
+a copy of `--workbench-workspace DIR`; the recorded scenario's files; or a copy of
+the directory the session says it ran in (refused for `/` and the home directory).
+
+The plugin is registered through the `pytest11` entry point; without the flag it
+adds its options and does nothing else (this module imports nothing but pytest;
+the runtime is imported when a session item is collected).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+OPTION = "--workbench-sessions"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("workbench", "Agent Workbench: recorded sessions as tests")
+    group.addoption(
+        OPTION,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="re-run every session file (*.jsonl) under DIR as a test (repeatable)",
+    )
+    group.addoption(
+        "--workbench-workspace",
+        metavar="DIR",
+        help="seed each session's scratch workspace with a copy of DIR (default: the "
+        "recorded scenario's files, else a copy of the directory the session ran in)",
+    )
+    group.addoption(
+        "--workbench-approve",
+        choices=["all", "none", "rules"],
+        default="rules",
+        help='how "ask" rules are answered in the re-runs (default: rules, only allow rules allow)',
+    )
+    group.addoption("--workbench-rules", metavar="FILE", help="the permission rules file")
+    group.addoption(
+        "--workbench-trust-recorded-tools",
+        action="store_true",
+        help="start the recorded --tools and MCP servers of sessions not recorded by your "
+        "workbench too (they run code: read the headers first)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    directories = _directories(config)
+    if not directories:
+        return
+    paths = [str(d) for d in directories]
+    if config.args_source == pytest.Config.ArgsSource.ARGS:
+        config.args = [*config.args, *(p for p in paths if p not in config.args)]
+    else:  # no paths given: the sessions only, not the project's testpaths
+        config.args = paths
+
+
+def _directories(config: pytest.Config) -> list[Path]:
+    base = config.invocation_params.dir
+    return [(base / d).resolve() for d in config.getoption(OPTION.lstrip("-").replace("-", "_"))]
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if file_path.suffix != ".jsonl":
+        return None
+    directories = _directories(parent.config)
+    if not any(file_path.is_relative_to(d) for d in directories):
+        return None
+    return SessionFile.from_parent(parent, path=file_path)
+
+
+class SessionFile(pytest.File):
+    """One session file: one item, named after its first prompt."""
+
+    def collect(self) -> Any:
+        from workbench.sanitize import one_line
+        from workbench.sessions.history import first_prompt
+        from workbench.sessions.reader import SessionError, read_session
+
+        try:
+            session = read_session(self.path)
+        except SessionError as exc:  # the item fails with the reason
+            yield SessionItem.from_parent(self, name="unreadable", recorded=None, problem=str(exc))
+            return
+        prompt = one_line(" ".join(first_prompt(session.events).split()), 60)
+        yield SessionItem.from_parent(
+            self, name=prompt.replace("::", ": ") or "rerun", recorded=session, problem=""
+        )
+
+
+class SessionDiverged(Exception):
+    """A re-run whose results differ from the recording (the report's lines as args)."""
+
+
+class SessionItem(pytest.Item):
+    def __init__(self, *, recorded: Any, problem: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.recorded = recorded
+        self.problem = problem
+
+    def runtest(self) -> None:
+        if self.recorded is None:
+            raise pytest.fail.Exception(f"not a session the workbench can read: {self.problem}")
+        workspace, seeded = self._workspace()
+        self.add_report_section("call", "workspace", f"{workspace} ({seeded})")
+        report = _rerun(self.recorded, workspace, self.config)
+        lines = report_text(report, self.path, self.config.getoption("workbench_approve"))
+        if report.differs:
+            raise SessionDiverged("\n".join(lines))
+        self.add_report_section("call", "rerun", "\n".join(lines))
+
+    def _workspace(self) -> tuple[Path, str]:
+        """A fresh directory for this item, and what it was seeded with."""
+        import shutil
+        import tempfile
+
+        from workbench.sanitize import literal
+        from workbench.scratch import seed
+        from workbench.session_runs import scenario_of
+        from workbench.sessions.trust import check_workspace
+
+        factory = getattr(self.config, "_tmp_path_factory", None)  # None with -p no:tmpdir
+        base = factory.getbasetemp() if factory is not None else None
+        root = Path(tempfile.mkdtemp(prefix="workbench-", dir=base))
+        given = self.config.getoption("workbench_workspace")
+        scenario = scenario_of(self.recorded)
+        if given:
+            source = self.config.invocation_params.dir / given
+            why = f"a copy of --workbench-workspace {given}"
+        elif scenario is not None:
+            seed(root, scenario.workspace_files)
+            return root, "the recorded scenario's files"
+        else:
+            recorded = self.recorded.header.workspace
+            if not recorded or not Path(recorded).is_dir():
+                raise pytest.fail.Exception(
+                    f"the session ran in {literal(repr(recorded or '(unknown)'))}, which is "
+                    "not here: pass --workbench-workspace DIR with the files it started from"
+                )
+            source = Path(recorded)
+            why = f"a copy of the directory the session ran in, {literal(recorded)}"
+        check_workspace(source)
+        target = root / "workspace"
+        shutil.copytree(source, target, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+        return target, why
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, SessionDiverged):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, f"session {self.path.name}: {self.name}"
+
+
+def _rerun(session: Any, workspace: Path, config: pytest.Config) -> Any:
+    import argparse
+
+    import anyio
+
+    from workbench.cli.rerun import rerun_setup
+    from workbench.session_runs import rerun
+
+    flags = argparse.Namespace(
+        trust_recorded_tools=config.getoption("workbench_trust_recorded_tools"),
+        tool_specs=None,
+        builtin_tools=None,
+        mcp=None,
+        mcp_url=None,
+        config=None,
+    )
+    setup, servers, warnings = rerun_setup(session, flags)
+    rules = config.getoption("workbench_rules")
+
+    async def go() -> Any:
+        return await rerun(
+            session,
+            workspace=workspace,
+            approve=config.getoption("workbench_approve"),
+            rules_file=config.invocation_params.dir / rules if rules else None,
+            setup=setup,
+            mcp_servers=servers,
+        )
+
+    report = anyio.run(go)
+    report.warnings[:0] = warnings
+    return report
+
+
+def report_text(report: Any, path: Path, approve: str) -> list[str]:
+    """The re-run report, its first divergence named first."""
+    from workbench.cli.rerun import report_lines
+    from workbench.sanitize import literal
+
+    lines = report_lines(report, path, approve)
+    first = next((c for c in report.calls if c.status in ("differs", "missing", "extra")), None)
+    if first is None:
+        return lines
+    where = report.calls.index(first) + 1
+    head = (
+        f"first divergence: call {where} of {len(report.calls)}, "
+        f"{literal(first.tool_call_id)} ({literal(first.tool_name)}): {first.status}"
+    )
+    return [
+        head,
+        *([f"  {literal(d)}" for d in first.diff()] if first.status == "differs" else []),
+        "",
+        *lines,
+    ]
