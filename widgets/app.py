@@ -412,14 +412,11 @@ class WorkbenchApp(
 
     def action_sessions(self) -> None:
         """The session library over the main screen (Escape comes back)."""
-        from widgets import sessions_app
+        from widgets.sessions_app import SessionsScreen
         from workbench.sessions.header import default_session_dir
 
-        screen = getattr(sessions_app, "SessionsScreen", None)
-        if screen is None:  # until the library is a screen too, not only an app
-            return self.notify("`workbench sessions` opens the session library.", timeout=4)
         path = self.runtime.session_path  # the library of where this app records
-        self.push_screen(screen(path.parent if path else default_session_dir()))
+        self.push_screen(SessionsScreen(path.parent if path else default_session_dir()))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Show each key in the footer only while it can do something (False hides it)."""

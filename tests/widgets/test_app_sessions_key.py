@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
 from textual.widgets import DataTable
 
 from tests.widgets.helpers import send, wait_for
-from widgets import sessions_app
 from widgets.help_screen import HELP
+from widgets.sessions_app import SessionsScreen
 
-SessionsScreen = getattr(sessions_app, "SessionsScreen", None)
 
-
-@pytest.mark.skipif(SessionsScreen is None, reason="the library is not a screen here yet")
 async def test_ctrl_s_opens_the_library_of_where_the_app_records_and_q_comes_back(
     make_test_app,
 ) -> None:
