@@ -12,6 +12,8 @@ from textual.screen import Screen
 
 from benchmarks.select_latency import LayoutCount
 
+pytestmark = pytest.mark.bench
+
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "select_latency.py"
 
 

@@ -15,7 +15,9 @@ from workbench.view.records import ToolCallRecord
 T = 1_790_000_000_000.0
 
 
-def record(call_id: str, name: str, stage: str, phases: list[tuple[str, float]], ended: float | None) -> ToolCallRecord:
+def record(
+    call_id: str, name: str, stage: str, phases: list[tuple[str, float]], ended: float | None
+) -> ToolCallRecord:
     r = ToolCallRecord(call_id, name, 1, 0, stage=stage)  # type: ignore[arg-type]
     r.started_at = T + phases[0][1]
     for phase, start in phases:
@@ -26,7 +28,13 @@ def record(call_id: str, name: str, stage: str, phases: list[tuple[str, float]],
 
 PARALLEL = [
     record("a", "run_tests", "running", [("preflight", 0), ("executing", 3200)], None),
-    record("b", "write_file", "done", [("preflight", 1), ("approval", 2), ("preflight", 3100), ("executing", 3200)], 3400),
+    record(
+        "b",
+        "write_file",
+        "done",
+        [("preflight", 1), ("approval", 2), ("preflight", 3100), ("executing", 3200)],
+        3400,
+    ),
     record("c", "read_file", "done", [("preflight", 3150), ("executing", 3200)], 3260),
 ]
 SEQUENTIAL = [
