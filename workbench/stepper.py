@@ -60,7 +60,7 @@ from workbench.agent import (
 )
 from workbench.agent.clock import now_ms
 from workbench.agent.config import resolve
-from workbench.agent.loop import close_stream
+from workbench.agent.provider_stream import close_stream
 from workbench.breakpoints import (
     ERROR,
     INVALID,
