@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.sessions.helpers import READ_A, record_run
 
+from tests.sessions.helpers import READ_A, record_run
 from workbench.__main__ import main
 from workbench.sessions import read_session
 from workbench.sessions.rerun import recorded_runs, rerun
@@ -107,7 +107,6 @@ async def test_injected_results_and_mid_run_user_messages(tmp_path: Path) -> Non
 
 def _fresh(tmp_path: Path) -> Path:
     from tests.sessions.helpers import scenario
-
     from workbench.workspace import seed
 
     fresh = tmp_path / "fresh"

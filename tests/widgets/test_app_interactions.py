@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 import anyio
-from tests.widgets.helpers import scenario_of, send, wait_for
 
+from tests.widgets.helpers import scenario_of, send, wait_for
 from widgets.inject_modal import InjectResultModal
 from widgets.pause_banner import PauseBanner
 from workbench.agent import ToolResultMessage, UserMessage, tool

@@ -21,7 +21,6 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.color import Color
 from textual.widgets import Checkbox, Static
-from tests.widgets.helpers import scenario_of, wait_for
 
 from tests.support.hostile import (
     EVIL,
@@ -30,6 +29,7 @@ from tests.support.hostile import (
     hostile_scenario,
     make_non_utf8_file,
 )
+from tests.widgets.helpers import scenario_of, wait_for
 from widgets.app import make_app
 from widgets.permission_modal import PermissionModal
 from widgets.replay_app import ForkedApp, ForkModal, ReplayApp

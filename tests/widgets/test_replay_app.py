@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from tests.sessions.helpers import READ_A, record_run, scenario
 
+from tests.sessions.helpers import READ_A, record_run, scenario
 from widgets.app import make_app
 from widgets.replay_app import ForkedApp, ForkModal, ReplayApp
 from workbench.runtime import RunOptions, build_runtime

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from tests.sessions.helpers import write_session
 from textual.widgets import Checkbox, DataTable, Input
 
+from tests.sessions.helpers import write_session
 from widgets.sessions_app import Query, SessionsApp
 from workbench.sessions.library import Filters
 

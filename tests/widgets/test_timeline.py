@@ -4,8 +4,8 @@ lazily, and a burst of events coalesced into a few refreshes."""
 from __future__ import annotations
 
 from textual.widgets import Footer
-from tests.widgets.helpers import scenario_of, send, wait_for
 
+from tests.widgets.helpers import scenario_of, send, wait_for
 from widgets.run_details import RunDetailsScreen
 from widgets.timeline import Timeline
 from workbench.agent import AgentToolResult, tool
