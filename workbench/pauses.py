@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from workbench.agent import AgentTool, AgentToolResult, ToolCall, run_argument_pipeline
 from workbench.agent.clock import now_ms
 from workbench.breakpoints import StepperError
-from workbench.events import PausePoint
+from workbench.bus_events import PausePoint
 
 ResumeKind = Literal["step", "continue", "run_to_end", "edit", "inject"]
 

@@ -30,7 +30,7 @@ before_tool_call=chain_before(gate, stepper.before_tool_call))`, then
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Iterable
 from typing import Any
 
 from workbench.agent import (
@@ -53,6 +53,7 @@ from workbench.agent import (
 )
 from workbench.agent.clock import now_ms
 from workbench.agent.config import resolve
+from workbench.agent.emit import Emit
 from workbench.agent.provider_stream import close_stream
 from workbench.breakpoints import (
     ERROR,
@@ -63,12 +64,10 @@ from workbench.breakpoints import (
     StepperError,
     canonical,
 )
-from workbench.events import StepModeEvent, StepPausedEvent, StepResumedEvent
+from workbench.bus_events import StepModeEvent, StepPausedEvent, StepResumedEvent
 from workbench.pauses import Pause, Resume, ResumeKind, rerun_pipeline
 from workbench.permissions.edits import InvalidEdit, revalidate
 from workbench.permissions.hooks import chain_after, chain_before, wait_unless_aborted
-
-Publish = Callable[[Any], Awaitable[None] | None]
 
 _ids = itertools.count(1)
 
@@ -99,7 +98,7 @@ class Stepper:
     def __init__(
         self,
         *,
-        publish: Publish | None = None,
+        publish: Emit | None = None,
         enabled: bool = False,
         breakpoints: Iterable[str] = (),
     ) -> None:

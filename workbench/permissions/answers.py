@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from workbench.agent import AgentTool
 from workbench.agent.clock import now_ms
-from workbench.events import DecidedBy
+from workbench.bus_events import DecidedBy
 from workbench.permissions.patterns import CallPattern, PatternError
 from workbench.permissions.rules import Rule, RuleError, append_rule
 

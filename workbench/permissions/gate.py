@@ -30,14 +30,15 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 from workbench.agent import AbortSignal, AgentTool, BeforeToolCallContext, BeforeToolCallResult
 from workbench.agent.clock import now_ms
 from workbench.agent.config import resolve
-from workbench.events import (
+from workbench.agent.emit import Emit
+from workbench.bus_events import (
     DecidedBy,
     Decision,
     DecisionScope,
@@ -76,7 +77,6 @@ from workbench.permissions.rules import (
 
 Policy = Literal["ask", "all", "none", "rules"]
 """What happens to "ask": ask a person, allow (all), deny (none), deny as rules-only (rules)."""
-Publish = Callable[[Any], Awaitable[None] | None]
 
 _ids = itertools.count(1)
 _STRICTNESS = {"allow": 0, "ask": 1, "deny": 2}
@@ -101,7 +101,7 @@ class PermissionGate:
         self,
         rules: RuleSet | None = None,
         *,
-        publish: Publish | None = None,
+        publish: Emit | None = None,
         policy: Policy = "ask",
         rules_file: Path | None = None,
         rules_file_display: str | None = None,
@@ -127,7 +127,7 @@ class PermissionGate:
         cls,
         workspace: Path,
         *,
-        publish: Publish | None = None,
+        publish: Emit | None = None,
         policy: Policy = "ask",
         allow: tuple[str, ...] | list[str] = (),
         ask: tuple[str, ...] | list[str] = (),

@@ -31,9 +31,10 @@ import openai
 
 from workbench.agent.abort import AbortSignal
 from workbench.agent.config import LlmContext, StreamOptions, resolve
+from workbench.agent.emit import Emit
 from workbench.agent.events import AssistantMessageEvent, Event
 from workbench.agent.types import Model
-from workbench.events import ProviderRequestEvent
+from workbench.bus_events import ProviderRequestEvent
 from workbench.json_text import LINE_DEPTH, loads
 from workbench.providers.openai_errors import describe_error, redact
 from workbench.providers.openai_messages import JsonDict, build_request_body
@@ -49,11 +50,10 @@ from workbench.providers.settings import OpenAISettings
 from workbench.providers.stream_builder import Events, StreamBuilder
 from workbench.redact import CREDENTIAL_HEADERS
 
-__all__ = ["OpenAIProvider", "Publish", "describe_error", "redact"]
+__all__ = ["OpenAIProvider", "describe_error", "redact"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-Publish = Callable[[Event], Awaitable[None]]
 
 NO_KEY = "no-key"
 """Sent when no key is configured: the SDK insists on one, local servers ignore it."""
@@ -92,7 +92,7 @@ class OpenAIProvider:
         self,
         settings: OpenAISettings,
         *,
-        publish: Publish | None = None,
+        publish: Emit | None = None,
         capture_chunks: bool = False,
         sticky_tool_choice: bool = False,
     ) -> None:

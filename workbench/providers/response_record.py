@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 import uuid
 
-from workbench.events import ProviderResponseEvent
+from workbench.bus_events import ProviderResponseEvent
 from workbench.providers.openai_stream import ChunkReader
 
 

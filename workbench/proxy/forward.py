@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from workbench.agent import AssistantMessageEvent, LlmContext, Model, StreamOptions
-from workbench.events import ProviderRequestEvent, ResponseReleasedEvent
+from workbench.bus_events import ProviderRequestEvent, ResponseReleasedEvent
 from workbench.providers.openai_stream import ChunkReader, StreamError, error_text
 from workbench.providers.response_record import ResponseRecord
 from workbench.providers.stream_builder import Events, StreamBuilder
