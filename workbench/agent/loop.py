@@ -5,6 +5,8 @@ A port of pi-agent-core's `agent-loop.ts`. The call chain reads top-down:
 `stream_assistant_response` -> `BatchRunner.run` (execution.py). Nothing escapes
 the loop: provider failures end the turn with `stop_reason="error"`, tool and hook
 failures become error results, and `agent_end` is always the last event.
+`agent_loop` wraps a run in an `AgentEventStream` (event_stream.py); a provider that
+ignores an abort is cut off by the `AbortGuard` (provider_stream.py).
 """
 
 from __future__ import annotations
