@@ -39,7 +39,8 @@ async def main() -> None:
             name = f"{moment.name}-{size_name}"
             path = await shoot(name, size, moment.drive, moment)
             if converter:
-                subprocess.run([converter, str(path), "-o", str(path.with_suffix(".png"))], check=True)
+                png = str(path.with_suffix(".png"))
+                subprocess.run([converter, str(path), "-o", png], check=True)
             print(f"wrote {path.relative_to(HERE.parent)}" + (" (+ .png)" if converter else ""))
 
 

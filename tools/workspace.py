@@ -129,7 +129,8 @@ class Workspace:
 
         Args:
             raw: the path the model gave.
-            refusal: finishes "X is a binary file (N bytes); ..." (e.g. "read_file only reads text").
+            refusal: finishes "X is a binary file (N bytes); ..."
+                (e.g. "read_file only reads text").
             on_directory: finishes "X is a directory..." (e.g. ", not a file").
         """
         path = self.resolve(raw)

@@ -162,7 +162,6 @@ def parse_prices(raw: object, where: object = "the config file") -> dict[str, Pr
         except ValidationError as exc:
             err = exc.errors()[0]
             field_name = ".".join(str(p) for p in err["loc"])
-            raise ValueError(
-                f"Bad price for {pattern!r} in {where}: {field_name + ': ' if field_name else ''}{err['msg']}"
-            ) from None
+            field = f"{field_name}: " if field_name else ""
+            raise ValueError(f"Bad price for {pattern!r} in {where}: {field}{err['msg']}") from None
     return prices

@@ -16,6 +16,19 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+CREDENTIAL_HEADERS = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "api-key",
+        "x-api-key",
+        "openai-api-key",
+        "cookie",
+        "set-cookie",
+    }
+)
+"""HTTP headers (lower-case) that carry credentials: never recorded or shown, and their
+values are cut out of error messages."""
 MIN_LENGTH = 6
 """Shorter values are not redacted: they would match ordinary text."""
 SECRET_NAME = re.compile(

@@ -10,11 +10,12 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from workbench.agent import Agent, AgentTool, Model, StreamFn
 from workbench.agent.config import BeforeToolCall
-from workbench.permissions import PermissionGate, chain_before
+from workbench.oversight import Oversight
+from workbench.permissions import PermissionGate, Policy, chain_before
 from workbench.pricing import PriceTable
 from workbench.providers.scripted import Scenario, ScriptedProvider
 from workbench.redact import redactor_for
@@ -30,12 +31,13 @@ if TYPE_CHECKING:
     from workbench.sessions.fork import ForkPoint
     from workbench.sessions.header import AgentSetup
 
-ApprovePolicy = Literal["ask", "all", "none", "rules"]
+ApprovePolicy = Policy
 
 
 @dataclass
-class RunOptions:
-    """Everything a run can be configured with (the CLI's flags, as data)."""
+class RunOptions(Oversight):
+    """Everything a run can be configured with (the CLI's flags, as data); the gate's and
+    the stepper's options (`approve`, `allow`, `step`, ...) are `Oversight`'s."""
 
     scenario: str | Path | Scenario = "demo"
     """A built-in scenario name, a scenario JSON file, or a Scenario (for the scripted model)."""
@@ -67,16 +69,6 @@ class RunOptions:
     tool_choice_sticky: bool = False
     """Keep a forced tool choice after the first tool call (default: it becomes auto)."""
     tool_abort_grace: float = 2.0
-    approve: ApprovePolicy = "ask"
-    """How "ask" rules are answered: a person ("ask"), or a headless policy."""
-    rules_file: Path | None = None
-    """The rules file (default: <workspace>/.workbench/rules.toml)."""
-    allow: list[str] = field(default_factory=list)
-    ask: list[str] = field(default_factory=list)
-    deny: list[str] = field(default_factory=list)
-    step: bool = False
-    """Start in step mode."""
-    breakpoints: list[str] = field(default_factory=list)
     capture_chunks: bool = False
     """Keep each model response's raw streamed chunks for the network view."""
     slow_after: float = 10.0

@@ -30,19 +30,14 @@ before_tool_call=chain_before(gate, stepper.before_tool_call))`, then
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator, Awaitable, Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
-
-import anyio
-from pydantic import BaseModel
+from collections.abc import AsyncIterator, Awaitable, Iterable
+from typing import Any
 
 from workbench.agent import (
     AbortSignal,
     AfterToolCallResult,
     AgentEndEvent,
     AgentStartEvent,
-    AgentTool,
     AgentToolResult,
     ArgumentsFailedContext,
     AssistantMessage,
@@ -55,13 +50,11 @@ from workbench.agent import (
     StreamFn,
     StreamOptions,
     TextContent,
-    ToolCall,
-    run_argument_pipeline,
 )
 from workbench.agent.clock import now_ms
 from workbench.agent.config import resolve
 from workbench.agent.emit import Emit
-from workbench.agent.loop import close_stream
+from workbench.agent.provider_stream import close_stream
 from workbench.breakpoints import (
     ERROR,
     INVALID,
@@ -71,18 +64,11 @@ from workbench.breakpoints import (
     StepperError,
     canonical,
 )
-from workbench.bus_events import PausePoint, StepModeEvent, StepPausedEvent, StepResumedEvent
+from workbench.bus_events import StepModeEvent, StepPausedEvent, StepResumedEvent
+from workbench.pauses import Pause, Resume, ResumeKind, rerun_pipeline
 from workbench.permissions.edits import InvalidEdit, revalidate
 from workbench.permissions.hooks import chain_after, chain_before, wait_unless_aborted
 
-ResumeKind = Literal["step", "continue", "run_to_end", "edit", "inject"]
-
-_ALLOWED: dict[str, tuple[str, ...]] = {
-    "before_model": ("step", "continue", "run_to_end"),
-    "before_tool": ("step", "continue", "run_to_end", "edit", "inject"),
-    "after_tool": ("step", "continue", "run_to_end", "inject"),
-    "invalid_arguments": ("step", "continue", "run_to_end", "edit"),
-}
 _ids = itertools.count(1)
 
 __all__ = [
@@ -98,55 +84,6 @@ __all__ = [
     "chain_after",
     "chain_before",
 ]
-
-
-@dataclass(frozen=True)
-class Resume:
-    """How to go on from a pause."""
-
-    kind: ResumeKind
-    args: dict[str, Any] | None = None
-    """For "edit": the new arguments."""
-    result: str | None = None
-    """For "inject": the result text the model will see."""
-    is_error: bool = False
-    """For "inject": whether that result is an error."""
-
-    @classmethod
-    def edit(cls, args: dict[str, Any]) -> Resume:
-        return cls("edit", args=args)
-
-    @classmethod
-    def inject(cls, result: str, *, is_error: bool = False) -> Resume:
-        return cls("inject", result=result, is_error=is_error)
-
-
-@dataclass(eq=False)
-class Pause:
-    """The run waiting at one pause point."""
-
-    pause_id: str
-    point: PausePoint
-    tool_call_id: str | None = None
-    tool_name: str | None = None
-    args: dict[str, Any] | None = None
-    breakpoint: str | None = None
-    tool: AgentTool | None = None
-    failed_stage: str | None = None
-    """At failed arguments: the stage that failed."""
-    tools: Sequence[AgentTool] = ()
-    """At failed arguments: the tools an edit runs the pipeline against."""
-    result: AgentToolResult | None = None
-    """At `@error`: the error result stopped on."""
-    started_ms: float = field(default_factory=now_ms)
-    resume: Resume | None = None
-    edited: BaseModel | None = None
-    resumed: anyio.Event = field(default_factory=anyio.Event)
-
-    @property
-    def actions(self) -> tuple[str, ...]:
-        """The resume actions possible here."""
-        return _ALLOWED[self.point]
 
 
 class Stepper:
@@ -243,7 +180,7 @@ class Stepper:
                 f"(possible: {', '.join(pause.actions)})"
             )
         if act.kind == "edit" and pause.point == "invalid_arguments":
-            pause.edited = _rerun_pipeline(pause, act.args)
+            pause.edited = rerun_pipeline(pause, act.args)
         elif act.kind == "edit":
             try:
                 pause.edited = revalidate(pause.tool, act.args)
@@ -456,21 +393,3 @@ class Stepper:
 
 def _next_id() -> str:
     return f"pause-{next(_ids)}"
-
-
-def _rerun_pipeline(pause: Pause, args: dict[str, Any] | None) -> BaseModel:
-    """The validated arguments an edit at failed arguments runs with (the whole
-    pipeline, as the model's arguments went through it); raises when they fail too."""
-    if pause.failed_stage == "lookup":
-        raise StepperError(
-            f"There is no tool {pause.tool_name!r}: editing its arguments cannot help "
-            "(F10 or F5 send the error to the model)"
-        )
-    if not isinstance(args, dict):
-        raise StepperError("The arguments must be a JSON object")
-    call = ToolCall(id=pause.tool_call_id or "", name=pause.tool_name or "", arguments=args)
-    outcome = run_argument_pipeline(call, pause.tools)
-    if outcome.error is not None:
-        raise StepperError(str(outcome.error))
-    assert outcome.validated is not None
-    return outcome.validated

@@ -8,6 +8,7 @@ from typing import Any
 
 import anyio
 import pytest
+
 from tests.agent.helpers import (
     MODEL,
     FakeStream,
@@ -20,7 +21,6 @@ from tests.agent.helpers import (
     make_tool,
     text_of,
 )
-
 from workbench.agent import (
     AbortError,
     Agent,

@@ -7,8 +7,8 @@ from typing import Any
 
 import anyio
 import pytest
-from tests.agent.helpers import MODEL, FakeStream, assistant, call, make_tool, text_of, user
 
+from tests.agent.helpers import MODEL, FakeStream, assistant, call, make_tool, text_of, user
 from workbench.agent import Agent, AgentToolResult, ToolResultMessage, UserMessage
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import anyio
 import pytest
+
 from tests.agent.helpers import (
     MODEL,
     FakeStream,
@@ -19,7 +20,6 @@ from tests.agent.helpers import (
     text_of,
     user,
 )
-
 from workbench.agent import (
     AbortSignal,
     Agent,

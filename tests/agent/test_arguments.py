@@ -7,9 +7,9 @@ import json
 from typing import Any
 
 import pytest
-from tests.agent.helpers import FakeStream, NoArgs, assistant, call, make_tool, run_loop, text_of
 from pydantic import BaseModel, Field, field_validator
 
+from tests.agent.helpers import FakeStream, NoArgs, assistant, call, make_tool, run_loop, text_of
 from workbench.agent import (
     BeforeToolCallContext,
     ToolArgumentsEvent,

@@ -7,8 +7,8 @@ from typing import Any
 
 import anyio
 import pytest
-from tests.agent.helpers import MODEL, FakeStream, Recorder, assistant, make_tool, user
 
+from tests.agent.helpers import MODEL, FakeStream, Recorder, assistant, make_tool, user
 from workbench.agent import (
     AfterToolCallResult,
     Agent,

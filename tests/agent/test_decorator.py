@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 import pytest
-from tests.agent.helpers import FakeStream, assistant, call, run_loop, text_of
 from pydantic import BaseModel, Field
 
+from tests.agent.helpers import FakeStream, assistant, call, run_loop, text_of
 from workbench.agent import (
     AbortSignal,
     AgentTool,

@@ -9,6 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from tests.agent.helpers import (
     MODEL,
     FakeStream,
@@ -18,9 +21,6 @@ from tests.agent.helpers import (
     assert_transcript_valid,
     assistant,
 )
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from workbench.agent import (
     AbortController,
     AbortSignal,

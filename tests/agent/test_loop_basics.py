@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from tests.agent.helpers import MODEL, FakeStream, Recorder, assistant, call, run_loop, user
 
+from tests.agent.helpers import MODEL, FakeStream, Recorder, assistant, call, run_loop, user
 from workbench.agent import (
     AgentContext,
     AgentLoopConfig,
@@ -58,7 +58,6 @@ async def test_message_updates_carry_the_provider_event() -> None:
 
 async def test_provider_receives_model_system_prompt_tools_and_signal() -> None:
     from tests.agent.helpers import make_tool
-
     from workbench.agent import AbortController
 
     tool = make_tool()
@@ -309,7 +308,6 @@ def test_messages_round_trip_through_json() -> None:
 
 async def test_every_event_of_a_run_round_trips_through_json() -> None:
     from tests.agent.helpers import make_tool
-
     from workbench.agent import AgentToolResult
 
     async def progress(

@@ -9,6 +9,7 @@ from typing import Any
 
 import anyio
 import pytest
+
 from tests.agent.helpers import (
     MODEL,
     FakeStream,
@@ -23,7 +24,6 @@ from tests.agent.helpers import (
     text_of,
     user,
 )
-
 from workbench.agent import (
     AbortController,
     AbortError,

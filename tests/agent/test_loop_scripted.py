@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from tests.agent.helpers import FakeStream, assistant, call, make_tool, run_loop, user
 
+from tests.agent.helpers import FakeStream, assistant, call, make_tool, run_loop, user
 from workbench.agent import (
     AbortController,
     AssistantMessage,

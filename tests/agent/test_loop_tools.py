@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
+from pydantic import BaseModel
+
 from tests.agent.helpers import (
     FakeStream,
     Gate,
@@ -18,8 +20,6 @@ from tests.agent.helpers import (
     run_loop,
     text_of,
 )
-from pydantic import BaseModel
-
 from workbench.agent import (
     AfterToolCallContext,
     AfterToolCallResult,

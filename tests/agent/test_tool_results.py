@@ -9,9 +9,9 @@ from typing import Any
 
 import anyio
 import pytest
-from tests.agent.helpers import FakeStream, assistant, call, run_loop, text_of
 from pydantic import BaseModel
 
+from tests.agent.helpers import FakeStream, assistant, call, run_loop, text_of
 from workbench.agent import Agent, AgentTool, AgentToolResult, tool
 from workbench.agent.config import BeforeToolCallResult
 

@@ -1,4 +1,5 @@
-"""The instruction-count benchmark's pieces: its slowed clock and its reading of callgrind's dumps."""
+"""The instruction-count benchmark's pieces: its slowed clock and its reading of callgrind's
+dumps."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from benchmarks.ui_instructions import slow_clock, window_instructions
+
+pytestmark = pytest.mark.bench
 
 
 def test_the_slowed_clock_runs_the_given_factor_slower_from_now_on() -> None:

@@ -11,6 +11,8 @@ import pytest
 
 from benchmarks.ui_throughput import median_interval, timing_cost
 
+pytestmark = pytest.mark.bench
+
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "ui_throughput.py"
 TINY = ["--turns", "2", "--calls", "2", "--updates", "2", "--text", "80", "--repeat", "1"]
 

@@ -11,7 +11,11 @@ import pytest
 
 def workbench(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "workbench", *args], capture_output=True, text=True, timeout=60, cwd=cwd
+        [sys.executable, "-m", "workbench", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=cwd,
     )
 
 
@@ -37,6 +41,8 @@ def test_headless_exit_codes(tmp_path: Path) -> None:
     finished = workbench("--headless", "--approve", "all", "--no-record")
     assert finished.returncode == 0, finished.stderr
     assert "Done." in finished.stdout
-    unreachable = workbench("--headless", "hi", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--no-record")
+    unreachable = workbench(
+        "--headless", "hi", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--no-record"
+    )
     assert unreachable.returncode == 1
     assert "Could not connect" in unreachable.stdout and "Traceback" not in unreachable.stderr

@@ -24,7 +24,10 @@ def add(a: int, b: int) -> int:
 '''
 
 ORDER = {"customer": "Ann", "items": [{"sku": "WID", "quantity": 2}], "priority": "low"}
-RULES = '[[rule]]\nmatch = "add"\naction = "allow"\n\n[[rule]]\nmatch = "mcp:toolbox"\naction = "allow"\n'
+RULES = (
+    '[[rule]]\nmatch = "add"\naction = "allow"\n\n'
+    '[[rule]]\nmatch = "mcp:toolbox"\naction = "allow"\n'
+)
 SCENARIO = {
     "name": "mixed",
     "prompt": "go",

@@ -9,7 +9,6 @@ import pytest
 from workbench.sessions.header import SESSIONS_DIR_ENV
 
 
-
 @pytest.fixture(autouse=True)
 def sessions_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Default-located sessions land here during a test."""

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 from tests.sessions.helpers import READ_A, record_run
-
 from workbench.session_runs import rerun
 from workbench.sessions import read_session
 from workbench.sessions.export import export

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.sessions.helpers import record_run
 
+from tests.sessions.helpers import record_run
 from workbench.__main__ import main
 from workbench.agent import (
     AgentStartEvent,

@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.sessions.helpers import write_session
 
+from tests.sessions.helpers import write_session
 from workbench.sessions.library import INDEX_NAME, Filters, Library
 
 ROOT = Path(__file__).resolve().parents[2]

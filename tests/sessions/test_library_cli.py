@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.sessions.helpers import write_session
 
+from tests.sessions.helpers import write_session
 from workbench.__main__ import main
 
 

@@ -21,8 +21,8 @@ from workbench.agent import (
 from workbench.agent.events import MessageStartEvent, MessageUpdateEvent
 from workbench.providers.scripted import Scenario
 from workbench.runtime import RunOptions, build_runtime
-from workbench.view.fold import ViewState, fold
 from workbench.scratch import seed
+from workbench.view.fold import ViewState, fold
 
 
 def demo_runtime(tmp_path: Path, **options):  # type: ignore[no-untyped-def]
@@ -193,7 +193,10 @@ async def test_a_call_s_history_and_phases_follow_its_approval(tmp_path: Path) -
     ],
 )
 def test_core_never_loads_textual(module: str) -> None:
-    probe = f"import {module}, sys; print(sorted(m for m in sys.modules if m.split('.')[0] == 'textual'))"
+    probe = (
+        f"import {module}, sys; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'textual'))"
+    )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 

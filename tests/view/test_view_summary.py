@@ -23,13 +23,26 @@ def test_phase_durations_add_up_each_phase() -> None:
 def test_summary_splits_model_tools_approval_and_pause_per_turn() -> None:
     state = ViewState()
     state.turns = [
-        TurnRecord(1, started_at=0, ended_at=900, model_started_at=50, model_ended_at=200, paused_ms=30,
-                   input_tokens=10, output_tokens=5, tool_call_ids=["a", "b"]),
+        TurnRecord(
+            1,
+            started_at=0,
+            ended_at=900,
+            model_started_at=50,
+            model_ended_at=200,
+            paused_ms=30,
+            input_tokens=10,
+            output_tokens=5,
+            tool_call_ids=["a", "b"],
+        ),
         TurnRecord(2, started_at=900, ended_at=1000, model_started_at=920, model_ended_at=1000,
                    input_tokens=20, output_tokens=2),
     ]
     state.calls = {
-        "a": call("a", [("preflight", 200), ("approval", 210), ("preflight", 400), ("executing", 410)], 800),
+        "a": call(
+            "a",
+            [("preflight", 200), ("approval", 210), ("preflight", 400), ("executing", 410)],
+            800,
+        ),
         "b": call("b", [("preflight", 400), ("executing", 410)], 600),
     }
     summary = summarize(state, now=1000)

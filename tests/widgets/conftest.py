@@ -31,7 +31,9 @@ def make_test_app(tmp_path: Path) -> Callable[..., WorkbenchApp]:
         loaded = scenario if isinstance(scenario, Scenario) else Scenario.load(scenario)
         seed(tmp_path, loaded.workspace_files)
         runtime = build_runtime(
-            RunOptions(scenario=loaded, workspace=tmp_path, pace=pace, tool_abort_grace=0.2, **options)
+            RunOptions(
+                scenario=loaded, workspace=tmp_path, pace=pace, tool_abort_grace=0.2, **options
+            )
         )
         return make_app(runtime, subtitle="test workspace", stats=stats)
 

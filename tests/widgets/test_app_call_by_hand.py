@@ -4,8 +4,8 @@ inspector; an asking tool opens the permission dialog; the model never sees it."
 from __future__ import annotations
 
 from textual.widgets import Input, OptionList, TextArea
-from tests.widgets.helpers import wait_for
 
+from tests.widgets.helpers import wait_for
 from widgets.hand_call import HandCallModal, ToolPickerModal
 from widgets.json_editor import JsonEditModal
 from widgets.permission_modal import PermissionModal

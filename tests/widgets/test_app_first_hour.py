@@ -9,9 +9,9 @@ from pathlib import Path
 import anyio
 from rich.console import Console
 from textual.widgets import Footer, OptionList, Static
-from tests.widgets.helpers import scenario_of, wait_for
 
 from tests.support.chat_server import ChatServer, Pause, stream_reply, text_chunks
+from tests.widgets.helpers import scenario_of, wait_for
 from widgets.app import make_app
 from widgets.breakpoints_modal import BreakpointsModal
 from widgets.help_screen import HelpScreen

@@ -5,7 +5,6 @@ from __future__ import annotations
 import gc
 
 from tests.widgets.helpers import wait_for
-
 from workbench import gc_policy
 
 

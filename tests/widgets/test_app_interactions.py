@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 import anyio
-from tests.widgets.helpers import scenario_of, send, wait_for
 
+from tests.widgets.helpers import scenario_of, send, wait_for
 from widgets.inject_modal import InjectResultModal
 from widgets.pause_banner import PauseBanner
 from workbench.agent import ToolResultMessage, UserMessage, tool
@@ -108,7 +108,8 @@ async def test_selecting_a_card_shows_it_in_the_inspector(make_test_app) -> None
 
 async def test_showing_another_call_lays_out_nothing(make_test_app) -> None:
     """The inspector is drawn line by line: a call of another shape repaints it, and
-    the screen is not laid out again (a layout and its repaint cost 30 to 70 ms)."""
+    the screen is not laid out again (a layout and its repaint are the costly part of
+    showing a call; see benchmarks/README.md)."""
     from textual.screen import Screen
 
     app = make_test_app(scenario_of(TWO_READS, workspace_files={"a.txt": "hello"}))

@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.widgets.helpers import wait_for
-
 from widgets.permission_modal import PermissionModal
 from workbench.__main__ import options_from_args
 from workbench.cli.args import build_parser

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from textual.widgets import Input, TextArea
-from tests.widgets.helpers import scenario_of, wait_for
 
+from tests.widgets.helpers import scenario_of, wait_for
 from widgets.json_editor import JsonEditModal
 from widgets.permission_modal import PermissionModal
 from workbench.agent import AssistantMessage, ToolResultMessage

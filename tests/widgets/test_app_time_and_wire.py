@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import anyio
 from textual.widgets import OptionList, Static
-from tests.widgets.helpers import blocking_tools, scenario_of, send, wait_for
 
 from tests.support.chat_server import (
     ChatServer,
@@ -14,6 +13,7 @@ from tests.support.chat_server import (
     tool_call_chunks,
     usage_chunk,
 )
+from tests.widgets.helpers import blocking_tools, scenario_of, send, wait_for
 from widgets.app import make_app
 from widgets.permission_modal import PermissionModal
 from widgets.run_details import RunDetailsScreen

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from textual.widgets import TextArea
-from tests.widgets.helpers import scenario_of, send, wait_for
 
+from tests.widgets.helpers import scenario_of, send, wait_for
 from widgets.inject_modal import InjectResultModal
 from widgets.json_editor import JsonEditModal
 from workbench.agent import ToolResultMessage

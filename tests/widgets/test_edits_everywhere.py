@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 from textual.widgets import TextArea
-from tests.widgets.helpers import blocking_tools, scenario_of, send, wait_for
 
+from tests.widgets.helpers import blocking_tools, scenario_of, send, wait_for
 from widgets.inject_modal import InjectResultModal
 from widgets.json_editor import JsonEditModal
 from widgets.permission_modal import PermissionModal

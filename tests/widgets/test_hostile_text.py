@@ -21,7 +21,6 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.color import Color
 from textual.widgets import Checkbox, Static
-from tests.widgets.helpers import scenario_of, wait_for
 
 from tests.support.hostile import (
     EVIL,
@@ -30,6 +29,7 @@ from tests.support.hostile import (
     hostile_scenario,
     make_non_utf8_file,
 )
+from tests.widgets.helpers import scenario_of, wait_for
 from widgets.app import make_app
 from widgets.permission_modal import PermissionModal
 from widgets.replay_app import ForkedApp, ForkModal, ReplayApp
@@ -37,10 +37,10 @@ from widgets.terminal_safety import TerminalGuard
 from workbench.providers.scripted import Scenario
 from workbench.runtime import RunOptions, build_runtime
 from workbench.sanitize import UNSAFE, literal
+from workbench.scratch import seed
 from workbench.session_runs import ForkChoice, ForkRequest, fork_options
 from workbench.sessions.history import first_prompt
 from workbench.sessions.reader import read_session
-from workbench.scratch import seed
 
 SIZE = (160, 48)
 SHOWN_OSC_52 = "␛]52;c;cHduZWQ="

@@ -28,7 +28,13 @@ def record(
 
 PARALLEL = [
     record("a", "run_tests", "running", [("preflight", 0), ("executing", 3200)], None),
-    record("b", "write_file", "done", [("preflight", 1), ("approval", 2), ("preflight", 3100), ("executing", 3200)], 3400),
+    record(
+        "b",
+        "write_file",
+        "done",
+        [("preflight", 1), ("approval", 2), ("preflight", 3100), ("executing", 3200)],
+        3400,
+    ),
     record("c", "read_file", "done", [("preflight", 3150), ("executing", 3200)], 3260),
 ]
 SEQUENTIAL = [

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from textual.widgets import Button, TextArea
-from tests.widgets.helpers import scenario_of, wait_for
 
+from tests.widgets.helpers import scenario_of, wait_for
 from widgets.clear_checkbox import ClearCheckbox
 from widgets.json_editor import JsonEditModal
 from widgets.permission_modal import PermissionModal

@@ -1,7 +1,8 @@
 """How the replay screen looks at 100x30 (pytest-textual-snapshot; review any update by eye).
 
-The demo is recorded with the clock frozen (as tests/widgets/test_snapshots.py does), so every time on
-screen is stable, then replayed to the arguments that failed validation in turn 2.
+The demo is recorded with the clock frozen (as tests/widgets/test_snapshots.py does), so
+every time on screen is stable, then replayed to the arguments that failed validation in
+turn 2.
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ from typing import Any
 
 import anyio
 import pytest
-from tests.sessions.helpers import record_run
 
+from tests.sessions.helpers import record_run
 from widgets.replay_app import ReplayApp
 from workbench.agent import clock
 from workbench.sessions import read_session

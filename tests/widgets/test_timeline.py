@@ -4,8 +4,8 @@ lazily, and a burst of events coalesced into a few refreshes."""
 from __future__ import annotations
 
 from textual.widgets import Footer
-from tests.widgets.helpers import scenario_of, send, wait_for
 
+from tests.widgets.helpers import scenario_of, send, wait_for
 from widgets.run_details import RunDetailsScreen
 from widgets.screen_stats import ScreenStats
 from widgets.timeline import Timeline
@@ -82,12 +82,14 @@ async def test_cards_follow_the_call_and_keys_walk_every_call_in_order(make_test
             await pilot.pause()
             assert app.inspector.record.id == expected == timeline.selected_id
             line = timeline.line_of(expected)
-            assert timeline.scroll_y <= line < timeline.scroll_y + timeline.scrollable_content_region.height
+            height = timeline.scrollable_content_region.height
+            assert timeline.scroll_y <= line < timeline.scroll_y + height
 
 
 async def test_long_texts_off_screen_are_drawn_when_scrolled_into_view(make_test_app) -> None:
     turns = [{"text": MARKDOWN.format(n=n)} for n in range(40)]
-    turns = [{**turn, "tool_calls": [{"name": "list_directory", "arguments": {"path": "."}}]} for turn in turns]
+    listing = [{"name": "list_directory", "arguments": {"path": "."}}]
+    turns = [{**turn, "tool_calls": listing} for turn in turns]
     app = make_test_app(scenario_of([*turns, {"text": "the end"}]))
     async with app.run_test(size=(100, 30)) as pilot:
         timeline = await finished_demo(app, pilot)
@@ -97,7 +99,8 @@ async def test_long_texts_off_screen_are_drawn_when_scrolled_into_view(make_test
         everything = timeline.plain_lines()  # every text drawn: the true layout
         assert timeline.virtual_size.height == len(everything)
         top = int(timeline.scroll_y)
-        shown = [timeline.render_line(y).text.rstrip() for y in range(timeline.scrollable_content_region.height)]
+        height = timeline.scrollable_content_region.height
+        shown = [timeline.render_line(y).text.rstrip() for y in range(height)]
         assert shown == [line.rstrip() for line in everything[top : top + len(shown)]]
         assert any("Findings 0" in line for line in shown)
         assert sum("print(" in line for line in everything) == 40  # every code block drawn
@@ -112,7 +115,10 @@ async def test_after_a_burst_the_screen_catches_up_with_everything(make_test_app
         return f"call {n} done"
 
     turns = [
-        {"text": "working " * 100, "tool_calls": [{"name": "chatty", "arguments": {"n": n}} for n in range(20)]}
+        {
+            "text": "working " * 100,
+            "tool_calls": [{"name": "chatty", "arguments": {"n": n}} for n in range(20)],
+        }
         for _ in range(15)
     ]
     stats = ScreenStats()
@@ -227,7 +233,8 @@ def _markdown_state(turns: int):  # type: ignore[no-untyped-def]
     from workbench.view.records import Block, TimelineItem
 
     items = [
-        TimelineItem("assistant", turn=n, blocks=[Block("text", MARKDOWN.format(n=n))]) for n in range(turns)
+        TimelineItem("assistant", turn=n, blocks=[Block("text", MARKDOWN.format(n=n))])
+        for n in range(turns)
     ]
     return ViewState(items=items)
 
@@ -269,7 +276,8 @@ async def test_a_new_theme_recolours_the_timeline_and_the_inspector(make_test_ap
         await wait_for(pilot, lambda: "Result" in inspector._anchors)
 
         def head_colour():  # type: ignore[no-untyped-def]
-            y = next(i for i, line in enumerate(timeline.plain_lines()) if "assistant · turn 1" in line)
+            lines = enumerate(timeline.plain_lines())
+            y = next(i for i, line in lines if "assistant · turn 1" in line)
             return next(s.style.color for s in timeline._strip(y) if s.text.strip())
 
         def title_colour():  # type: ignore[no-untyped-def]
@@ -279,9 +287,15 @@ async def test_a_new_theme_recolours_the_timeline_and_the_inspector(make_test_ap
         assert head_colour() == timeline.get_component_rich_style("timeline--head").color
         old_head, old_title = head_colour(), title_colour()
         app.theme = "nord"
-        await wait_for(pilot, lambda: timeline.get_component_rich_style("timeline--head").color != old_head)
-        await wait_for(pilot, lambda: head_colour() == timeline.get_component_rich_style("timeline--head").color)
-        await wait_for(pilot, lambda: title_colour() == inspector.get_component_rich_style("inspector--title").color)
+        def head_style():  # type: ignore[no-untyped-def]
+            return timeline.get_component_rich_style("timeline--head").color
+
+        def title_style():  # type: ignore[no-untyped-def]
+            return inspector.get_component_rich_style("inspector--title").color
+
+        await wait_for(pilot, lambda: head_style() != old_head)
+        await wait_for(pilot, lambda: head_colour() == head_style())
+        await wait_for(pilot, lambda: title_colour() == title_style())
         assert head_colour() != old_head and title_colour() != old_title
 
 

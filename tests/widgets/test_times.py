@@ -6,8 +6,8 @@ import html
 import re
 
 import anyio
-from tests.widgets.helpers import blocking_tools, scenario_of, send, wait_for
 
+from tests.widgets.helpers import blocking_tools, scenario_of, send, wait_for
 from widgets.permission_modal import PermissionModal
 from workbench.agent.clock import now_ms
 from workbench.view.summary import phase_durations

@@ -19,8 +19,8 @@ async def noop() -> str:
 
 async def test_a_2000_turn_run_through_the_stepper_keeps_no_request_alive() -> None:
     """Each request's stream holds its copy of the transcript; a stream left open after
-    its reply kept all of them (45 MB here at 2,000 turns, quadratic in turns). Closed,
-    the run's memory is the transcript's own: 4,000 messages, about 7 MB."""
+    its reply would keep all of them (memory quadratic in turns). Closed, the run's
+    memory is the transcript's own (figures in benchmarks/README.md)."""
     scenario = Scenario.model_validate(
         {
             "name": "long",

@@ -1,4 +1,5 @@
-"""`sanitize.literal` and `json_text`: untrusted text made visible, JSON parsed without recursion."""
+"""`sanitize.literal` and `json_text`: untrusted text made visible, JSON parsed without
+recursion."""
 
 from __future__ import annotations
 

@@ -29,6 +29,7 @@ from workbench.agent.config import (
     TurnContext,
     default_convert_to_llm,
 )
+from workbench.agent.event_stream import AgentEventStream
 from workbench.agent.events import (
     AgentEndEvent,
     AgentEvent,
@@ -47,7 +48,6 @@ from workbench.agent.events import (
     TurnStartEvent,
 )
 from workbench.agent.loop import (
-    AgentEventStream,
     agent_loop,
     agent_loop_continue,
     run_agent_loop,

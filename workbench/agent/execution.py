@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
-from pydantic import BaseModel
 
 from workbench.agent.abort import AbortController, AbortError, AbortSignal
 from workbench.agent.arguments import run_argument_pipeline
@@ -41,99 +39,23 @@ from workbench.agent.events import (
     ToolExecutionPhaseEvent,
     ToolExecutionStartEvent,
 )
+from workbench.agent.outcomes import (
+    Finalized,
+    Prepared,
+    ToolBatch,
+    aborted_result,
+    aborted_text,
+    describe,
+    error_result,
+    is_aborted,
+    overridden,
+    result_message,
+)
 from workbench.agent.output import checked_result
 from workbench.agent.result_limits import limit_result
-from workbench.agent.tool import AgentTool, AgentToolResult, to_tool_result
+from workbench.agent.tool import AgentToolResult, to_tool_result
 from workbench.agent.types import AssistantMessage, ToolCall, ToolResultMessage
 from workbench.agent.updates import UpdatePump
-
-
-@dataclass
-class Finalized:
-    tool_call: ToolCall
-    result: AgentToolResult
-    is_error: bool
-    injected: bool = False
-    duration_ms: float | None = None
-    """How long execute() took (None: it never ran)."""
-
-
-@dataclass
-class Prepared:
-    tool_call: ToolCall
-    tool: AgentTool
-    args: BaseModel
-    signal: AbortSignal
-    """The call's own abort signal (linked to the run's)."""
-    duration_ms: float | None = None
-    """Set once execute() has returned (or raised)."""
-
-
-@dataclass
-class ToolBatch:
-    messages: list[ToolResultMessage]
-    terminate: bool
-
-
-def error_result(text: str, details: Any = None) -> AgentToolResult:
-    return AgentToolResult.text(text, details={} if details is None else details)
-
-
-def aborted_result(text: str, details: Any = None) -> AgentToolResult:
-    """An error result for a call the abort signal ended or skipped; `details` says so,
-    so views need not guess from the text."""
-    extra = details if isinstance(details, dict) else {}
-    return AgentToolResult.text(text, details={**extra, "aborted": True})
-
-
-def _overridden(
-    call: ToolCall,
-    result: AgentToolResult,
-    is_error: bool,
-    override: Any,
-    duration_ms: float | None = None,
-) -> Finalized:
-    """`result` with the fields an `AfterToolCallResult` sets replaced (no deep merge)."""
-    merged = AgentToolResult(
-        content=result.content if override.content is None else override.content,
-        details=result.details if override.details is None else override.details,
-        terminate=result.terminate if override.terminate is None else override.terminate,
-        structured_content=result.structured_content,
-    )
-    is_error = is_error if override.is_error is None else override.is_error
-    return Finalized(
-        call, merged, is_error, injected=bool(override.injected), duration_ms=duration_ms
-    )
-
-
-def _is_aborted(result: AgentToolResult) -> bool:
-    details = result.details
-    return isinstance(details, dict) and details.get("aborted") is True
-
-
-def _describe(exc: BaseException) -> str:
-    return str(exc) or type(exc).__name__
-
-
-def _aborted_text(signal: AbortSignal) -> str:
-    reason = signal.reason
-    return (
-        "Operation aborted"
-        if reason in (None, "Operation aborted")
-        else f"Operation aborted: {reason}"
-    )
-
-
-def result_message(f: Finalized) -> ToolResultMessage:
-    return ToolResultMessage(
-        tool_call_id=f.tool_call.id,
-        tool_name=f.tool_call.name,
-        content=f.result.content,
-        details=f.result.details,
-        is_error=f.is_error,
-        injected=f.injected,
-        structured_content=f.result.structured_content,
-    )
 
 
 class BatchRunner:
@@ -312,7 +234,7 @@ class BatchRunner:
         if outcome.error is not None:
             return Finalized(call, error_result(str(outcome.error)), True)
         if signal.aborted:  # e.g. aborted from its start event: not worth asking the hook
-            return Finalized(call, aborted_result(_aborted_text(signal)), True)
+            return Finalized(call, aborted_result(aborted_text(signal)), True)
         assert outcome.tool is not None and outcome.validated is not None
         args = outcome.validated
         hook = self.config.before_tool_call
@@ -322,11 +244,11 @@ class BatchRunner:
                 before = await resolve(hook(ctx, signal))
             except Exception as exc:  # noqa: BLE001 - a failing hook is an error result
                 return Finalized(
-                    call, error_result(f"before_tool_call failed: {_describe(exc)}"), True
+                    call, error_result(f"before_tool_call failed: {describe(exc)}"), True
                 )
             args = ctx.args
             if signal.aborted:
-                return Finalized(call, aborted_result(_aborted_text(signal)), True)
+                return Finalized(call, aborted_result(aborted_text(signal)), True)
             if before is not None and before.block:
                 result = error_result(before.reason or "Tool execution was blocked")
                 result.terminate = before.terminate
@@ -334,7 +256,7 @@ class BatchRunner:
             if before is not None and before.result is not None:
                 return Finalized(call, before.result, before.is_error, injected=True)
         if signal.aborted:
-            return Finalized(call, aborted_result(_aborted_text(signal)), True)
+            return Finalized(call, aborted_result(aborted_text(signal)), True)
         return Prepared(call, outcome.tool, args, signal)
 
     async def _arguments_failed(
@@ -352,7 +274,7 @@ class BatchRunner:
         """Offer an error result to `on_error_result` before it is final (not an
         aborted call's, nor one a person wrote)."""
         hook = self.config.on_error_result
-        if hook is None or not f.is_error or f.injected or _is_aborted(f.result):
+        if hook is None or not f.is_error or f.injected or is_aborted(f.result):
             return f
         controller = self.controllers.get(id(f.tool_call))
         signal = controller.signal if controller is not None else self.signal
@@ -364,17 +286,17 @@ class BatchRunner:
             )
         except Exception as exc:  # noqa: BLE001 - a failing hook is an error result
             return Finalized(
-                f.tool_call, error_result(f"on_error_result failed: {_describe(exc)}"), True
+                f.tool_call, error_result(f"on_error_result failed: {describe(exc)}"), True
             )
-        return f if override is None else _overridden(f.tool_call, f.result, f.is_error, override)
+        return f if override is None else overridden(f.tool_call, f.result, f.is_error, override)
 
     async def _execute_and_finalize(self, p: Prepared, tg: TaskGroup) -> Finalized:
         signal = p.signal
         if signal.aborted:
-            return Finalized(p.tool_call, aborted_result(_aborted_text(signal)), True)
+            return Finalized(p.tool_call, aborted_result(aborted_text(signal)), True)
         await self._phase(p.tool_call, "executing")
         if signal.aborted:  # aborted by a listener of the phase event
-            return Finalized(p.tool_call, aborted_result(_aborted_text(signal)), True)
+            return Finalized(p.tool_call, aborted_result(aborted_text(signal)), True)
         result, is_error = await self._execute(p, signal, tg)
         ms = p.duration_ms
         hook = self.config.after_tool_call
@@ -387,10 +309,10 @@ class BatchRunner:
         try:
             after = await resolve(hook(ctx, signal))
         except Exception as exc:  # noqa: BLE001
-            failed = error_result(f"after_tool_call failed: {_describe(exc)}")
+            failed = error_result(f"after_tool_call failed: {describe(exc)}")
             return Finalized(p.tool_call, failed, True, duration_ms=ms)
         if after is not None:
-            return _overridden(p.tool_call, result, is_error, after, ms)
+            return overridden(p.tool_call, result, is_error, after, ms)
         return Finalized(p.tool_call, result, is_error, duration_ms=ms)
 
     async def _execute(
@@ -420,7 +342,7 @@ class BatchRunner:
         if not run.done.is_set():
             note_abandoned()
             text = (
-                f"{_aborted_text(signal)}: tool {p.tool_call.name} did not stop within "
+                f"{aborted_text(signal)}: tool {p.tool_call.name} did not stop within "
                 f"{grace:g}s of the abort signal, nor when cancelled; it was abandoned "
                 "(a thread it started may still be running)"
             )
@@ -429,7 +351,7 @@ class BatchRunner:
             raise run.failure
         if run.scope.cancel_called:  # it ended only when cancelled (or swallowed that)
             text = (
-                f"{_aborted_text(signal)}: tool {p.tool_call.name} did not stop within "
+                f"{aborted_text(signal)}: tool {p.tool_call.name} did not stop within "
                 f"{grace:g}s of the abort signal and was cancelled"
             )
             return aborted_result(text), True
@@ -437,7 +359,7 @@ class BatchRunner:
             exc = run.error
             # An exception may carry `details` (e.g. a command's exit code) for the UI.
             make = aborted_result if isinstance(exc, AbortError) else error_result
-            return make(_describe(exc), getattr(exc, "details", None)), True
+            return make(describe(exc), getattr(exc, "details", None)), True
         return checked_result(p.tool, to_tool_result(run.value))
 
     async def _phase(self, call: ToolCall, phase: Any) -> None:
@@ -472,4 +394,4 @@ class BatchRunner:
 
     def _skipped_text(self) -> str:
         assert self.signal is not None
-        return f"{_aborted_text(self.signal)}: tool call skipped, it never started"
+        return f"{aborted_text(self.signal)}: tool call skipped, it never started"

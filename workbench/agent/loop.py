@@ -5,15 +5,14 @@ A port of pi-agent-core's `agent-loop.ts`. The call chain reads top-down:
 `stream_assistant_response` -> `BatchRunner.run` (execution.py). Nothing escapes
 the loop: provider failures end the turn with `stop_reason="error"`, tool and hook
 failures become error results, and `agent_end` is always the last event.
+`agent_loop` wraps a run in an `AgentEventStream` (event_stream.py); a provider that
+ignores an abort is cut off by the `AbortGuard` (provider_stream.py).
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import dataclasses
-import math
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import anyio
@@ -31,6 +30,7 @@ from workbench.agent.config import (
     resolve,
 )
 from workbench.agent.emit import Emit, as_async_emit
+from workbench.agent.event_stream import AgentEventStream
 from workbench.agent.events import (
     AgentEndEvent,
     AgentStartEvent,
@@ -41,6 +41,7 @@ from workbench.agent.events import (
     TurnStartEvent,
 )
 from workbench.agent.execution import BatchRunner
+from workbench.agent.provider_stream import UNGUARDED, AbortGuard, close_stream
 from workbench.agent.types import AssistantMessage, Message, ToolResultMessage
 
 
@@ -95,57 +96,6 @@ def check_can_continue(messages: Sequence[Message]) -> None:
         raise ValueError("Cannot continue: no messages in context")
     if isinstance(messages[-1], AssistantMessage):
         raise ValueError("Cannot continue from message role: assistant")
-
-
-class AgentEventStream:
-    """`agent_loop(...)`: the loop's events as an async iterator, then `await result()`."""
-
-    def __init__(self, start: Callable[[Emit], Any]) -> None:
-        self._send, self._receive = anyio.create_memory_object_stream[Any](max_buffer_size=math.inf)
-        self._start = start
-        self._result: list[Message] | None = None
-        self._error: BaseException | None = None
-        self._done = anyio.Event()
-        self._started = False
-
-    def _ensure_started(self) -> None:
-        if self._started:
-            return
-        self._started = True
-
-        async def emit(event: Any) -> None:
-            try:
-                await self._send.send(event)
-            except anyio.BrokenResourceError:
-                pass  # the consumer stopped iterating; the run still goes on to its result
-
-        async def runner() -> None:
-            try:
-                self._result = await self._start(emit)
-            except BaseException as exc:  # re-raised from result()
-                self._error = exc
-            finally:
-                self._send.close()
-                self._done.set()
-
-        self._task = asyncio.get_running_loop().create_task(runner())
-
-    def __aiter__(self) -> AsyncIterator[Any]:
-        self._ensure_started()
-        return self._iterate()
-
-    async def _iterate(self) -> AsyncIterator[Any]:
-        async with self._receive:
-            async for event in self._receive:
-                yield event
-
-    async def result(self) -> list[Message]:
-        self._ensure_started()
-        await self._done.wait()
-        if self._error is not None:
-            raise self._error
-        assert self._result is not None
-        return self._result
 
 
 def agent_loop(
@@ -347,8 +297,8 @@ async def stream_assistant_response(
     stream: Any = None
     # A provider should end with an "aborted" message when the signal fires; one that
     # does not is cut off after the abort grace (without a signal, nothing to guard).
-    with anyio.CancelScope() if signal is not None else _UNGUARDED as scope:
-        guard = None if signal is None else _AbortGuard(scope, signal, config.tool_abort_grace)
+    with anyio.CancelScope() if signal is not None else UNGUARDED as scope:
+        guard = None if signal is None else AbortGuard(scope, signal, config.tool_abort_grace)
         try:
             stream = stream_fn(config.model, llm_context, StreamOptions(signal=signal))
             async for event in stream:
@@ -390,55 +340,6 @@ async def stream_assistant_response(
 
 
 # -- helpers -------------------------------------------------------------------------
-
-
-_UNGUARDED = contextlib.nullcontext()
-
-
-class _AbortGuard:
-    """Cuts off a provider stream that has not ended `grace` seconds after the abort.
-
-    Only time spent waiting on the provider counts: while the loop is busy with an
-    event (listeners included) the deadline is lifted.
-    """
-
-    __slots__ = ("scope", "grace", "expire_at", "waiting", "remove")
-
-    def __init__(self, scope: anyio.CancelScope, signal: AbortSignal, grace: float) -> None:
-        self.scope = scope
-        self.grace = grace
-        self.expire_at: float | None = None
-        self.waiting = True
-        self.remove = signal.add_listener(self._on_abort)
-
-    def _on_abort(self, _reason: Any) -> None:
-        self.expire_at = anyio.current_time() + self.grace
-        if self.waiting:
-            self.scope.deadline = self.expire_at
-
-    def pause(self) -> None:
-        self.waiting = False
-        if self.expire_at is not None:
-            self.scope.deadline = math.inf
-
-    def resume(self) -> None:
-        self.waiting = True
-        if self.expire_at is not None:
-            self.scope.deadline = self.expire_at
-
-    def disarm(self) -> None:
-        self.remove()
-
-
-async def close_stream(stream: Any) -> None:
-    """Close a provider's stream now (an async generator left at `done` would otherwise
-    only be finalized by the garbage collector)."""
-    aclose = getattr(stream, "aclose", None)
-    if aclose is not None:
-        try:
-            await aclose()
-        except Exception:  # noqa: BLE001, S110 - the reply is complete; cleanup is best effort
-            pass
 
 
 def _unrun_text(message: AssistantMessage) -> str:

@@ -17,19 +17,14 @@ SDK, which sends the protocol's `notifications/cancelled` to the server.
 
 from __future__ import annotations
 
-import logging
-import os
-import tempfile
-import warnings
 from collections import deque
 from collections.abc import Callable
-from contextvars import ContextVar
-from typing import IO, Any, Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import anyio
 import mcp_types
 from mcp import ClientSession
-from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
+from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from workbench import __version__
@@ -39,18 +34,21 @@ from workbench.mcp.capabilities import ClientSide
 from workbench.mcp.catalog import Catalog, Reading, ask, prompt_reading, resource_reading
 from workbench.mcp.config import McpServerConfig
 from workbench.mcp.failures import (
+    CONNECTION_CLOSED,
     McpCallError,
     Unreadable,
+    call_failure,
     describe,
     first_line,
     garbage,
-    http_failure,
-    is_connect_error,
     is_notification,
     leaf,
     reason_text,
+    start_failure,
 )
 from workbench.mcp.listing import list_tools
+from workbench.mcp.quiet import serving
+from workbench.mcp.stderr import STDERR_TAIL_LINES, ServerStderr
 from workbench.mcp.streams import (
     CallCancel,
     CancelReasonWriter,
@@ -64,45 +62,13 @@ from workbench.mcp.wire import Wire
 LOG_LINES = 200
 """How many lines of protocol noise a connection keeps (`McpConnection.log`)."""
 
-_serving: ContextVar[McpConnection | None] = ContextVar("mcp_serving", default=None)
-
-
-class _QuietLog(logging.Handler):
-    """The SDK logs protocol noise (a server's stray lines, malformed notifications)
-    with tracebacks; a traceback on stderr would tear through the full-screen app.
-    Each record goes, as one line, to the log of the connection whose task logged it."""
-
-    def emit(self, record: logging.LogRecord) -> None:
-        connection = _serving.get()
-        if connection is not None and record.levelno >= logging.WARNING:
-            connection.note(record.getMessage())
-
-
-# The SDK warns, on stderr, about capabilities the 2026-07-28 revision deprecates
-# (logging, roots, sampling); servers still use them, and a warning on stderr would
-# tear through the full-screen app.
-warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
-
-for _name in ("mcp", "client"):  # the SDK's session logs under "client"
-    _logger = logging.getLogger(_name)
-    _logger.addHandler(_QuietLog())
-    _logger.propagate = False
-
 Status = Literal["starting", "ready", "failed", "exited", "closed"]
 
 
 class ProgressFn(Protocol):
     """Receives a call's progress notifications (the SDK's progress callback)."""
 
-    async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
-        ...
-
-
-CONNECTION_CLOSED = -32000
-"""The code the SDK gives a request whose connection closed under it."""
-STDERR_TAIL_LINES = 6
-STDERR_KEPT_LINES = 50
-"""How many of a stopped server's last stderr lines the status view can still show."""
+    async def __call__(self, progress: float, total: float | None, message: str | None) -> None: ...
 
 
 class McpConnection:
@@ -132,7 +98,7 @@ class McpConnection:
         self.client.on_list_changed = self._relist_catalog
         self._session: ClientSession | None = None
         self._capabilities: Any = None
-        self._stderr: IO[str] | None = None
+        self._stderr = ServerStderr()
         self._stop: anyio.Event | None = None
         self._settled: anyio.Event | None = None
         self._inflight: dict[Callable[[str], None], str] = {}
@@ -144,7 +110,6 @@ class McpConnection:
         """The first line this server wrote that was not JSON-RPC (while starting)."""
         self.dropped: list[str] = []
         """Why each tool of `tools/list` that could not be read was left out."""
-        self._last_stderr: list[str] = []
         self.log: deque[str] = deque(maxlen=LOG_LINES)
         """Protocol noise from this server: malformed notifications, stray lines."""
         self._done: anyio.Event | None = None
@@ -169,16 +134,21 @@ class McpConnection:
         self._settled = self._settled or anyio.Event()
         self._done = self._done or anyio.Event()
         self._ended = False
-        _serving.set(self)
+        serving.set(self)
         taps = [self.wire, ToolListGuard(self._tool_dropped)]  # the wire sees what came
         try:
-            async with self._transport() as (read, write), ClientSession(
-                WatchedReader(read, self._connection_ended, taps),
-                CancelReasonWriter(write, taps),
-                message_handler=self._on_message,
-                client_info=mcp_types.Implementation(name="agent-workbench", version=__version__),
-                **self.client.session_options(),
-            ) as session:
+            async with (
+                self._transport() as (read, write),
+                ClientSession(
+                    WatchedReader(read, self._connection_ended, taps),
+                    CancelReasonWriter(write, taps),
+                    message_handler=self._on_message,
+                    client_info=mcp_types.Implementation(
+                        name="agent-workbench", version=__version__
+                    ),
+                    **self.client.session_options(),
+                ) as session,
+            ):
                 with anyio.fail_after(self.config.startup_timeout) as self._start_scope:
                     info = await session.initialize()
                     await self._set_log_level(session, info)
@@ -212,10 +182,7 @@ class McpConnection:
             elif self.status == "starting":  # cancelled while starting
                 self._set_failed("its start was cancelled")
             self._settled.set()
-            if self._stderr is not None:
-                self._last_stderr = self.stderr_lines(STDERR_KEPT_LINES)
-                self._stderr.close()
-                self._stderr = None
+            self._stderr.close()
             self._done.set()
 
     def reset(self) -> None:
@@ -261,8 +228,7 @@ class McpConnection:
     def _transport(self) -> Any:
         config = self.config
         if config.command is not None:
-            self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
-            return stdio_transport(config, self._stderr)
+            return stdio_transport(config, self._stderr.open())
         return http_transport(config, self._http_failed)
 
     def _http_failed(self, status: int, reason: str) -> None:
@@ -314,7 +280,9 @@ class McpConnection:
             try:
                 result = await session.call_tool(tool, arguments, progress_callback=progress)
             except MCPError as exc:
-                raise self._protocol_failure(tool, exc, details) from None
+                if exc.error.code == CONNECTION_CLOSED:
+                    self._set_exited(f"it exited or crashed during tools/call {tool}")
+                raise call_failure(self.name, tool, exc, details, self._stderr_tail()) from None
             except ValidationError as exc:
                 raise McpCallError(
                     f"MCP server {self.name} answered tools/call {tool} with an invalid result: "
@@ -429,49 +397,8 @@ class McpConnection:
         for fail in list(self._inflight):
             fail(text)
 
-    def _protocol_failure(
-        self, tool: str, exc: MCPError, details: dict[str, Any]
-    ) -> McpCallError:
-        if exc.error.code == CONNECTION_CLOSED:
-            if self.status == "ready":
-                self._set_exited(f"it exited or crashed during tools/call {tool}")
-            return McpCallError(
-                f"MCP server {self.name} died during tools/call {tool}: the connection closed "
-                f"before it answered (the server process exited or crashed){self._stderr_tail()}",
-                {**details, "exited": True},
-            )
-        return McpCallError(
-            f"MCP server {self.name} answered tools/call {tool} with error {exc.error.code}: "
-            f"{exc.error.message}",
-            {**details, "code": exc.error.code, "data": exc.error.data},
-        )
-
     def _start_failure(self, exc: BaseException) -> str:
-        config = self.config
-        if isinstance(exc, FileNotFoundError) and config.command is not None:
-            why = f"command not found: {config.command[0]}"
-        elif isinstance(exc, PermissionError) and config.command is not None:
-            why = f"cannot run {config.command[0]}: permission denied"
-        elif isinstance(exc, Unreadable):
-            why = f"its answer while starting could not be read: {exc}"
-            if "recursion" in str(exc):
-                why += " (JSON nested too deeply: a tool's schema, probably)"
-        elif isinstance(exc, TimeoutError):
-            why = (
-                f"no answer to initialize within {config.startup_timeout:g}s "
-                "(is it an MCP server speaking over "
-                f"{'stdio' if config.transport == 'stdio' else 'streamable HTTP'}?)"
-            )
-            if self._garbled:
-                why += f"; it wrote something that is not JSON-RPC: {self._garbled}"
-        elif config.url is not None and self._http_error is not None:
-            why = http_failure(config.url, *self._http_error, sse=config.sse)
-        elif config.url is not None and is_connect_error(exc):
-            why = f"nothing answered at {config.url} ({describe(exc)}): is the server running?"
-        elif isinstance(exc, MCPError) and exc.error.code == CONNECTION_CLOSED:
-            why = "it exited (or closed the connection) before answering initialize"
-        else:
-            why = describe(exc)
+        why = start_failure(self.config, exc, garbled=self._garbled, http_error=self._http_error)
         return f"{why}{self._stderr_tail()}"
 
     def _set_failed(self, why: str) -> None:
@@ -479,19 +406,7 @@ class McpConnection:
 
     def stderr_lines(self, count: int = STDERR_TAIL_LINES) -> list[str]:
         """The last non-blank lines the server wrote to stderr (kept after it stopped)."""
-        if self._stderr is None:
-            return self._last_stderr[-count:]
-        try:
-            fd = self._stderr.fileno()
-            size = os.fstat(fd).st_size
-            data = os.pread(fd, 16384, max(0, size - 16384)).decode("utf-8", "replace")
-        except (OSError, ValueError):
-            return []
-        return [line for line in data.splitlines() if line.strip()][-count:]
+        return self._stderr.lines(count)
 
     def _stderr_tail(self) -> str:
-        """The last lines the server wrote to stderr, as a suffix for a message."""
-        lines = self.stderr_lines()
-        if not lines:
-            return ""
-        return "\nIts last stderr lines:\n" + "\n".join(f"  {line}" for line in lines)
+        return self._stderr.tail()

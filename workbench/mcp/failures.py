@@ -8,7 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
+
+from workbench.mcp.config import McpServerConfig
+
+CONNECTION_CLOSED = -32000
+"""The code the SDK gives a request whose connection closed under it."""
 
 
 class Unreadable(Exception):
@@ -29,7 +35,7 @@ def http_failure(url: str, status: int, reason: str, *, sse: bool = False) -> st
     if status == 401:
         hint = (
             "the server wants credentials: give it a header, e.g. "
-            "headers = { Authorization = \"Bearer ...\" } in the server's config table"
+            'headers = { Authorization = "Bearer ..." } in the server\'s config table'
         )
     elif status == 403:
         hint = "the server refused the credentials it was given (check the headers)"
@@ -95,3 +101,61 @@ def garbage(exc: Exception) -> str:
         seen = str(error.get("input", ""))[:80]
         return f"{error['msg']}; got {seen!r}" if seen else str(error["msg"])
     return first_line(describe(exc))[:200]
+
+
+def start_failure(
+    config: McpServerConfig,
+    exc: BaseException,
+    *,
+    garbled: str | None,
+    http_error: tuple[int, str] | None,
+) -> str:
+    """Why a server failed to start, and what to try (without its stderr lines).
+
+    Args:
+        garbled: the first line it wrote that was not JSON-RPC, if any.
+        http_error: the last HTTP error status it answered with, and its reason.
+    """
+    if isinstance(exc, FileNotFoundError) and config.command is not None:
+        return f"command not found: {config.command[0]}"
+    if isinstance(exc, PermissionError) and config.command is not None:
+        return f"cannot run {config.command[0]}: permission denied"
+    if isinstance(exc, Unreadable):
+        why = f"its answer while starting could not be read: {exc}"
+        if "recursion" in str(exc):
+            why += " (JSON nested too deeply: a tool's schema, probably)"
+        return why
+    if isinstance(exc, TimeoutError):
+        why = (
+            f"no answer to initialize within {config.startup_timeout:g}s "
+            "(is it an MCP server speaking over "
+            f"{'stdio' if config.transport == 'stdio' else 'streamable HTTP'}?)"
+        )
+        if garbled:
+            why += f"; it wrote something that is not JSON-RPC: {garbled}"
+        return why
+    if config.url is not None and http_error is not None:
+        return http_failure(config.url, *http_error, sse=config.sse)
+    if config.url is not None and is_connect_error(exc):
+        return f"nothing answered at {config.url} ({describe(exc)}): is the server running?"
+    if isinstance(exc, MCPError) and exc.error.code == CONNECTION_CLOSED:
+        return "it exited (or closed the connection) before answering initialize"
+    return describe(exc)
+
+
+def call_failure(
+    server: str, tool: str, exc: MCPError, details: dict[str, Any], stderr_tail: str
+) -> McpCallError:
+    """The error for a `tools/call` the server answered with a JSON-RPC error (or whose
+    connection closed under it: then `details["exited"]`)."""
+    if exc.error.code == CONNECTION_CLOSED:
+        return McpCallError(
+            f"MCP server {server} died during tools/call {tool}: the connection closed "
+            f"before it answered (the server process exited or crashed){stderr_tail}",
+            {**details, "exited": True},
+        )
+    return McpCallError(
+        f"MCP server {server} answered tools/call {tool} with error {exc.error.code}: "
+        f"{exc.error.message}",
+        {**details, "code": exc.error.code, "data": exc.error.data},
+    )

@@ -5,15 +5,14 @@ rule syntax, the rules file and precedence, `patterns` for how argument globs
 match, and `gate` for the ask/answer handshake.
 """
 
-from workbench.permissions.edits import InvalidEdit, revalidate
-from workbench.permissions.gate import (
+from workbench.permissions.answers import (
     AnswerError,
     AnswerKind,
     PendingRequest,
     PermissionAnswer,
-    PermissionGate,
-    Policy,
 )
+from workbench.permissions.edits import InvalidEdit, revalidate
+from workbench.permissions.gate import PermissionGate, Policy
 from workbench.permissions.hooks import chain_after, chain_before
 from workbench.permissions.patterns import CallPattern, PatternError, suggest_pattern
 from workbench.permissions.rules import (
@@ -30,8 +29,27 @@ from workbench.permissions.rules import (
 )
 
 __all__ = [
-    "RULES_FILE", "Action", "AnswerError", "AnswerKind", "CallPattern", "InvalidEdit",
-    "PatternError", "PendingRequest", "PermissionAnswer", "PermissionGate", "Policy", "Rule",
-    "RuleError", "RuleSet", "append_rule", "chain_after", "chain_before", "default_rules",
-    "load_rules", "load_rules_file", "revalidate", "rules_from_flags", "suggest_pattern",
+    "RULES_FILE",
+    "Action",
+    "AnswerError",
+    "AnswerKind",
+    "CallPattern",
+    "InvalidEdit",
+    "PatternError",
+    "PendingRequest",
+    "PermissionAnswer",
+    "PermissionGate",
+    "Policy",
+    "Rule",
+    "RuleError",
+    "RuleSet",
+    "append_rule",
+    "chain_after",
+    "chain_before",
+    "default_rules",
+    "load_rules",
+    "load_rules_file",
+    "revalidate",
+    "rules_from_flags",
+    "suggest_pattern",
 ]

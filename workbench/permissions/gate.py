@@ -31,12 +31,8 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
-
-import anyio
-from pydantic import BaseModel
 
 from workbench.agent import AbortSignal, AgentTool, BeforeToolCallContext, BeforeToolCallResult
 from workbench.agent.clock import now_ms
@@ -49,12 +45,17 @@ from workbench.bus_events import (
     PermissionDecisionEvent,
     PermissionRequestEvent,
 )
+from workbench.permissions.answers import (
+    AnswerError,
+    PendingRequest,
+    PermissionAnswer,
+    always_rule,
+)
 from workbench.permissions.edits import InvalidEdit, revalidate
 from workbench.permissions.hints import apply_hints
 from workbench.permissions.hooks import wait_unless_aborted
 from workbench.permissions.patterns import (
     CallPattern,
-    PatternError,
     escape_glob,
     style_of,
     suggest_pattern,
@@ -69,87 +70,16 @@ from workbench.permissions.rules import (
     RULES_FILE,
     Action,
     Rule,
-    RuleError,
     RuleSet,
-    append_rule,
     display_path,
     load_rules,
 )
 
 Policy = Literal["ask", "all", "none", "rules"]
 """What happens to "ask": ask a person, allow (all), deny (none), deny as rules-only (rules)."""
-AnswerKind = Literal[
-    "allow_once", "allow_always_tool", "allow_always_pattern", "deny", "edit_and_allow"
-]
 
 _ids = itertools.count(1)
 _STRICTNESS = {"allow": 0, "ask": 1, "deny": 2}
-
-
-class AnswerError(ValueError):
-    """`decide` refused an answer; the request stays pending. `str()` says why."""
-
-
-@dataclass(frozen=True)
-class PermissionAnswer:
-    """A person's answer to a permission request."""
-
-    kind: AnswerKind
-    reason: str | None = None
-    """For "deny": why, told to the model."""
-    args: dict[str, Any] | None = None
-    """For "edit_and_allow": the new arguments (re-validated before the call runs)."""
-    pattern: str | None = None
-    """For "allow_always_pattern": the compact pattern; default: the request's suggestion."""
-    save: bool = False
-    """For "allow_always_*": also append the rule to the workspace rules file."""
-
-    @classmethod
-    def allow_once(cls) -> PermissionAnswer:
-        return cls("allow_once")
-
-    @classmethod
-    def always_tool(cls, *, save: bool = False) -> PermissionAnswer:
-        return cls("allow_always_tool", save=save)
-
-    @classmethod
-    def always_pattern(cls, pattern: str | None = None, *, save: bool = False) -> PermissionAnswer:
-        return cls("allow_always_pattern", pattern=pattern, save=save)
-
-    @classmethod
-    def deny(cls, reason: str | None = None) -> PermissionAnswer:
-        return cls("deny", reason=reason)
-
-    @classmethod
-    def edit(cls, args: dict[str, Any]) -> PermissionAnswer:
-        return cls("edit_and_allow", args=args)
-
-
-@dataclass(eq=False)
-class PendingRequest:
-    """A call waiting for a person's answer."""
-
-    request_id: str
-    tool_call_id: str
-    tool_name: str
-    args: dict[str, Any]
-    """The validated arguments, as JSON."""
-    judged: dict[str, Any]
-    """The arguments as rules judge them (canonical paths; see `PermissionGate.judged_args`)."""
-    rule: Rule | None
-    """The rule that said "ask" (None: no rule matched at all)."""
-    suggested_pattern: str
-    """What "always allow calls like this" would add, e.g. `run_command(command="pytest *")`."""
-    tool: AgentTool | None = None
-    protected: str | None = None
-    """The dialog's warning when the call changes a protected path (None: it does not)."""
-    started_ms: float = field(default_factory=now_ms)
-    answer: PermissionAnswer | None = None
-    edited: BaseModel | None = None
-    new_rule: Rule | None = None
-    """The "always" rule the answer added (or, for an auto-answer, the rule that settled it)."""
-    decided_by: DecidedBy = "user"
-    answered: anyio.Event = field(default_factory=anyio.Event)
 
 
 class PermissionGate:
@@ -210,7 +140,10 @@ class PermissionGate:
         file = rules_file or workspace / RULES_FILE
         rules = load_rules(workspace, rules_file=file, allow=allow, ask=ask, deny=deny)
         return cls(
-            rules, publish=publish, policy=policy, rules_file=file,
+            rules,
+            publish=publish,
+            policy=policy,
+            rules_file=file,
             rules_file_display=display_path(file, workspace),
             # no directory, no built-in tools (they need one): paths are judged as written
             workspace=Workspace(workspace) if workspace.is_dir() else None,
@@ -336,12 +269,18 @@ class PermissionGate:
         return BeforeToolCallResult(block=True, reason=reason)
 
     async def _ask(
-        self, ctx: BeforeToolCallContext, args: dict[str, Any], judged: dict[str, Any],
-        rule: Rule | None, signal: AbortSignal | None, target: str | None,
+        self,
+        ctx: BeforeToolCallContext,
+        args: dict[str, Any],
+        judged: dict[str, Any],
+        rule: Rule | None,
+        signal: AbortSignal | None,
+        target: str | None,
     ) -> BeforeToolCallResult | None:
         name = ctx.tool_call.name
         suggestion = (
-            suggest_pattern(name, judged) if target is None
+            suggest_pattern(name, judged)
+            if target is None
             else CallPattern(name, (("path", escape_glob(target)),))
         )
         req = PendingRequest(
@@ -391,7 +330,8 @@ class PermissionGate:
             ctx.args = req.edited
             edited = req.edited.model_dump(mode="json")
         scope: DecisionScope = {
-            "allow_always_tool": "always_tool", "allow_always_pattern": "always_pattern"
+            "allow_always_tool": "always_tool",
+            "allow_always_pattern": "always_pattern",
         }.get(answer.kind, "once")  # type: ignore[assignment]
         await self._decided(
             ctx, "allow", req.decided_by, req.new_rule, req=req, scope=scope, edited=edited
@@ -420,7 +360,7 @@ class PermissionGate:
             except InvalidEdit as exc:
                 raise AnswerError(str(exc)) from None
         elif answer.kind in ("allow_always_tool", "allow_always_pattern"):
-            req.new_rule = self._always_rule(req, answer)
+            req.new_rule = always_rule(req, answer, self.rules_file, self.rules_file_display)
             self.rules.add(req.new_rule)
         elif answer.kind not in ("allow_once", "deny"):
             raise AnswerError(f"Unknown answer kind {answer.kind!r}")
@@ -428,27 +368,6 @@ class PermissionGate:
         req.answered.set()
         if req.new_rule is not None:
             self._settle_covered(req.new_rule)
-
-    def _always_rule(self, req: PendingRequest, answer: PermissionAnswer) -> Rule:
-        if answer.kind == "allow_always_tool":
-            pattern = CallPattern(req.tool_name)
-        else:
-            try:
-                pattern = CallPattern.parse(answer.pattern or req.suggested_pattern)
-            except PatternError as exc:
-                raise AnswerError(str(exc)) from None
-            if not pattern.matches(req.tool_name, req.judged):
-                raise AnswerError(f"Pattern {pattern} does not cover this call of {req.tool_name}")
-        if not answer.save:
-            return Rule(pattern, "allow", "session")
-        if self.rules_file is None:
-            raise AnswerError("No rules file to save to; this gate was made without one")
-        try:
-            return append_rule(self.rules_file, pattern, "allow", self.rules_file_display)
-        except RuleError as exc:
-            raise AnswerError(f"Could not save the rule: {exc}") from None
-        except (OSError, UnicodeError) as exc:
-            raise AnswerError(f"Could not save the rule to {self.rules_file}: {exc}") from None
 
     def _settle_covered(self, rule: Rule) -> None:
         """Let other pending calls that the new "always" rule now allows go on."""
@@ -467,9 +386,16 @@ class PermissionGate:
             await resolve(self.publish(event))
 
     async def _decided(
-        self, ctx: BeforeToolCallContext, decision: Decision, by: DecidedBy, rule: Rule | None,
-        *, reason: str | None = None, req: PendingRequest | None = None,
-        scope: DecisionScope = "once", edited: dict[str, Any] | None = None,
+        self,
+        ctx: BeforeToolCallContext,
+        decision: Decision,
+        by: DecidedBy,
+        rule: Rule | None,
+        *,
+        reason: str | None = None,
+        req: PendingRequest | None = None,
+        scope: DecisionScope = "once",
+        edited: dict[str, Any] | None = None,
         source: str | None = None,
     ) -> None:
         await self._emit(
@@ -491,4 +417,3 @@ class PermissionGate:
 
 def _by(rule: Rule) -> DecidedBy:
     return "session" if rule.source == "session" else "rule"
-

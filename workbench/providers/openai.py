@@ -23,8 +23,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
-import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -36,8 +34,9 @@ from workbench.agent.config import LlmContext, StreamOptions, resolve
 from workbench.agent.emit import Emit
 from workbench.agent.events import AssistantMessageEvent, Event
 from workbench.agent.types import Model
-from workbench.bus_events import ProviderRequestEvent, ProviderResponseEvent
+from workbench.bus_events import ProviderRequestEvent
 from workbench.json_text import LINE_DEPTH, loads
+from workbench.providers.openai_errors import describe_error, redact
 from workbench.providers.openai_messages import JsonDict, build_request_body
 from workbench.providers.openai_stream import (
     EMPTY_RESPONSE,
@@ -46,13 +45,10 @@ from workbench.providers.openai_stream import (
     StreamError,
     error_text,
 )
+from workbench.providers.response_record import ResponseRecord
 from workbench.providers.settings import OpenAISettings
 from workbench.providers.stream_builder import Events, StreamBuilder
-
-try:  # openai>=3 is built on httpx2; earlier versions on httpx
-    import httpx2 as httpx
-except ImportError:  # pragma: no cover
-    import httpx  # type: ignore[no-redef,import-not-found,unused-ignore]
+from workbench.redact import CREDENTIAL_HEADERS
 
 __all__ = ["OpenAIProvider", "describe_error", "redact"]
 
@@ -61,9 +57,6 @@ T = TypeVar("T")
 
 NO_KEY = "no-key"
 """Sent when no key is configured: the SDK insists on one, local servers ignore it."""
-SENSITIVE_HEADERS = frozenset(
-    {"authorization", "proxy-authorization", "api-key", "x-api-key", "cookie", "openai-api-key"}
-)
 ABORTED_MESSAGE = "Request was aborted"
 DRAIN_SECONDS = 0.25
 """How long to wait for the body to end after `[DONE]` before closing the connection."""
@@ -140,8 +133,10 @@ class OpenAIProvider:
     def request_settings(self) -> OpenAISettings:
         """The settings of the next request: a spent forced tool choice becomes `auto`."""
         s = self.settings
-        if self.forced_choice_used and not self.sticky_tool_choice and s.tool_choice not in (
-            None, "auto", "none"
+        if (
+            self.forced_choice_used
+            and not self.sticky_tool_choice
+            and s.tool_choice not in (None, "auto", "none")
         ):
             return s.model_copy(update={"tool_choice": "auto"})
         return s
@@ -188,12 +183,7 @@ class _Exchange:
         self.builder = StreamBuilder(model)
         self.reader = ChunkReader(self.builder)
         self.sse = SSEDecoder()
-        self.request_id = f"req_{uuid.uuid4().hex[:16]}"
-        self.chunks: list[str] | None = [] if provider.capture_chunks else None
-        self.status: int | None = None
-        self.started = 0.0
-        self.ttft_ms: float | None = None
-        self.aborted = False
+        self.record = ResponseRecord(self.reader, capture_chunks=provider.capture_chunks)
 
     async def run(self) -> AsyncIterator[AssistantMessageEvent]:
         if self.signal is not None and self.signal.aborted:
@@ -207,26 +197,26 @@ class _Exchange:
                 yield event
             return
         await self._publish_request(body, repairs)
-        self.started = time.monotonic()
+        self.record.start()
         for event in self.builder.start():
             yield event
         final: Events
         try:
             async with contextlib.AsyncExitStack() as stack:
                 response = await self._abortable(lambda: self._open(stack, body))
-                self.status = response.status_code
+                self.record.status = response.status_code
                 async with contextlib.aclosing(self._read(response)) as events:
                     async for event in events:
                         yield event
             final = self.reader.finish()
         except _Aborted:
-            self.aborted = True
+            self.record.aborted = True
             final = self.reader.held() + self.builder.error(
                 ABORTED_MESSAGE, aborted=True, usage=self.reader.usage
             )
         except Exception as exc:  # noqa: BLE001 - a provider never raises
             message, status = describe_error(exc, self.settings, self.reader.chunk_count)
-            self.status = status or self.status
+            self.record.status = status or self.record.status
             final = self.reader.held() + self.builder.error(
                 redact(message, self.settings), usage=self.reader.usage
             )
@@ -282,17 +272,15 @@ class _Exchange:
         if sse is None:
             return []
         event_name, data = sse
-        if self.chunks is not None:
-            self.chunks.append(data)
+        self.record.keep(data)
         events = self.reader.feed_data(data, event_name)
-        self._mark_first_token()
+        self.record.mark_first_token()
         return events
 
     async def _read_whole(self, response: Any) -> Events:
         """A server that ignored `stream: true` and sent one JSON completion."""
         text = await self._abortable(response.text)
-        if self.chunks is not None:
-            self.chunks.append(text)
+        self.record.keep(text)
         if not text.strip():
             raise StreamError(EMPTY_RESPONSE)
         try:
@@ -305,12 +293,8 @@ class _Exchange:
             raise StreamError(f"The server reported an error: {error_text(data)}")
         events = self.reader.feed(data)
         self.reader.saw_done = True
-        self._mark_first_token()
+        self.record.mark_first_token()
         return events
-
-    def _mark_first_token(self) -> None:
-        if self.ttft_ms is None and self.reader.first_content:
-            self.ttft_ms = (time.monotonic() - self.started) * 1000
 
     async def _abortable(self, start: Callable[[], Awaitable[T]]) -> T:
         """Await `start()`, giving up (and raising `_Aborted`) as soon as the signal fires."""
@@ -333,11 +317,11 @@ class _Exchange:
         headers = {
             k: v
             for k, v in self.settings.extra_headers.items()
-            if k.lower() not in SENSITIVE_HEADERS
+            if k.lower() not in CREDENTIAL_HEADERS
         }
         await self._publish(
             ProviderRequestEvent(
-                request_id=self.request_id,
+                request_id=self.record.request_id,
                 provider="openai",
                 model=self.model_id,
                 url=self.settings.chat_completions_url,
@@ -348,21 +332,7 @@ class _Exchange:
         )
 
     async def _publish_response(self) -> None:
-        message = self.builder.message
-        await self._publish(
-            ProviderResponseEvent(
-                request_id=self.request_id,
-                status=self.status,
-                server_model=self.reader.server_model,
-                ttft_ms=self.ttft_ms,
-                total_ms=(time.monotonic() - self.started) * 1000 if self.started else 0.0,
-                usage=self.reader.usage,
-                error=message.error_message,
-                chunks=self.chunks,
-                finish_reason=self.reader.finish_reason,
-                aborted=self.aborted,
-            )
-        )
+        await self._publish(self.record.event(self.builder.message.error_message))
 
     async def _publish(self, event: Event) -> None:
         if self.provider.publish is None:
@@ -371,92 +341,3 @@ class _Exchange:
             await resolve(self.provider.publish(event))
         except Exception:  # noqa: BLE001 - telemetry must not break the run
             log.exception("publishing %s failed", event.type)  # type: ignore[attr-defined]
-
-
-# -- errors --------------------------------------------------------------------------
-
-_STATUS_NAMES = {
-    400: "Bad request",
-    401: "Authentication failed",
-    403: "Permission denied",
-    404: "Not found",
-    408: "Request timeout",
-    413: "Request too large",
-    422: "Unprocessable request",
-    429: "Rate limited",
-}
-_STATUS_HINTS = {
-    401: " Check the API key (--api-key, OPENAI_API_KEY or the profile's api_key_env).",
-    404: " Check --base-url (it usually ends in /v1) and --model.",
-}
-
-
-def describe_error(
-    exc: BaseException, settings: OpenAISettings, chunks_read: int = 0
-) -> tuple[str, int | None]:
-    """A readable message for any failure of a request, and the HTTP status if there was one."""
-    url = settings.chat_completions_url
-    if isinstance(exc, StreamError):
-        return str(exc), None
-    if isinstance(exc, openai.APIStatusError):
-        status = exc.status_code
-        kind = _STATUS_NAMES.get(status) or ("Server error" if status >= 500 else "HTTP error")
-        server_says = error_text(exc.body) if exc.body is not None else "(no body)"
-        text = f"{kind} (HTTP {status}) from {url}: {server_says}"
-        if settings.max_retries and _sdk_retries(exc.response):
-            text += f" (still failing after {settings.max_retries} retries)"
-        return text + _STATUS_HINTS.get(status, ""), status
-    if isinstance(exc, openai.APITimeoutError):
-        return f"Request timed out: no response from {url} within {settings.timeout:g}s", None
-    if isinstance(exc, openai.APIConnectionError):
-        cause = exc.__cause__ or exc
-        return f"Could not connect to {url}: {_exception_text(cause)}. Is the server running?", None
-    if isinstance(exc, httpx.TimeoutException):
-        return (
-            f"Timed out mid-stream: no data from {url} for {settings.timeout:g}s "
-            f"after {chunks_read} chunk(s)",
-            None,
-        )
-    if isinstance(exc, (httpx.HTTPError, httpx.StreamError, OSError, anyio.EndOfStream)):
-        return (
-            f"Connection lost mid-stream after {chunks_read} chunk(s): {_exception_text(exc)}",
-            None,
-        )
-    if isinstance(exc, openai.OpenAIError):
-        return f"OpenAI client error: {_exception_text(exc)}", None
-    return f"Unexpected error talking to {url}: {_exception_text(exc)}", None
-
-
-def redact(text: str, settings: OpenAISettings) -> str:
-    """`text` with the API key and any auth-bearing header value replaced by `***`.
-
-    Some servers echo the key they rejected; error messages end up in events and
-    session files, so the key is cut out before they leave the provider.
-    """
-    secrets = [v for k, v in settings.extra_headers.items() if k.lower() in SENSITIVE_HEADERS]
-    if settings.api_key is not None:
-        secrets.append(settings.api_key.get_secret_value())
-    for secret in sorted(secrets, key=len, reverse=True):
-        for candidate in (secret, secret.removeprefix("Bearer ")):
-            if len(candidate) >= 4:
-                text = text.replace(candidate, "***")
-    return text
-
-
-def _sdk_retries(response: Any) -> bool:
-    """Whether the SDK retried this response (mirrors its own rule)."""
-    headers = response.headers
-    if headers.get("x-should-retry") in ("true", "false"):
-        return bool(headers.get("x-should-retry") == "true")
-    try:
-        if float(headers.get("retry-after", "0")) > 120:
-            return False
-    except ValueError:
-        pass
-    status = response.status_code
-    return bool(status in (408, 409, 429) or status >= 500)
-
-
-def _exception_text(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -16,16 +16,15 @@ from __future__ import annotations
 
 import json
 import logging
-import time
-import uuid
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from workbench.agent import AssistantMessageEvent, LlmContext, Model, StreamOptions
-from workbench.bus_events import ProviderRequestEvent, ProviderResponseEvent, ResponseReleasedEvent
+from workbench.bus_events import ProviderRequestEvent, ResponseReleasedEvent
 from workbench.providers.openai_stream import ChunkReader, StreamError, error_text
+from workbench.providers.response_record import ResponseRecord
 from workbench.providers.stream_builder import Events, StreamBuilder
 from workbench.proxy.exchange import Exchange
 from workbench.proxy.wire import (
@@ -124,11 +123,7 @@ class _Turn:
         self.exchange = exchange
         self.builder = builder
         self.reader = ChunkReader(builder)
-        self.request_id = f"req_{uuid.uuid4().hex[:16]}"
-        self.chunks: list[str] | None = [] if self.proxy.options.capture_chunks else None
-        self.status: int | None = None
-        self.started = 0.0
-        self.ttft_ms: float | None = None
+        self.record = ResponseRecord(self.reader, capture_chunks=self.proxy.options.capture_chunks)
         self.holding = False
         self.held: list[bytes] = []
         self.last: list[bytes] = []
@@ -148,7 +143,7 @@ class _Turn:
         await self.proxy.publish(
             conv,
             ProviderRequestEvent(
-                request_id=self.request_id,
+                request_id=self.record.request_id,
                 provider="proxy",
                 model=self.builder.message.model,
                 url=self.proxy.chat_url,
@@ -160,7 +155,7 @@ class _Turn:
         )
         for event in self.builder.start():
             yield event
-        self.started = time.monotonic()
+        self.record.start()
         final: Events
         try:
             async with self.proxy.client.stream(
@@ -171,7 +166,7 @@ class _Turn:
                 if not notes
                 else json.dumps(body, ensure_ascii=False).encode(),
             ) as response:
-                self.status = response.status_code
+                self.record.status = response.status_code
                 media = response.headers.get("content-type", "application/json")
                 if response.status_code == 200 and "event-stream" in media:
                     exchange.start(200, media)
@@ -222,8 +217,7 @@ class _Turn:
         name, data = event_data(raw)
         events: Events = []
         if data is not None:
-            if self.chunks is not None:
-                self.chunks.append(data)
+            self.record.keep(data)
             if data.strip() == "[DONE]":
                 self.last.append(raw)
                 self.reader.saw_done = True
@@ -233,8 +227,7 @@ class _Turn:
                     events = self.reader.feed_data(data, name)
                 except StreamError as exc:
                     self.broken = str(exc)
-            if self.ttft_ms is None and self.reader.first_content:
-                self.ttft_ms = (time.monotonic() - self.started) * 1000
+            self.record.mark_first_token()
             if not self.holding and b"tool_calls" in raw:
                 self._check_hold(events)
         if sent:
@@ -281,21 +274,20 @@ class _Turn:
 
     def _whole(self, data: bytes, media: str) -> Events:
         """A whole response: a completion (held while it has tool calls) or an error."""
-        if self.chunks is not None:
-            self.chunks.append(data.decode("utf-8", errors="replace"))
+        self.record.keep(data.decode("utf-8", errors="replace"))
         parsed: Any = None
         try:
             parsed = json.loads(data)
         except ValueError:
             pass
-        if self.status != 200 or not isinstance(parsed, dict) or parsed.get("error"):
-            self.exchange.start(self.status or 502, media, data)
+        if self.record.status != 200 or not isinstance(parsed, dict) or parsed.get("error"):
+            self.exchange.start(self.record.status or 502, media, data)
             shown = parsed if parsed is not None else data.decode("utf-8", errors="replace")
-            raise StreamError(f"The upstream answered {self.status}: {error_text(shown)}")
+            raise StreamError(f"The upstream answered {self.record.status}: {error_text(shown)}")
         self.whole = parsed
         events = self.reader.feed(parsed)
         self.reader.saw_done = True
-        self.ttft_ms = (time.monotonic() - self.started) * 1000
+        self.record.ttft_ms = self.record.elapsed_ms()
         if not self.builder.message.tool_calls:
             self.exchange.start(200, media, data)
         return events
@@ -319,7 +311,7 @@ class _Turn:
             assert message is not None
             conv.pending = PendingRelease(
                 exchange,
-                self.request_id,
+                self.record.request_id,
                 message,
                 held=self.held + self.last if self.whole is None else None,
                 body=self.whole,
@@ -350,7 +342,7 @@ class _Turn:
         await self.proxy.publish(
             conv,
             ResponseReleasedEvent(
-                request_id=self.request_id,
+                request_id=self.record.request_id,
                 changed=self.holding,
                 held=self.holding,
                 removed=[c.id for c in calls] if self.holding else [],
@@ -358,18 +350,5 @@ class _Turn:
         )
 
     async def _publish_response(self) -> None:
-        message = self.builder.message
-        await self.proxy.publish(
-            self.conv,
-            ProviderResponseEvent(
-                request_id=self.request_id,
-                status=self.status,
-                server_model=self.reader.server_model,
-                ttft_ms=self.ttft_ms,
-                total_ms=(time.monotonic() - self.started) * 1000 if self.started else 0.0,
-                usage=self.reader.usage,
-                error=message.error_message,
-                chunks=self.chunks,
-                finish_reason=self.reader.finish_reason,
-            ),
-        )
+        event = self.record.event(self.builder.message.error_message)
+        await self.proxy.publish(self.conv, event)

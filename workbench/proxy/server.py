@@ -21,7 +21,7 @@ import json
 import logging
 import socket
 from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -35,7 +35,8 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from workbench.permissions import CallPattern, Policy, Rule, load_rules
+from workbench.oversight import Oversight
+from workbench.permissions import CallPattern, Rule, load_rules
 from workbench.permissions.rules import RULES_FILE, display_path
 from workbench.proxy.conversation import Conversation
 from workbench.proxy.exchange import Exchange, UpstreamCut
@@ -61,8 +62,9 @@ METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD"]
 
 
 @dataclass
-class ProxyOptions:
-    """Everything `workbench proxy` can be configured with (its flags, as data)."""
+class ProxyOptions(Oversight):
+    """Everything `workbench proxy` can be configured with (its flags, as data); the
+    gate's and the stepper's options (`approve`, `allow`, `step`, ...) are `Oversight`'s."""
 
     upstream: str
     """The upstream's base URL, e.g. https://api.openai.com/v1."""
@@ -71,13 +73,6 @@ class ProxyOptions:
     host: str = "127.0.0.1"
     port: int = 8765
     """0: any free port (`Proxy.port` says which)."""
-    approve: Policy = "ask"
-    rules_file: Path | None = None
-    allow: list[str] = field(default_factory=list)
-    ask: list[str] = field(default_factory=list)
-    deny: list[str] = field(default_factory=list)
-    step: bool = False
-    breakpoints: list[str] = field(default_factory=list)
     record: bool = True
     session_dir: Path | None = None
     """Where each conversation's session file goes (default: the user's data directory)."""

@@ -23,13 +23,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from workbench.redact import CREDENTIAL_HEADERS
+
 JsonDict = dict[str, Any]
 MessageKey = tuple[Any, ...]
 
-SENSITIVE_HEADERS = frozenset(
-    {"authorization", "api-key", "x-api-key", "proxy-authorization", "cookie", "set-cookie"}
-)
-"""Headers never recorded and never forwarded from the agent (the upstream key replaces them)."""
 HOP_HEADERS = frozenset(
     {
         "host",
@@ -82,7 +80,7 @@ def safe_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
     return {
         k: v
         for k, v in headers
-        if k.lower() not in SENSITIVE_HEADERS and k.lower() not in HOP_HEADERS
+        if k.lower() not in CREDENTIAL_HEADERS and k.lower() not in HOP_HEADERS
     }
 
 
