@@ -54,6 +54,7 @@ from workbench.mcp.listing import list_tools
 from workbench.mcp.streams import (
     CallCancel,
     CancelReasonWriter,
+    SurrogateRepair,
     ToolListGuard,
     WatchedReader,
     current_call,
@@ -170,7 +171,8 @@ class McpConnection:
         self._done = self._done or anyio.Event()
         self._ended = False
         _serving.set(self)
-        taps = [self.wire, ToolListGuard(self._tool_dropped)]  # the wire sees what came
+        # the wire sees what came, lone surrogates as U+FFFD
+        taps = [SurrogateRepair(), self.wire, ToolListGuard(self._tool_dropped)]
         try:
             async with self._transport() as (read, write), ClientSession(
                 WatchedReader(read, self._connection_ended, taps),
