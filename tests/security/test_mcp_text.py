@@ -33,14 +33,29 @@ def _private_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 async def test_lone_surrogates_from_a_server_become_replacement_characters(
     tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    scenario = Scenario.model_validate({"name": "surrogates", "turns": [
-        calls(("garbage__surrogate", {})), calls(("garbage__raw_bytes", {})), {"text": "done"},
-    ]})
+    scenario = Scenario.model_validate(
+        {
+            "name": "surrogates",
+            "turns": [
+                calls(("garbage__surrogate", {})),
+                calls(("garbage__raw_bytes", {})),
+                {"text": "done"},
+            ],
+        }
+    )
     path = tmp_path / "run.jsonl"
-    runtime = build_runtime(RunOptions(
-        scenario=scenario, workspace=tmp_path / "ws", tools=[], approve="all",
-        allow=["mcp:garbage"], mcp=[GARBAGE], session=path, pace=math.inf,
-    ))
+    runtime = build_runtime(
+        RunOptions(
+            scenario=scenario,
+            workspace=tmp_path / "ws",
+            tools=[],
+            approve="all",
+            allow=["mcp:garbage"],
+            mcp=[GARBAGE],
+            session=path,
+            pace=math.inf,
+        )
+    )
     assert runtime.mcp is not None
     with anyio.fail_after(20):  # before the fix, the raw bytes left the call waiting forever
         async with runtime.mcp.attach(runtime.agent):
@@ -52,7 +67,8 @@ async def test_lone_surrogates_from_a_server_become_replacement_characters(
 
     texts = {
         m.tool_name: (m.is_error, m.text)
-        for m in runtime.agent.state.messages if m.role == "toolResult"
+        for m in runtime.agent.state.messages
+        if m.role == "toolResult"
     }
     assert texts == {
         "garbage__surrogate": (False, "half \ufffd a pair"),
@@ -62,7 +78,8 @@ async def test_lone_surrogates_from_a_server_become_replacement_characters(
     # the session recorded both results and the end of the run
     ends = [e for e in read_session(path).events if isinstance(e, ToolExecutionEndEvent)]
     assert [e.result.content[0].text for e in ends] == [  # type: ignore[union-attr]
-        "half \ufffd a pair", "raw \ufffd\ufffd\ufffd bytes"
+        "half \ufffd a pair",
+        "raw \ufffd\ufffd\ufffd bytes",
     ]
     assert stderr == ["stderr \ufffd\ufffd\ufffd lone"]
     assert any('"text":"half \ufffd a pair"' in text for text in wire)

@@ -310,13 +310,18 @@ def _expected(kind: str, value: Any, error: Any = None) -> list[str]:
             return [
                 f"a valid dictionary or instance of {schema['title']}"
                 if t == "object"
-                else _TYPE_WORDS.get(t, f"of type {t}")
+                else _type_word(t)
                 for t in types
             ]
-        return [_TYPE_WORDS.get(t, f"of type {t}") for t in types]
+        return [_type_word(t) for t in types]
     if kind == "const":
         return [repr(value)]
     return [repr(v) for v in value]  # enum
+
+
+def _type_word(kind: Any) -> str:
+    """A JSON type as pydantic names it; draft 3 also allows a schema in a type list."""
+    return _TYPE_WORDS[kind] if isinstance(kind, str) else f"valid under {kind}"
 
 
 def _message(error: Any) -> str | None:
