@@ -13,7 +13,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from tests.mcp.helpers import SERVERS, calls
+from tests.mcp.helpers import SERVERS, calls, mcp_run
 from widgets.mcp_servers import server_details
 from workbench.agent import ToolExecutionEndEvent
 from workbench.providers.scripted import Scenario
@@ -89,4 +89,23 @@ async def test_lone_surrogates_from_a_server_become_replacement_characters(
     assert "half \ufffd a pair" in view and "raw \ufffd\ufffd\ufffd bytes" in view
     assert "not JSON-RPC" not in view
     assert safe(view)
+    assert "Traceback" not in capfd.readouterr().err
+
+
+async def test_arguments_holding_a_lone_surrogate_are_refused_not_altered(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    async with mcp_run(
+        calls(("toolbox__fail", {"reason": "x\ud800y"})), calls(("toolbox__fail", {"reason": "ok"}))
+    ) as run:
+        await run.agent.prompt("go")
+        first, second = run.results()
+        connection = run.hub.connection("toolbox")
+        sent = [e.summary for e in connection.wire.entries if e.outgoing]
+    assert first.is_error and first.text == (
+        "Not sent to MCP server toolbox: the arguments hold a lone surrogate (text that is "
+        "not valid Unicode), which JSON-RPC cannot carry"
+    )
+    assert second.text == "Error executing tool fail: refused: ok"  # the server goes on
+    assert [s.split(" #")[0] for s in sent if s.startswith("tools/call")] == ["tools/call fail"]
     assert "Traceback" not in capfd.readouterr().err
