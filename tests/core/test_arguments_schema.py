@@ -382,3 +382,16 @@ def test_a_tool_s_schema_is_checked_once_and_again_when_it_is_replaced(
         validate_arguments(one, {"x": 1})
     assert validate_arguments(one, {"x": "s"}).x == "s"
     assert [s for s in checked if s in (first, second)] == [first, second]
+
+
+def test_problems_inside_a_value_of_an_unnamed_property_are_at_its_path() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"b": {"type": "integer"}},
+        "additionalProperties": {"type": "object", "properties": {"n": {"type": "integer"}}},
+    }
+    assert problems(schema, {"zz": {"n": "x"}, "aa": {"n": "y"}, "b": "s"}) == [
+        "  - b: Input should be a valid integer",
+        "  - aa.n: Input should be a valid integer",
+        "  - zz.n: Input should be a valid integer",
+    ]

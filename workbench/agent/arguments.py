@@ -12,7 +12,6 @@ and laid out as pydantic's are, one `  - path: problem` line per failing field.
 from __future__ import annotations
 
 import json
-import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -165,9 +164,8 @@ def _schema_validator(tool: AgentTool, schema: dict[str, Any]) -> Any:
 
     from workbench.agent.schema_patterns import with_safe_patterns
 
-    with warnings.catch_warnings():  # an unknown $schema falls back to the default draft
-        warnings.simplefilter("ignore", DeprecationWarning)
-        cls = validators.validator_for(schema, default=Draft202012Validator)
+    # an unknown $schema falls back to the default draft (no warning when one is given)
+    cls = validators.validator_for(schema, default=Draft202012Validator)
     try:
         cls.check_schema(schema)
     except SchemaError as exc:
