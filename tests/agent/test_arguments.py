@@ -44,7 +44,8 @@ def test_valid_raw_arguments_go_through_every_stage() -> None:
     assert isinstance(outcome.validated, EditParams) and outcome.validated.count == 1
     event = outcome.event()
     assert isinstance(event, ToolArgumentsEvent)
-    assert (event.raw, event.failed_stage, event.error) == (raw, None, None)
+    assert (event.raw, event.failed_stage, event.error, event.edited) == (raw, None, None, False)
+    assert outcome.event(edited=True).edited is True
     assert event.validated == {
         "path": "a.txt",
         "edits": [{"old_text": "x", "new_text": "y"}],
@@ -98,7 +99,19 @@ def test_malformed_json_error_names_the_position_and_shows_the_raw_string(
 def test_json_that_is_not_an_object_fails_parsing(raw: str, kind: str) -> None:
     outcome = run_argument_pipeline(call("c", "echo", raw=raw), [ECHO])
     assert outcome.error is not None and outcome.error.stage == "parse"
-    assert f"must be a JSON object, got {kind}" in str(outcome.error)
+    assert str(outcome.error) == (
+        f"Arguments for tool echo must be a JSON object, got {kind}\n\n"
+        f"Received arguments:\n{raw}"
+    )
+
+
+def test_json_nested_too_deeply_fails_parsing_that_call_only() -> None:
+    raw = '{"value": ' + "[" * 150 + "]" * 150 + "}"
+    outcome = run_argument_pipeline(call("c", "echo", raw=raw), [ECHO])
+    assert outcome.error is not None and outcome.error.stage == "parse"
+    assert str(outcome.error) == (
+        "Arguments for tool echo are not usable: JSON nested 151 levels deep (the limit is 100)"
+    )
 
 
 def test_unknown_tool_fails_lookup() -> None:
@@ -124,11 +137,11 @@ def test_prepare_arguments_returning_a_non_object_fails_the_prepare_stage() -> N
     tool = make_tool("echo", prepare=lambda args: ["not", "a", "dict"])  # type: ignore[arg-type,return-value]
     outcome = run_argument_pipeline(call("c", "echo", {"value": "v"}), [tool])
     assert outcome.error is not None and outcome.error.stage == "prepare"
-    assert "returned list" in str(outcome.error)
+    assert str(outcome.error) == "prepare_arguments of tool echo returned list, not an object"
 
 
 def test_validation_error_lists_every_failing_field_path_then_the_arguments() -> None:
-    args = {"edits": [{"old_text": 1}, {"old_text": "a", "new_text": "b"}], "count": 0}
+    args = {"edits": [{"old_text": 1}, {"old_text": "a", "new_text": "bé"}], "count": 0}
     outcome = run_argument_pipeline(call("c", "edit", args), [EDIT])
     assert outcome.error is not None and outcome.error.stage == "validate"
     message = str(outcome.error)
@@ -141,6 +154,8 @@ def test_validation_error_lists_every_failing_field_path_then_the_arguments() ->
     assert "valid string" in lines[2]
     assert "greater than or equal to 1" in lines[4]
     assert json.loads(received) == args
+    # indented as pi shows them, characters as the model wrote them
+    assert '\n      "new_text": "bé"\n' in received
     event = outcome.event()
     assert event.failed_stage == "validate" and event.prepared == args and event.validated is None
 
@@ -179,7 +194,9 @@ def test_validator_raising_an_unexpected_exception_fails_validation() -> None:
         call("c", "picky", {"value": "v"}), [make_tool("picky", params=Picky)]
     )
     assert outcome.error is not None and outcome.error.stage == "validate"
-    assert "unexpected failure inside a validator" in str(outcome.error)
+    assert str(outcome.error) == (
+        "Validating arguments for tool picky failed: unexpected failure inside a validator"
+    )
 
 
 def test_parse_comes_before_lookup() -> None:

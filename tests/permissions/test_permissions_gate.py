@@ -9,6 +9,7 @@ from typing import Any
 
 import anyio
 import pytest
+from pydantic import BaseModel
 
 from tools import builtin_tools
 from workbench.agent import (
@@ -40,6 +41,14 @@ def ws(tmp_path: Path) -> Path:
     (tmp_path / "src" / "app.py").write_text("x = 1\n")
     (tmp_path / "config.json").write_text('{"model": "m"}\n')
     return tmp_path
+
+
+class _NoArgs(BaseModel):
+    pass
+
+
+async def _never_runs(*_: Any) -> Any:
+    raise AssertionError("the gate decides; it never runs the tool")
 
 
 def tool_named(ws: Path, name: str) -> AgentTool:
@@ -283,7 +292,7 @@ async def test_abort_while_waiting_ends_the_wait_at_once(ws: Path) -> None:
             started = time.monotonic()
             controller.abort()
     assert time.monotonic() - started < 0.2
-    assert out[0].block and "aborted while waiting" in out[0].reason
+    assert out[0].block and out[0].reason == "Operation aborted while waiting for permission"
     assert gate.pending == []
     decision = rec.of(PermissionDecisionEvent)[0]
     assert (decision.decision, decision.decided_by) == ("deny", "abort")
@@ -337,6 +346,13 @@ async def test_headless_policies(ws: Path, policy: str, allowed: bool, words: st
     # a deny rule denies under every policy, "all" included
     denied = await gate(make_ctx(tool_named(ws, "run_command"), {"command": "rm -rf x"}))
     assert denied is not None and denied.block and "--deny" in denied.reason
+    if words:  # with no rule at all, the reason says so
+        bare = PermissionGate(RuleSet(), policy=policy)  # type: ignore[arg-type]
+        mystery = AgentTool("mystery", "Mystery", "d", _NoArgs, _never_runs)
+        unnamed = await bare(make_ctx(mystery, {}))
+        assert unnamed is not None and "mystery needs approval (no rule) and this run" in (
+            unnamed.reason
+        )
 
 
 async def test_rules_policy_still_allows_allow_rules(ws: Path) -> None:

@@ -12,7 +12,6 @@ and laid out as pydantic's are, one `  - path: problem` line per failing field.
 from __future__ import annotations
 
 import json
-import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -163,9 +162,8 @@ def _schema_validator(tool: AgentTool, schema: dict[str, Any]) -> Any:
 
     from workbench.agent.schema_patterns import with_safe_patterns
 
-    with warnings.catch_warnings():  # an unknown $schema falls back to the default draft
-        warnings.simplefilter("ignore", DeprecationWarning)
-        cls = validators.validator_for(schema, default=Draft202012Validator)
+    # an unknown $schema falls back to the default draft (no warning when one is given)
+    cls = validators.validator_for(schema, default=Draft202012Validator)
     try:
         cls.check_schema(schema)
     except SchemaError as exc:
@@ -308,13 +306,18 @@ def _expected(kind: str, value: Any, error: Any = None) -> list[str]:
             return [
                 f"a valid dictionary or instance of {schema['title']}"
                 if t == "object"
-                else _TYPE_WORDS.get(t, f"of type {t}")
+                else _type_word(t)
                 for t in types
             ]
-        return [_TYPE_WORDS.get(t, f"of type {t}") for t in types]
+        return [_type_word(t) for t in types]
     if kind == "const":
         return [repr(value)]
     return [repr(v) for v in value]  # enum
+
+
+def _type_word(kind: Any) -> str:
+    """A JSON type as pydantic names it; draft 3 also allows a schema in a type list."""
+    return _TYPE_WORDS[kind] if isinstance(kind, str) else f"valid under {kind}"
 
 
 def _message(error: Any) -> str | None:

@@ -52,6 +52,7 @@ from workbench.mcp.stderr import STDERR_TAIL_LINES, ServerStderr
 from workbench.mcp.streams import (
     CallCancel,
     CancelReasonWriter,
+    SurrogateRepair,
     ToolListGuard,
     WatchedReader,
     current_call,
@@ -135,7 +136,8 @@ class McpConnection:
         self._done = self._done or anyio.Event()
         self._ended = False
         serving.set(self)
-        taps = [self.wire, ToolListGuard(self._tool_dropped)]  # the wire sees what came
+        # the wire sees what came, lone surrogates as U+FFFD
+        taps = [SurrogateRepair(), self.wire, ToolListGuard(self._tool_dropped)]
         try:
             async with (
                 self._transport() as (read, write),

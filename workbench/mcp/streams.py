@@ -7,6 +7,10 @@ when it happens, not at the next call.
 `ToolListGuard` drops, from each `tools/list` answer, the tools that do not parse, so
 one bad tool costs only itself (the SDK would reject the whole list).
 
+`SurrogateRepair` reads a line the SDK refused only for a lone surrogate's JSON escape
+(`"\\ud800"`, valid JSON the SDK's parser rejects) with that character as U+FFFD, so
+the answer arrives instead of failing every call in flight.
+
 `CancelReasonWriter` puts the user's reason into the `notifications/cancelled` the
 SDK sends for an aborted request (the SDK always writes "caller cancelled"). The
 reason travels in a context variable set by the task that makes the call: the SDK
@@ -24,6 +28,8 @@ import anyio
 import mcp_types
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
+
+from workbench.json_text import LINE_DEPTH, loads, without_surrogates
 
 
 @dataclass
@@ -77,6 +83,30 @@ class ToolListGuard:
         return SessionMessage(
             message=message.model_copy(update={"result": result}), metadata=item.metadata
         )
+
+
+class SurrogateRepair:
+    """Turns a line refused only for lone surrogates back into its message (see above)."""
+
+    def sent(self, item: Any) -> None:
+        pass
+
+    def received(self, item: Any) -> Any:
+        if not isinstance(item, ValidationError) or item.error_count() != 1:
+            return item
+        error = item.errors()[0]
+        line = error.get("input")
+        if error["type"] != "json_invalid" or not isinstance(line, str) or "\\u" not in line:
+            return item
+        try:
+            data, replaced = without_surrogates(loads(line, LINE_DEPTH))
+            if not replaced:  # refused for something else: left for the session to report
+                return item
+            return SessionMessage(
+                mcp_types.jsonrpc_message_adapter.validate_python(data, by_name=False)
+            )
+        except ValueError:  # not JSON, or not JSON-RPC: as the SDK found
+            return item
 
 
 class Tap(Protocol):

@@ -28,8 +28,10 @@ from pydantic import BaseModel
 from workbench.agent import AbortSignal, AgentTool, AgentToolResult, TextContent
 from workbench.agent.tool import OnUpdate
 from workbench.agent.types import ToolResultContent
+from workbench.json_text import without_surrogates
 from workbench.mcp.client import McpConnection
 from workbench.mcp.content import map_content
+from workbench.mcp.failures import McpCallError
 from workbench.mcp.tasks import call_as_task, needs_task
 from workbench.permissions.hints import ToolHints
 
@@ -73,6 +75,12 @@ def make_tool(connection: McpConnection, tool: mcp_types.Tool, name: str) -> Age
         tool_call_id: str, params: BaseModel, signal: AbortSignal, on_update: OnUpdate
     ) -> AgentToolResult:
         arguments = params.model_dump(mode="json")
+        if without_surrogates(arguments)[1]:  # approved as they are: not sent altered
+            raise McpCallError(
+                f"Not sent to MCP server {connection.name}: the arguments hold a lone "
+                "surrogate (text that is not valid Unicode), which JSON-RPC cannot carry",
+                {"server": connection.name, "tool": tool.name},
+            )
         progress = ProgressLog(on_update)
         if needs_task(tool):
             result = await call_as_task(

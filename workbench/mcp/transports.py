@@ -32,6 +32,7 @@ async def stdio_transport(
         args=list(config.command[1:]),
         env=tree.env(dict(config.env)),
         cwd=config.cwd,
+        encoding_error_handler="replace",  # bytes that are not UTF-8 read as U+FFFD
     )
     try:
         async with stdio_client(params, errlog=stderr) as (read, write):

@@ -4,7 +4,9 @@ It completes the handshake and lists two tools, then misbehaves on every call:
 `noise` writes a line that is not JSON-RPC at all and never answers; `misshapen`
 answers with a result whose fields have the wrong types; `hang` never answers, and
 the reason of a `notifications/cancelled` is written to stderr; `bad_notes` sends
-malformed notifications before it answers.
+malformed notifications before it answers. With `--surrogates`: `surrogate` answers
+text holding the JSON escape of a lone surrogate and writes one (UTF-8 encoded) to
+stderr; `raw_bytes` answers with bytes that are not UTF-8.
 """
 
 from __future__ import annotations
@@ -34,6 +36,11 @@ if "--bad-tool" in sys.argv:  # one tool that does not parse among good ones
 if "--deep-schema" in sys.argv:  # JSON nested too deeply to be read at all
     sys.setrecursionlimit(100_000)
     EXTRA = [{"name": "deep", "inputSchema": deep_schema(2500)}]
+if "--surrogates" in sys.argv:  # text that is not valid Unicode: escaped, and raw bytes
+    EXTRA = [
+        {"name": "surrogate", "inputSchema": {"type": "object", "properties": {}}},
+        {"name": "raw_bytes", "inputSchema": {"type": "object", "properties": {}}},
+    ]
 
 
 def send(message: dict[str, Any]) -> None:
@@ -67,6 +74,17 @@ def answer(request: dict[str, Any]) -> None:
         ):
             send({"jsonrpc": "2.0", **note})
         result = {"content": [{"type": "text", "text": "noted"}]}
+    elif method == "tools/call" and params.get("name") == "surrogate":
+        sys.stderr.buffer.write(b"stderr \xed\xa0\x80 lone\n")  # a lone surrogate, UTF-8 encoded
+        sys.stderr.flush()
+        result = {"content": [{"type": "text", "text": "half \ud800 a pair"}]}
+    elif method == "tools/call" and params.get("name") == "raw_bytes":
+        sys.stdout.buffer.write(
+            b'{"jsonrpc": "2.0", "id": %d, "result": {"content": [{"type": "text", '
+            b'"text": "raw \xed\xa0\x80 bytes"}]}}\n' % rid
+        )
+        sys.stdout.flush()
+        return
     elif method == "tools/call" and params.get("name") == "noise":
         sys.stdout.write("this is not json at all\n")
         sys.stdout.flush()
