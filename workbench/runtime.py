@@ -77,6 +77,9 @@ class RunOptions:
     """The session file to record to (default: a new file in the user's data directory)."""
     record: bool = True
     """Append every bus event to the session file (see `workbench.sessions`)."""
+    checkpoints: Any = None
+    """The `CheckpointCaps` of the workspace checkpoints the session records (None: the
+    defaults; see `workbench.sessions.checkpointer`)."""
     fork: Any = None
     """A `workbench.sessions.ForkPoint`: start from a recorded session's transcript."""
     simulated_wire: bool = False
@@ -266,7 +269,7 @@ def build_runtime(options: RunOptions) -> Runtime:
     if options.record:  # first on the bus: an event is on disk before anyone acts on it
         recorder = start_recording(
             agent, workspace=workspace, scenario=scenario, path=options.session, fork=fork,
-            setup=lambda: agent_setup(options, hub),
+            setup=lambda: agent_setup(options, hub), checkpoints=options.checkpoints,
         )
     gate.publish = agent.publish
     stepper = Stepper(publish=agent.publish, enabled=options.step, breakpoints=options.breakpoints)

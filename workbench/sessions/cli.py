@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from workbench.sessions.reader import Session
     from workbench.sessions.rerun import RerunReport
 
-SUBCOMMANDS = ("replay", "rerun", "export", "sessions", "diff")
+SUBCOMMANDS = ("replay", "rerun", "export", "sessions", "diff", "restore")
 EXIT_SAME = 0
 EXIT_DIFFERS = 1
 EXIT_USAGE = 2
@@ -338,4 +338,8 @@ def subcommand_main(command: str, argv: list[str]) -> int:
         from workbench.sessions.diff import diff_main
 
         return diff_main(argv)
+    if command == "restore":
+        from workbench.cli.restore import restore_main
+
+        return restore_main(argv)
     raise ValueError(f"unknown subcommand {command!r}")

@@ -66,6 +66,8 @@ class Recorder:
         self.fsync = fsync
         self._prelude = list(prelude)
         self.events_written = 0
+        self.records_written = 0
+        """Workspace checkpoint records (`write_record`): lines that are not bus events."""
         self.bytes_written = 0
         self.error: str | None = None
         """Why recording stopped, if a write failed."""
@@ -127,6 +129,22 @@ class Recorder:
             self.close()
             self._problem(f"recording to {self.path} stopped: {self.error}")
 
+    def write_record(self, record: Any) -> None:
+        """Append a workspace checkpoint record (see `sessions.checkpointer`): a line of
+        its own, between the events, that the reader keeps apart from them."""
+        if self._closed or self.error is not None or self._fd is None:
+            return
+        try:
+            self._write(encode(self._seq(), time.time() * 1000.0, record))
+            self.records_written += 1
+        except Exception as exc:  # noqa: BLE001 - recording must never break a run
+            self.error = _describe(exc)
+            self.close()
+            self._problem(f"recording to {self.path} stopped: {self.error}")
+
+    def _seq(self) -> int:
+        return self.events_written + self.records_written + 1
+
     def _problem(self, text: str) -> None:
         self.problems.append(text)
         if self.on_problem is None:
@@ -135,7 +153,7 @@ class Recorder:
             self.on_problem(text)
 
     def _write_event(self, event: Any, ts: float, fields: Any = None, exclude: Any = None) -> None:
-        seq = self.events_written + 1
+        seq = self._seq()
         try:
             line = encode(seq, ts, event, fields, exclude)
         except Exception as exc:  # noqa: BLE001 - e.g. nested too deep for the serializer
@@ -194,6 +212,7 @@ def start_recording(
     fork: Any = None,
     fsync: bool = False,
     setup: Any = None,
+    checkpoints: Any = None,
 ) -> Recorder:
     """Record `agent`'s bus from now on; call it before anything else subscribes.
 
@@ -202,6 +221,8 @@ def start_recording(
         fork: a `ForkPoint`: its parent is named in the header and the parent's
             history up to the fork is copied first, so the new file replays whole.
         setup: the `AgentSetup` to record (or a function making it at the first event).
+        checkpoints: the `CheckpointCaps` of the workspace's checkpoints (None: the
+            defaults; `enabled=False`: none).
 
     Raises:
         FileExistsError: `path` exists.
@@ -229,6 +250,9 @@ def start_recording(
         path or default_session_path(label), header, fsync=fsync, lazy=True, prelude=prelude
     )
     agent.subscribe(recorder)
+    from workbench.sessions.checkpointer import attach_checkpoints
+
+    attach_checkpoints(agent, recorder, workspace, checkpoints)
     return recorder
 
 
