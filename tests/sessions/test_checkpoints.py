@@ -25,7 +25,9 @@ EDITS = {
     "prompt": "change things",
     "workspace_files": {"a.txt": "alpha\n", "old.txt": "old\n", "run.sh": "echo hi\n"},
     "turns": [
-        {"tool_calls": [{"name": "write_file", "arguments": {"path": "new.txt", "content": "one"}}]},
+        {"tool_calls": [
+            {"name": "write_file", "arguments": {"path": "new.txt", "content": "one"}}
+        ]},
         {"tool_calls": [{"name": "edit_file", "arguments": {
             "path": "a.txt", "old_text": "alpha", "new_text": "beta"}}]},
         {"tool_calls": [{"name": "run_command", "arguments": {
@@ -218,7 +220,8 @@ async def test_restore_refuses_a_full_directory_unless_forced_and_then_deletes_l
     done = restore_workspace(session, 1, dest, force=True)
     assert sorted(done.deleted) == ["made.txt", "new.txt"]
     assert files_in(dest) == {
-        "a.txt": "alpha\n", "old.txt": "old\n", "run.sh": "echo hi\n", "mine.txt": "not the session's"
+        "a.txt": "alpha\n", "old.txt": "old\n", "run.sh": "echo hi\n",
+        "mine.txt": "not the session's",
     }
     with pytest.raises(CheckpointError, match="has turns 1 to 5"):
         restore_workspace(session, 6, tmp_path / "never")

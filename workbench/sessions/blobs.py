@@ -76,7 +76,8 @@ class BlobStore:
         try:
             data = path.read_bytes()
         except OSError as exc:
-            raise BlobError(f"blob {blob[:12]} is not in {self.root} ({exc.strerror or exc})") from None
+            why = exc.strerror or exc
+            raise BlobError(f"blob {blob[:12]} is not in {self.root} ({why})") from None
         if digest(data) != blob:
             raise BlobError(f"blob {blob[:12]} in {self.root} is damaged (its content changed)")
         return data

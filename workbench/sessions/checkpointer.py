@@ -26,13 +26,13 @@ from typing import Any
 
 import anyio
 
+from workbench.sessions.blobs import store_for
 from workbench.sessions.workspace_records import (
     FileEntry,
     LeftOut,
     WorkspaceChange,
     WorkspaceManifest,
 )
-from workbench.sessions.blobs import store_for
 from workbench.sessions.workspace_scan import (
     CheckpointCaps,
     Stat,
@@ -113,7 +113,10 @@ class Checkpointer:
             p for p, s in found.files.items()
             if p not in self.known or self.known[p] != (s.mtime_ns, s.size)
         ]
-        gone = [p for p in self.known if p not in found.files and not os.path.lexists(self.root / p)]
+        gone = [
+            p for p in self.known
+            if p not in found.files and not os.path.lexists(self.root / p)
+        ]
         done = capture(self.root, found.files, changed, self.store, self.caps)
         self._remember({p: found.files[p] for p in changed}, done.files, done.left_out)
         for path in gone:

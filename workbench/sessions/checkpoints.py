@@ -22,12 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from workbench.sessions.workspace_records import FileEntry
+from workbench.json_text import LINE_DEPTH, loads
 from workbench.permissions.protected import PROTECTED_DIRS
 from workbench.sessions.blobs import BlobError, BlobStore, store_for
-from workbench.json_text import LINE_DEPTH, loads
 from workbench.sessions.log import types_of
-from workbench.sessions.workspace_records import parse_record_line
+from workbench.sessions.workspace_records import FileEntry, parse_record_line
 
 _DESIGN = (
     "a dependency or cache", "the workbench's rules", "the session files", "a symlink",

@@ -27,8 +27,8 @@ from workbench.json_text import LINE_DEPTH, JsonDepthError, loads
 from workbench.sessions.codec import UNRECORDABLE
 from workbench.sessions.header import FORMAT, FORMAT_VERSION, SessionHeader
 from workbench.sessions.history import is_error
-from workbench.sessions.workspace_records import MARKERS, parse_record_line
 from workbench.sessions.log import CHUNK, DELTA_LINE, EventLog, FoldBatcher
+from workbench.sessions.workspace_records import MARKERS, parse_record_line
 
 
 class SessionError(ValueError):
@@ -120,7 +120,8 @@ def _index(
                 continue
             raw = lines[i]
             last = not following and i == len(lines) - 1
-            if any(marker in raw for marker in MARKERS) and _is_record(session, raw, number + i + 1):
+            is_record = any(marker in raw for marker in MARKERS)
+            if is_record and _is_record(session, raw, number + i + 1):
                 session.records.append((len(log.offsets) + i - len(skipped), starts[i]))
                 skipped.append(i)
                 continue
