@@ -330,3 +330,14 @@ def test_the_project_file_sets_the_caps(tmp_path: Path, monkeypatch: pytest.Monk
     (tmp_path / "workbench.toml").write_text("[checkpoints]\nmax_bytes = 1\n")
     with pytest.raises(ValueError, match="checkpoints.max_bytes: Extra inputs"):
         find_project(tmp_path)
+
+
+def test_the_documented_caps_are_the_defaults() -> None:
+    import re
+    import tomllib
+
+    doc = (Path(__file__).parents[2] / "docs" / "checkpoints.md").read_text(encoding="utf-8")
+    block = re.search(r"```toml\n(.*?)```", doc, flags=re.S)
+    assert block is not None
+    table = tomllib.loads(block.group(1))["checkpoints"]
+    assert CheckpointCaps.model_validate(table) == CheckpointCaps()
