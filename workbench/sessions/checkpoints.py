@@ -253,3 +253,47 @@ def _delete(root: Path, path: str) -> bool:
         return False
     os.unlink(target)
     return True
+
+
+@dataclass
+class StartFiles:
+    """Where a fork or a re-run runs, and how its files came to be there."""
+
+    workspace: Path
+    description: str
+    """One line for the screen and the report: which files, restored or as they are."""
+    restored: Restored | None = None
+
+
+def start_files(
+    session: Any, position: int, *, workspace: Path | None, in_place: bool, at: str,
+    fallback: Any,
+) -> StartFiles:
+    """The workspace a fork or a re-run of `session` starts in: the files after
+    `position` events restored into `workspace` (new or empty) or, without one, into
+    a new scratch directory; with `in_place`, or for a session without checkpoints,
+    `workspace` (else `fallback()`) as it is now.
+
+    Args:
+        at: how the position is named ("the start", "the end of turn 3").
+
+    Raises:
+        CheckpointError: `workspace` is not empty, or a blob is missing.
+    """
+    if in_place or not has_checkpoints(session):
+        where = workspace if workspace is not None else fallback()
+        why = (
+            "as it is now (in place: not restored)" if in_place
+            else "as it is now: the session was recorded before checkpoints existed"
+        )
+        return StartFiles(Path(where), f"{where}, {why}")
+    dest = workspace if workspace is not None else Path(tempfile.mkdtemp(prefix="workbench-"))
+    done = restore_at(session, position, dest)
+    missing = done.state.incomplete
+    lacking = ""
+    if missing:
+        lacking = f"; {len(missing)} files not recorded: {', '.join(sorted(missing))}"
+    kind = "a scratch copy" if workspace is None else "restored"
+    return StartFiles(
+        dest, f"{dest}: {kind} of the files at {at} ({done.written} files{lacking})", done
+    )

@@ -47,6 +47,8 @@ class Recorder:
             and quitting without a run leaves no empty session behind.
         prelude: events (with their times) written right after the header: a fork's
             history copied from its parent.
+        prelude_records: the parent's workspace records among them, each with the
+            number of prelude events it follows.
 
     Raises:
         FileExistsError: `path` exists (a session is never appended to or overwritten).
@@ -60,11 +62,13 @@ class Recorder:
         fsync: bool = False,
         lazy: bool = False,
         prelude: Iterable[tuple[Any, float]] = (),
+        prelude_records: Iterable[tuple[int, Any]] = (),
     ) -> None:
         self.path = Path(path)
         self._header = header
         self.fsync = fsync
         self._prelude = list(prelude)
+        self._prelude_records = list(prelude_records)
         self.events_written = 0
         self.records_written = 0
         """Workspace checkpoint records (`write_record`): lines that are not bus events."""
@@ -189,9 +193,14 @@ class Recorder:
         self._fd = os.open(self.path, flags, 0o600)
         self._write(dumps_header(self.header))
         prelude, self._prelude = self._prelude, []
-        for event, ts in prelude:
+        records, self._prelude_records = sorted(self._prelude_records, key=lambda r: r[0]), []
+        for index, (event, ts) in enumerate(prelude):
+            while records and records[0][0] <= index:
+                self.write_record(records.pop(0)[1])
             for line in self._compactor.lines(event, ts):
                 self._write_event(*line)
+        for _, record in records:
+            self.write_record(record)
 
     def _write(self, data: bytes) -> None:
         assert self._fd is not None
@@ -247,7 +256,8 @@ def start_recording(
         label += "-fork"
     prelude = list(zip(fork.events, fork.stamps, strict=True)) if fork is not None else []
     recorder = Recorder(
-        path or default_session_path(label), header, fsync=fsync, lazy=True, prelude=prelude
+        path or default_session_path(label), header, fsync=fsync, lazy=True, prelude=prelude,
+        prelude_records=fork.records if fork is not None else (),
     )
     agent.subscribe(recorder)
     from workbench.sessions.checkpointer import attach_checkpoints
