@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from workbench.agent import Agent, AgentTool, Model, StreamFn
+from workbench.checkpointer import attach_checkpoints
 from workbench.permissions import PermissionGate, chain_before
 from workbench.pricing import PriceTable
 from workbench.providers.scripted import Scenario, ScriptedProvider
@@ -79,7 +80,7 @@ class RunOptions:
     """Append every bus event to the session file (see `workbench.sessions`)."""
     checkpoints: Any = None
     """The `CheckpointCaps` of the workspace checkpoints the session records (None: the
-    defaults; see `workbench.sessions.checkpointer`)."""
+    defaults; see `workbench.checkpointer`)."""
     fork: Any = None
     """A `workbench.sessions.ForkPoint`: start from a recorded session's transcript."""
     simulated_wire: bool = False
@@ -269,8 +270,9 @@ def build_runtime(options: RunOptions) -> Runtime:
     if options.record:  # first on the bus: an event is on disk before anyone acts on it
         recorder = start_recording(
             agent, workspace=workspace, scenario=scenario, path=options.session, fork=fork,
-            setup=lambda: agent_setup(options, hub), checkpoints=options.checkpoints,
+            setup=lambda: agent_setup(options, hub),
         )
+        attach_checkpoints(agent, recorder, workspace, options.checkpoints)
     gate.publish = agent.publish
     stepper = Stepper(publish=agent.publish, enabled=options.step, breakpoints=options.breakpoints)
     agent.before_tool_call = chain_before(gate, stepper.before_tool_call)

@@ -18,7 +18,7 @@ from workbench.sessions.checkpoints import (
     restore_workspace,
     workspace_at,
 )
-from workbench.sessions.workspace_scan import CheckpointCaps
+from workbench.workspace_scan import CheckpointCaps
 
 EDITS = {
     "name": "edits",
@@ -146,6 +146,7 @@ async def test_caps_and_ignored_directories_are_named_with_their_reasons(tmp_pat
     workspace = tmp_path / "ws"
     (workspace / ".git").mkdir(parents=True)
     (workspace / ".git" / "HEAD").write_text("ref")
+    (workspace / "vendor" / ".git").mkdir(parents=True)
     (workspace / "node_modules" / "x").mkdir(parents=True)
     (workspace / "big.bin").write_bytes(b"x" * 100)
     (workspace / "link").symlink_to("/etc/passwd")
@@ -156,6 +157,7 @@ async def test_caps_and_ignored_directories_are_named_with_their_reasons(tmp_pat
     reasons = {item.path: item.reason for item in manifest.left_out}
     assert "per-file cap (100 > 50 bytes)" in reasons["big.bin"]
     assert reasons[".git/"].startswith("the workbench's rules and git's internals")
+    assert reasons["vendor/.git/"] == reasons[".git/"]
     assert reasons["node_modules/"].startswith("a dependency or cache")
     assert reasons["link"].startswith("a symlink")
     assert "big.bin" not in {f.path for f in manifest.files}
@@ -256,13 +258,17 @@ def test_a_session_cannot_restore_outside_the_directory_or_into_git(tmp_path: Pa
     recorder.__init__(tmp_path / "s2.jsonl", read_session(path).header)
     recorder.write_record(WorkspaceManifest(files=[
         FileEntry(path=p, blob=blob, size=4)
-        for p in ("../escape.txt", ".git/hooks/pre-commit", "/abs.txt", "ok.txt", "a/./b")
+        for p in ("../escape.txt", ".git/hooks/pre-commit", "/abs.txt", "ok.txt", "a/./b",
+                  "vendor/.git/config", ".Workbench/rules.toml", ".git")
     ]))
     recorder.close()
     session = read_session(tmp_path / "s2.jsonl")
     done = restore_workspace(session, 0, tmp_path / "out")
     assert files_in(tmp_path / "out") == {"ok.txt": "evil"}
-    assert set(done.refused) == {"../escape.txt", ".git/hooks/pre-commit", "/abs.txt", "a/./b"}
+    assert set(done.refused) == {
+        "../escape.txt", ".git/hooks/pre-commit", "/abs.txt", "a/./b", "vendor/.git/config",
+        ".Workbench/rules.toml", ".git",
+    }
     assert not (tmp_path / "escape.txt").exists()
 
 
@@ -341,3 +347,10 @@ def test_the_documented_caps_are_the_defaults() -> None:
     assert block is not None
     table = tomllib.loads(block.group(1))["checkpoints"]
     assert CheckpointCaps.model_validate(table) == CheckpointCaps()
+
+
+def test_restore_never_writes_where_the_gate_protects() -> None:
+    from workbench.permissions.protected import PROTECTED_DIRS
+    from workbench.sessions.checkpoints import NEVER_RESTORED
+
+    assert set(NEVER_RESTORED) == set(PROTECTED_DIRS)

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from workbench.sessions.workspace_scan import CheckpointCaps
+from workbench.workspace_scan import CheckpointCaps
 
 FILE_NAME = "workbench.toml"
 

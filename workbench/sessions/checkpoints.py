@@ -1,7 +1,7 @@
 """The workspace as it was at any point of a recorded session, and writing it out.
 
 A session with checkpoints holds a `workspace_manifest` record (every file when
-the recording started, see `workbench.sessions.checkpointer`) and a
+the recording started, see `workbench.checkpointer`) and a
 `workspace_change` after each call that changed files (`Session.records`: each
 with the number of events before it). The files after position p (p events) are
 the last manifest at or before it (or the first one: before any turn, the
@@ -23,7 +23,6 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from workbench.json_text import LINE_DEPTH, loads
-from workbench.permissions.protected import PROTECTED_DIRS
 from workbench.sessions.blobs import BlobError, BlobStore, store_for
 from workbench.sessions.log import types_of
 from workbench.sessions.workspace_records import FileEntry, parse_record_line
@@ -33,6 +32,10 @@ _DESIGN = (
     "not a regular file",
 )
 """Reasons a path is left out by design (not by a cap): restoring without them is whole."""
+NEVER_RESTORED = (".workbench", ".git")
+"""Top-level directories nothing is written under: the permission gate's protected
+directories (`workbench.permissions.protected.PROTECTED_DIRS`; a test pins them equal,
+this package sits below the gate)."""
 
 
 class CheckpointError(ValueError):
@@ -218,8 +221,9 @@ def unsafe(path: str) -> str | None:
         return "not a plain relative path"
     if any(p in ("..", ".") for p in parts) or path != "/".join(parts):
         return "not a plain relative path"
-    if parts[0] in PROTECTED_DIRS:
-        return f"under {parts[0]}/ (never restored)"
+    hidden = next((p for p in parts if p.casefold() in NEVER_RESTORED), None)
+    if hidden is not None:
+        return f"under {hidden}/ (never restored)"
     return None
 
 

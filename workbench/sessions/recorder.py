@@ -134,7 +134,7 @@ class Recorder:
             self._problem(f"recording to {self.path} stopped: {self.error}")
 
     def write_record(self, record: Any) -> None:
-        """Append a workspace checkpoint record (see `sessions.checkpointer`): a line of
+        """Append a workspace checkpoint record (see `workbench.checkpointer`): a line of
         its own, between the events, that the reader keeps apart from them."""
         if self._closed or self.error is not None or self._fd is None:
             return
@@ -221,7 +221,6 @@ def start_recording(
     fork: Any = None,
     fsync: bool = False,
     setup: Any = None,
-    checkpoints: Any = None,
 ) -> Recorder:
     """Record `agent`'s bus from now on; call it before anything else subscribes.
 
@@ -230,8 +229,6 @@ def start_recording(
         fork: a `ForkPoint`: its parent is named in the header and the parent's
             history up to the fork is copied first, so the new file replays whole.
         setup: the `AgentSetup` to record (or a function making it at the first event).
-        checkpoints: the `CheckpointCaps` of the workspace's checkpoints (None: the
-            defaults; `enabled=False`: none).
 
     Raises:
         FileExistsError: `path` exists.
@@ -260,9 +257,6 @@ def start_recording(
         prelude_records=fork.records if fork is not None else (),
     )
     agent.subscribe(recorder)
-    from workbench.sessions.checkpointer import attach_checkpoints
-
-    attach_checkpoints(agent, recorder, workspace, checkpoints)
     return recorder
 
 

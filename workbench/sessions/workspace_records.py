@@ -1,6 +1,6 @@
 """The workspace checkpoint records a session file holds between its events.
 
-They are written by `sessions.checkpointer` as lines of the same shape as events
+They are written by `workbench.checkpointer` as lines of the same shape as events
 (`{"seq", "ts", "event": {"type": "workspace_manifest" | "workspace_change", ...}}`)
 but they are not bus events: the reader keeps them apart (`Session.records`), so
 the events, their positions and everything built on them are as without them. A

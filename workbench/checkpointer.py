@@ -33,7 +33,7 @@ from workbench.sessions.workspace_records import (
     WorkspaceChange,
     WorkspaceManifest,
 )
-from workbench.sessions.workspace_scan import (
+from workbench.workspace_scan import (
     CheckpointCaps,
     Stat,
     capture,
