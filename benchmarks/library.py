@@ -21,9 +21,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests" / "sessions"))
 
-from session_helpers import write_session  # noqa: E402
+from tests.sessions.helpers import write_session  # noqa: E402
 
 from workbench.sessions.library import INDEX_NAME, Filters, Library  # noqa: E402
 

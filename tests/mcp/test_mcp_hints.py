@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from tests.mcp.helpers import TOOLBOX, calls
-from tests.ui.ui_helpers import wait_for
+from tests.widgets.helpers import wait_for
 from widgets.app import make_app
 from widgets.permission_modal import PermissionModal
 from workbench.events import PermissionDecisionEvent

@@ -8,7 +8,7 @@ from pathlib import Path
 from textual.widgets import Input, Static
 
 from tests.mcp.helpers import TOOLBOX, calls
-from tests.ui.ui_helpers import wait_for
+from tests.widgets.helpers import wait_for
 from widgets.app import make_app
 from widgets.mcp_requests import ElicitationModal, SamplingModal
 from workbench.providers.scripted import Scenario

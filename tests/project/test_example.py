@@ -1,5 +1,5 @@
 """The example in examples/todo_agent runs end to end, headless, from its directory
-(the app on it: tests/ui/test_app_own_agent.py)."""
+(the app on it: tests/widgets/test_app_own_agent.py)."""
 
 from __future__ import annotations
 

@@ -6,8 +6,8 @@ import asyncio
 
 import openai
 
-from tests.proxy.proxy_helpers import AGENT_KEY, text_reply, tool_loop, tool_reply
-from tests.ui.ui_helpers import wait_for
+from tests.proxy.helpers import AGENT_KEY, text_reply, tool_loop, tool_reply
+from tests.widgets.helpers import wait_for
 from widgets.permission_modal import PermissionModal
 from widgets.proxy_app import ConversationList, ProxyApp
 from workbench.proxy import Proxy, ProxyOptions

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import openai
 
-from tests.proxy.proxy_helpers import AGENT_KEY, UPSTREAM_KEY, text_reply, tool_loop, tool_reply
+from tests.proxy.helpers import AGENT_KEY, UPSTREAM_KEY, text_reply, tool_loop, tool_reply
 from workbench.sessions.reader import read_session
 from workbench.view.fold import fold
 

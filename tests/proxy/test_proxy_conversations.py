@@ -8,7 +8,7 @@ import json
 
 import openai
 
-from tests.proxy.proxy_helpers import AGENT_KEY, running_proxy, session_of, tool_loop
+from tests.proxy.helpers import AGENT_KEY, running_proxy, session_of, tool_loop
 from tests.support.chat_server import (
     ReceivedRequest,
     Reply,
@@ -79,8 +79,8 @@ async def test_a_request_that_extends_a_conversation_joins_it(chat_server, tmp_p
 
 
 async def test_a_conversation_session_opens_in_replay(chat_server, tmp_path):
-    from tests.proxy.proxy_helpers import text_reply, tool_reply
-    from tests.ui.ui_helpers import wait_for
+    from tests.proxy.helpers import text_reply, tool_reply
+    from tests.widgets.helpers import wait_for
     from widgets.replay_app import ReplayApp
 
     chat_server.script(tool_reply("call_r1", "a.txt", text="Reading."), text_reply("alpha."))
@@ -99,7 +99,7 @@ async def test_a_conversation_session_opens_in_replay(chat_server, tmp_path):
 
 
 async def test_a_first_request_with_history_starts_after_it(chat_server, tmp_path):
-    from tests.proxy.proxy_helpers import text_reply
+    from tests.proxy.helpers import text_reply
 
     chat_server.script(text_reply("welcome back", streamed=False))
     history = [
@@ -141,7 +141,7 @@ async def test_a_first_request_with_history_starts_after_it(chat_server, tmp_pat
 
 
 async def test_a_proxy_session_exports_and_refuses_a_rerun(chat_server, tmp_path):
-    from tests.proxy.proxy_helpers import text_reply, tool_reply
+    from tests.proxy.helpers import text_reply, tool_reply
     from workbench.sessions.cli import subcommand_main
 
     chat_server.script(tool_reply("call_x1", "a.txt"), text_reply("alpha."))

@@ -8,7 +8,7 @@ import socket
 import openai
 import pytest
 
-from tests.proxy.proxy_helpers import AGENT_KEY, running_proxy, session_of, tool_loop, tool_reply
+from tests.proxy.helpers import AGENT_KEY, running_proxy, session_of, tool_loop, tool_reply
 from tests.support.chat_server import (
     Drop,
     Reply,

@@ -9,7 +9,7 @@ import time
 import httpx2
 import openai
 
-from tests.proxy.proxy_helpers import (
+from tests.proxy.helpers import (
     AGENT_KEY,
     running_proxy,
     session_of,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import openai
 import pytest
 
-from tests.proxy.proxy_helpers import (
+from tests.proxy.helpers import (
     AGENT_KEY,
     UPSTREAM_KEY,
     running_proxy,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from session_helpers import READ_A, record_run
+from tests.sessions.helpers import READ_A, record_run
 
 from workbench.sessions import read_session
 from workbench.sessions.export import export

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from session_helpers import READ_A, record_run, write_session
+from tests.sessions.helpers import READ_A, record_run, write_session
 
 from workbench.__main__ import main
 from workbench.sessions.diff import Call, Turn, compare

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from session_helpers import record_run
+from tests.sessions.helpers import record_run
 
 from workbench.__main__ import main
 from workbench.agent import (

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from session_helpers import write_session
+from tests.sessions.helpers import write_session
 
 from workbench.sessions.library import INDEX_NAME, Filters, Library
 

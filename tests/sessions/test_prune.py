@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 import pytest
-from session_helpers import write_session
+from tests.sessions.helpers import write_session
 
 from workbench.__main__ import main
 from workbench.sessions.library import Library

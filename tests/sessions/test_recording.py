@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from session_helpers import READ_A, record_run, runtime_for
+from tests.sessions.helpers import READ_A, record_run, runtime_for
 
 from workbench.agent import AgentStartEvent, TurnStartEvent
 from workbench.providers.settings import OpenAISettings

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from session_helpers import READ_A, record_run
+from tests.sessions.helpers import READ_A, record_run
 
 from workbench.__main__ import main
 from workbench.sessions import read_session
@@ -106,7 +106,7 @@ async def test_injected_results_and_mid_run_user_messages(tmp_path: Path) -> Non
 
 
 def _fresh(tmp_path: Path) -> Path:
-    from session_helpers import scenario
+    from tests.sessions.helpers import scenario
 
     from workbench.workspace import seed
 

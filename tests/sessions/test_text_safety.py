@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from markdown_it import MarkdownIt
-from session_helpers import READ_A, record_run
+from tests.sessions.helpers import READ_A, record_run
 
 from tests.support.hostile import EVIL, NON_UTF8_NAME, hostile_scenario, make_non_utf8_file
 from workbench.__main__ import main

@@ -1,0 +1,82 @@
+"""The sessions screen: the table fills from the index, search and filters narrow it,
+Enter opens a session (the app exits with its path)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+from tests.sessions.helpers import write_session
+from textual.widgets import Checkbox, DataTable, Input
+
+from widgets.sessions_app import Query, SessionsApp
+from workbench.sessions.library import Filters
+
+SIZE = (120, 30)
+
+
+async def wait_for(pilot: Any, condition: Any, timeout: float = 15.0) -> None:
+    with anyio.fail_after(timeout):
+        while not condition():
+            await pilot.pause(0.02)
+
+
+def cells(app: SessionsApp, column: int) -> list[str]:
+    table = app.query_one(DataTable)
+    return [table.get_row_at(row)[column].plain for row in range(table.row_count)]
+
+
+async def test_search_filters_and_enter_opens_the_session(tmp_path: Path) -> None:
+    write_session(tmp_path / "old.jsonl", "rename the module", created=1e12)
+    write_session(tmp_path / "new.jsonl", "fix the config \x1b[2J now", tool="edit_file",
+                  is_error=True, created=2e12)
+    write_session(tmp_path / "denied.jsonl", "delete everything", denied=True, created=1.5e12)
+    app = SessionsApp(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(DataTable)
+        await wait_for(pilot, lambda: table.row_count == 3)  # indexed in the background
+        assert [p.name for p in app.shown] == ["new.jsonl", "denied.jsonl", "old.jsonl"]
+        assert "fix the config ␛[2J now" in cells(app, 7)  # literal, never an escape
+
+        await pilot.press("slash")
+        assert app.focused is app.query_one("#search", Input)
+        await pilot.press(*"config")
+        await wait_for(pilot, lambda: table.row_count == 1)
+        assert [p.name for p in app.shown] == ["new.jsonl"] and "[config]" in cells(app, 7)[0]
+
+        await pilot.press(*"zzz")
+        await wait_for(pilot, lambda: table.row_count == 0)
+        assert "0 sessions" in str(app.query_one("#status").render())
+        app.query_one("#search", Input).value = ""
+        await wait_for(pilot, lambda: table.row_count == 3)
+
+        app.query_one("#denied", Checkbox).value = True
+        await wait_for(pilot, lambda: [p.name for p in app.shown] == ["denied.jsonl"])
+        app.query_one("#denied", Checkbox).value = False
+        app.query_one("#tool", Input).value = "edit_file"
+        await wait_for(pilot, lambda: [p.name for p in app.shown] == ["new.jsonl"])
+        app.query_one("#tool", Input).value = ""
+        app.query_one("#since", Input).value = "soon"  # not a date: said, and ignored
+        await wait_for(pilot, lambda: "since ignored" in str(app.query_one("#status").render()))
+        assert table.row_count == 3 and "since ignored" in str(app.query_one("#status").render())
+
+        await pilot.press("escape")
+        assert app.focused is table
+        await pilot.press("down", "enter")  # the second row
+    assert app.return_value == tmp_path / "denied.jsonl"
+    assert app.query_state.since_text == "soon"
+
+
+async def test_the_query_comes_back_as_it_was(tmp_path: Path) -> None:
+    write_session(tmp_path / "a.jsonl", "fix the config", tool="edit_file", is_error=True)
+    write_session(tmp_path / "b.jsonl", "fix the lexer")
+    query = Query(search="fix", filters=Filters(tool="edit_file", errors=True))
+    app = SessionsApp(tmp_path, query)
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(DataTable)
+        await wait_for(pilot, lambda: table.row_count == 1)
+        assert app.query_one("#search", Input).value == "fix"
+        assert app.query_one("#errors", Checkbox).value is True
+        await pilot.press("q")
+    assert app.return_value is None
