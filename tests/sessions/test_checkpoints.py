@@ -7,8 +7,8 @@ import threading
 from pathlib import Path
 
 import pytest
-from session_helpers import record_run, write_session
 
+from tests.sessions.helpers import record_run, write_session
 from workbench.cli.restore import restore_main
 from workbench.sessions import read_session
 from workbench.sessions.blobs import BlobError, BlobStore, digest, store_for

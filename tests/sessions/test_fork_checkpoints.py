@@ -6,8 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from session_helpers import record_run
-
+from tests.sessions.helpers import record_run
 from workbench.agent import (
     AgentEndEvent,
     AgentStartEvent,
