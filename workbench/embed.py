@@ -82,7 +82,10 @@ def attach(
     if record:
         from workbench.sessions.recorder import start_recording
 
+        from workbench.checkpointer import attach_checkpoints
+
         recorder = start_recording(agent, workspace=root, path=Path(session) if session else None)
+        attach_checkpoints(agent, recorder, root)
     gate = PermissionGate.for_workspace(
         root, publish=agent.publish, policy=approve, allow=list(allow), ask=list(ask),
         deny=list(deny), rules_file=Path(rules) if rules else None,
