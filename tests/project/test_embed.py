@@ -94,7 +94,7 @@ async def test_your_hook_runs_first_and_a_deny_from_either_side_wins(tmp_path: P
     assert [t.source for t in recorded.header.tools] == [note.source]
     assert note.source is not None and note.source.startswith("file ")
     assert any(e.type == "permission_decision" for e in recorded.events)
-    # with the workspace's files: a manifest, and a scan after each call of your tool
+    # with the workspace's files, a manifest first
     from workbench.sessions.checkpoints import read_records
 
     kinds = [r.type for _, r in read_records(recorded)]
