@@ -354,3 +354,22 @@ def test_restore_never_writes_where_the_gate_protects() -> None:
     from workbench.sessions.checkpoints import NEVER_RESTORED
 
     assert set(NEVER_RESTORED) == set(PROTECTED_DIRS)
+
+
+def test_in_place_trusts_only_a_workspace_your_workbench_recorded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from workbench.sessions.recorder import Recorder
+    from workbench.sessions.workspace_records import FileEntry, WorkspaceManifest
+
+    target = tmp_path / "victim"
+    target.mkdir()
+    header = read_session(write_session(tmp_path / "s.jsonl")).header
+    header = header.model_copy(update={"workspace": str(target)})  # no signed setup
+    recorder = Recorder(tmp_path / "s2.jsonl", header)
+    blob = store_for(tmp_path / "s2.jsonl").put(b"ssh-rsa attacker")
+    recorder.write_record(WorkspaceManifest(files=[FileEntry(path="authorized_keys", blob=blob)]))
+    recorder.close()
+    assert restore_main([str(tmp_path / "s2.jsonl"), "--turn", "0", "--in-place", "--yes"]) == 2
+    assert "not recorded by your workbench" in capsys.readouterr().err
+    assert list(target.iterdir()) == []

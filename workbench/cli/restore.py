@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from workbench.cli.args import Parser
 from workbench.sanitize import literal
@@ -106,8 +107,20 @@ def done_nothing(exc: Exception) -> bool:
     return not str(exc).startswith("cannot write")
 
 
-def _in_place_target(session: object, args: argparse.Namespace) -> Path | None:
-    recorded = getattr(getattr(session, "header", None), "workspace", "")
+def _in_place_target(session: Any, args: argparse.Namespace) -> Path | None:
+    """The recorded workspace, for a session this user's workbench recorded (a session
+    file from anyone else could name any directory: ~/.ssh, say)."""
+    from workbench.sessions.trust import trusted
+
+    recorded = session.header.workspace
+    if not trusted(session.header.setup):
+        print(
+            "workbench restore: this session was not recorded by your workbench, so the "
+            f"workspace it names ({literal(repr(recorded))}) is not trusted; pass --to DIR "
+            "(with --force to write into a directory that is not empty)",
+            file=sys.stderr,
+        )
+        return None
     path = Path(recorded) if recorded else None
     if path is None or not path.is_dir():
         print(
