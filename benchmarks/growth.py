@@ -170,7 +170,7 @@ def measure_size(label: str, ops: list[str], work: Path) -> dict:
 def workspace(folder: Path) -> Path:
     """A workspace with the scenario's files (the headless run reads them there)."""
     from workbench.providers.scripted import Scenario
-    from workbench.workspace import seed
+    from workbench.scratch import seed
 
     root = folder / "workspace"
     root.mkdir(exist_ok=True)

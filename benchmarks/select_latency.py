@@ -30,7 +30,7 @@ from textual.screen import Screen  # noqa: E402
 from widgets.app import make_app  # noqa: E402
 from workbench.providers.scripted import Scenario  # noqa: E402
 from workbench.runtime import RunOptions, build_runtime  # noqa: E402
-from workbench.workspace import seed  # noqa: E402
+from workbench.scratch import seed  # noqa: E402
 
 
 class LayoutCount:

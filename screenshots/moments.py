@@ -18,7 +18,7 @@ import anyio
 from widgets.app import WorkbenchApp, make_app
 from workbench.providers.scripted import Scenario
 from workbench.runtime import RunOptions, build_runtime
-from workbench.workspace import seed
+from workbench.scratch import seed
 
 
 async def wait_for(pilot: Any, condition: Callable[[], Any], timeout: float = 15.0) -> None:

@@ -39,7 +39,7 @@ from workbench import gc_policy
 from workbench.agent.clock import now_ms
 from workbench.agent.events import AgentEndEvent
 from workbench.agent.types import text_of
-from workbench.events import (
+from workbench.bus_events import (
     McpToolsChangedEvent,
     PermissionRequestEvent,
     RunLimitEvent,

@@ -70,7 +70,7 @@ def render_lanes(
             for i in range(max(0, first), min(cells, last)):
                 lane[i] = (char, style)
         if (
-            record.stage in ("error", "invalid", "denied", "aborted")
+            record.status in ("error", "invalid", "denied", "aborted")
             and record.ended_at is not None
         ):
             end = min(cells - 1, int((record.ended_at - t0) / span * cells))

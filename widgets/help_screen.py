@@ -14,7 +14,7 @@ HELP = """\
 # Agent Workbench
 
 The **timeline** (left) shows the conversation; every tool call is a card with its
-stage, its time and the first line of its result. The **inspector** (right) shows
+status, its time and the first line of its result. The **inspector** (right) shows
 the selected call: its arguments at every stage of the pipeline (raw → parsed →
 prepared → validated, changes marked `+`/`~`/`-`), the permission decision, live
 output, the result and the call's own events.

@@ -24,7 +24,7 @@ from widgets.app import WorkbenchApp
 from widgets.prompt_bar import PromptBar
 from widgets.status_bar import StatusBar
 from workbench.agent import Agent, Model
-from workbench.events import PermissionRequestEvent, StepPausedEvent
+from workbench.bus_events import PermissionRequestEvent, StepPausedEvent
 from workbench.runtime import Runtime
 from workbench.sanitize import literal
 from workbench.view.fold import ViewState

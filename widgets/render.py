@@ -1,4 +1,4 @@
-"""Rich renderables for the workbench's data: stage badges, JSON, argument diffs.
+"""Rich renderables for the workbench's data: status badges, JSON, argument diffs.
 
 Everything untrusted is appended to `Text` objects as plain strings (after
 `literal`), never parsed as markup, so model and tool output show exactly as sent.
@@ -13,9 +13,9 @@ from typing import Any
 from rich.text import Text
 
 from workbench.sanitize import literal
-from workbench.view.records import Stage, ToolCallRecord
+from workbench.view.records import CallStatus, ToolCallRecord
 
-STAGE_STYLE: dict[str, tuple[str, str]] = {
+STATUS_STYLE: dict[str, tuple[str, str]] = {
     "streaming": ("writing", "dim"),
     "requested": ("requested", "dim"),
     "invalid": ("invalid", "bold red"),
@@ -30,7 +30,7 @@ STAGE_STYLE: dict[str, tuple[str, str]] = {
     "aborted": ("aborted", "bold #ff8700"),
 }
 
-STAGE_ICON: dict[str, str] = {
+STATUS_ICON: dict[str, str] = {
     "streaming": "…",
     "requested": "○",
     "invalid": "✗",
@@ -46,14 +46,14 @@ STAGE_ICON: dict[str, str] = {
 }
 
 
-def stage_label(stage: Stage) -> tuple[str, str]:
-    """A stage's icon and name, and its Rich style definition."""
-    label, style = STAGE_STYLE[stage]
-    return f"{STAGE_ICON[stage]} {label}", style
+def status_label(status: CallStatus) -> tuple[str, str]:
+    """A status's icon and name, and its Rich style definition."""
+    label, style = STATUS_STYLE[status]
+    return f"{STATUS_ICON[status]} {label}", style
 
 
-def stage_badge(stage: Stage) -> Text:
-    return Text(*stage_label(stage))
+def status_badge(status: CallStatus) -> Text:
+    return Text(*status_label(status))
 
 
 def format_ms(ms: float | None) -> str:

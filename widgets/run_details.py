@@ -22,7 +22,7 @@ from textual.widgets import Footer, OptionList, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
 
 from widgets.render import format_ms
-from workbench.events import ProviderResponseEvent, ResponseReleasedEvent
+from workbench.bus_events import ProviderResponseEvent, ResponseReleasedEvent
 from workbench.pricing import PriceTable, format_cost
 from workbench.sanitize import literal
 from workbench.view.fold import ViewState

@@ -1,6 +1,6 @@
 """Tool-call cards: two lines a call, drawn straight into strips.
 
-The first line has the tool's label, its arguments, a stage badge and its time; the
+The first line has the tool's label, its arguments, a status badge and its time; the
 second the first line of its result, its live output or what it waits for. A card is
 a few runs of text, each with a Rich style definition, cut and padded to the width
 and turned into segments directly: no Rich `Text`, tables or layout, so drawing one
@@ -18,7 +18,7 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.strip import Strip
 
-from widgets.render import WAIT_SHOWN_MS, compact_json, format_ms, format_times, stage_label
+from widgets.render import WAIT_SHOWN_MS, compact_json, format_ms, format_times, status_label
 from workbench.sanitize import literal, one_line
 from workbench.view.records import ToolCallRecord
 
@@ -75,18 +75,18 @@ def card_strips(
         head.append((compact_json(args, 200), ("italic",)))
     elif record.raw:
         head.append((one_line(record.raw, 200), ("italic",)))
-    stage, stage_style = stage_label(record.stage)
-    badge: list[Run] = [(stage, (stage_style,))]
+    status, status_style = status_label(record.status)
+    badge: list[Run] = [(status, (status_style,))]
     if record.injected:
-        badge.append((" injected by you", (stage_style, "bold yellow")))
+        badge.append((" injected by you", (status_style, "bold yellow")))
     times = record.times(now_ms)
     if times is not None:  # working time; the slow warning counts it alone
         slow = not record.finished and times[0] > slow_after_ms
-        badge.append((" ", (stage_style,)))
+        badge.append((" ", (status_style,)))
         warning = "bold yellow reverse" if slow else "dim"
-        badge.append((f"{format_ms(times[0]):>6}", (stage_style, warning)))
+        badge.append((f"{format_ms(times[0]):>6}", (status_style, warning)))
         if times[1] >= WAIT_SHOWN_MS:
-            badge.append((f" +{format_ms(times[1])} wait", (stage_style, "dim italic")))
+            badge.append((f" +{format_ms(times[1])} wait", (status_style, "dim italic")))
     return [
         row_strip(console, width, bar, head, badge, style, base, margin),
         row_strip(console, width, bar, second_line(record), [], style, base, margin),
@@ -182,12 +182,12 @@ def _bar_style(record: ToolCallRecord, selected: bool) -> str:
         "awaiting_approval": "magenta",
         "paused": "yellow",
         "done": "green",
-    }.get(record.stage, "grey50")
+    }.get(record.status, "grey50")
 
 
 def second_line(record: ToolCallRecord) -> list[Run]:
     """What the card's second line says: the result, the live output, or what it waits for."""
-    if record.stage == "invalid" and record.arg_error:
+    if record.status == "invalid" and record.arg_error:
         return [("↳ " + one_line(record.arg_error, 200), ("red",))]
     if record.content is not None:
         result = record.result_text
@@ -200,9 +200,9 @@ def second_line(record: ToolCallRecord) -> list[Run]:
     if record.output:
         last = record.output.rstrip().splitlines()[-1] if record.output.strip() else ""
         return [("… " + one_line(last, 200), ("cyan",))]
-    if record.stage == "awaiting_approval":
+    if record.status == "awaiting_approval":
         return [("↳ waiting for your decision", ("magenta",))]
-    if record.stage == "paused":
+    if record.status == "paused":
         return [paused_line(record)]
     return []
 

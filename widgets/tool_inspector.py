@@ -35,24 +35,33 @@ from widgets.render import (
     format_times,
     pretty_json,
     raw_view,
-    stage_badge,
     stage_view,
+    status_badge,
 )
+from workbench.agent.events import ArgumentStage
 from workbench.images import image_facts
 from workbench.sanitize import literal
 from workbench.sessions.compact import left_out_notice
 from workbench.view.records import ToolCallRecord
 
 OUTPUT_TAIL_LINES = 400
-STAGES = ("raw", "parsed", "prepared", "validated")
+PANE_TITLES: dict[ArgumentStage, str] = {
+    "parse": "raw",
+    "lookup": "parsed",
+    "prepare": "prepared",
+    "validate": "validated",
+}
+"""One pane for each argument stage, titled by the arguments it shows: the raw text the
+parse stage reads, what came out of parsing (what lookup checks), then of prepare and of
+validate. A failed stage turns its own pane red."""
 FOUR_ACROSS = 110
-"""From this inspector width on, the four stages sit side by side; below it, two by two."""
+"""From this inspector width on, the four panes sit side by side; below it, two by two."""
 REVEAL_LINES = 6
 """A failed stage whose first lines show from the top needs no scrolling to."""
 PLACEHOLDER = "Select a tool call (click a card, or ↑/↓ in the timeline)."
 
 Block = tuple[str | None, RenderableType | None]
-"""A piece of the inspector: an anchor name (a section's title, "stage-raw"...) or
+"""A piece of the inspector: an anchor name (a section's title, "stage-parse"...) or
 None, and what it draws (None: an anchor on the line the next block starts)."""
 
 
@@ -138,10 +147,7 @@ class ToolInspector(LineScrollView, can_focus=True):
         it, the stage that failed."""
         if record.failed_stage is None:
             return 0
-        pane = {"parse": "raw", "lookup": "parsed", "prepare": "prepared"}.get(
-            record.failed_stage, "validated"
-        )
-        start = self._anchors.get(f"stage-{pane}", 0)
+        start = self._anchors.get(f"stage-{record.failed_stage}", 0)
         return 0 if start + REVEAL_LINES <= self.scrollable_content_region.height else start
 
     # -- drawing -----------------------------------------------------------------------
@@ -239,7 +245,7 @@ class ToolInspector(LineScrollView, can_focus=True):
         elif self.source:  # ... or an MCP server's, your file's
             head.append(f"  {literal(self.source)}", style="bold cyan")
         head.append(f"  {literal(record.id)}  ", style="dim")
-        head.append_text(stage_badge(record.stage))
+        head.append_text(status_badge(record.status))
         times = record.times(self.now)
         if times is not None:
             head.append(f"  {format_times(times)}", style="dim")
@@ -278,40 +284,32 @@ class ToolInspector(LineScrollView, can_focus=True):
             validated.append("\n✎ edited by you, and what ran:\n", style="bold yellow")
             validated.append_text(stage_view(record.edited_args, record.model_args))
         changed = record.prepared not in (None, record.parsed)
-        panes = {
-            "raw": (
+        panes: dict[ArgumentStage, tuple[Text, str]] = {
+            "parse": (
                 raw_view(record),
-                failed == "parse",
                 "as you sent it" if record.by_hand else "as the model sent it",
             ),
-            "parsed": (
-                stage_view(record.parsed),
-                failed == "lookup",
-                "lookup failed" if failed == "lookup" else "",
-            ),
-            "prepared": (
-                prepared,
-                failed == "prepare",
-                "changed by prepare_arguments" if changed else "",
-            ),
-            "validated": (validated, failed == "validate", ""),
+            "lookup": (stage_view(record.parsed), "lookup failed" if failed == "lookup" else ""),
+            "prepare": (prepared, "changed by prepare_arguments" if changed else ""),
+            "validate": (validated, ""),
         }
-        for row in range(0, len(STAGES), columns):
-            names = STAGES[row : row + columns]
+        stages = list(PANE_TITLES)
+        for row in range(0, len(stages), columns):
+            names = stages[row : row + columns]
             grid = Table.grid(padding=(0, 1), expand=True)
             for _ in names:
                 grid.add_column(ratio=1)
-            grid.add_row(*(self._pane(name, *panes[name]) for name in names))
+            grid.add_row(*(self._pane(name, *panes[name], failed == name) for name in names))
             for name in names[1:]:
                 yield f"stage-{name}", None  # the same row as the first
             yield f"stage-{names[0]}", grid
         yield None, Text("")
 
-    def _pane(self, name: str, body: Text, failed: bool, subtitle: str) -> Panel:
+    def _pane(self, stage: ArgumentStage, body: Text, subtitle: str, failed: bool) -> Panel:
         style = self._style("inspector--pane-failed" if failed else "inspector--pane")
         return Panel(  # titles as Text: a str would be parsed as markup (and for emoji codes)
             body,
-            title=Text(name),
+            title=Text(PANE_TITLES[stage]),
             title_align="left",
             subtitle=Text(subtitle) if subtitle else None,
             subtitle_align="right",

@@ -13,7 +13,7 @@ from typing import Any
 
 from workbench.agent import TurnContext
 from workbench.agent.config import resolve
-from workbench.events import RunLimitEvent
+from workbench.bus_events import RunLimitEvent
 
 StopHook = Callable[[TurnContext], Any]
 

@@ -30,7 +30,7 @@ before_tool_call=chain_before(gate, stepper.before_tool_call))`, then
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -60,6 +60,7 @@ from workbench.agent import (
 )
 from workbench.agent.clock import now_ms
 from workbench.agent.config import resolve
+from workbench.agent.emit import Emit
 from workbench.agent.loop import close_stream
 from workbench.breakpoints import (
     ERROR,
@@ -70,12 +71,11 @@ from workbench.breakpoints import (
     StepperError,
     canonical,
 )
-from workbench.events import PausePoint, StepModeEvent, StepPausedEvent, StepResumedEvent
+from workbench.bus_events import PausePoint, StepModeEvent, StepPausedEvent, StepResumedEvent
 from workbench.permissions.edits import InvalidEdit, revalidate
 from workbench.permissions.hooks import chain_after, chain_before, wait_unless_aborted
 
 ResumeKind = Literal["step", "continue", "run_to_end", "edit", "inject"]
-Publish = Callable[[Any], Awaitable[None] | None]
 
 _ALLOWED: dict[str, tuple[str, ...]] = {
     "before_model": ("step", "continue", "run_to_end"),
@@ -161,7 +161,7 @@ class Stepper:
     def __init__(
         self,
         *,
-        publish: Publish | None = None,
+        publish: Emit | None = None,
         enabled: bool = False,
         breakpoints: Iterable[str] = (),
     ) -> None:

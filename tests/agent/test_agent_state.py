@@ -293,7 +293,7 @@ async def test_a_failing_listener_is_logged_and_does_not_break_the_run() -> None
 
 
 async def test_publish_puts_extra_events_on_the_bus() -> None:
-    from workbench.events import StepModeEvent
+    from workbench.bus_events import StepModeEvent
 
     agent = make_agent()
     rec = Recorder()

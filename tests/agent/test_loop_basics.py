@@ -23,7 +23,7 @@ from workbench.agent import (
     default_convert_to_llm,
     run_agent_loop_continue,
 )
-from workbench.events import parse_event
+from workbench.bus_events import parse_event
 
 
 async def test_simple_prompt_emits_full_lifecycle_and_returns_new_messages() -> None:

@@ -20,6 +20,7 @@ from workbench.agent import (
     ToolResultMessage,
     Usage,
 )
+from workbench.agent.stream_apply import parse_arguments_leniently
 from workbench.providers.scripted import (
     Branch,
     ResultMatch,
@@ -28,7 +29,7 @@ from workbench.providers.scripted import (
     ScriptedToolCall,
     ScriptedTurn,
 )
-from workbench.providers.stream_builder import StreamBuilder, parse_arguments_leniently
+from workbench.providers.stream_builder import StreamBuilder
 
 # -- the builder ---------------------------------------------------------------------
 

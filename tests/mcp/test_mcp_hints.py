@@ -14,7 +14,7 @@ from tests.mcp.helpers import TOOLBOX, calls
 from tests.widgets.helpers import wait_for
 from widgets.app import make_app
 from widgets.permission_modal import PermissionModal
-from workbench.events import PermissionDecisionEvent
+from workbench.bus_events import PermissionDecisionEvent
 from workbench.mcp import server_from_command
 from workbench.permissions.hints import ToolHints, apply_hints
 from workbench.permissions.patterns import CallPattern

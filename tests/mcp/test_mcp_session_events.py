@@ -15,7 +15,7 @@ import pytest
 from tests.mcp.helpers import TOOLBOX, calls, mcp_run
 from tests.mcp.test_mcp_requests import EchoModel
 from workbench.agent.types import Model
-from workbench.events import McpToolsChangedEvent, parse_event
+from workbench.bus_events import McpToolsChangedEvent, parse_event
 from workbench.mcp.requests import PolicyAsker, sampling_event
 from workbench.providers.scripted import Scenario
 from workbench.runtime import RunOptions, build_runtime

@@ -17,7 +17,7 @@ import pytest
 from tests.mcp.helpers import SERVERS, TOOLBOX, calls, mcp_run
 from workbench.__main__ import main
 from workbench.agent import ToolResultMessage
-from workbench.events import PermissionDecisionEvent, StepPausedEvent
+from workbench.bus_events import PermissionDecisionEvent, StepPausedEvent
 from workbench.providers.scripted import Scenario
 from workbench.runtime import RunOptions, build_runtime
 from workbench.stepper import Resume

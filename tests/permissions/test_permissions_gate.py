@@ -21,7 +21,7 @@ from workbench.agent import (
     ToolCall,
     ToolResultMessage,
 )
-from workbench.events import PermissionDecisionEvent, PermissionRequestEvent
+from workbench.bus_events import PermissionDecisionEvent, PermissionRequestEvent
 from workbench.permissions import (
     AnswerError,
     PermissionAnswer,

@@ -525,7 +525,7 @@ class Published:
 
 
 async def test_a_refused_path_is_a_decision_with_its_reason(ws: Path) -> None:
-    from workbench.events import PermissionDecisionEvent
+    from workbench.bus_events import PermissionDecisionEvent
 
     published = Published()
     gate = PermissionGate.for_workspace(ws, publish=published, policy="all")

@@ -23,7 +23,7 @@ from tests.support.chat_server import (
 )
 from tests.support.fixtures import Recorder, collect
 from workbench.agent import AgentTool, AgentToolResult, UserMessage
-from workbench.events import ProviderRequestEvent, ProviderResponseEvent, parse_event
+from workbench.bus_events import ProviderRequestEvent, ProviderResponseEvent, parse_event
 from workbench.providers.openai import OpenAIProvider
 
 MakeProvider = Callable[..., OpenAIProvider]

@@ -63,7 +63,7 @@ async def test_agents_sdk_call_and_result_matched_by_id(chat_server, tmp_path, s
     assert len(proxy.conversations) == 1
     call = state.calls["call_sdk1"]
     assert call.name == "read_file" and call.raw == '{"path": "a.txt"}'
-    assert call.stage == "done" and call.result_text == "alpha contents"
+    assert call.status == "done" and call.result_text == "alpha contents"
     # the SDK's own request carried the result under the same id
     sent = chat_server.requests[1].json["messages"]
     assert any(
@@ -88,5 +88,5 @@ async def test_agents_sdk_receives_the_denial_instead_of_running_the_tool(
     assert len(chat_server.requests) == 1
     _session, state = session_of(proxy)
     call = state.calls["call_sdk2"]
-    assert call.stage == "denied" and call.raw == '{"path": "b.txt"}'
+    assert call.status == "denied" and call.raw == '{"path": "b.txt"}'
     assert call.result_text == "Permission denied by rule read_file (--deny)"

@@ -52,7 +52,7 @@ async def test_a_held_call_asks_in_a_dialog_and_runs_once_allowed(chat_server, t
         await wait_for(pilot, lambda: app.view_state.run_state == "finished")
         assert ran == ["a.txt"] and text == "alpha, then."
         call = app.view_state.calls["call_u1"]
-        assert call.stage == "done" and call.decision.decided_by == "user"
+        assert call.status == "done" and call.decision.decided_by == "user"
         assert "idle\n  1 tool call" in listed(app)[0]
 
 
@@ -80,7 +80,7 @@ async def test_conversations_side_by_side_one_shown_at_a_time(chat_server, tmp_p
         assert app.view_state.calls["call_v2"].result_text == "beta contents"
         assert listed(app)[1].startswith("▶ 2")
         await pilot.press("f3")  # back: the first conversation's view is as it was
-        assert app.current is first and app.view_state.calls["call_v1"].stage == "done"
+        assert app.current is first and app.view_state.calls["call_v1"].status == "done"
 
 
 async def test_the_network_view_shows_the_request_as_sent_and_as_forwarded(chat_server, tmp_path):

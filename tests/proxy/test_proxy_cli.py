@@ -61,7 +61,7 @@ async def test_headless_proxy_prints_records_and_stops_on_ctrl_c(chat_server, tm
     (path,) = tmp_path.glob("*.jsonl")
     assert f"conversation 1 recorded to {path}" in out.replace("\n", "")
     state = fold(read_session(path).events)
-    assert state.calls["call_h1"].stage == "done"
+    assert state.calls["call_h1"].status == "done"
     assert chat_server.requests[0].headers["authorization"] == f"Bearer {UPSTREAM_KEY}"
 
 

@@ -54,7 +54,7 @@ async def test_two_agents_at_once_are_two_conversations_and_two_sessions(chat_se
     for number in (1, 2):
         session, state = session_of(proxy, number)
         (call,) = state.calls.values()
-        assert call.stage == "done"
+        assert call.status == "done"
         path = json.loads(call.raw)["path"]
         assert call.result_text == {"a.txt": "alpha contents", "b.txt": "beta contents"}[path]
         assert len(state.network) == 2 and state.run_state == "finished"
@@ -94,7 +94,7 @@ async def test_a_conversation_session_opens_in_replay(chat_server, tmp_path):
         await wait_for(pilot, lambda: app.settled)
         assert app.position == len(session.events)
         call = app.view_state.calls["call_r1"]
-        assert call.stage == "done" and call.result_text == "alpha contents"
+        assert call.status == "done" and call.result_text == "alpha contents"
         assert app.view_state.run_state == live.run_state == "finished"
 
 
@@ -142,7 +142,7 @@ async def test_a_first_request_with_history_starts_after_it(chat_server, tmp_pat
 
 async def test_a_proxy_session_exports_and_refuses_a_rerun(chat_server, tmp_path):
     from tests.proxy.helpers import text_reply, tool_reply
-    from workbench.sessions.cli import subcommand_main
+    from workbench.cli.commands import subcommand_main
 
     chat_server.script(tool_reply("call_x1", "a.txt"), text_reply("alpha."))
     async with running_proxy(chat_server, tmp_path) as proxy:

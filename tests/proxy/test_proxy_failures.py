@@ -71,7 +71,7 @@ async def test_a_stream_cut_after_held_calls_never_releases_them(chat_server, tm
         await client.close()
     assert ran == []
     _, state = session_of(proxy)
-    assert state.calls["call_x1"].stage == "error" and state.run_state == "error"
+    assert state.calls["call_x1"].status == "error" and state.run_state == "error"
 
 
 async def test_a_request_body_that_is_not_json_is_passed_through(chat_server, tmp_path):
@@ -98,7 +98,7 @@ async def test_calls_still_waiting_when_the_proxy_stops_are_flagged(chat_server,
     conv = proxy.conversations[0]
     assert conv.never_answered == ["call_s1"]
     _, state = session_of(proxy)
-    assert state.calls["call_s1"].stage == "error"
+    assert state.calls["call_s1"].status == "error"
     assert state.calls["call_s1"].result_text == PROXY_STOPPED
 
 
@@ -162,4 +162,4 @@ async def test_a_tool_name_sent_in_pieces_cannot_slip_past_a_rule(chat_server, t
         await client.close()
     assert ran == []
     _, state = session_of(proxy)
-    assert state.calls["call_n1"].name == "read_file" and state.calls["call_n1"].stage == "denied"
+    assert state.calls["call_n1"].name == "read_file" and state.calls["call_n1"].status == "denied"

@@ -120,7 +120,7 @@ async def test_a_call_whose_result_never_comes_back_is_flagged(chat_server, tmp_
     assert len(proxy.conversations) == 1
     assert proxy.conversations[0].never_answered == ["call_m1"]
     _, state = session_of(proxy)
-    assert state.calls["call_m1"].stage == "error"
+    assert state.calls["call_m1"].status == "error"
     assert state.calls["call_m1"].result_text == NO_RESULT
 
 

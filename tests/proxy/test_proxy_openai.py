@@ -33,7 +33,7 @@ async def test_tool_call_and_its_result_matched_by_id(chat_server, tmp_path, str
     call = state.calls["call_a1"]
     assert call.name == "read_file"
     assert call.raw == '{"path": "a.txt"}'
-    assert call.stage == "done"
+    assert call.status == "done"
     assert call.result_text == "alpha contents"
     assert state.run_state == "finished"
     # the upstream got the upstream's key, never the agent's; the session holds neither
@@ -89,7 +89,7 @@ async def test_a_denied_call_never_reaches_the_agent_and_the_model_is_told(
     ]
     _session, state = session_of(proxy)
     call = state.calls["call_b1"]
-    assert call.stage == "denied"
+    assert call.status == "denied"
     assert call.decision.decided_by == "rule" and call.decision.rule == "read_file"
     # the wire: what the agent sent differs from what was forwarded; the reply was held
     first, second = state.network.values()
@@ -126,5 +126,5 @@ async def test_one_call_of_two_denied(chat_server, tmp_path):
         },
     ]
     _session, state = session_of(proxy)
-    assert state.calls["call_a"].stage == "done"
-    assert state.calls["call_b"].stage == "denied"
+    assert state.calls["call_a"].status == "done"
+    assert state.calls["call_b"].status == "denied"

@@ -9,7 +9,7 @@ from typing import Any
 from workbench.providers.scripted import Scenario
 from workbench.runtime import RunOptions, Runtime, build_runtime
 from workbench.view.fold import ViewState
-from workbench.workspace import seed
+from workbench.scratch import seed
 
 READ_A = {
     "name": "read-a",
@@ -88,7 +88,7 @@ def write_session(
         UserMessage,
     )
     from workbench.agent.tool import AgentToolResult
-    from workbench.events import PermissionDecisionEvent
+    from workbench.bus_events import PermissionDecisionEvent
     from workbench.sessions.header import ModelInfo, ParentInfo, SessionHeader
     from workbench.sessions.recorder import Recorder
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from tests.sessions.helpers import READ_A, record_run
 
+from workbench.session_runs import rerun
 from workbench.sessions import read_session
 from workbench.sessions.export import export
 from workbench.sessions.history import messages_of
-from workbench.sessions.rerun import rerun
 from workbench.view.fold import fold
 
 
@@ -23,7 +23,7 @@ async def test_a_call_by_hand_is_recorded_replayed_exported_and_not_rerun(tmp_pa
 
     replayed = fold(session.events)
     record = replayed.calls["hand_1"]
-    assert record.by_hand and record.stage == "done" and "alpha" in record.result_text
+    assert record.by_hand and record.status == "done" and "alpha" in record.result_text
     assert replayed.items[-1].by_hand and replayed.items[-1].tool_call_ids == ["hand_1"]
 
     ids = [getattr(m, "tool_call_id", None) for m in messages_of(session.events)]

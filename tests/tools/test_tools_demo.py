@@ -8,10 +8,10 @@ from typing import Any
 
 from tools import builtin_tools
 from workbench.agent import Agent, AssistantMessage, ToolResultMessage
-from workbench.events import PermissionDecisionEvent, PermissionRequestEvent
+from workbench.bus_events import PermissionDecisionEvent, PermissionRequestEvent
 from workbench.permissions import PermissionAnswer, PermissionGate
 from workbench.providers.scripted import Scenario, ScriptedProvider
-from workbench.workspace import scratch_workspace
+from workbench.scratch import scratch_workspace
 
 
 def demo_agent(tmp_path: Path) -> tuple[Agent, Path, Scenario, list[Any]]:

@@ -22,7 +22,7 @@ from workbench.agent.events import MessageStartEvent, MessageUpdateEvent
 from workbench.providers.scripted import Scenario
 from workbench.runtime import RunOptions, build_runtime
 from workbench.view.fold import ViewState, fold
-from workbench.workspace import seed
+from workbench.scratch import seed
 
 
 def demo_runtime(tmp_path: Path, **options):  # type: ignore[no-untyped-def]
@@ -51,7 +51,7 @@ async def test_demo_folds_into_turns_cards_and_stages(tmp_path: Path) -> None:
     state, events = await run_and_fold(runtime, runtime.prompt)
     assert state.run_state == "finished"
     assert state.turn == 5 and len(state.turns) == 5
-    stages = {c.id: c.stage for c in state.calls.values()}
+    stages = {c.id: c.status for c in state.calls.values()}
     assert stages == {
         "call_1_1": "done",
         "call_1_2": "done",
@@ -84,7 +84,7 @@ async def test_demo_folds_into_turns_cards_and_stages(tmp_path: Path) -> None:
     assert state.items[-1].text.startswith("**Done.**")
     # folding the recorded events again gives the same picture
     again = fold(events)
-    assert {c.id: c.stage for c in again.calls.values()} == stages
+    assert {c.id: c.status for c in again.calls.values()} == stages
     assert [i.text for i in again.items] == [i.text for i in state.items]
 
 
@@ -92,7 +92,7 @@ async def test_denied_call_is_denied_and_the_model_hears_why(tmp_path: Path) -> 
     runtime = demo_runtime(tmp_path, approve="rules")
     state, _ = await run_and_fold(runtime, runtime.prompt)
     edit = state.calls["call_3_1"]
-    assert edit.stage == "denied" and edit.decision.decided_by == "policy"
+    assert edit.status == "denied" and edit.decision.decided_by == "policy"
     assert "needs approval" in edit.result_text
     assert state.items[-1].text.startswith("I did not change config.json")
 
@@ -112,8 +112,8 @@ async def test_abort_marks_running_and_skipped_calls_aborted(tmp_path: Path) -> 
     with anyio.fail_after(20):
         await runtime.agent.prompt(runtime.prompt)
     assert state.run_state == "aborted"
-    assert state.calls["call_4_1"].stage == "aborted"
-    assert state.calls["call_4_2"].stage == "aborted"
+    assert state.calls["call_4_1"].status == "aborted"
+    assert state.calls["call_4_2"].status == "aborted"
     answered = {
         m.tool_call_id for m in runtime.agent.state.messages if isinstance(m, ToolResultMessage)
     }
@@ -129,7 +129,7 @@ async def test_pause_and_resume_restore_the_stage(tmp_path: Path) -> None:
     async def listen(event, _signal=None):  # type: ignore[no-untyped-def]
         state.apply(event)
         if event.type == "step_paused":
-            seen.append(state.calls[event.tool_call_id].stage)
+            seen.append(state.calls[event.tool_call_id].status)
             runtime.stepper.resume(event.pause_id, "continue")
 
     runtime.agent.subscribe(listen)
@@ -137,7 +137,7 @@ async def test_pause_and_resume_restore_the_stage(tmp_path: Path) -> None:
         await runtime.agent.prompt(runtime.prompt)
     assert seen and set(seen) == {"paused"}
     assert state.pause is None and state.run_state == "finished"
-    assert state.calls["call_1_2"].stage == "done"
+    assert state.calls["call_1_2"].status == "done"
     assert "paused" in [p for p, _ in state.calls["call_1_2"].phases]
 
 
@@ -263,7 +263,7 @@ async def test_folding_in_batches_makes_exactly_the_state_of_one_at_a_time(tmp_p
     assert (
         expected.calls["call_1_2"].output == "b: 2" and expected.calls["call_1_2"].update_count == 6
     )
-    assert expected.calls["call_1_3"].stage == "invalid"
+    assert expected.calls["call_1_3"].status == "invalid"
     for size in (1, 2, 3, 5, 16, 64, len(events)):
         state = ViewState()
         for start in range(0, len(events), size):

@@ -8,7 +8,7 @@ from workbench.view.summary import phase_durations, summarize
 
 
 def call(call_id: str, phases: list[tuple[str, float]], ended: float) -> ToolCallRecord:
-    r = ToolCallRecord(call_id, "t", 1, 0, stage="done")
+    r = ToolCallRecord(call_id, "t", 1, 0, status="done")
     r.started_at, r.ended_at = phases[0][1], ended
     for phase, start in [*phases, ("end", ended)]:
         r.note(start, phase, phase=phase)

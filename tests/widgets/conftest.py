@@ -12,7 +12,7 @@ import pytest
 from widgets.app import WorkbenchApp, make_app
 from workbench.providers.scripted import Scenario
 from workbench.runtime import RunOptions, build_runtime
-from workbench.workspace import seed
+from workbench.scratch import seed
 
 
 @pytest.fixture

@@ -33,7 +33,7 @@ async def test_palette_pick_fill_run_shows_the_call_as_yours(make_test_app) -> N
         await pilot.press(*"config.json")
         await pilot.press("ctrl+y")
         await wait_for(pilot, lambda: "hand_1" in app.view_state.calls
-                       and app.view_state.calls["hand_1"].stage == "done")
+                       and app.view_state.calls["hand_1"].status == "done")
         await pilot.pause(0.1)
         record = app.view_state.calls["hand_1"]
         assert record.by_hand and record.validated["path"] == "config.json"
@@ -57,7 +57,7 @@ async def test_raw_json_runs_and_invalid_arguments_are_the_calls_error(make_test
         await wait_for(pilot, lambda: "hand_1" in app.view_state.calls
                        and app.view_state.calls["hand_1"].finished)
         record = app.view_state.calls["hand_1"]
-        assert record.stage == "invalid" and "path" in (record.arg_error or "")
+        assert record.status == "invalid" and "path" in (record.arg_error or "")
 
 
 async def test_an_asking_tool_opens_the_permission_dialog(make_test_app) -> None:
@@ -73,7 +73,7 @@ async def test_an_asking_tool_opens_the_permission_dialog(make_test_app) -> None
         await pilot.press(*"no")
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.view_state.calls["hand_1"].finished)
-        assert app.view_state.calls["hand_1"].stage == "denied"
+        assert app.view_state.calls["hand_1"].status == "denied"
         assert app.agent.state.messages == []
 
 
@@ -86,9 +86,9 @@ async def test_a_breakpoint_stops_a_call_by_hand_and_f10_runs_it(make_test_app) 
         await pilot.press("ctrl+y")
         await wait_for(pilot, lambda: app.view_state.pause is not None
                        and app.view_state.pause.tool_call_id == "hand_1")
-        assert app.view_state.calls["hand_1"].stage == "paused"
+        assert app.view_state.calls["hand_1"].status == "paused"
         await pilot.press("f10")
-        await wait_for(pilot, lambda: app.view_state.calls["hand_1"].stage == "done")
+        await wait_for(pilot, lambda: app.view_state.calls["hand_1"].status == "done")
 
 
 async def test_f8_cancels_a_running_call_by_hand(make_test_app) -> None:
@@ -99,10 +99,10 @@ async def test_f8_cancels_a_running_call_by_hand(make_test_app) -> None:
         await pilot.press("ctrl+y")
         await wait_for(pilot, lambda: isinstance(app.screen, PermissionModal))
         await pilot.press("ctrl+y")
-        await wait_for(pilot, lambda: app.view_state.calls["hand_1"].stage == "running")
+        await wait_for(pilot, lambda: app.view_state.calls["hand_1"].status == "running")
         assert app.agent.state.is_streaming
         await pilot.press("f8")
         await wait_for(pilot, lambda: app.view_state.calls["hand_1"].finished)
-        assert app.view_state.calls["hand_1"].stage == "aborted"
+        assert app.view_state.calls["hand_1"].status == "aborted"
         await wait_for(pilot, lambda: not app.agent.state.is_streaming)
         assert app.agent.state.messages == []

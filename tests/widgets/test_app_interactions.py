@@ -40,12 +40,12 @@ async def test_step_mode_pauses_and_step_then_continue_finishes(make_test_app) -
             ),
         )
         assert app.view_state.pause.tool_name == "read_file"
-        assert app.view_state.calls[app.view_state.pause.tool_call_id].stage == "paused"
+        assert app.view_state.calls[app.view_state.pause.tool_call_id].status == "paused"
         await pilot.press("f5")
         await wait_for(pilot, lambda: app.view_state.run_state == "finished")
         assert not app.query_one(PauseBanner).has_class("-shown")
         assert not app.view_state.step_mode
-    assert [c.stage for c in app.view_state.calls.values()] == ["done", "done"]
+    assert [c.status for c in app.view_state.calls.values()] == ["done", "done"]
 
 
 async def test_answering_a_paused_call_injects_the_result(make_test_app) -> None:
@@ -156,7 +156,7 @@ async def test_steering_while_running_is_queued_then_delivered(make_test_app) ->
         app.prompt_bar.input.value = "start"
         await pilot.press("enter")
         await wait_for(
-            pilot, lambda: any(c.stage == "running" for c in app.view_state.calls.values())
+            pilot, lambda: any(c.status == "running" for c in app.view_state.calls.values())
         )
         app.prompt_bar.input.value = "also check the README"
         await pilot.press("enter")

@@ -51,7 +51,7 @@ async def test_deny_with_a_reason_reaches_the_model(make_test_app) -> None:
         await wait_for(pilot, lambda: app.view_state.run_state == "finished")
     denied = results(app)["call_3_1"]
     assert denied.is_error and "not on a Friday" in denied.text
-    assert app.view_state.calls["call_3_1"].stage == "denied"
+    assert app.view_state.calls["call_3_1"].status == "denied"
     assert "apiBaseUrl" not in (app.runtime.workspace / "config.json").read_text()
     final = app.agent.state.messages[-1]
     assert isinstance(final, AssistantMessage) and "not allowed" in final.text
@@ -83,7 +83,7 @@ async def test_edit_to_invalid_is_refused_then_valid_edit_runs(make_test_app) ->
     assert '"temperature": 0.7' in text and "apiBaseUrl" not in text
     record = app.view_state.calls["call_3_1"]
     assert record.decision.edited_args == edited
-    assert record.stage == "done"
+    assert record.status == "done"
 
 
 async def test_always_allow_skips_the_next_modal(make_test_app) -> None:
@@ -124,7 +124,7 @@ async def test_cancel_from_inside_the_modal_aborts_the_run(make_test_app) -> Non
         await wait_for(pilot, lambda: app.view_state.run_state == "aborted")
         await wait_for(pilot, lambda: not modal_open(app))
     record = app.view_state.calls["call_3_1"]
-    assert record.stage == "aborted"
+    assert record.status == "aborted"
     assert results(app)["call_3_1"].is_error
     # the transcript stays valid: every tool call of every assistant message is answered
     answered = set(results(app))

@@ -63,11 +63,11 @@ async def test_lanes_show_a_parallel_batch_with_a_slow_call_and_one_awaiting_app
                 "workbench.permissions", fromlist=["PermissionAnswer"]
             ).PermissionAnswer.allow_once(),
         )
-        await wait_for(pilot, lambda: app.view_state.calls["call_1_3"].stage == "done")
+        await wait_for(pilot, lambda: app.view_state.calls["call_1_3"].status == "done")
         app.select_call("call_1_1")
         await pilot.pause()
         running = lanes_text(app)
-        assert app.view_state.calls["call_1_1"].stage == "running"
+        assert app.view_state.calls["call_1_1"].status == "running"
         assert "█" in running.splitlines()[0]  # the slow call is executing
         release.set()
         await wait_for(pilot, lambda: app.view_state.run_state == "finished")
@@ -112,14 +112,14 @@ async def test_cancelling_one_call_leaves_the_rest_of_the_batch_and_the_turn(mak
             app,
             lambda: (
                 app.view_state.calls.get("call_1_2") is not None
-                and app.view_state.calls["call_1_2"].stage == "done"
+                and app.view_state.calls["call_1_2"].status == "done"
             ),
         )
         app.select_call("call_1_1")
         await pilot.press("f8")
         await wait_for(pilot, lambda: app.view_state.run_state == "finished")
-        assert app.view_state.calls["call_1_1"].stage == "aborted"
-        assert app.view_state.calls["call_1_2"].stage == "done"
+        assert app.view_state.calls["call_1_1"].status == "aborted"
+        assert app.view_state.calls["call_1_2"].status == "done"
     results = {
         m.tool_call_id: m for m in app.agent.state.messages if isinstance(m, ToolResultMessage)
     }

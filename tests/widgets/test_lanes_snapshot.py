@@ -15,8 +15,10 @@ from workbench.view.records import ToolCallRecord
 T = 1_790_000_000_000.0
 
 
-def record(call_id: str, name: str, stage: str, phases: list[tuple[str, float]], ended: float | None) -> ToolCallRecord:
-    r = ToolCallRecord(call_id, name, 1, 0, stage=stage)  # type: ignore[arg-type]
+def record(
+    call_id: str, name: str, status: str, phases: list[tuple[str, float]], ended: float | None
+) -> ToolCallRecord:
+    r = ToolCallRecord(call_id, name, 1, 0, status=status)  # type: ignore[arg-type]
     r.started_at = T + phases[0][1]
     for phase, start in phases:
         r.note(T + start, phase, phase=phase)

@@ -12,12 +12,11 @@ from tests.sessions.helpers import READ_A, record_run, scenario
 from widgets.app import make_app
 from widgets.replay_app import ForkedApp, ForkModal, ReplayApp
 from workbench.runtime import RunOptions, build_runtime
+from workbench.session_runs import ForkChoice, ForkRequest, fork_options, rerun
 from workbench.sessions import read_session
-from workbench.sessions.fork import ForkChoice, ForkRequest, fork_options
-from workbench.sessions.rerun import rerun
 from workbench.sessions.scrub import ScrubFold
 from workbench.view.fold import fold
-from workbench.workspace import seed
+from workbench.scratch import seed
 
 SIZE = (120, 40)
 
@@ -46,7 +45,7 @@ async def test_scrub_keys_move_the_timeline_and_the_inspector(tmp_path: Path) ->
         assert app.events[app.position - 1].type == "turn_start" and app.view_state.turn == 1
         await press(pilot, "full_stop")  # the first tool call's preflight
         assert app.selected_id == "call_1_1" and app.inspector.record.id == "call_1_1"
-        assert app.inspector.record.stage == "requested"
+        assert app.inspector.record.status == "requested"
         at_start = app.position
         await press(pilot, "right", "right", "right")
         assert app.position == at_start + 3 and app.scrubber.position == app.position
@@ -91,7 +90,7 @@ async def test_errors_jump_and_the_replayed_final_state_equals_the_live_app(tmp_
         first_error = app.events[app.position - 1]  # the search with malformed arguments
         assert first_error.type == "tool_arguments" and first_error.failed_stage == "parse"
         assert app.inspector.record.id == first_error.tool_call_id == "call_1_4"
-        assert app.inspector.record.stage == "invalid"
+        assert app.inspector.record.status == "invalid"
         await press(pilot, "e", "E")
         assert app.events[app.position - 1] is first_error
 

@@ -97,7 +97,7 @@ async def test_the_slow_warning_counts_execution_not_waiting_for_approval(
             app,
             lambda: (
                 app.view_state.calls.get("call_1_1") is not None
-                and app.view_state.calls["call_1_1"].stage == "running"
+                and app.view_state.calls["call_1_1"].status == "running"
             ),
         )
         await anyio.sleep(0.25)
@@ -136,7 +136,7 @@ async def test_lanes_draw_a_call_queued_behind_a_sibling_awaiting_approval(
         await pilot.pause()
         lanes = app.inspector.section_text("Batch lanes")
         fast = app.view_state.calls["call_1_1"]
-        assert fast.stage == "validated"
+        assert fast.status == "validated"
         assert phase_durations(fast, now_ms())["queued"] >= 150
         fast_lane = next(line for line in lanes.splitlines() if "fast" in line)
         assert (

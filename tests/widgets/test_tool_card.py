@@ -113,7 +113,7 @@ def drawn_text(
 def test_a_card_shows_label_arguments_badge_time_and_output() -> None:
     call = record(
         parsed={"path": "a.txt"},
-        stage="running",
+        status="running",
         started_at=1_000.0,
         output="line 1\nreading 3/9\n",
     )
@@ -124,7 +124,7 @@ def test_a_card_shows_label_arguments_badge_time_and_output() -> None:
 
 
 def test_a_slow_running_call_shows_its_time_as_a_warning() -> None:
-    call = record(stage="running", started_at=0.0)
+    call = record(status="running", started_at=0.0)
     strips = card_strips(
         CONSOLE,
         call,

@@ -25,7 +25,7 @@ from workbench.agent import (
     ToolExecutionEndEvent,
     ToolResultMessage,
 )
-from workbench.events import StepModeEvent, StepPausedEvent, StepResumedEvent
+from workbench.bus_events import StepModeEvent, StepPausedEvent, StepResumedEvent
 from workbench.permissions import PermissionGate, chain_after, chain_before
 from workbench.providers.scripted import Scenario, ScriptedProvider
 from workbench.stepper import Breakpoint, Resume, Stepper, StepperError

@@ -15,26 +15,24 @@ import json
 import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 from weakref import WeakKeyDictionary
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
-from workbench.agent.events import ToolArgumentsEvent
+from workbench.agent.events import ArgumentStage, ToolArgumentsEvent
 from workbench.agent.tool import AgentTool, JsonArguments
 from workbench.agent.types import ToolCall
 from workbench.json_text import JsonDepthError, loads
-
-Stage = Literal["parse", "lookup", "prepare", "validate"]
 
 
 class ArgumentsError(Exception):
     """A call's arguments failed at `stage`; `str(self)` is what the model is told."""
 
-    def __init__(self, stage: Stage, message: str) -> None:
+    def __init__(self, stage: ArgumentStage, message: str) -> None:
         super().__init__(message)
-        self.stage: Stage = stage
+        self.stage: ArgumentStage = stage
 
 
 def parse_arguments(tool_call: ToolCall) -> dict[str, Any]:

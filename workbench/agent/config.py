@@ -10,7 +10,7 @@ from typing import Any, Literal, Protocol, TypeVar
 from pydantic import BaseModel
 
 from workbench.agent.abort import AbortController, AbortSignal
-from workbench.agent.events import AssistantMessageEvent
+from workbench.agent.events import ArgumentStage, AssistantMessageEvent
 from workbench.agent.tool import AgentTool, AgentToolResult
 from workbench.agent.types import (
     AssistantMessage,
@@ -120,7 +120,7 @@ class ArgumentsFailedContext:
     prepare or validate), before its error result is made."""
 
     tool_call: ToolCall
-    failed_stage: Literal["parse", "lookup", "prepare", "validate"]
+    failed_stage: ArgumentStage
     error: str
     """What the model would be told."""
     args: dict[str, Any] | None

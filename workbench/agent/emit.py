@@ -1,4 +1,4 @@
-"""The loop's single output channel."""
+"""Where events go: the one type of an event sink, for the loop and for whoever publishes."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 Emit = Callable[[Any], Awaitable[None]]
-"""An async sink for events; the loop awaits each emit before going on."""
+"""An async sink for events. The loop awaits each emit before going on; the gate, the
+stepper and the providers publish through one too (the app passes `Agent.publish`)."""
 
 
 def as_async_emit(sink: Callable[[Any], Any]) -> Emit:

@@ -103,6 +103,10 @@ class ToolExecutionStartEvent(Event):
     args: dict[str, Any]
 
 
+ArgumentStage = Literal["parse", "lookup", "prepare", "validate"]
+"""The steps of a call's argument pipeline, in order; a failure names the one it failed at."""
+
+
 class ToolArgumentsEvent(Event):
     """Workbench addition: every stage of one call's argument pipeline."""
 
@@ -116,7 +120,7 @@ class ToolArgumentsEvent(Event):
     """After the tool's `prepare_arguments` (equal to parsed when it has none)."""
     validated: dict[str, Any] | None = None
     """The validated parameters, dumped as JSON."""
-    failed_stage: Literal["parse", "lookup", "prepare", "validate"] | None = None
+    failed_stage: ArgumentStage | None = None
     error: str | None = None
     edited: bool = False
     """The pipeline ran again on arguments a person edited after it failed (`raw` is

@@ -55,7 +55,7 @@ def restore_parser() -> argparse.ArgumentParser:
 
 def restore_main(argv: list[str]) -> int:
     from workbench.sessions.checkpoints import CheckpointError, restore_workspace, turn_position
-    from workbench.sessions.cli import load
+    from workbench.cli.commands import load
 
     args = restore_parser().parse_args(argv)
     session = load(args.file, "restore")

@@ -25,7 +25,7 @@ from typing import Any, Literal
 import anyio
 import mcp_types
 
-from workbench.events import McpSamplingEvent
+from workbench.bus_events import McpSamplingEvent
 from workbench.mcp.requests import Asker, SampleFn, declined, sampling_event
 
 LogLevel = Literal[

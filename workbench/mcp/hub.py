@@ -26,7 +26,7 @@ import anyio
 from anyio.abc import TaskGroup
 
 from workbench.agent import AgentTool
-from workbench.events import McpToolsChangedEvent
+from workbench.bus_events import McpToolsChangedEvent
 from workbench.mcp.capabilities import ClientSide, LogLevel
 from workbench.mcp.client import McpConnection
 from workbench.mcp.config import McpServerConfig

@@ -27,7 +27,7 @@ from workbench.agent import (
     TextContent,
     UserMessage,
 )
-from workbench.events import McpSamplingEvent
+from workbench.bus_events import McpSamplingEvent
 
 DECLINED = -1
 """The JSON-RPC error code sent for a sampling request the user (or policy) declined."""

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -41,7 +41,8 @@ from pydantic import BaseModel
 from workbench.agent import AbortSignal, AgentTool, BeforeToolCallContext, BeforeToolCallResult
 from workbench.agent.clock import now_ms
 from workbench.agent.config import resolve
-from workbench.events import (
+from workbench.agent.emit import Emit
+from workbench.bus_events import (
     DecidedBy,
     Decision,
     DecisionScope,
@@ -80,7 +81,6 @@ Policy = Literal["ask", "all", "none", "rules"]
 AnswerKind = Literal[
     "allow_once", "allow_always_tool", "allow_always_pattern", "deny", "edit_and_allow"
 ]
-Publish = Callable[[Any], Awaitable[None] | None]
 
 _ids = itertools.count(1)
 _STRICTNESS = {"allow": 0, "ask": 1, "deny": 2}
@@ -171,7 +171,7 @@ class PermissionGate:
         self,
         rules: RuleSet | None = None,
         *,
-        publish: Publish | None = None,
+        publish: Emit | None = None,
         policy: Policy = "ask",
         rules_file: Path | None = None,
         rules_file_display: str | None = None,
@@ -197,7 +197,7 @@ class PermissionGate:
         cls,
         workspace: Path,
         *,
-        publish: Publish | None = None,
+        publish: Emit | None = None,
         policy: Policy = "ask",
         allow: tuple[str, ...] | list[str] = (),
         ask: tuple[str, ...] | list[str] = (),

@@ -33,9 +33,10 @@ import openai
 
 from workbench.agent.abort import AbortSignal
 from workbench.agent.config import LlmContext, StreamOptions, resolve
+from workbench.agent.emit import Emit
 from workbench.agent.events import AssistantMessageEvent, Event
 from workbench.agent.types import Model
-from workbench.events import ProviderRequestEvent, ProviderResponseEvent
+from workbench.bus_events import ProviderRequestEvent, ProviderResponseEvent
 from workbench.json_text import LINE_DEPTH, loads
 from workbench.providers.openai_messages import JsonDict, build_request_body
 from workbench.providers.openai_stream import (
@@ -53,11 +54,10 @@ try:  # openai>=3 is built on httpx2; earlier versions on httpx
 except ImportError:  # pragma: no cover
     import httpx  # type: ignore[no-redef,import-not-found,unused-ignore]
 
-__all__ = ["OpenAIProvider", "Publish", "describe_error", "redact"]
+__all__ = ["OpenAIProvider", "describe_error", "redact"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-Publish = Callable[[Event], Awaitable[None]]
 
 NO_KEY = "no-key"
 """Sent when no key is configured: the SDK insists on one, local servers ignore it."""
@@ -99,7 +99,7 @@ class OpenAIProvider:
         self,
         settings: OpenAISettings,
         *,
-        publish: Publish | None = None,
+        publish: Emit | None = None,
         capture_chunks: bool = False,
         sticky_tool_choice: bool = False,
     ) -> None:

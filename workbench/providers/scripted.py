@@ -39,7 +39,7 @@ from workbench.agent.types import (
     Usage,
     text_of,
 )
-from workbench.events import ProviderRequestEvent, ProviderResponseEvent
+from workbench.bus_events import ProviderRequestEvent, ProviderResponseEvent
 from workbench.providers.stream_builder import StreamBuilder
 
 FINISH_REASONS = {"toolUse": "tool_calls", "stop": "stop", "length": "length"}

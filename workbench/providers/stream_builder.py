@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from workbench.agent.events import AssistantMessageEvent, AssistantMessageEventType
+from workbench.agent.stream_apply import apply_stream_event
 from workbench.agent.types import (
     AssistantMessage,
     Model,
@@ -20,13 +21,16 @@ from workbench.agent.types import (
     ToolCall,
     Usage,
 )
-from workbench.json_text import loads
 
 Events = list[AssistantMessageEvent]
 
 
 class StreamBuilder:
-    """Accumulates one assistant reply and emits the matching events."""
+    """Accumulates one assistant reply and emits the matching events.
+
+    Each event is applied to `message` by `apply_stream_event`, the rules every
+    reader of the stream follows, so `message` is always what the events so far say.
+    """
 
     def __init__(self, model: Model) -> None:
         self.message = AssistantMessage(model=model.id, provider=model.provider)
@@ -34,11 +38,18 @@ class StreamBuilder:
         """Content indexes of the open blocks, in opening order."""
         self._prose: int | None = None
         """The open text or thinking block (at most one is open at a time)."""
-        self._raw: dict[int, list[str]] = {}
         self.finished = False
 
     def _event(self, type_: AssistantMessageEventType, **fields: Any) -> AssistantMessageEvent:
         return AssistantMessageEvent(type=type_, partial=self.message, **fields)
+
+    def _step(
+        self, type_: AssistantMessageEventType, started: ToolCall | None = None, **fields: Any
+    ) -> AssistantMessageEvent:
+        """The event, applied to the message."""
+        event = self._event(type_, **fields)
+        apply_stream_event(self.message, event, started)
+        return event
 
     def start(self) -> Events:
         return [self._event("start")]
@@ -57,14 +68,11 @@ class StreamBuilder:
         last = len(content) - 1
         if last < 0 or last != self._prose or not isinstance(content[last], cls):
             events += self._close_prose()
-            content.append(cls(**{kind: ""}))
-            last = len(content) - 1
+            last = len(content)
+            events.append(self._step(f"{kind}_start", content_index=last))  # type: ignore[arg-type]
             self._open[last] = None
             self._prose = last
-            events.append(self._event(f"{kind}_start", content_index=last))  # type: ignore[arg-type]
-        block = content[last]
-        setattr(block, kind, getattr(block, kind) + delta)
-        events.append(self._event(f"{kind}_delta", content_index=last, delta=delta))  # type: ignore[arg-type]
+        events.append(self._step(f"{kind}_delta", content_index=last, delta=delta))  # type: ignore[arg-type]
         return events
 
     def _close_prose(self) -> Events:
@@ -77,16 +85,14 @@ class StreamBuilder:
     def begin_tool_call(self, tool_call_id: str, name: str) -> tuple[int, Events]:
         """Open a tool-call block; returns its content index and the events."""
         events = self._close_prose()
-        self.message.content.append(ToolCall(id=tool_call_id, name=name, raw_arguments=""))
-        index = len(self.message.content) - 1
+        index = len(self.message.content)
+        call = ToolCall(id=tool_call_id, name=name)
+        events.append(self._step("toolcall_start", call, content_index=index))
         self._open[index] = None
-        self._raw[index] = []
-        events.append(self._event("toolcall_start", content_index=index))
         return index, events
 
     def tool_call_delta(self, index: int, delta: str) -> Events:
-        self._raw[index].append(delta)
-        return [self._event("toolcall_delta", content_index=index, delta=delta)]
+        return [self._step("toolcall_delta", content_index=index, delta=delta)]
 
     def tool_call_name(self, index: int, name: str) -> None:
         """Some servers send the name in pieces; extend it."""
@@ -102,10 +108,7 @@ class StreamBuilder:
             self._prose = None
         block = self.message.content[index]
         if isinstance(block, ToolCall):
-            raw = "".join(self._raw.pop(index, []))
-            block.raw_arguments = raw
-            block.arguments = parse_arguments_leniently(raw)
-            return [self._event("toolcall_end", content_index=index)]
+            return [self._step("toolcall_end", content_index=index)]
         kind = "text" if isinstance(block, TextContent) else "thinking"
         return [self._event(f"{kind}_end", content_index=index)]  # type: ignore[arg-type]
 
@@ -139,14 +142,3 @@ class StreamBuilder:
             self.message.usage = usage
         self.finished = True
         return events + [AssistantMessageEvent(type="error", message=self.message)]
-
-
-def parse_arguments_leniently(raw: str) -> dict[str, Any]:
-    """The arguments as a dict if `raw` is a JSON object, else {} (the loop reports why)."""
-    if not raw.strip():
-        return {}
-    try:
-        value = loads(raw)
-    except ValueError:  # malformed, or nested too deep: the argument pipeline says which
-        return {}
-    return value if isinstance(value, dict) else {}

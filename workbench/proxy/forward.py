@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from workbench.agent import AssistantMessageEvent, LlmContext, Model, StreamOptions
-from workbench.events import ProviderRequestEvent, ProviderResponseEvent, ResponseReleasedEvent
+from workbench.bus_events import ProviderRequestEvent, ProviderResponseEvent, ResponseReleasedEvent
 from workbench.providers.openai_stream import ChunkReader, StreamError, error_text
 from workbench.providers.stream_builder import Events, StreamBuilder
 from workbench.proxy.exchange import Exchange

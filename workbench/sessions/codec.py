@@ -22,10 +22,10 @@ from typing import Any
 
 from pydantic_core import PydanticSerializationError
 
-from workbench.agent import AssistantMessage, TextContent, ThinkingContent, ToolCall
-from workbench.events import parse_event
+from workbench.agent import AssistantMessage, ToolCall
+from workbench.agent.stream_apply import apply_stream_event, started_call
+from workbench.bus_events import parse_event
 from workbench.json_text import utf8
-from workbench.providers.stream_builder import parse_arguments_leniently
 from workbench.sessions.compact import Expander
 
 _COMPACT = {"message": True, "assistant_message_event": {"partial": True}}
@@ -52,11 +52,11 @@ def encode(
         ame = event.assistant_message_event
         body = _json(event, exclude=_COMPACT, exclude_none=True)
         if ame.type == "toolcall_start" and ame.content_index is not None:
-            block = _block_at(ame.partial, ame.content_index) or _block_at(
+            call = started_call(ame.partial, ame.content_index) or started_call(
                 event.message, ame.content_index
             )
-            if isinstance(block, ToolCall):
-                extra = ',"block":' + _json(block)
+            if call is not None:
+                extra = ',"block":' + _json(call)
     else:
         body = _json(event)
     return utf8(f'{{"seq":{seq},"ts":{ts:.3f},"event":{body}{extra}}}\n')
@@ -114,47 +114,11 @@ class Decoder:
         if partial is None:  # a stream whose message_start was lost: start one
             partial = self._partial = AssistantMessage()
         ame = dict(data.get("assistant_message_event") or {})
-        _apply(partial, ame, block)
         ame["partial"] = partial
-        return parse_event({**data, "message": partial, "assistant_message_event": ame})
-
-
-def _apply(partial: AssistantMessage, ame: dict[str, Any], block: dict[str, Any] | None) -> None:
-    """Advance the rebuilt partial message by one stream event, as the provider did."""
-    index = ame.get("content_index")
-    if not isinstance(index, int) or index < 0:
-        return
-    kind = ame.get("type")
-    content = partial.content
-    delta = ame.get("delta") or ""
-    if kind in ("text_start", "thinking_start", "toolcall_start"):
-        while len(content) <= index:
-            content.append(TextContent(text=""))
-        if kind == "text_start":
-            content[index] = TextContent(text="")
-        elif kind == "thinking_start":
-            content[index] = ThinkingContent(thinking="")
-        else:
-            call = ToolCall.model_validate(block) if block else ToolCall(id="", name="")
-            content[index] = call.model_copy(update={"raw_arguments": call.raw_arguments or ""})
-        return
-    if index >= len(content):
-        return
-    current = content[index]
-    if kind == "text_delta" and isinstance(current, TextContent):
-        current.text += delta
-    elif kind == "thinking_delta" and isinstance(current, ThinkingContent):
-        current.thinking += delta
-    elif kind == "toolcall_delta" and isinstance(current, ToolCall):
-        current.raw_arguments = (current.raw_arguments or "") + delta
-    elif kind == "toolcall_end" and isinstance(current, ToolCall):
-        current.arguments = parse_arguments_leniently(current.raw_arguments or "")
-
-
-def _block_at(message: Any, index: int) -> Any:
-    if message is None or index >= len(message.content):
-        return None
-    return message.content[index]
+        event = parse_event({**data, "message": partial, "assistant_message_event": ame})
+        started = ToolCall.model_validate(block) if block else None
+        apply_stream_event(partial, event.assistant_message_event, started)
+        return event
 
 
 def dumps_header(header: Any) -> bytes:

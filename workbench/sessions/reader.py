@@ -22,7 +22,7 @@ from typing import Any, get_args
 
 from pydantic import ValidationError
 
-from workbench.events import BusEvent
+from workbench.bus_events import BusEvent
 from workbench.json_text import LINE_DEPTH, JsonDepthError, loads
 from workbench.sessions.codec import UNRECORDABLE
 from workbench.sessions.header import FORMAT, FORMAT_VERSION, SessionHeader

@@ -46,7 +46,8 @@ def take(state: ViewState, position: int) -> Checkpoint:
         for name, value in state.__dict__.items()
         if name not in _LISTS and name not in _DICTS
     }
-    item = state._assistant
+    fields["streamed"] = copy.deepcopy(state.streamed)  # the streamed message grows in place
+    item = state.streaming_item
     open_item = None
     if item is not None:
         index = next(
@@ -60,7 +61,7 @@ def take(state: ViewState, position: int) -> Checkpoint:
         fields,
         open_item,
         copy.deepcopy(state.turns[-1]) if state.turns else None,
-        {i: copy.deepcopy(state.calls[i]) for i in state._started if i in state.calls},
+        {i: copy.deepcopy(state.calls[i]) for i in state.started if i in state.calls},
     )
 
 
@@ -74,9 +75,10 @@ def restore(checkpoint: Checkpoint, state: ViewState) -> None:
         values[name] = dict(islice(table.items(), length))
     if checkpoint.open_item is not None:
         index, item = checkpoint.open_item
-        values["items"][index] = values["_assistant"] = copy.deepcopy(item)
-    elif values.get("_assistant") is not None:  # not in the items (cannot happen): a copy
-        values["_assistant"] = copy.deepcopy(values["_assistant"])
+        values["items"][index] = values["streaming_item"] = copy.deepcopy(item)
+    elif values.get("streaming_item") is not None:  # not in the items (cannot happen): a copy
+        values["streaming_item"] = copy.deepcopy(values["streaming_item"])
+    values["streamed"] = copy.deepcopy(checkpoint.fields.get("streamed"))
     if checkpoint.last_turn is not None:
         values["turns"][-1] = copy.deepcopy(checkpoint.last_turn)
     for call_id, record in checkpoint.open_calls.items():

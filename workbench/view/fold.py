@@ -6,19 +6,50 @@ state after events 1..N is the same wherever it is computed. The fold reads only
 the events (never the clock, never the agent), and builds streamed text from
 deltas, not from the live partial message, so a recorded stream folds to exactly
 what the live screen showed.
+
+Each event class has one handler (`HANDLERS`): a run's turns, messages, the wire
+and notices in `fold_run`, a tool call's life in `fold_calls`.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.agent import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
-from workbench.agent.types import result_text, text_of
+from workbench.agent.events import (
+    AgentEndEvent,
+    AgentStartEvent,
+    HandCallEndEvent,
+    HandCallEvent,
+    MessageEndEvent,
+    MessageStartEvent,
+    MessageUpdateEvent,
+    ToolArgumentsEvent,
+    ToolExecutionEndEvent,
+    ToolExecutionPhaseEvent,
+    ToolExecutionStartEvent,
+    ToolExecutionUpdateEvent,
+    TurnEndEvent,
+    TurnStartEvent,
+)
+from workbench.agent.stream_apply import DELTAS
+from workbench.agent.types import AssistantMessage
+from workbench.bus_events import (
+    McpSamplingEvent,
+    McpToolsChangedEvent,
+    PermissionDecisionEvent,
+    PermissionRequestEvent,
+    ProviderRequestEvent,
+    ProviderResponseEvent,
+    ResponseReleasedEvent,
+    StepModeEvent,
+    StepPausedEvent,
+    StepResumedEvent,
+)
+from workbench.view import fold_calls, fold_run
 from workbench.view.records import (
-    Block,
     NetworkRecord,
     RunState,
     TimelineItem,
@@ -27,8 +58,6 @@ from workbench.view.records import (
 )
 
 log = logging.getLogger(__name__)
-
-_DELTAS = frozenset({"text_delta", "thinking_delta", "toolcall_delta"})
 
 
 @dataclass(slots=True)
@@ -66,18 +95,23 @@ class ViewState:
     output_tokens: int = 0
     event_count: int = 0
     last_timestamp: float = 0.0
-    _assistant: TimelineItem | None = None
-    _started: dict[str, None] = field(default_factory=dict)
-    """Ids of calls that started and have not ended (an ordered set)."""
     latest_call_id: str | None = None
     """The call that most recently started its preflight."""
-    _running_run: bool = False
-    _before_hand: RunState = "idle"
-    """The run state a call by hand returns to when it ends."""
-    _replied_this_run: bool = False
     reached_back: bool = False
     """An event changed a call or a request of an earlier turn (a model reusing a call
     id does it): the earlier turns' objects are not final (see `view.checkpoint`)."""
+
+    # The fold's own bookkeeping (read by the handlers, not by what draws the state).
+    streaming_item: TimelineItem | None = None
+    """The assistant item being streamed."""
+    streamed: AssistantMessage | None = None
+    """Its message, rebuilt from the stream's events (`agent.stream_apply`)."""
+    started: dict[str, None] = field(default_factory=dict)
+    """Ids of calls that started and have not ended (an ordered set)."""
+    in_run: bool = False
+    replied_this_run: bool = False
+    state_before_hand: RunState = "idle"
+    """The run state a call by hand returns to when it ends."""
 
     # -- the fold ------------------------------------------------------------------
 
@@ -85,7 +119,7 @@ class ViewState:
         """Fold one event into the state."""
         self.event_count += 1
         self.last_timestamp = event.timestamp
-        handler = _HANDLERS.get(event.type)
+        handler = HANDLERS.get(type(event))
         if handler is not None:
             handler(self, event)
 
@@ -103,16 +137,16 @@ class ViewState:
         n = len(events)
         if not n:
             return
-        handlers = _HANDLERS
+        handlers = HANDLERS
         i = 0
         while i < n:
             try:
                 while i < n:
                     event = events[i]
-                    kind = event.type
-                    if kind == "message_update":
+                    kind = type(event)
+                    if kind is MessageUpdateEvent:
                         i = self._message_updates(events, i, n)
-                    elif kind == "tool_execution_update":
+                    elif kind is ToolExecutionUpdateEvent:
                         i = self._tool_updates(events, i, n)
                     else:
                         handler = handlers.get(kind)
@@ -126,29 +160,25 @@ class ViewState:
         self.last_timestamp = events[-1].timestamp
 
     def _message_updates(self, events: Sequence[Any], i: int, n: int) -> int:
-        """Fold the run of deltas to one block starting at `events[i]`; returns its end.
-
-        The scan reads fields from each event's `__dict__`: a pydantic model's own
-        attribute access is several times slower, and this loop sees most events.
-        """
+        """Fold the run of deltas to one block starting at `events[i]`; returns its end."""
         ame = events[i].assistant_message_event
         kind = ame.type
-        if kind not in _DELTAS:
-            self._on_message_update(events[i])
+        if kind not in DELTAS:
+            fold_run.message_update(self, events[i])
             return i + 1
         index = ame.content_index
         deltas = [ame.delta or ""]
         j = i + 1
         while j < n:
-            fields = events[j].__dict__
-            if fields["type"] != "message_update":
+            event = events[j]
+            if type(event) is not MessageUpdateEvent:
                 break
-            ame = fields["assistant_message_event"].__dict__
-            if ame["type"] != kind or ame["content_index"] != index:
+            ame = event.assistant_message_event
+            if ame.type != kind or ame.content_index != index:
                 break
-            deltas.append(ame["delta"] or "")
+            deltas.append(ame.delta or "")
             j += 1
-        self._on_deltas(kind, index, "".join(deltas), j - i)
+        fold_run.deltas(self, kind, index, "".join(deltas), j - i)
         return j
 
     def _tool_updates(self, events: Sequence[Any], i: int, n: int) -> int:
@@ -157,15 +187,17 @@ class ViewState:
         unrecorded = events[i].unrecorded
         j = i + 1
         while j < n:
-            fields = events[j].__dict__
-            if fields["type"] != "tool_execution_update" or fields["tool_call_id"] != call_id:
+            event = events[j]
+            if type(event) is not ToolExecutionUpdateEvent or event.tool_call_id != call_id:
                 break
-            unrecorded += fields["unrecorded"]
+            unrecorded += event.unrecorded
             j += 1
         last = events[j - 1]
-        self._on_tool_execution_update(last, count=j - i + unrecorded - last.unrecorded)
+        fold_calls.execution_update(self, last, count=j - i + unrecorded - last.unrecorded)
         self.calls[call_id].unrecorded += unrecorded - last.unrecorded
         return j
+
+    # -- what the state says ---------------------------------------------------------
 
     @property
     def turn(self) -> int:
@@ -180,396 +212,42 @@ class ViewState:
     @property
     def pending_calls(self) -> list[ToolCallRecord]:
         """Calls that started and have not ended, in the order they started."""
-        return [self.calls[i] for i in self._started if not self.calls[i].finished]
-
-    # -- run and turn --------------------------------------------------------------
-
-    def _on_agent_start(self, e: Any) -> None:
-        self.runs += 1
-        self.error = None
-        self._running_run = True
-        self._replied_this_run = False
-        self.run_state = "streaming"
-
-    def _on_agent_end(self, e: Any) -> None:
-        self._running_run = False
-        self.pause = None
-        self.pending_requests.clear()
-        last = next((m for m in reversed(e.messages) if isinstance(m, AssistantMessage)), None)
-        if last is not None and last.stop_reason == "aborted":
-            self.run_state = "aborted"
-        elif last is not None and last.stop_reason == "error":
-            self.run_state = "error"
-            self.error = last.error_message
-        else:
-            self.run_state = "finished"
-
-    def _on_turn_start(self, e: Any) -> None:
-        self.turns.append(
-            TurnRecord(index=len(self.turns) + 1, started_at=e.timestamp, run=self.runs)
-        )
-        self.run_state = "streaming"
-
-    def _on_turn_end(self, e: Any) -> None:
-        if self.turns:
-            self.turns[-1].ended_at = e.timestamp
-
-    # -- messages ------------------------------------------------------------------
-
-    def _on_message_start(self, e: Any) -> None:
-        message = e.message
-        if isinstance(message, AssistantMessage):
-            item = TimelineItem("assistant", self.turn, streaming=True, timestamp=e.timestamp)
-            self.items.append(item)
-            if self.turns:
-                self.turns[-1].model_started_at = e.timestamp
-            self._assistant = item
-            self._replied_this_run = True
-            self.run_state = "streaming"
-
-    def _on_message_update(self, e: Any) -> None:
-        ame = e.assistant_message_event
-        kind, index = ame.type, ame.content_index
-        if kind in _DELTAS:  # most events: first
-            self._on_deltas(kind, index, ame.delta or "", 1)
-            return
-        item = self._assistant
-        if item is None or index is None:
-            return
-        if kind in ("text_start", "thinking_start", "toolcall_start"):
-            while len(item.blocks) <= index:
-                item.blocks.append(Block("text"))
-            if kind == "toolcall_start":
-                call = _block_at(ame.partial, index) or _block_at(e.message, index)
-                if isinstance(call, ToolCall):
-                    item.blocks[index] = Block("toolCall", tool_call_id=call.id)
-                    self._new_call(call.id, call.name, index)
-            else:
-                item.blocks[index] = Block("text" if kind == "text_start" else "thinking")
-        item.rev += 1
-
-    def _on_deltas(self, kind: str, index: int | None, text: str, count: int) -> None:
-        """`count` deltas of one kind to block `index`, joined into `text`."""
-        item = self._assistant
-        if item is None or index is None:
-            return
-        blocks = item.blocks
-        if index < len(blocks):
-            if kind != "toolcall_delta":
-                blocks[index].text += text
-            elif blocks[index].tool_call_id in self.calls:
-                record = self.calls[blocks[index].tool_call_id]  # type: ignore[index]
-                record.raw = (record.raw or "") + text
-                record.rev += count
-        item.rev += count
-
-    def _on_delta_run(self, e: DeltaRun) -> None:
-        self._on_deltas(e.kind, e.content_index, e.text, e.count)
-        self.event_count += e.count - 1  # the fold counts the run as one event
-
-    def _on_message_end(self, e: Any) -> None:
-        message = e.message
-        if isinstance(message, UserMessage):
-            steering = self._running_run and self._replied_this_run
-            self.items.append(
-                TimelineItem(
-                    "user",
-                    self.turn,
-                    blocks=[Block("text", text_of(message.content))],
-                    steering=steering,
-                    timestamp=e.timestamp,
-                )
-            )
-        elif isinstance(message, AssistantMessage):
-            self._finish_assistant(message, e.timestamp)
-            if self.turns:
-                self.turns[-1].model_ended_at = e.timestamp
-        elif isinstance(message, ToolResultMessage):
-            record = self.calls.get(message.tool_call_id)
-            if record is not None:
-                self.reached_back |= record.turn != self.turn
-                record.note(e.timestamp, "result sent to the model")
-                record.rev += 1
-
-    def _finish_assistant(self, message: AssistantMessage, timestamp: float) -> None:
-        item = self._assistant
-        if item is None:
-            item = TimelineItem("assistant", self.turn, timestamp=timestamp)
-            self.items.append(item)
-        item.blocks = []
-        for index, block in enumerate(message.content):
-            if isinstance(block, ToolCall):
-                item.blocks.append(Block("toolCall", tool_call_id=block.id))
-                record = self._new_call(block.id, block.name, index)
-                record.name = block.name  # a name streamed in pieces is whole only now
-                record.raw = block.raw_arguments
-                record.parsed = block.arguments
-                if record.stage == "streaming":
-                    record.stage = "requested"
-                record.rev += 1
-            elif block.type == "thinking":
-                item.blocks.append(Block("thinking", block.thinking))
-            else:
-                item.blocks.append(Block("text", block.text))
-        item.streaming = False
-        item.stop_reason = message.stop_reason
-        item.error = message.error_message
-        item.rev += 1
-        self._assistant = None
-        usage = message.usage
-        self.input_tokens += usage.input
-        self.output_tokens += usage.output
-        if self.turns:
-            self.turns[-1].input_tokens += usage.input
-            self.turns[-1].output_tokens += usage.output
-            self.turns[-1].replies.append((message.provider, message.model, usage))
-        if message.stop_reason in ("error", "aborted"):
-            self.run_state = message.stop_reason if message.stop_reason == "error" else "aborted"
-            self.error = message.error_message
-        elif message.tool_calls:
-            self.run_state = "running_tools"
-
-    def _new_call(self, call_id: str, name: str, index: int) -> ToolCallRecord:
-        record = self.calls.get(call_id)
-        if record is None:
-            record = ToolCallRecord(call_id, name, self.turn, index)
-            self.calls[call_id] = record
-            if self.turns:
-                self.turns[-1].tool_call_ids.append(call_id)
-        elif record.turn != self.turn:
-            self.reached_back = True
-        return record
-
-    # -- tool calls ------------------------------------------------------------------
-
-    def _call(self, e: Any) -> ToolCallRecord:
-        record = self.calls.get(e.tool_call_id)
-        if record is None:  # a call the fold never saw requested (e.g. a partial replay)
-            record = self._new_call(e.tool_call_id, e.tool_name, len(self.calls))
-        elif record.turn != self.turn:
-            self.reached_back = True
-        record.rev += 1
-        return record
-
-    def _on_tool_execution_start(self, e: Any) -> None:
-        record = self._call(e)
-        record.stage = "requested"
-        record.started_at = e.timestamp
-        self._started[e.tool_call_id] = None
-        self.latest_call_id = e.tool_call_id
-        record.note(e.timestamp, "preflight started", phase="preflight")
-        self.run_state = "running_tools"
-
-    def _on_tool_arguments(self, e: Any) -> None:
-        record = self._call(e)
-        if e.edited:  # a person's edit after the model's failed: the model's stages stay
-            record.edited_args = e.validated if e.validated is not None else e.parsed
-            record.edited_in = "failed arguments"
-            record.stage = "validated" if e.failed_stage is None else "invalid"
-            record.note(
-                e.timestamp,
-                "edited arguments validated"
-                if e.failed_stage is None
-                else f"edited arguments: {e.failed_stage} failed",
-                _first(e.error),
-                phase="queued" if e.failed_stage is None else None,
-            )
-            return
-        record.raw = e.raw if e.raw is not None else record.raw
-        record.parsed, record.prepared, record.validated = e.parsed, e.prepared, e.validated
-        record.failed_stage, record.arg_error = e.failed_stage, e.error
-        if e.failed_stage is not None:
-            record.stage = "invalid"
-            record.note(e.timestamp, f"{e.failed_stage} failed", _first(e.error))
-        elif e.validated is not None:
-            record.stage = "validated"
-            # Ready: from here it waits for its turn (hooks decide in microseconds; a
-            # person's approval or a pause is a phase of its own).
-            record.note(e.timestamp, "arguments validated", phase="queued")
-        else:
-            record.note(e.timestamp, "not run", _first(e.error))
-
-    def _on_tool_execution_phase(self, e: Any) -> None:
-        record = self._call(e)
-        record.stage = "running" if e.phase == "executing" else "after_hook"
-        if e.phase == "executing":
-            record.executing_at = e.timestamp
-        record.note(e.timestamp, e.phase.replace("_", " "), phase=e.phase)
-
-    def _on_tool_execution_update(self, e: Any, count: int = 1) -> None:
-        """The latest of `count` updates from one call (each replaces the one before),
-        and the `unrecorded` ones a session left out before it."""
-        count += e.unrecorded
-        record = self._call(e)
-        record.unrecorded += e.unrecorded
-        content = e.partial_result.content
-        if len(content) == 1:  # the usual case: one text block
-            record.output = getattr(content[0], "text", "")
-        else:
-            record.output = result_text(content)
-        record.update_count += count
-        record.rev += count - 1  # `_call` counted one
-
-    def _on_tool_execution_end(self, e: Any) -> None:
-        record = self._call(e)
-        record.content, record.details = e.result.content, e.result.details
-        record.structured = e.result.structured_content
-        record.is_error, record.injected = e.is_error, e.injected
-        record.ended_at = e.timestamp
-        text = record.result_text
-        if record.stage == "invalid":
-            pass
-        elif not e.is_error:
-            record.stage = "done"
-        elif _says_aborted(e.result.details):
-            record.stage = "aborted"
-        elif record.decision is not None and record.decision.decision == "deny":
-            record.stage = "denied"
-        else:
-            record.stage = "error"
-        label = "injected result" if e.injected else ("ended with error" if e.is_error else "ended")
-        record.note(e.timestamp, label, _first(text), phase="end")
-        self._started.pop(e.tool_call_id, None)
-        if not self._started and self._running_run:
-            self.run_state = "streaming"
-
-    # -- calls by hand -----------------------------------------------------------------
-
-    def _on_hand_call(self, e: Any) -> None:
-        call = e.message.tool_calls[0]
-        item = TimelineItem(
-            "assistant",
-            self.turn,
-            blocks=[Block("toolCall", tool_call_id=call.id)],
-            stop_reason=e.message.stop_reason,
-            timestamp=e.timestamp,
-            by_hand=True,
-        )
-        self.items.append(item)
-        record = self.calls[call.id] = ToolCallRecord(call.id, call.name, self.turn, 0)
-        record.by_hand = True
-        record.raw, record.parsed = call.raw_arguments, call.arguments
-        record.stage = "requested"
-        record.note(e.timestamp, "called by you, by hand")
-        self._before_hand = self.run_state
-
-    def _on_hand_call_end(self, e: Any) -> None:
-        record = self.calls.get(e.message.tool_call_id)
-        if record is not None:
-            record.note(e.timestamp, "result kept from the model (you called it)")
-            record.rev += 1
-        self.run_state = self._before_hand
-
-    # -- gate and stepper ----------------------------------------------------------
-
-    def _on_permission_request(self, e: Any) -> None:
-        record = self._call(e)
-        record.request = e
-        record.stage = "awaiting_approval"
-        record.note(e.timestamp, "permission requested", e.rule or "", phase="approval")
-        self.pending_requests[e.request_id] = e.tool_call_id
-        self.run_state = "awaiting_approval"
-
-    def _on_permission_decision(self, e: Any) -> None:
-        record = self._call(e)
-        record.decision = e
-        if e.edited_args is not None:
-            record.edited_args, record.edited_in = e.edited_args, "the permission dialog"
-        phase = None
-        if e.request_id is not None:
-            self.pending_requests.pop(e.request_id, None)
-            phase = "queued"  # answered: the call waits for its turn
-        if record.stage == "awaiting_approval":
-            record.stage = "validated" if e.decision == "allow" else "denied"
-        who = e.decided_by + (f": {e.rule}" if e.rule else "")
-        record.note(e.timestamp, f"{e.decision} ({who})", e.reason or "", phase=phase)
-        if self.run_state == "awaiting_approval" and not self.pending_requests:
-            self.run_state = "running_tools"
-
-    def _on_step_mode(self, e: Any) -> None:
-        self.step_mode = e.enabled
-        self.breakpoints = list(e.breakpoints)
-
-    def _on_step_paused(self, e: Any) -> None:
-        self.pause = e
-        self.run_state = "paused"
-        if e.tool_call_id in self.calls:
-            record = self._call(e)
-            record.pause = e
-            record.stage_before_pause = record.stage
-            record.stage = "paused"
-            record.note(e.timestamp, f"paused ({e.point})", e.breakpoint or "", phase="paused")
-
-    def _on_step_resumed(self, e: Any) -> None:
-        paused = self.pause
-        self.pause = None
-        if paused is not None and paused.point == "before_model" and self.turns:
-            self.turns[-1].paused_ms += e.timestamp - paused.timestamp
-        self.run_state = (
-            "running_tools" if paused is not None and paused.tool_call_id else "streaming"
-        )
-        if paused is not None and paused.tool_call_id in self.calls:
-            record = self.calls[paused.tool_call_id]
-            self.reached_back |= record.turn != self.turn
-            record.pause = None
-            record.rev += 1
-            if e.edited_args is not None:
-                record.edited_args = e.edited_args
-                record.edited_in = (
-                    "failed arguments" if paused.point == "invalid_arguments" else "a pause"
-                )
-            if e.action == "inject":
-                after = paused.point == "after_tool"
-                record.injected_at = "in place of its error result" if after else "before it ran"
-            if record.stage == "paused":
-                record.stage = record.stage_before_pause or "validated"
-            resumed_phase = "queued" if paused.point == "before_tool" else None
-            record.note(e.timestamp, f"resumed: {e.action}", phase=resumed_phase)
-
-    # -- the wire ------------------------------------------------------------------
-
-    def _on_provider_request(self, e: Any) -> None:
-        self.network[e.request_id] = NetworkRecord(e, self.turn)
-        if self.turns:
-            self.turns[-1].request_ids.append(e.request_id)
-
-    def _on_provider_response(self, e: Any) -> None:
-        record = self.network.get(e.request_id)
-        if record is not None:
-            self.reached_back |= record.turn != self.turn
-            record.response = e
-
-    def _on_response_released(self, e: Any) -> None:
-        record = self.network.get(e.request_id)
-        if record is not None:
-            record.released = e
-
-    # -- MCP servers ---------------------------------------------------------------
-
-    def _notice(self, e: Any, level: str = "info") -> None:
-        item = TimelineItem(
-            "notice", self.turn, [Block("text", e.text)], level=level, timestamp=e.timestamp
-        )
-        self.items.append(item)  # type: ignore[arg-type]
-
-    def _on_mcp_tools_changed(self, e: Any) -> None:
-        self._notice(e)
-
-    def _on_mcp_sampling(self, e: Any) -> None:
-        self._notice(e, "info" if e.decision in ("sent", "edited") else "warning")
-        prefix = f"{e.server}__"  # the running call of that server asked, if only one runs
-        running = [c for c in self._started if self.calls[c].name.startswith(prefix)]
-        if len(running) == 1:
-            record = self.calls[running[0]]
-            record.note(e.timestamp, f"sampling: {e.decision}", e.text)
-            record.rev += 1
+        return [self.calls[i] for i in self.started if not self.calls[i].finished]
 
 
-_HANDLERS = {
-    name[len("_on_") :]: method
-    for name, method in vars(ViewState).items()
-    if name.startswith("_on_") and callable(method)
+def _delta_run(state: ViewState, e: DeltaRun) -> None:
+    fold_run.deltas(state, e.kind, e.content_index, e.text, e.count)
+    state.event_count += e.count - 1  # the fold counts the run as one event
+
+
+HANDLERS: dict[type, Callable[[ViewState, Any], None]] = {
+    AgentStartEvent: fold_run.agent_start,
+    AgentEndEvent: fold_run.agent_end,
+    TurnStartEvent: fold_run.turn_start,
+    TurnEndEvent: fold_run.turn_end,
+    MessageStartEvent: fold_run.message_start,
+    MessageUpdateEvent: fold_run.message_update,
+    MessageEndEvent: fold_run.message_end,
+    DeltaRun: _delta_run,
+    ProviderRequestEvent: fold_run.provider_request,
+    ProviderResponseEvent: fold_run.provider_response,
+    ResponseReleasedEvent: fold_run.response_released,
+    McpToolsChangedEvent: fold_run.mcp_tools_changed,
+    McpSamplingEvent: fold_run.mcp_sampling,
+    ToolExecutionStartEvent: fold_calls.execution_start,
+    ToolArgumentsEvent: fold_calls.arguments,
+    ToolExecutionPhaseEvent: fold_calls.execution_phase,
+    ToolExecutionUpdateEvent: fold_calls.execution_update,
+    ToolExecutionEndEvent: fold_calls.execution_end,
+    HandCallEvent: fold_calls.hand_call,
+    HandCallEndEvent: fold_calls.hand_call_end,
+    PermissionRequestEvent: fold_calls.permission_request,
+    PermissionDecisionEvent: fold_calls.permission_decision,
+    StepModeEvent: fold_calls.step_mode,
+    StepPausedEvent: fold_calls.step_paused,
+    StepResumedEvent: fold_calls.step_resumed,
 }
+"""The handler of each event class the fold reads; other events only count."""
 
 
 def fold(events: Iterable[Any], state: ViewState | None = None) -> ViewState:
@@ -577,18 +255,3 @@ def fold(events: Iterable[Any], state: ViewState | None = None) -> ViewState:
     state = state or ViewState()
     state.apply_all(events if isinstance(events, (list, tuple)) else list(events))
     return state
-
-
-def _says_aborted(details: Any) -> bool:
-    """The loop (and tools that stop on the signal) mark aborts with `details={"aborted": True}`."""
-    return isinstance(details, dict) and details.get("aborted") is True
-
-
-def _block_at(message: Any, index: int) -> Any:
-    if message is None or index >= len(message.content):
-        return None
-    return message.content[index]
-
-
-def _first(text: str | None) -> str:
-    return (text or "").strip().splitlines()[0] if (text or "").strip() else ""

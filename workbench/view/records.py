@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from workbench.agent.events import ArgumentStage
 from workbench.agent.types import ImageContent, TextContent, Usage, result_text
-from workbench.events import (
+from workbench.bus_events import (
     PermissionDecisionEvent,
     PermissionRequestEvent,
     ProviderRequestEvent,
@@ -20,7 +21,7 @@ from workbench.events import (
     StepPausedEvent,
 )
 
-Stage = Literal[
+CallStatus = Literal[
     "streaming",  # the model is still writing the call
     "requested",  # the runtime has it, arguments not checked yet
     "invalid",  # parse, lookup, prepare or validate failed; execute never runs
@@ -34,7 +35,8 @@ Stage = Literal[
     "denied",
     "aborted",
 ]
-FINAL_STAGES = frozenset({"invalid", "done", "error", "denied", "aborted"})
+"""Where a call is now, as its card's badge shows it."""
+FINAL_STATUSES = frozenset({"invalid", "done", "error", "denied", "aborted"})
 
 RunState = Literal[
     "idle",
@@ -48,9 +50,16 @@ RunState = Literal[
 ]
 
 
-WAITING_PHASES = frozenset({"approval", "paused", "queued"})
+CallPhase = Literal["preflight", "approval", "paused", "queued", "executing", "after_hook", "end"]
+"""A stretch of a call's time, as its lanes and times show it: preflight (the argument
+pipeline and the hooks), approval, paused, queued (ready, waiting for its batch),
+executing, after_hook; "end" closes the last."""
+WAITING_PHASES: frozenset[CallPhase] = frozenset({"approval", "paused", "queued"})
 """Phases in which a call waits (on a person, or on its batch) rather than works."""
 
+CallEntry = tuple[float, str, str, CallPhase | None]
+"""One line of a call's own history: (timestamp, label, detail, the phase the call
+enters then, or None)."""
 CallEvent = tuple[float, str, str]
 """One line of a call's own history, for the inspector: (timestamp, label, detail)."""
 
@@ -62,12 +71,12 @@ class ToolCallRecord:
     turn: int
     batch_index: int
     """Position of the call in its assistant message."""
-    stage: Stage = "streaming"
+    status: CallStatus = "streaming"
     raw: str | None = None
     parsed: dict[str, Any] | None = None
     prepared: dict[str, Any] | None = None
     validated: dict[str, Any] | None = None
-    failed_stage: str | None = None
+    failed_stage: ArgumentStage | None = None
     arg_error: str | None = None
     output: str = ""
     """The latest `on_update` text (a tool usually sends everything so far)."""
@@ -87,7 +96,7 @@ class ToolCallRecord:
     request: PermissionRequestEvent | None = None
     decision: PermissionDecisionEvent | None = None
     pause: StepPausedEvent | None = None
-    stage_before_pause: Stage | None = None
+    status_before_pause: CallStatus | None = None
     edited_args: dict[str, Any] | None = None
     """The arguments that ran when a person edited the model's (the latest edit)."""
     edited_in: str | None = None
@@ -100,34 +109,25 @@ class ToolCallRecord:
     """tool_execution_start: the call entered preflight."""
     executing_at: float | None = None
     ended_at: float | None = None
-    history: list[Any] = field(default_factory=list)
-    """The call's own history, flat: (timestamp, label, detail, phase or None) for each
-    entry, one after the other (written by `note`, read through `events` and `phases`).
-
-    Flat, because a session keeps about seven entries a call: as tuples, each would be
-    one more object for the garbage collector to count and walk, while floats and
-    strings in a list are none (measured on the throughput benchmark's run: seven young
-    collections instead of nine)."""
+    history: list[CallEntry] = field(default_factory=list)
+    """The call's own history, in order (written by `note`)."""
     rev: int = 0
 
     def note(
-        self, timestamp: float, label: str, detail: str = "", phase: str | None = None
+        self, timestamp: float, label: str, detail: str = "", phase: CallPhase | None = None
     ) -> None:
         """Add a line to the call's history; `phase`: the call enters that phase then."""
-        self.history += (timestamp, label, detail, phase)
+        self.history.append((timestamp, label, detail, phase))
 
     @property
     def events(self) -> list[CallEvent]:
         """The call's history in order: (timestamp, label, detail)."""
-        h = self.history
-        return [(h[i], h[i + 1], h[i + 2]) for i in range(0, len(h), 4)]
+        return [(timestamp, label, detail) for timestamp, label, detail, _ in self.history]
 
     @property
-    def phases(self) -> list[tuple[str, float]]:
-        """(phase, start timestamp) in order: preflight, approval, paused, queued (ready,
-        waiting for its batch), executing, after_hook, end."""
-        h = self.history
-        return [(h[i + 3], h[i]) for i in range(0, len(h), 4) if h[i + 3] is not None]
+    def phases(self) -> list[tuple[CallPhase, float]]:
+        """(phase, start timestamp) in order."""
+        return [(phase, timestamp) for timestamp, _, _, phase in self.history if phase is not None]
 
     @property
     def model_args(self) -> dict[str, Any] | None:
@@ -143,7 +143,7 @@ class ToolCallRecord:
 
     @property
     def finished(self) -> bool:
-        return self.stage in FINAL_STAGES
+        return self.status in FINAL_STATUSES
 
     @property
     def duration_ms(self) -> float | None:
@@ -161,15 +161,13 @@ class ToolCallRecord:
     def waited_ms(self, now_ms: float) -> float:
         """Time it spent waiting, not working: for approval, at a pause, or queued
         behind its batch (an unfinished wait runs to `now_ms`)."""
-        h = self.history
         waited, since = 0.0, None
-        for i in range(0, len(h), 4):
-            phase = h[i + 3]
+        for timestamp, _, _, phase in self.history:
             if phase is None:
                 continue
             if since is not None:
-                waited += h[i] - since
-            since = h[i] if phase in WAITING_PHASES else None
+                waited += timestamp - since
+            since = timestamp if phase in WAITING_PHASES else None
         if since is not None:
             end = self.ended_at if self.ended_at is not None else now_ms
             waited += max(0.0, end - since)

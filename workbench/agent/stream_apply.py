@@ -1,0 +1,120 @@
+"""How one stream event changes the message being streamed: the one place it happens.
+
+A provider's stream builder, the session reader rebuilding a recorded stream and
+the view fold all advance a message by the same rules, so the message each of them
+holds after events 1..N is the same:
+
+- `text_start` / `thinking_start` / `toolcall_start` open an empty block at the
+  event's index (padding with empty text blocks up to it); a tool call opens with
+  its id and name and no arguments yet;
+- a `*_delta` extends the block at its index when it is a block of that kind, else
+  changes nothing;
+- `toolcall_end` parses the call's argument string into `arguments` (leniently:
+  {} when it is not a JSON object; the argument pipeline says why later);
+- every other event (start, text and thinking ends, done, error) leaves the
+  content as it is.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from workbench.agent.events import AssistantMessageEvent
+from workbench.agent.types import AssistantMessage, TextContent, ThinkingContent, ToolCall
+from workbench.json_text import loads
+
+Block = TextContent | ThinkingContent | ToolCall
+
+_FIELD = {"text_delta": "text", "thinking_delta": "thinking", "toolcall_delta": "raw_arguments"}
+_KIND = {"text_delta": TextContent, "thinking_delta": ThinkingContent, "toolcall_delta": ToolCall}
+DELTAS = frozenset(_FIELD)
+STARTS = frozenset({"text_start", "thinking_start", "toolcall_start"})
+
+
+def apply_stream_event(
+    message: AssistantMessage, event: AssistantMessageEvent, started: ToolCall | None = None
+) -> Block | None:
+    """Advance `message` by one stream event; returns the block it opened or changed
+    (None when the event changes no block).
+
+    `started`: for a `toolcall_start`, the call it opens (only its id and name are
+    taken); by default the one at that index of the event's `partial` message, and
+    a call with no id or name when neither has one.
+    """
+    index = event.content_index
+    if index is None or index < 0:
+        return None
+    kind = event.type
+    if kind in DELTAS:
+        return apply_delta(message, kind, index, event.delta or "")
+    content = message.content
+    if kind in STARTS:
+        while len(content) <= index:
+            content.append(TextContent(text=""))
+        if kind == "text_start":
+            block: Block = TextContent(text="")
+        elif kind == "thinking_start":
+            block = ThinkingContent(thinking="")
+        else:
+            call = started or started_call(event.partial, index) or ToolCall(id="", name="")
+            block = ToolCall(id=call.id, name=call.name, raw_arguments="")
+        content[index] = block
+        return block
+    if kind == "toolcall_end" and index < len(content):
+        call = content[index]
+        if isinstance(call, ToolCall):
+            call.arguments = parse_arguments_leniently(call.raw_arguments or "")
+            return call
+    return None
+
+
+def apply_delta(message: AssistantMessage, kind: str, index: int, delta: str) -> Block | None:
+    """What `apply_stream_event` does for a `*_delta` event. A run of deltas of one kind
+    to one block, joined, applies as the run would one by one."""
+    content = message.content
+    if not 0 <= index < len(content):
+        return None
+    block = content[index]
+    if not isinstance(block, _KIND[kind]):
+        return None
+    _extend(block, _FIELD[kind], delta)
+    return block
+
+
+def started_call(message: AssistantMessage | None, index: int) -> ToolCall | None:
+    """The tool call at `index` of `message` as a `toolcall_start` opens it: its id and
+    name, no arguments yet (None when that block is not a tool call)."""
+    if message is None or not 0 <= index < len(message.content):
+        return None
+    call = message.content[index]
+    if not isinstance(call, ToolCall):
+        return None
+    return ToolCall(id=call.id, name=call.name, raw_arguments="")
+
+
+def parse_arguments_leniently(raw: str) -> dict[str, Any]:
+    """The arguments as a dict if `raw` is a JSON object, else {} (the loop reports why)."""
+    if not raw.strip():
+        return {}
+    try:
+        value = loads(raw)
+    except ValueError:  # malformed, or nested too deep: the argument pipeline says which
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _extend(block: Block, name: str, delta: str) -> None:
+    """`block.<name> += delta`, in time that grows with `delta`, not with the field.
+
+    A model's `x.text += d` copies the whole text each time (the model still holds a
+    reference, so the string cannot grow where it is), so a long argument streamed in
+    small deltas would cost time growing with the square of its length
+    (`benchmarks/stream_apply.py`). Taken out of the model first, the string has one
+    reference and CPython extends it in place. Setting the field in the model's
+    `__dict__` is what the model's own assignment does for these models (no
+    validation on assignment, and the field is already set).
+    """
+    fields = block.__dict__
+    text = fields.pop(name) or ""
+    text += delta
+    fields[name] = text
