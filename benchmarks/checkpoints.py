@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from workbench.checkpointer import Checkpointer  # noqa: E402
 from workbench.providers.scripted import Scenario  # noqa: E402
 from workbench.runtime import RunOptions, build_runtime  # noqa: E402
+from workbench.scratch import seed  # noqa: E402
 from workbench.sessions.blobs import store_for  # noqa: E402
-from workbench.workspace import seed  # noqa: E402
 from workbench.workspace_scan import CheckpointCaps  # noqa: E402
 
 

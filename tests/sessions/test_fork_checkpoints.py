@@ -17,7 +17,7 @@ from workbench.agent import (
     TurnStartEvent,
     UserMessage,
 )
-from workbench.events import PermissionDecisionEvent, StepModeEvent
+from workbench.bus_events import PermissionDecisionEvent, StepModeEvent
 from workbench.sessions import read_session
 from workbench.sessions.checkpoints import read_records, restore_workspace
 from workbench.sessions.fork import fork_point
