@@ -318,11 +318,8 @@ class ForkedApp(WorkbenchApp):
     def on_mount(self) -> None:  # WorkbenchApp.on_mount runs too (Textual calls both)
         parent = Path(self.fork.parent.path).name
         where = self.runtime.session_path.name if self.runtime.session_path else "nowhere"
-        self.notify(
-            f"Forked {parent} after turn {self.fork.parent.turn}; recording to {where}",
-            timeout=6,
-            markup=False,
-        )
+        lines = [f"Forked {parent} after turn {self.fork.parent.turn}; recording to {where}"]
+        self.notify("\n".join(lines + self.fork.notes), timeout=10, markup=False)
         if needs_continue(self.agent.state.messages):
             self.call_after_refresh(self._continue_fork)
 
@@ -364,13 +361,17 @@ def replay_main(argv: list[str]) -> int:
     ).run()
     if not isinstance(request, ForkRequest):
         return 0
-    if args.workspace is None and scenario_of(session) is None:
+    from workbench.sessions.checkpoints import has_checkpoints
+
+    restores = has_checkpoints(session) and not args.in_place
+    if args.workspace is None and not restores and (args.in_place or scenario_of(session) is None):
         args.workspace = ask_for_cwd(session, "replay", "fork")
         if args.workspace is None:
             return EXIT_USAGE
     try:
         options = fork_options(
-            session, request, workspace=args.workspace, pace=args.pace, session_path=args.session
+            session, request, workspace=args.workspace, in_place=True if args.in_place else None,
+            pace=args.pace, session_path=args.session,
         )
         runtime = build_runtime(options)
     except (OSError, ValueError) as exc:
@@ -383,6 +384,7 @@ def replay_main(argv: list[str]) -> int:
     recorder = runtime.recorder
     for problem in recorder.problems if recorder else ():
         say_recording_problem(problem)
+    print(f"workbench: the fork's {literal(fork.notes[0])}", file=sys.stderr)
     if recorder is not None and recorder.error is None and recorder.path.exists():
         print(f"workbench: forked session recorded to {recorder.path}", file=sys.stderr)
     return recording_exit_code(runtime, code)

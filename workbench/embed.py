@@ -80,9 +80,8 @@ def attach(
     listeners = list(agent.bus._listeners)  # noqa: SLF001 - yours, restored on the way out
     recorder = None
     if record:
-        from workbench.sessions.recorder import start_recording
-
         from workbench.checkpointer import attach_checkpoints
+        from workbench.sessions.recorder import start_recording
 
         recorder = start_recording(agent, workspace=root, path=Path(session) if session else None)
         attach_checkpoints(agent, recorder, root)

@@ -17,9 +17,9 @@ from workbench.permissions import PermissionGate, chain_before
 from workbench.pricing import PriceTable
 from workbench.providers.scripted import Scenario, ScriptedProvider
 from workbench.redact import redactor_for
+from workbench.scratch import scratch_workspace
 from workbench.sessions.recorder import Recorder, start_recording
 from workbench.stepper import Stepper
-from workbench.scratch import scratch_workspace
 
 if TYPE_CHECKING:
     from workbench.mcp import McpHub
@@ -271,6 +271,8 @@ def build_runtime(options: RunOptions) -> Runtime:
         deny=options.deny,
         rules_file=options.rules_file,
     )
+    if options.fork is not None:
+        keep_always_answers(gate, options.fork)
     tools = run_tools(options, workspace, gate)
     hub = mcp_hub(options, workspace)
     if hub is not None and options.stream_fn is None:
@@ -314,6 +316,19 @@ def build_runtime(options: RunOptions) -> Runtime:
         agent, workspace, scenario, prompt, model, gate=gate, stepper=stepper, recorder=recorder,
         mcp=hub, slow_after=options.slow_after, turn_limit=turn_limit, options=options,
     )
+
+
+def keep_always_answers(gate: PermissionGate, fork: ForkPoint) -> None:
+    """Give the fork's gate the parent's "always" answers, as the session rules they
+    were (`ForkPoint.always` holds them only for a session this user's workbench
+    signed); one that no longer parses is dropped with a note."""
+    from workbench.permissions.rules import Rule
+
+    for text in fork.always:
+        try:
+            gate.rules.add(Rule.parse(text, "allow", "session"))
+        except ValueError as exc:  # a PatternError
+            fork.notes.append(f"not kept: the answer {text!r} ({exc})")
 
 
 def agent_setup(options: RunOptions, hub: McpHub | None) -> AgentSetup:

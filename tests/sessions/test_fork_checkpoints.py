@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.sessions.helpers import record_run
 from workbench.agent import (
     AgentEndEvent,
@@ -113,3 +115,110 @@ async def test_a_fork_file_carries_the_parents_records_so_it_restores_every_turn
     assert kinds[2] == "workspace_manifest"  # the fork's own, when it started
     restore_workspace(forked, 0, tmp_path / "at-0")
     assert (tmp_path / "at-0" / "a.txt").read_text() == "alpha\n"  # the parent's start
+
+
+# -- a fork and a re-run start from the recorded files ---------------------------------------
+
+FOUR = {
+    "name": "four",
+    "prompt": "change things",
+    "workspace_files": {"a.txt": "alpha\n"},
+    "turns": [
+        {"tool_calls": [{"name": "edit_file", "arguments": {
+            "path": "a.txt", "old_text": "alpha", "new_text": "beta"}}]},
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "b.txt", "content": "b"}}]},
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "a.txt"}}]},
+        {"text": "Done."},
+    ],
+}
+
+
+def files_in(root: Path) -> dict[str, str]:
+    return {
+        p.relative_to(root).as_posix(): p.read_text()
+        for p in sorted(root.rglob("*")) if p.is_file() and ".workbench" not in p.parts
+    }
+
+
+async def four_session(tmp_path: Path) -> Path:
+    runtime, _ = await record_run(tmp_path / "ws", FOUR, approve="all")
+    runtime.recorder.close()
+    (tmp_path / "ws" / "a.txt").write_text("changed since\n")  # the workspace moved on
+    return runtime.session_path
+
+
+async def test_a_fork_starts_from_the_files_at_its_turn_in_a_scratch_copy(tmp_path: Path) -> None:
+    from workbench.session_runs import ForkChoice, ForkRequest, fork_options
+
+    session = read_session(await four_session(tmp_path))
+    choice = ForkChoice("scripted")
+    expected = {
+        0: {"a.txt": "alpha\n"},
+        1: {"a.txt": "beta\n"},
+        2: {"a.txt": "beta\n", "b.txt": "b"},
+    }
+    for turn, files in expected.items():
+        options = fork_options(session, ForkRequest(turn, choice))
+        assert options.workspace not in (None, tmp_path / "ws")
+        assert files_in(options.workspace) == files, turn
+        assert options.fork.notes[0].startswith(f"workspace: {options.workspace}: a scratch copy")
+    assert (tmp_path / "ws" / "a.txt").read_text() == "changed since\n"  # untouched
+    named = fork_options(session, ForkRequest(1, choice), workspace=tmp_path / "new")
+    assert named.workspace == tmp_path / "new" and files_in(tmp_path / "new") == expected[1]
+    assert "restored of the files at the end of turn 1" in named.fork.notes[0]
+    kept = fork_options(session, ForkRequest(1, choice), workspace=tmp_path / "ws",
+                        in_place=True)
+    assert kept.workspace == tmp_path / "ws"
+    assert kept.fork.notes[0].endswith("as it is (in place: nothing restored)")
+    assert (tmp_path / "ws" / "a.txt").read_text() == "changed since\n"
+    with pytest.raises(ValueError, match="is not empty"):
+        fork_options(session, ForkRequest(1, choice), workspace=tmp_path / "ws", in_place=False)
+
+
+def test_a_rerun_starts_from_the_recorded_files_whatever_the_workspace_is_now(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import anyio
+
+    from workbench.__main__ import main
+    from workbench.session_runs import rerun
+
+    path = anyio.run(four_session, tmp_path)
+    report = anyio.run(lambda: rerun(path, approve="all"))
+    assert [c.status for c in report.calls] == ["same"] * 3, [c.diff() for c in report.calls]
+    assert report.workspace != tmp_path / "ws"
+    assert report.workspace_note.endswith("a scratch copy of the files at the start (1 files)")
+    # in the workspace as it is now, the edit finds "changed since", not "alpha"
+    moved = anyio.run(
+        lambda: rerun(path, approve="all", workspace=tmp_path / "ws", in_place=True)
+    )
+    assert moved.differs and moved.workspace_note.endswith("(in place: nothing restored)")
+    assert main(["rerun", str(path), "--approve", "all", "--workspace", str(tmp_path / "n")]) == 0
+    out = capsys.readouterr().out
+    assert f"  workspace: {tmp_path / 'n'}: restored of the files at the start" in out
+    assert main(["rerun", str(path), "--approve", "all", "--workspace", str(tmp_path / "n"),
+                 "--in-place"]) == 1  # n holds the files of the end now
+    assert "(in place: nothing restored)" in capsys.readouterr().out
+
+
+async def test_the_forked_runtime_keeps_the_answers_and_breakpoints(tmp_path: Path) -> None:
+    from workbench.runtime import build_runtime
+    from workbench.session_runs import ForkChoice, ForkRequest, fork_options
+
+    path = answered_session(tmp_path / "s.jsonl", mine=True)
+    (tmp_path / "w").mkdir()
+    options = fork_options(read_session(path), ForkRequest(1, ForkChoice("scripted")),
+                           workspace=tmp_path / "w")
+    options.scenario = "demo"
+    runtime = build_runtime(options)
+    rule, action, _ = runtime.gate.judge("run_command", {"command": "pytest -q"})
+    assert action == "allow" and rule is not None and rule.source == "session"
+    rule, action, _ = runtime.gate.judge("run_command", {"command": "rm -rf /"})
+    assert action == "ask"  # only what the person allowed
+    assert [b.text for b in runtime.stepper.breakpoints] == ["write_file", "@error"]
+    stranger = answered_session(tmp_path / "x.jsonl", mine=False)
+    options = fork_options(read_session(stranger), ForkRequest(1, ForkChoice("scripted")),
+                           workspace=tmp_path / "w")
+    options.scenario = "demo"
+    _, action, _ = build_runtime(options).gate.judge("run_command", {"command": "pytest -q"})
+    assert action == "ask"

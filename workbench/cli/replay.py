@@ -28,9 +28,17 @@ def replay_parser() -> argparse.ArgumentParser:
         "--workspace",
         type=Path,
         metavar="DIR",
-        help="where the fork's tools run (default: a fresh copy of the recorded "
-        "scenario's files; without a scenario you are asked whether to use the current "
-        "directory; the path stored in the session is never used)",
+        help="where the fork's tools run: the files as they were at the fork point are "
+        "restored into it if it is new or empty; one with files is used as it is (default: "
+        "a scratch directory with those files; for a session recorded before checkpoints, a "
+        "fresh copy of the recorded scenario's files, or the current directory if you "
+        "agree; the path stored in the session is never used)",
+    )
+    fork.add_argument(
+        "--in-place",
+        action="store_true",
+        help="run the fork in --workspace DIR (or the current directory, if you agree) as "
+        "it is, without restoring the files",
     )
     fork.add_argument("--session", type=Path, metavar="FILE", help="the fork's session file")
     fork.add_argument(

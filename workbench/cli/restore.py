@@ -54,8 +54,8 @@ def restore_parser() -> argparse.ArgumentParser:
 
 
 def restore_main(argv: list[str]) -> int:
-    from workbench.sessions.checkpoints import CheckpointError, restore_workspace, turn_position
     from workbench.cli.commands import load
+    from workbench.sessions.checkpoints import CheckpointError, restore_workspace, turn_position
 
     args = restore_parser().parse_args(argv)
     session = load(args.file, "restore")

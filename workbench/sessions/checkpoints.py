@@ -270,29 +270,52 @@ class StartFiles:
 
 
 def start_files(
-    session: Any, position: int, *, workspace: Path | None, in_place: bool, at: str,
-    fallback: Any,
+    session: Any, position: int, *, workspace: Path | None, in_place: bool | None, at: str,
+    fallback: Any, scratch: Any = None,
 ) -> StartFiles:
-    """The workspace a fork or a re-run of `session` starts in: the files after
-    `position` events restored into `workspace` (new or empty) or, without one, into
-    a new scratch directory; with `in_place`, or for a session without checkpoints,
-    `workspace` (else `fallback()`) as it is now.
+    """The workspace a fork or a re-run of `session` starts in.
+
+    The files after `position` events are restored into `workspace` when it is new or
+    empty, or into a new scratch directory when none is named. `workspace` is used as
+    it is (nothing restored) when it is not empty, with `in_place=True`, or for a
+    session without checkpoints (then `fallback()` when none is named).
 
     Args:
+        in_place: True: as it is; False: restore, refusing a directory that is not
+            empty; None: as above.
         at: how the position is named ("the start", "the end of turn 3").
+        fallback: makes the workspace of a session without checkpoints (or raises).
+        scratch: makes the scratch directory (None: an empty one), e.g. one seeded
+            with the scenario's files: the recorded files are written over them, so
+            what checkpoints never hold (`.workbench/`) comes from there.
 
     Raises:
-        CheckpointError: `workspace` is not empty, or a blob is missing.
+        CheckpointError: `in_place=False` and `workspace` is not empty, or a blob is
+            missing from the store.
     """
-    if in_place or not has_checkpoints(session):
-        where = workspace if workspace is not None else fallback()
-        why = (
-            "as it is now (in place: not restored)" if in_place
-            else "as it is now: the session was recorded before checkpoints existed"
+    occupied = workspace is not None and workspace.is_dir() and any(workspace.iterdir())
+    if occupied and in_place is False:
+        raise CheckpointError(
+            f"{workspace} is not empty: the recorded files are restored into a new or empty "
+            "directory (pass --in-place to run in it as it is)"
         )
+    if in_place or (occupied and in_place is None) or not has_checkpoints(session):
+        where = workspace if workspace is not None else fallback()
+        if in_place:
+            why = "as it is (in place: nothing restored)"
+        elif not has_checkpoints(session):
+            why = "as it is: the session was recorded before checkpoints existed"
+        else:
+            why = (
+                "as it is: not empty, so nothing was restored (name a new or empty "
+                "directory to start from the recorded files)"
+            )
         return StartFiles(Path(where), f"{where}, {why}")
-    dest = workspace if workspace is not None else Path(tempfile.mkdtemp(prefix="workbench-"))
-    done = restore_at(session, position, dest)
+    if workspace is not None:
+        dest = workspace
+    else:
+        dest = scratch() if scratch is not None else Path(tempfile.mkdtemp(prefix="workbench-"))
+    done = restore_at(session, position, dest, force=workspace is None)
     missing = done.state.incomplete
     lacking = ""
     if missing:
