@@ -8,8 +8,8 @@ from typing import Any
 
 from workbench.providers.scripted import Scenario
 from workbench.runtime import RunOptions, Runtime, build_runtime
-from workbench.view.fold import ViewState
 from workbench.scratch import seed
+from workbench.view.fold import ViewState
 
 READ_A = {
     "name": "read-a",
@@ -126,3 +126,18 @@ def write_session(
         recorder.write(event, created + 100.0 * index)
     recorder.close()
     return path
+
+
+# Four turns: an edit, a write, a read, a reply (workspace checkpoints at every turn).
+EDIT_THEN_WRITE = {
+    "name": "edit-then-write",
+    "prompt": "change things",
+    "workspace_files": {"a.txt": "alpha\n"},
+    "turns": [
+        {"tool_calls": [{"name": "edit_file", "arguments": {
+            "path": "a.txt", "old_text": "alpha", "new_text": "beta"}}]},
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "b.txt", "content": "b"}}]},
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "a.txt"}}]},
+        {"text": "Done."},
+    ],
+}

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from tests.sessions.helpers import EDIT_THEN_WRITE as FOUR
 from tests.sessions.helpers import record_run
 from workbench.agent import (
     AgentEndEvent,
@@ -119,18 +120,6 @@ async def test_a_fork_file_carries_the_parents_records_so_it_restores_every_turn
 
 # -- a fork and a re-run start from the recorded files ---------------------------------------
 
-FOUR = {
-    "name": "four",
-    "prompt": "change things",
-    "workspace_files": {"a.txt": "alpha\n"},
-    "turns": [
-        {"tool_calls": [{"name": "edit_file", "arguments": {
-            "path": "a.txt", "old_text": "alpha", "new_text": "beta"}}]},
-        {"tool_calls": [{"name": "write_file", "arguments": {"path": "b.txt", "content": "b"}}]},
-        {"tool_calls": [{"name": "read_file", "arguments": {"path": "a.txt"}}]},
-        {"text": "Done."},
-    ],
-}
 
 
 def files_in(root: Path) -> dict[str, str]:

@@ -4,24 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.sessions.helpers import EDIT_THEN_WRITE as FOUR
 from tests.sessions.helpers import record_run
 from tests.widgets.helpers import wait_for
 from widgets.replay_app import ForkedApp
 from workbench.runtime import build_runtime
 from workbench.session_runs import ForkChoice, ForkRequest, fork_options
 from workbench.sessions import read_session
-
-FOUR = {
-    "name": "four",
-    "prompt": "change things",
-    "workspace_files": {"a.txt": "alpha\n"},
-    "turns": [
-        {"tool_calls": [{"name": "edit_file", "arguments": {
-            "path": "a.txt", "old_text": "alpha", "new_text": "beta"}}]},
-        {"tool_calls": [{"name": "write_file", "arguments": {"path": "b.txt", "content": "b"}}]},
-        {"text": "Done."},
-    ],
-}
 
 
 async def test_the_forked_app_says_where_it_runs(tmp_path: Path) -> None:
