@@ -336,11 +336,8 @@ class ForkedApp(WorkbenchApp):
         super().main_ready()
         parent = Path(self.fork.parent.path).name
         where = self.runtime.session_path.name if self.runtime.session_path else "nowhere"
-        self.notify(
-            f"Forked {parent} after turn {self.fork.parent.turn}; recording to {where}",
-            timeout=6,
-            markup=False,
-        )
+        lines = [f"Forked {parent} after turn {self.fork.parent.turn}; recording to {where}"]
+        self.notify("\n".join(lines + self.fork.notes), timeout=10, markup=False)
         if needs_continue(self.agent.state.messages):
             self.call_after_refresh(self._continue_fork)
 

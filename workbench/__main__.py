@@ -141,6 +141,7 @@ def options_from_args(args: argparse.Namespace, headless: bool, approve: Any) ->
         tool_choice_sticky=bool(args.tool_choice_sticky),
         prices=_config_prices(args),
         simulated_wire=True,
+        checkpoints=getattr(args, "project_checkpoints", None),
     )
 
 
@@ -187,6 +188,7 @@ def apply_project(args: argparse.Namespace, directory: Path) -> None:
         args.system_prompt = project.system_prompt
         args.system_prompt_file = project.resolve(project.system_prompt_file)
     args.project_mcp = project.mcp_servers()
+    args.project_checkpoints = project.checkpoints
 
 
 def system_prompt_of(args: argparse.Namespace) -> str | None:

@@ -79,9 +79,11 @@ def attach(
     listeners = list(agent.bus._listeners)  # noqa: SLF001 - yours, restored on the way out
     recorder = None
     if record:
+        from workbench.checkpointer import attach_checkpoints
         from workbench.sessions.recorder import start_recording
 
         recorder = start_recording(agent, workspace=root, path=Path(session) if session else None)
+        attach_checkpoints(agent, recorder, root)
     gate = PermissionGate.for_workspace(
         root, policy=approve, allow=list(allow), ask=list(ask), deny=list(deny),
         rules_file=Path(rules) if rules else None,

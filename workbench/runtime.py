@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.agent import Agent, AgentTool, Model, StreamFn
 from workbench.agent.config import BeforeToolCall
+from workbench.checkpointer import attach_checkpoints
 from workbench.oversight import Oversight
 from workbench.permissions import PermissionGate, Policy, chain_before
 from workbench.pricing import PriceTable
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from workbench.providers.settings import OpenAISettings
     from workbench.run_limits import TurnLimit
     from workbench.sessions.fork import ForkPoint
+    from workbench.workspace_scan import CheckpointCaps
     from workbench.sessions.header import AgentSetup
 
 ApprovePolicy = Policy
@@ -85,6 +87,9 @@ class RunOptions(Oversight):
     """The session file to record to (default: a new file in the user's data directory)."""
     record: bool = True
     """Append every bus event to the session file (see `workbench.sessions`)."""
+    checkpoints: CheckpointCaps | None = None
+    """The `CheckpointCaps` of the workspace checkpoints the session records (None: the
+    defaults; see `workbench.checkpointer`)."""
     fork: ForkPoint | None = None
     """Start from a recorded session's transcript, cut at one of its turns."""
     simulated_wire: bool = False
@@ -261,6 +266,8 @@ def build_runtime(options: RunOptions) -> Runtime:
         deny=options.deny,
         rules_file=options.rules_file,
     )
+    if options.fork is not None:
+        keep_always_answers(gate, options.fork)
     tools = run_tools(options, workspace, gate)
     hub = mcp_hub(options, workspace)
     if hub is not None and options.stream_fn is None:
@@ -292,6 +299,7 @@ def build_runtime(options: RunOptions) -> Runtime:
             fork=fork,
             setup=lambda: agent_setup(options, hub),
         )
+        attach_checkpoints(agent, recorder, workspace, options.checkpoints)
     stepper = supervise(agent, gate, step=options.step, breakpoints=options.breakpoints)
     if wire_provider is not None:
         wire_provider.publish = agent.publish
@@ -334,6 +342,19 @@ def supervise(
     agent.stream_fn = stepper.wrap_stream_fn(agent.stream_fn)
     stepper.attach(agent)
     return stepper
+
+
+def keep_always_answers(gate: PermissionGate, fork: ForkPoint) -> None:
+    """Give the fork's gate the parent's "always" answers, as the session rules they
+    were (`ForkPoint.always` holds them only for a session this user's workbench
+    signed); one that no longer parses is dropped with a note."""
+    from workbench.permissions.rules import Rule
+
+    for text in fork.always:
+        try:
+            gate.rules.add(Rule.parse(text, "allow", "session"))
+        except ValueError as exc:  # a PatternError
+            fork.notes.append(f"not kept: the answer {text!r} ({exc})")
 
 
 def agent_setup(options: RunOptions, hub: McpHub | None) -> AgentSetup:

@@ -32,6 +32,7 @@ from workbench.providers.recorded import RecordedModel
 from workbench.providers.scripted import Scenario
 from workbench.runtime import RunOptions, build_runtime, pace_of
 from workbench.scratch import scratch_workspace
+from workbench.sessions.checkpoints import StartFiles, start_files
 from workbench.sessions.fork import fork_point
 from workbench.sessions.header import AgentSetup
 from workbench.sessions.history import messages_of
@@ -39,7 +40,13 @@ from workbench.sessions.interventions import INTERVENTION_KINDS, edited_argument
 from workbench.sessions.log import of_kinds
 from workbench.sessions.reader import Session, read_session
 from workbench.sessions.rerun import RecordedRun, RerunReport, compare, recorded_runs
-from workbench.sessions.trust import needs_starting, trusted, trusted_workspace
+from workbench.sessions.trust import (
+    RunKind,
+    check_workspace,
+    needs_starting,
+    trusted,
+    trusted_workspace,
+)
 
 if TYPE_CHECKING:
     from workbench.agent import Agent
@@ -127,21 +134,50 @@ def fork_choices(session: Session, flag_settings: OpenAISettings | None) -> list
     return choices
 
 
+def start_workspace(
+    session: Session, position: int, workspace: Path | None, in_place: bool | None, at: str,
+    kind: RunKind,
+) -> StartFiles:
+    """Where a fork or a re-run starts (see `sessions.checkpoints.start_files`): the
+    recorded files restored into `workspace` (new or empty) or a scratch directory;
+    `workspace` as it is when it is not empty or with `in_place`; for a session from
+    before checkpoints, `workspace` or else a fresh copy of the scenario's files. Never
+    the path the session holds.
+
+    Raises:
+        ValueError: `/` or the home directory, nothing to run in, a directory that is
+            not empty to restore into, or a blob missing from the store.
+    """
+    if workspace is not None:
+        check_workspace(workspace, kind)
+    scratch = _scratch(scenario_of(session))
+    return start_files(
+        session, position, workspace=workspace, in_place=in_place, at=at,
+        fallback=lambda: trusted_workspace(workspace, scratch, session.header.workspace, kind),
+        scratch=scratch,
+    )
+
+
 def fork_options(
     session: Session,
     request: ForkRequest,
     *,
     workspace: Path | None = None,
+    in_place: bool | None = None,
     pace: float | None = None,
     session_path: Path | None = None,
 ) -> RunOptions:
     """The `RunOptions` of a fork: its model, workspace, history and new session file.
 
     Args:
-        workspace: where the fork's tools run, as the user named it. Default: a fresh
-            copy of the recorded scenario's files. The workspace path stored in the
-            session is never used on its own: without a scenario the caller must name
-            the directory. `/` and the home directory are refused.
+        workspace: where the fork's tools run, as the user named it: the files as they
+            were at the fork point are restored into it if it is new or empty.
+            Default: a scratch directory with those files; for a session recorded before
+            checkpoints, a fresh copy of the recorded scenario's files. The workspace
+            path stored in the session is never used on its own: without either the
+            caller must name the directory. `/` and the home directory are refused.
+        in_place: True: run in `workspace` as it is; False: restore into it, refusing
+            one that is not empty; None: restore unless it is not empty.
         pace: scripted streaming speed (None: the app's default).
         session_path: the new session file (None: a new one in the default directory).
 
@@ -149,7 +185,10 @@ def fork_options(
         ValueError: no workspace to run in, or `/` or the home directory.
     """
     scenario = scenario_of(session)
-    workspace = trusted_workspace(workspace, _scratch(scenario), session.header.workspace, "fork")
+    point = fork_point(session, request.turn)
+    at = f"the end of turn {point.parent.turn}" if point.parent.turn else "the start"
+    start = start_workspace(session, point.parent.events, workspace, in_place, at, "fork")
+    point.notes.insert(0, f"workspace: {start.description}")
     setup = session.header.setup
     rebuild: dict[str, Any] = {}
     if setup is not None:
@@ -160,11 +199,12 @@ def fork_options(
             rebuild["mcp_servers"] = recorded_servers(setup)
     return RunOptions(
         scenario=scenario if scenario is not None else "demo",
-        workspace=workspace,
+        workspace=start.workspace,
         pace=pace_of(pace, headless=False),
         provider_settings=request.choice.settings,
         session=session_path,
-        fork=fork_point(session, request.turn),
+        fork=point,
+        breakpoints=list(point.breakpoints),
         simulated_wire=True,
         **rebuild,
     )
@@ -177,6 +217,7 @@ async def rerun(
     session: Session | Path | str,
     *,
     workspace: Path | None = None,
+    in_place: bool | None = None,
     approve: Literal["all", "none", "rules"] = "rules",
     allow: Sequence[str] = (),
     ask: Sequence[str] = (),
@@ -192,10 +233,15 @@ async def rerun(
 
     Args:
         session: a session, or the path of a session file.
-        workspace: where the tools run. Default: a fresh copy of the recorded
-            scenario's files. The workspace path stored in the session is never
-            used on its own (a session file can say anything): without a scenario
-            the caller must name the directory. `/` and the home directory are refused.
+        workspace: where the tools run: the files as they were when the recording
+            started are restored into it if it is new or empty. Default: a scratch
+            directory with those files; for a session recorded before checkpoints, a
+            fresh copy of the recorded scenario's files. The workspace path stored in
+            the session is never used on its own (a session file can say anything):
+            without either the caller must name the directory. `/` and the home
+            directory are refused.
+        in_place: True: run in `workspace` as it is; False: restore into it, refusing
+            one that is not empty; None: restore unless it is not empty.
         approve: how "ask" rules are answered (a re-run has nobody to ask).
         tools: the tools (default: the built-in tools bound to the workspace).
         record_to: also record the re-run as a new session there.
@@ -218,8 +264,9 @@ async def rerun(
             "that ran them, so there is nothing here to re-run them with (replay and export work)"
         )
     scenario = scenario_of(session)
-    workspace = trusted_workspace(workspace, _scratch(scenario), header.workspace)
-    report = RerunReport(workspace=workspace)
+    start = start_workspace(session, 0, workspace, in_place, "the start", "re-run")
+    workspace = start.workspace
+    report = RerunReport(workspace=workspace, workspace_note=start.description)
     model = RecordedModel()
     if tools is not None:  # the caller's tools replace the setup's, servers included
         servers = []

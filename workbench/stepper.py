@@ -111,6 +111,9 @@ class Stepper:
         self._run_to_end = False
         self._pauses: dict[str, Pause] = {}
         self._mode_dirty = False
+        self._announced = not (self._breakpoints or enabled)
+        """The mode it started with is on the bus (published with the first run, so the
+        session records the breakpoints and a fork can keep them)."""
 
     # -- state -------------------------------------------------------------------
 
@@ -331,6 +334,8 @@ class Stepper:
         if isinstance(event, (AgentStartEvent, AgentEndEvent)) and self._run_to_end:
             self._run_to_end = False
             return self._publish_mode()
+        if not self._announced and isinstance(event, AgentStartEvent):
+            return self._publish_mode()
         return None
 
     # -- internals ---------------------------------------------------------------
@@ -378,6 +383,7 @@ class Stepper:
 
     async def _publish_mode(self) -> None:
         self._mode_dirty = False
+        self._announced = True
         await self._emit(
             StepModeEvent(
                 enabled=self._enabled,

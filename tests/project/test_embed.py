@@ -94,6 +94,11 @@ async def test_your_hook_runs_first_and_a_deny_from_either_side_wins(tmp_path: P
     assert [t.source for t in recorded.header.tools] == [note.source]
     assert note.source is not None and note.source.startswith("file ")
     assert any(e.type == "permission_decision" for e in recorded.events)
+    # with the workspace's files, a manifest first
+    from workbench.sessions.checkpoints import read_records
+
+    kinds = [r.type for _, r in read_records(recorded)]
+    assert kinds[0] == "workspace_manifest"
 
 
 async def test_attach_refuses_twice_and_headless_refuses_ask(tmp_path: Path) -> None:

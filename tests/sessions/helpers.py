@@ -128,3 +128,18 @@ def write_session(
         recorder.write(event, created + 100.0 * index)
     recorder.close()
     return path
+
+
+# Four turns: an edit, a write, a read, a reply (workspace checkpoints at every turn).
+EDIT_THEN_WRITE = {
+    "name": "edit-then-write",
+    "prompt": "change things",
+    "workspace_files": {"a.txt": "alpha\n"},
+    "turns": [
+        {"tool_calls": [{"name": "edit_file", "arguments": {
+            "path": "a.txt", "old_text": "alpha", "new_text": "beta"}}]},
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "b.txt", "content": "b"}}]},
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "a.txt"}}]},
+        {"text": "Done."},
+    ],
+}

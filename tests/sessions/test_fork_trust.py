@@ -18,15 +18,19 @@ from workbench.sessions import read_session
 SCRIPTED = ForkChoice("the recorded scenario")
 
 
-def _claiming(path: Path, workspace: Path, *, scenario: bool) -> Path:
+def _claiming(path: Path, workspace: Path, *, scenario: bool, checkpoints: bool = False) -> Path:
     """The session at `path`, rewritten to claim it ran in `workspace` (and, without
-    `scenario`, as a live-model session: no files to copy)."""
+    `scenario`, as a live-model session; without `checkpoints`, as recorded before they
+    existed: no files to copy or restore)."""
     lines = path.read_text().splitlines()
     header = json.loads(lines[0])
     header["workspace"] = str(workspace)
     if not scenario:
         header["scenario_data"] = None
-    out = path.with_name(f"claims-{'scripted' if scenario else 'live'}.jsonl")
+    if not checkpoints:
+        lines = [line for line in lines if '"type":"workspace_' not in line]
+    kind = "scripted" if scenario else "live"
+    out = path.with_name(f"claims-{kind}-{checkpoints}.jsonl")
     out.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
     return out
 
@@ -57,6 +61,14 @@ def test_a_live_fork_needs_the_directory_named(recorded: Path, tmp_path: Path) -
         fork_options(session, ForkRequest(1, SCRIPTED))
     named = fork_options(session, ForkRequest(1, SCRIPTED), workspace=victim)
     assert named.workspace == victim
+    # with checkpoints: a scratch copy of the files at the fork point, nothing to name
+    session = read_session(_claiming(recorded, victim, scenario=False, checkpoints=True))
+    options = fork_options(session, ForkRequest(1, SCRIPTED))
+    assert options.workspace not in (None, victim) and list(victim.iterdir()) == []
+    assert (options.workspace / "a.txt").read_text() == "alpha\n"
+    assert options.fork is not None and options.fork.notes[0].startswith(
+        f"workspace: {options.workspace}: a scratch copy of the files at the end of turn 1"
+    )
 
 
 @pytest.mark.parametrize("where", ["/", "home"])

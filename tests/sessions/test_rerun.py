@@ -130,14 +130,17 @@ async def test_a_recording_cut_mid_batch_reruns_without_false_differences(tmp_pa
 # -- the recorded workspace is never trusted (issue 16) -------------------------------
 
 
-def _live_session(path: Path, workspace: Path) -> Path:
-    """The session at `path`, rewritten as a live-model session that claims `workspace`."""
+def _live_session(path: Path, workspace: Path, *, checkpoints: bool = False) -> Path:
+    """The session at `path`, rewritten as a live-model session that claims `workspace`
+    (and, without `checkpoints`, as recorded before they existed: no files to restore)."""
     import json
 
     lines = path.read_text().splitlines()
     header = json.loads(lines[0])
     header.update(scenario_data=None, workspace=str(workspace))
-    out = path.with_name("live.jsonl")
+    if not checkpoints:
+        lines = [line for line in lines if '"type":"workspace_' not in line]
+    out = path.with_name(f"live-{checkpoints}.jsonl")
     out.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
     return out
 
@@ -167,6 +170,13 @@ async def test_a_recorded_workspace_is_not_used_without_being_named(tmp_path: Pa
     assert list(victim.iterdir()) == []
     report = await rerun(session, approve="all", workspace=victim)  # named: fine
     assert report.workspace == victim and (victim / "b.txt").read_text() == "pwned"
+    # with checkpoints, the recorded files go to a scratch copy: nothing to name
+    (victim / "b.txt").unlink()
+    session = read_session(_live_session(runtime.session_path, victim, checkpoints=True))
+    report = await rerun(session, approve="all")
+    assert report.workspace != victim and list(victim.iterdir()) == []
+    assert (report.workspace / "b.txt").read_text() == "pwned"
+    assert "a scratch copy of the files at the start" in report.workspace_note
 
 
 @pytest.mark.parametrize("where", ["/", "home"])
@@ -194,7 +204,8 @@ def test_the_command_asks_before_using_the_current_directory(
     victim, here = tmp_path / "victim", tmp_path / "here"
     victim.mkdir()
     here.mkdir()
-    path = str(_live_session(anyio.run(record), victim))
+    original = anyio.run(record)
+    path = str(_live_session(original, victim))
     monkeypatch.chdir(here)
     monkeypatch.setattr(sys.stdin, "isatty", lambda: False, raising=False)
     assert main(["rerun", path, "--approve", "all"]) == 2
@@ -207,6 +218,18 @@ def test_the_command_asks_before_using_the_current_directory(
     monkeypatch.setattr("builtins.input", lambda q: "y")
     assert main(["rerun", path, "--approve", "all"]) == 0
     assert (here / "b.txt").read_text() == "pwned" and list(victim.iterdir()) == []
+    # with checkpoints nothing is asked: a scratch copy of the recorded files...
+    (here / "b.txt").unlink()
+    questions.clear()
+    monkeypatch.setattr("builtins.input", lambda q: questions.append(q) or "y")
+    recorded = _live_session(original, victim, checkpoints=True)
+    assert main(["rerun", str(recorded), "--approve", "all"]) == 0
+    out = capsys.readouterr().out
+    assert "workspace: " in out and "a scratch copy of the files at the start" in out
+    assert questions == [] and list(here.iterdir()) == [] and list(victim.iterdir()) == []
+    # ...unless asked to run in place, which asks first
+    assert main(["rerun", str(recorded), "--approve", "all", "--in-place"]) == 0
+    assert len(questions) == 1 and (here / "b.txt").read_text() == "pwned"
 
 
 async def test_rerun_takes_a_session_file_path(tmp_path: Path) -> None:

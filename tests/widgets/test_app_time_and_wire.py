@@ -188,9 +188,11 @@ async def test_the_state_the_app_reads_always_has_every_event_folded_in(make_tes
     """Events wait in a short queue for the fold; reading `view_state` folds what waits,
     so an action never acts on a state behind the bus."""
     from workbench.agent.events import AgentStartEvent, TurnStartEvent
+    from workbench.workspace_scan import CheckpointCaps
 
     stats = ScreenStats()
-    app = make_test_app(approve="all", stats=stats)
+    # no checkpoints: their listener awaits a scan at agent_start, which lets a refresh in
+    app = make_test_app(approve="all", stats=stats, checkpoints=CheckpointCaps(enabled=False))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         before = app.view_state.event_count

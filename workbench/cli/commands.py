@@ -20,7 +20,7 @@ from workbench.sessions.trust import RunKind
 if TYPE_CHECKING:
     from workbench.sessions.reader import Session
 
-SUBCOMMANDS = ("replay", "rerun", "export", "sessions", "diff")
+SUBCOMMANDS = ("replay", "rerun", "export", "sessions", "diff", "restore")
 EXIT_SAME = 0
 EXIT_DIFFERS = 1
 EXIT_USAGE = 2
@@ -72,7 +72,7 @@ def ask_for_cwd(session: Session, command: str, kind: RunKind = "re-run") -> Pat
 
 
 def subcommand_main(command: str, argv: list[str]) -> int:
-    """Run `workbench replay | rerun | export | sessions | diff ...`."""
+    """Run `workbench replay | rerun | export | sessions | diff | restore ...`."""
     if command == "replay":
         from workbench.cli.replay import replay_main
 
@@ -93,4 +93,8 @@ def subcommand_main(command: str, argv: list[str]) -> int:
         from workbench.cli.diff import diff_main
 
         return diff_main(argv)
+    if command == "restore":
+        from workbench.cli.restore import restore_main
+
+        return restore_main(argv)
     raise ValueError(f"unknown subcommand {command!r}")

@@ -14,6 +14,7 @@ from workbench.cli.headless import recording_exit_code, say_recording_problem
 from workbench.providers.settings import add_provider_arguments, settings_from_args
 from workbench.runtime import build_runtime
 from workbench.sanitize import literal
+from workbench.sessions.checkpoints import has_checkpoints
 from workbench.session_runs import ForkRequest, fork_choices, fork_options, scenario_of
 from workbench.sessions.history import first_prompt
 from workbench.sessions.scrub import ScrubFold
@@ -37,9 +38,17 @@ def replay_parser() -> argparse.ArgumentParser:
         "--workspace",
         type=Path,
         metavar="DIR",
-        help="where the fork's tools run (default: a fresh copy of the recorded "
-        "scenario's files; without a scenario you are asked whether to use the current "
-        "directory; the path stored in the session is never used)",
+        help="where the fork's tools run: the files as they were at the fork point are "
+        "restored into it if it is new or empty; one with files is used as it is (default: "
+        "a scratch directory with those files; for a session recorded before checkpoints, a "
+        "fresh copy of the recorded scenario's files, or the current directory if you "
+        "agree; the path stored in the session is never used)",
+    )
+    fork.add_argument(
+        "--in-place",
+        action="store_true",
+        help="run the fork in --workspace DIR (or the current directory, if you agree) as "
+        "it is, without restoring the files",
     )
     fork.add_argument("--session", type=Path, metavar="FILE", help="the fork's session file")
     fork.add_argument(
@@ -77,13 +86,19 @@ def replay_main(argv: list[str]) -> int:
     ).run()
     if not isinstance(request, ForkRequest):
         return 0
-    if args.workspace is None and scenario_of(session) is None:
+    restores = has_checkpoints(session) and not args.in_place
+    if args.workspace is None and not restores and (args.in_place or scenario_of(session) is None):
         args.workspace = ask_for_cwd(session, "replay", "fork")
         if args.workspace is None:
             return EXIT_USAGE
     try:
         options = fork_options(
-            session, request, workspace=args.workspace, pace=args.pace, session_path=args.session
+            session,
+            request,
+            workspace=args.workspace,
+            in_place=True if args.in_place else None,
+            pace=args.pace,
+            session_path=args.session,
         )
         runtime = build_runtime(options)
     except (OSError, ValueError) as exc:
@@ -96,6 +111,7 @@ def replay_main(argv: list[str]) -> int:
     recorder = runtime.recorder
     for problem in recorder.problems if recorder else ():
         say_recording_problem(problem)
+    print(f"workbench: the fork's {literal(fork.notes[0])}", file=sys.stderr)
     if recorder is not None and recorder.error is None and recorder.path.exists():
         print(f"workbench: forked session recorded to {recorder.path}", file=sys.stderr)
     return recording_exit_code(runtime, code)

@@ -37,9 +37,17 @@ def rerun_parser() -> argparse.ArgumentParser:
         "--workspace",
         type=Path,
         metavar="DIR",
-        help="where the tools run (default: a fresh copy of the recorded "
-        "scenario's files; without a scenario you are asked whether to use the current "
-        "directory; the path stored in the session is never used)",
+        help="where the tools run: the recorded files (as they were when the recording "
+        "started) are restored into it if it is new or empty; one with files is used as it "
+        "is (default: a scratch directory with the recorded files; for a session recorded "
+        "before checkpoints, a fresh copy of the recorded scenario's files, or the current "
+        "directory if you agree; the path stored in the session is never used)",
+    )
+    parser.add_argument(
+        "--in-place",
+        action="store_true",
+        help="run in --workspace DIR (or the current directory, if you agree) as it is, "
+        "without restoring the recorded files",
     )
     parser.add_argument(
         "--approve",
@@ -143,14 +151,19 @@ def rerun_setup(session: Session, args: argparse.Namespace) -> tuple[Any, Any, l
 
 
 def rerun_main(argv: list[str]) -> int:
+    from workbench.sessions.checkpoints import has_checkpoints
+
     args = rerun_parser().parse_args(argv)
-    if args.workspace is not None and not args.workspace.is_dir():
-        print(f"workbench rerun: --workspace {args.workspace} is not a directory", file=sys.stderr)
-        return EXIT_USAGE
     session = load(args.file, "rerun")
     if session is None:
         return EXIT_USAGE
-    if args.workspace is None and scenario_of(session) is None:
+    restores = has_checkpoints(session) and not args.in_place
+    if args.workspace is not None and not args.workspace.is_dir() and not (
+        restores and not args.workspace.exists()
+    ):
+        print(f"workbench rerun: --workspace {args.workspace} is not a directory", file=sys.stderr)
+        return EXIT_USAGE
+    if args.workspace is None and not restores and (args.in_place or scenario_of(session) is None):
         args.workspace = ask_for_cwd(session, "rerun")
         if args.workspace is None:
             return EXIT_USAGE
@@ -159,6 +172,7 @@ def rerun_main(argv: list[str]) -> int:
         return await rerun(
             session,
             workspace=args.workspace,
+            in_place=True if args.in_place else None,
             approve=args.approve,
             allow=args.allow,
             ask=args.ask,
@@ -189,6 +203,8 @@ def report_lines(
     lines = [
         f"rerun of {literal(str(path))} in {literal(str(report.workspace))} (approve: {approve})"
     ]
+    if report.workspace_note:
+        lines.append(f"  workspace: {literal(report.workspace_note)}")
     lines += [f"  ! {literal(w)}" for w in report.warnings]
     for call in report.calls:
         if quiet and call.status in ("same", "skipped"):

@@ -14,6 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from workbench.workspace_scan import CheckpointCaps
+
 FILE_NAME = "workbench.toml"
 
 
@@ -108,6 +110,9 @@ class ProjectConfig(BaseModel):
     `mcpServers` JSON file (or a list of them) as Claude Desktop, Cursor or VS Code keep."""
     sessions: SessionsConfig | None = None
     """`[sessions] prune = {...}`: the recorded sessions pruned at each run's start."""
+    checkpoints: CheckpointCaps | None = None
+    """`[checkpoints]`: the bounds of the workspace files each session records
+    (`enabled`, `max_file_bytes`, `max_total_bytes`, `max_files`)."""
     path: Path | None = Field(default=None, exclude=True)
     """The file it was read from."""
 
@@ -211,6 +216,14 @@ system_prompt = "You are a careful assistant. Use the tools to answer."
 
 # Stop each run after this many model turns.
 max_turns = 10
+
+# The workspace files each session records, so `workbench restore` and forks can
+# go back to any turn (a file or a scan past a cap is left out and listed).
+# [checkpoints]
+# max_file_bytes = 8388608     # 8 MB
+# max_total_bytes = 268435456  # 256 MB read by one scan
+# max_files = 20000
+# enabled = true
 
 # MCP servers (their tools join yours as SERVER__TOOL).
 # [mcp.servers.memory]

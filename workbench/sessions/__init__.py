@@ -7,7 +7,11 @@ export later.
 - `fork`: a recorded transcript cut at a turn, to continue live;
 - `rerun`: a recording's runs, and its results compared with a re-run's;
 - `trust`: what a session file may not decide (where tools run, what code starts);
-- `export`: a Markdown transcript or the normalized messages as JSON.
+- `export`: a Markdown transcript or the normalized messages as JSON;
+- `workspace_records`, `blobs`, `checkpoints`: the workspace's files as a session
+  records them (records between the events, contents in a blob store beside the
+  files), and restoring them as they were at any turn (`restore_workspace`). They
+  are recorded by `workbench.checkpointer`.
 
 This package imports nothing above it (not the runtime, the command line, the app or
 the providers; `tests/workbench/test_import_rules.py`). Running a fork or a re-run is

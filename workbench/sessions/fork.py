@@ -30,16 +30,65 @@ class ForkPoint:
     messages: list[Any] = field(default_factory=list)
     """The transcript up to the cut: the forked agent's starting messages."""
     system_prompt: str = ""
+    records: list[tuple[int, Any]] = field(default_factory=list)
+    """The parent's workspace records up to the cut (copied too, so the new file can
+    restore every turn it holds; see `sessions.checkpoints`)."""
+    always: list[str] = field(default_factory=list)
+    """The "always allow" rules people chose in the parent's dialogs up to the cut,
+    kept by the fork's gate (only for a session your own workbench recorded)."""
+    breakpoints: list[str] = field(default_factory=list)
+    """The breakpoints set when the cut was made."""
+    notes: list[str] = field(default_factory=list)
+    """What the fork keeps and what it does not, one sentence each, for the screen."""
 
 
 def fork_point(session: Session, turn: int) -> ForkPoint:
     """Cut `session` after `turn` (or the last turn before it that ended)."""
+    from workbench.sessions.checkpoints import read_records
+
     cut, kept = fork_cut(session.events, turn)
     events = session.events[:cut]
-    return ForkPoint(
+    point = ForkPoint(
         parent=ParentInfo(path=str(session.path.resolve()), turn=kept, events=cut),
         events=list(events),
         stamps=list(session.stamps[:cut]),
         messages=messages_of(events),
         system_prompt=session.header.system_prompt,
+        records=[(at, r) for at, r in read_records(session) if at <= cut],
     )
+    carry_answers(point, session, events)
+    return point
+
+
+def carry_answers(point: ForkPoint, session: Session, events: list[Any]) -> None:
+    """Keep the parent's "always" answers and breakpoints (up to the cut) in `point`.
+
+    An "always" answer becomes an allow rule of the fork's gate, so it is kept only
+    when the session carries this user's signature: a session file someone else
+    wrote could otherwise hand the fork any rule it likes."""
+    from workbench.sessions.trust import trusted
+
+    always: list[str] = []
+    for event in events:
+        if event.type == "step_mode":
+            point.breakpoints = list(event.breakpoints)
+        elif (
+            event.type == "permission_decision"
+            and event.decision == "allow"
+            and event.decided_by == "user"
+            and event.scope != "once"
+            and event.rule
+            and event.rule not in always
+        ):
+            always.append(event.rule)
+    if always and trusted(session.header.setup):
+        point.always = always
+        point.notes.append(f"kept the parent's \"always\" answers: {', '.join(always)}")
+    elif always:
+        point.notes.append(
+            f"not kept: the parent's \"always\" answers ({', '.join(always)}): the session "
+            "was not recorded by your workbench"
+        )
+    if point.breakpoints:
+        point.notes.append(f"kept the parent's breakpoints: {', '.join(point.breakpoints)}")
+

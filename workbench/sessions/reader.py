@@ -31,6 +31,7 @@ from workbench.sessions.codec import UNRECORDABLE
 from workbench.sessions.header import FORMAT, FORMAT_VERSION, SessionHeader
 from workbench.sessions.history import is_error
 from workbench.sessions.log import CHUNK, DELTA_LINE, EventLog, FoldBatcher
+from workbench.sessions.workspace_records import MARKERS, parse_record_line
 
 
 class SessionError(ValueError):
@@ -49,6 +50,9 @@ class Session:
     warnings: list[str] = field(default_factory=list)
     torn: bool = False
     """The last line was incomplete and was skipped."""
+    records: list[tuple[int, int]] = field(default_factory=list)
+    """The workspace checkpoint records (`sessions.workspace_records`), kept apart from
+    the events: (position: how many events came before it, where its line starts)."""
 
     @property
     def stamps(self) -> Sequence[float]:
@@ -137,6 +141,11 @@ def _index(
                 continue
             raw = lines[i]
             last = not following and i == len(lines) - 1
+            is_record = any(marker in raw for marker in MARKERS)
+            if is_record and _is_record(session, raw, number + i + 1):
+                session.records.append((len(log.offsets) + i - len(skipped), starts[i]))
+                skipped.append(i)
+                continue
             event = _decode(session, batcher, raw, number + i + 1, last) if raw.strip() else None
             if event is None:
                 skipped.append(i)
@@ -160,6 +169,22 @@ def _index(
         chunk = following
     if tail is not None and on_batch is not None:  # replay opens at the end, showing it
         log.remember(len(log) - 1, tail)
+
+
+def _is_record(session: Session, raw: bytes, number: int) -> bool:
+    """Whether the line is a workspace checkpoint record (a bad one is reported and
+    counts as one: it is skipped)."""
+    try:
+        line = loads(raw, LINE_DEPTH)
+    except ValueError:  # torn or corrupt: reported as any other line is
+        return False
+    try:
+        return isinstance(line, dict) and parse_record_line(line) is not None
+    except ValidationError as exc:
+        session.warnings.append(
+            f"{session.path.name}:{number}: a bad workspace record ({_short(exc)}); skipped it"
+        )
+        return True
 
 
 def _decode(session: Session, batcher: FoldBatcher, raw: bytes, number: int, last: bool) -> Any:

@@ -47,6 +47,8 @@ class Recorder:
             and quitting without a run leaves no empty session behind.
         prelude: events (with their times) written right after the header: a fork's
             history copied from its parent.
+        prelude_records: the parent's workspace records among them, each with the
+            number of prelude events it follows.
 
     Raises:
         FileExistsError: `path` exists (a session is never appended to or overwritten).
@@ -60,12 +62,16 @@ class Recorder:
         fsync: bool = False,
         lazy: bool = False,
         prelude: Iterable[tuple[Any, float]] = (),
+        prelude_records: Iterable[tuple[int, Any]] = (),
     ) -> None:
         self.path = Path(path)
         self._header = header
         self.fsync = fsync
         self._prelude = list(prelude)
+        self._prelude_records = list(prelude_records)
         self.events_written = 0
+        self.records_written = 0
+        """Workspace checkpoint records (`write_record`): lines that are not bus events."""
         self.bytes_written = 0
         self.error: str | None = None
         """Why recording stopped, if a write failed."""
@@ -127,6 +133,22 @@ class Recorder:
             self.close()
             self._problem(f"recording to {self.path} stopped: {self.error}")
 
+    def write_record(self, record: Any) -> None:
+        """Append a workspace checkpoint record (see `workbench.checkpointer`): a line of
+        its own, between the events, that the reader keeps apart from them."""
+        if self._closed or self.error is not None or self._fd is None:
+            return
+        try:
+            self._write(encode(self._seq(), time.time() * 1000.0, record))
+            self.records_written += 1
+        except Exception as exc:  # noqa: BLE001 - recording must never break a run
+            self.error = _describe(exc)
+            self.close()
+            self._problem(f"recording to {self.path} stopped: {self.error}")
+
+    def _seq(self) -> int:
+        return self.events_written + self.records_written + 1
+
     def _problem(self, text: str) -> None:
         self.problems.append(text)
         if self.on_problem is None:
@@ -135,7 +157,7 @@ class Recorder:
             self.on_problem(text)
 
     def _write_event(self, event: Any, ts: float, fields: Any = None, exclude: Any = None) -> None:
-        seq = self.events_written + 1
+        seq = self._seq()
         try:
             line = encode(seq, ts, event, fields, exclude)
             recorded: bytes | None = line
@@ -175,9 +197,14 @@ class Recorder:
         self._fd = os.open(self.path, flags, 0o600)
         self._write(dumps_header(self.header))
         prelude, self._prelude = self._prelude, []
-        for event, ts in prelude:
+        records, self._prelude_records = sorted(self._prelude_records, key=lambda r: r[0]), []
+        for index, (event, ts) in enumerate(prelude):
+            while records and records[0][0] <= index:
+                self.write_record(records.pop(0)[1])
             for line in self._compactor.lines(event, ts):
                 self._write_event(*line)
+        for _, record in records:
+            self.write_record(record)
 
     def _write(self, data: bytes) -> None:
         assert self._fd is not None
@@ -230,7 +257,8 @@ def start_recording(
         label += "-fork"
     prelude = list(zip(fork.events, fork.stamps, strict=True)) if fork is not None else []
     recorder = Recorder(
-        path or default_session_path(label), header, fsync=fsync, lazy=True, prelude=prelude
+        path or default_session_path(label), header, fsync=fsync, lazy=True, prelude=prelude,
+        prelude_records=fork.records if fork is not None else (),
     )
     agent.subscribe(recorder)
     return recorder

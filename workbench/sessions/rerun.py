@@ -91,6 +91,8 @@ class RerunReport:
     calls: list[CallOutcome] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     workspace: Path | None = None
+    workspace_note: str = ""
+    """Which files the re-run started from: restored from the recording, or as they were."""
 
     @property
     def differs(self) -> bool:
