@@ -7,8 +7,8 @@ events.
 
 One widget draws it all line by line (Textual's Line API), as the timeline does:
 showing another call renders its sections into lines and repaints the inspector,
-with no layout of the screen (a layout, and the full repaint after it, cost 30 to
-70 ms twice over when the inspector was a tree of widgets).
+with no layout of the screen (a layout, and the full repaint after it, would cost
+many times the drawing).
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ from typing import Any
 
 from workbench.providers.scripted import Scenario
 from workbench.runtime import RunOptions, Runtime, build_runtime
-from workbench.view.fold import ViewState
 from workbench.scratch import seed
+from workbench.view.fold import ViewState
 
 READ_A = {
     "name": "read-a",

@@ -8,10 +8,11 @@ bytes for a reply of n deltas. The fold never reads those (it builds streamed te
 from the deltas, see `workbench.view.fold`), so they are left out: a
 `message_update` line keeps only the stream event's type, index and delta. The one
 thing the fold does read from the partial message is the id and name of a tool
-call when it starts, so a `toolcall_start` line carries that block as `block`.
-`Decoder` rebuilds the partial message from the deltas, one shared object per
-reply exactly as the live stream shares one, so every event read back is a whole,
-valid event again. (A `message_update` has no other optional fields, so its
+call when it starts, so a `toolcall_start` line carries that call as it started
+(its id and name, no arguments yet) as `block`. `Decoder` rebuilds the partial
+message from the events by `apply_stream_event` (the rules the provider built it
+by), one shared object per reply exactly as the live stream shares one, so every
+event read back is a whole, valid event again. (A `message_update` has no other optional fields, so its
 None fields are left out too: the defaults read back the same.)
 """
 
