@@ -14,12 +14,10 @@ from workbench.agent.stream_apply import (
     STARTS,
     apply_delta,
     apply_stream_event,
-    started_call,
+    tool_call_at,
 )
 from workbench.agent.types import (
     AssistantMessage,
-    TextContent,
-    ThinkingContent,
     ToolCall,
     ToolResultMessage,
     UserMessage,
@@ -97,7 +95,7 @@ def message_update(state: ViewState, e: Any) -> None:
         return
     started = None
     if kind == "toolcall_start":
-        started = started_call(ame.partial, index) or started_call(e.message, index)
+        started = tool_call_at(ame.partial, index) or tool_call_at(e.message, index)
     apply_stream_event(message, ame, started)
     blocks = item.blocks
     while len(blocks) <= index:
@@ -116,15 +114,15 @@ def deltas(state: ViewState, kind: str, index: int | None, text: str, count: int
     if item is None or message is None or index is None:
         return
     block = apply_delta(message, kind, index, text)
-    if isinstance(block, ToolCall):
+    if block is None:
+        pass
+    elif kind == "toolcall_delta":
         record = state.calls.get(item.blocks[index].tool_call_id or "")
         if record is not None:
-            record.raw = block.raw_arguments
+            record.raw = block.raw_arguments  # type: ignore[union-attr]
             record.rev += count
-    elif isinstance(block, TextContent):
-        item.blocks[index].text = block.text
-    elif isinstance(block, ThinkingContent):
-        item.blocks[index].text = block.thinking
+    else:  # the item's block shows the message's
+        item.blocks[index].text = block.text if kind == "text_delta" else block.thinking  # type: ignore[union-attr]
     item.rev += count
 
 
