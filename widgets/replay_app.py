@@ -13,7 +13,7 @@ at once: keys pressed while a drawing is laid out end in one more drawing.
 
 Fork (key f) leaves the replay and opens the live app on the transcript up to the
 end of the current turn, with the recorded scenario or another model, recording
-into a new session file that names its parent (`workbench.sessions.fork`).
+into a new session file that names its parent (`workbench.session_runs.fork_options`).
 """
 
 from __future__ import annotations
@@ -40,13 +40,8 @@ from widgets.terminal_safety import SafeTextApp
 from widgets.timeline import Timeline
 from widgets.tool_inspector import ToolInspector
 from workbench.sanitize import literal
-from workbench.sessions.fork import (
-    ForkChoice,
-    ForkPoint,
-    ForkRequest,
-    fork_choices,
-    fork_options,
-)
+from workbench.session_runs import ForkChoice, ForkRequest, fork_choices, fork_options, scenario_of
+from workbench.sessions.fork import ForkPoint
 from workbench.sessions.history import MarkKind, Marks, first_prompt, fork_cut, needs_continue
 from workbench.sessions.reader import Session
 from workbench.sessions.scrub import ScrubFold
@@ -343,10 +338,11 @@ class ForkedApp(WorkbenchApp):
 
 def replay_main(argv: list[str]) -> int:
     """`workbench replay FILE [--at N] [fork options]`."""
+    from workbench.cli.commands import EXIT_USAGE, ask_for_cwd, load
     from workbench.cli.headless import recording_exit_code, say_recording_problem
+    from workbench.cli.replay import replay_parser
     from workbench.providers.settings import settings_from_args
     from workbench.runtime import build_runtime
-    from workbench.sessions.cli import EXIT_USAGE, load, replay_parser
 
     args = replay_parser().parse_args(argv)
     scrub = ScrubFold()
@@ -368,15 +364,20 @@ def replay_main(argv: list[str]) -> int:
     ).run()
     if not isinstance(request, ForkRequest):
         return 0
-    options = fork_options(
-        session, request, workspace=args.workspace, pace=args.pace, session_path=args.session
-    )
+    if args.workspace is None and scenario_of(session) is None:
+        args.workspace = ask_for_cwd(session, "replay", "fork")
+        if args.workspace is None:
+            return EXIT_USAGE
     try:
+        options = fork_options(
+            session, request, workspace=args.workspace, pace=args.pace, session_path=args.session
+        )
         runtime = build_runtime(options)
     except (OSError, ValueError) as exc:
         print(f"workbench replay: cannot fork: {literal(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
-    fork: ForkPoint = options.fork
+    fork = options.fork
+    assert fork is not None
     prefill = "" if fork.events else first_prompt(session.events)
     code = ForkedApp(runtime, fork, prefill=prefill).run() or 0
     recorder = runtime.recorder

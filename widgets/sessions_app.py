@@ -24,9 +24,9 @@ from textual.containers import Horizontal
 from textual.widgets import Checkbox, DataTable, Footer, Input, Static
 
 from widgets.terminal_safety import SafeTextApp
+from workbench.cli.sessions import since, when
 from workbench.sanitize import literal, one_line
 from workbench.sessions.library import Filters, Library
-from workbench.sessions.library_cli import since, when
 
 SHOWN = 1000
 """Rows the table holds (the newest, or the best matches)."""

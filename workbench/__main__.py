@@ -15,11 +15,11 @@ from typing import Any
 
 import anyio
 
-from workbench.cli.args import build_parser, pace_of, parse
+from workbench.cli.args import build_parser, parse
+from workbench.cli.commands import SUBCOMMANDS, subcommand_main
 from workbench.providers.settings import settings_from_args
-from workbench.runtime import RunOptions, Runtime, build_runtime
+from workbench.runtime import RunOptions, Runtime, build_runtime, pace_of
 from workbench.sanitize import literal
-from workbench.sessions.cli import SUBCOMMANDS, subcommand_main
 
 PROJECT_COMMANDS = ("init", "run")
 

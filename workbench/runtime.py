@@ -9,16 +9,24 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from workbench.agent import Agent, AgentTool, Model, StreamFn
 from workbench.permissions import PermissionGate, chain_before
 from workbench.pricing import PriceTable
 from workbench.providers.scripted import Scenario, ScriptedProvider
 from workbench.redact import redactor_for
-from workbench.sessions.recorder import start_recording
+from workbench.sessions.recorder import Recorder, start_recording
 from workbench.stepper import Stepper
 from workbench.scratch import scratch_workspace
+
+if TYPE_CHECKING:
+    from workbench.mcp import McpHub
+    from workbench.mcp.config import McpServerConfig
+    from workbench.providers.settings import OpenAISettings
+    from workbench.run_limits import TurnLimit
+    from workbench.sessions.fork import ForkPoint
+    from workbench.sessions.header import AgentSetup
 
 ApprovePolicy = Literal["ask", "all", "none", "rules"]
 
@@ -33,8 +41,14 @@ class RunOptions:
     """Where tools run; None makes a scratch workspace seeded with the scenario's files."""
     pace: float = math.inf
     """Scripted streaming speed in characters per second (inf: instant)."""
-    provider_settings: Any = None
+    provider_settings: OpenAISettings | None = None
     """OpenAI-compatible settings; None runs the scripted model."""
+    stream_fn: StreamFn | None = None
+    """A model side of your own (with `model`), instead of the scenario or the provider:
+    a re-run's `workbench.providers.recorded.RecordedModel`. It gets no wire events and
+    answers no MCP server's sampling request."""
+    model: Model | None = None
+    """The model `stream_fn` stands for (what the transcript and session header name)."""
     tools: list[AgentTool] | None = None
     """Tools to offer; None means the built-in tools (see `builtin_tools`) bound to the
     workspace, plus the tools of `tool_specs`."""
@@ -69,7 +83,7 @@ class RunOptions:
     """MCP servers to start over stdio: command lines, as `--mcp` takes them."""
     mcp_urls: list[str] = field(default_factory=list)
     """MCP servers to connect to over streamable HTTP (`--mcp-url`)."""
-    mcp_servers: list[Any] = field(default_factory=list)
+    mcp_servers: list[McpServerConfig] = field(default_factory=list)
     """More MCP servers as `workbench.mcp.McpServerConfig`s (the config file's)."""
     mcp_log_level: str | None = None
     """The log level asked of MCP servers that log (`--mcp-log-level`)."""
@@ -77,8 +91,8 @@ class RunOptions:
     """The session file to record to (default: a new file in the user's data directory)."""
     record: bool = True
     """Append every bus event to the session file (see `workbench.sessions`)."""
-    fork: Any = None
-    """A `workbench.sessions.ForkPoint`: start from a recorded session's transcript."""
+    fork: ForkPoint | None = None
+    """Start from a recorded session's transcript, cut at one of its turns."""
     simulated_wire: bool = False
     """The scripted model publishes the requests a real server would get (marked simulated).
     The command line turns it on. Off by default: each simulated request carries the whole
@@ -97,21 +111,20 @@ class Runtime:
     prompt: str
     """The scenario's own first message ("" for a live model)."""
     model: Model
-    gate: Any = None
-    """The PermissionGate behind before_tool_call (None: every call is allowed)."""
-    stepper: Any = None
-    """The Stepper (None: no pausing)."""
-    extras: dict[str, Any] = field(default_factory=dict)
+    gate: PermissionGate | None = None
+    """The gate behind before_tool_call (None: every call is allowed)."""
+    stepper: Stepper | None = None
+    """The stepper (None: no pausing)."""
     slow_after: float = 10.0
     """Seconds after which a running call's elapsed time shows as a warning."""
-    mcp: Any = None
-    """The `workbench.mcp.McpHub` of the run's MCP servers (None: none). Nothing is
-    started here: `async with runtime.mcp.attach(runtime.agent)` starts them and
-    gives their tools to the agent (the app does it on mount, headless before the prompt)."""
-    recorder: Any = None
-    """The session Recorder on the bus (None when not recording)."""
-    turn_limit: Any = None
-    """The `workbench.run_limits.TurnLimit` of `--max-turns` (None: no limit)."""
+    mcp: McpHub | None = None
+    """The hub of the run's MCP servers (None: none). Nothing is started here:
+    `async with runtime.mcp.attach(runtime.agent)` starts them and gives their tools
+    to the agent (the app does it on mount, headless before the prompt)."""
+    recorder: Recorder | None = None
+    """The session recorder on the bus (None when not recording)."""
+    turn_limit: TurnLimit | None = None
+    """The limit of `--max-turns` (None: no limit)."""
     options: RunOptions | None = None
     """What the runtime was built from (`fresh()` builds the next run from it)."""
 
@@ -137,6 +150,14 @@ class Runtime:
             self.recorder.close()
         scenario = self.scenario if self.scenario is not None else self.options.scenario
         return build_runtime(replace(self.options, scenario=scenario, session=None, fork=None))
+
+
+def pace_of(value: float | None, headless: bool) -> float:
+    """Scripted streaming speed from `--pace` (None: instant headless, 400 cps in the app;
+    0 or less: instant)."""
+    if value is None:
+        return math.inf if headless else 400.0
+    return math.inf if value <= 0 else value
 
 
 def builtin_tool_list(
@@ -186,7 +207,7 @@ def run_tools(
     return tools
 
 
-def mcp_hub(options: RunOptions, workspace: Path | None = None) -> Any:
+def mcp_hub(options: RunOptions, workspace: Path | None = None) -> McpHub | None:
     """An `McpHub` for the options' MCP servers, not started (None when there are none);
     `workspace` is offered to them as their root.
 
@@ -213,7 +234,12 @@ def build_runtime(options: RunOptions) -> Runtime:
     wire_provider: Any = None
     """The provider that publishes wire events (set its `publish` once the agent exists)."""
     openai_provider: Any = None
-    if options.provider_settings is None:
+    if options.stream_fn is not None:
+        if options.model is None:
+            raise ValueError("RunOptions.stream_fn needs the model it stands for (model=)")
+        scenario = options.scenario if isinstance(options.scenario, Scenario) else None
+        stream_fn, model = options.stream_fn, options.model
+    elif options.provider_settings is None:
         scenario = (
             options.scenario
             if isinstance(options.scenario, Scenario)
@@ -243,8 +269,8 @@ def build_runtime(options: RunOptions) -> Runtime:
     )
     tools = run_tools(options, workspace, gate)
     hub = mcp_hub(options, workspace)
-    if hub is not None:  # a server's sampling requests go to the same model, unwrapped
-        hub.use_model(stream_fn, model)
+    if hub is not None and options.stream_fn is None:
+        hub.use_model(stream_fn, model)  # a server's sampling requests: the same model, unwrapped
     fork = options.fork
     if options.system_prompt is not None:
         system_prompt = options.system_prompt
@@ -285,7 +311,7 @@ def build_runtime(options: RunOptions) -> Runtime:
     )
 
 
-def agent_setup(options: RunOptions, hub: Any) -> Any:
+def agent_setup(options: RunOptions, hub: McpHub | None) -> AgentSetup:
     """What the session header records to build this agent again (see `AgentSetup`)."""
     from workbench.sessions.header import AgentSetup, RecordedServer
 
@@ -320,7 +346,7 @@ def without_password(url: str | None) -> str | None:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
-def limit_turns(agent: Agent, max_turns: int | None) -> Any:
+def limit_turns(agent: Agent, max_turns: int | None) -> TurnLimit | None:
     """Put a `TurnLimit` on `agent` (after its own `should_stop_after_turn`), or None."""
     if max_turns is None:
         return None

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from workbench.__main__ import main
-from workbench.sessions.fork import ForkChoice, ForkRequest, fork_options
+from workbench.session_runs import ForkChoice, ForkRequest, fork_options
 from workbench.sessions.reader import read_session
 
 TOOLBOX = Path(__file__).resolve().parents[1] / "mcp" / "servers" / "toolbox.py"

@@ -142,7 +142,7 @@ async def test_a_first_request_with_history_starts_after_it(chat_server, tmp_pat
 
 async def test_a_proxy_session_exports_and_refuses_a_rerun(chat_server, tmp_path):
     from tests.proxy.helpers import text_reply, tool_reply
-    from workbench.sessions.cli import subcommand_main
+    from workbench.cli.commands import subcommand_main
 
     chat_server.script(tool_reply("call_x1", "a.txt"), text_reply("alpha."))
     async with running_proxy(chat_server, tmp_path) as proxy:

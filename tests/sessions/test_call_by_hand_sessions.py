@@ -8,10 +8,10 @@ from pathlib import Path
 
 from tests.sessions.helpers import READ_A, record_run
 
+from workbench.session_runs import rerun
 from workbench.sessions import read_session
 from workbench.sessions.export import export
 from workbench.sessions.history import messages_of
-from workbench.sessions.rerun import rerun
 from workbench.view.fold import fold
 
 

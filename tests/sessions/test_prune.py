@@ -109,8 +109,8 @@ def test_prune_needs_a_rule_and_good_values(
 
 
 def test_sizes_and_ages_read_as_people_write_them() -> None:
-    from workbench.sessions.library_cli import age
-    from workbench.sessions.prune import size
+    from workbench.cli.prune import size
+    from workbench.cli.sessions import age
 
     assert [size(t) for t in ("2GB", "500MB", "10k", "1GiB", "123")] == [
         2 * 10**9, 500 * 10**6, 10_000, 2**30, 123]

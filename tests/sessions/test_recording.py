@@ -237,7 +237,7 @@ def test_a_bad_line_in_the_middle_is_an_error_and_an_unknown_event_type_a_warnin
 
 def test_the_sessions_package_loads_no_ui() -> None:
     probe = (
-        "import workbench.sessions, workbench.sessions.cli, workbench.sessions.rerun, "
+        "import workbench.sessions, workbench.cli.commands, workbench.session_runs, "
         "workbench.sessions.export, sys; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich')))"
     )

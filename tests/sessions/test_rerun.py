@@ -8,8 +8,9 @@ import pytest
 from tests.sessions.helpers import READ_A, record_run
 
 from workbench.__main__ import main
-from workbench.sessions import read_session
-from workbench.sessions.rerun import recorded_runs, rerun
+from workbench.session_runs import rerun
+from workbench.sessions import SessionError, read_session
+from workbench.sessions.rerun import recorded_runs
 
 
 async def test_the_demo_reruns_with_every_result_the_same(tmp_path: Path) -> None:
@@ -207,3 +208,13 @@ def test_the_command_asks_before_using_the_current_directory(
     monkeypatch.setattr("builtins.input", lambda q: "y")
     assert main(["rerun", path, "--approve", "all"]) == 0
     assert (here / "b.txt").read_text() == "pwned" and list(victim.iterdir()) == []
+
+
+async def test_rerun_takes_a_session_file_path(tmp_path: Path) -> None:
+    """One public entry for scripts and test plugins: `rerun(path, ...)`."""
+    runtime, _live = await record_run(tmp_path / "ws", READ_A)
+    report = await rerun(str(runtime.session_path), workspace=tmp_path / "ws")
+    assert [c.status for c in report.calls] == ["same", "same"] and not report.differs
+    (tmp_path / "not.jsonl").write_text("{}\n")
+    with pytest.raises(SessionError):
+        await rerun(tmp_path / "not.jsonl", workspace=tmp_path / "ws")

@@ -11,10 +11,10 @@ from tests.widgets.helpers import blocking_tools, scenario_of, send, wait_for
 from widgets.inject_modal import InjectResultModal
 from widgets.json_editor import JsonEditModal
 from widgets.permission_modal import PermissionModal
+from workbench.cli.rerun import report_lines
+from workbench.session_runs import rerun
 from workbench.sessions import read_session
-from workbench.sessions.cli import report_lines
 from workbench.sessions.export import to_json, to_markdown
-from workbench.sessions.rerun import rerun
 
 TURNS = [
     {

@@ -37,10 +37,10 @@ from widgets.terminal_safety import TerminalGuard
 from workbench.providers.scripted import Scenario
 from workbench.runtime import RunOptions, build_runtime
 from workbench.sanitize import UNSAFE, literal
-from workbench.scratch import seed
-from workbench.sessions.fork import ForkChoice, ForkRequest, fork_options
+from workbench.session_runs import ForkChoice, ForkRequest, fork_options
 from workbench.sessions.history import first_prompt
 from workbench.sessions.reader import read_session
+from workbench.scratch import seed
 
 SIZE = (160, 48)
 SHOWN_OSC_52 = "␛]52;c;cHduZWQ="

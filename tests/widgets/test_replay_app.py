@@ -12,12 +12,11 @@ from tests.sessions.helpers import READ_A, record_run, scenario
 from widgets.app import make_app
 from widgets.replay_app import ForkedApp, ForkModal, ReplayApp
 from workbench.runtime import RunOptions, build_runtime
-from workbench.scratch import seed
+from workbench.session_runs import ForkChoice, ForkRequest, fork_options, rerun
 from workbench.sessions import read_session
-from workbench.sessions.fork import ForkChoice, ForkRequest, fork_options
-from workbench.sessions.rerun import rerun
 from workbench.sessions.scrub import ScrubFold
 from workbench.view.fold import fold
+from workbench.scratch import seed
 
 SIZE = (120, 40)
 

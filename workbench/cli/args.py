@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -314,9 +313,3 @@ def add_step_flags(parser: argparse.ArgumentParser, step_help: str, break_help: 
     step.add_argument(
         "--break", dest="breakpoints", action="append", default=[], metavar="BP", help=break_help
     )
-
-
-def pace_of(value: float | None, headless: bool) -> float:
-    if value is None:
-        return math.inf if headless else 400.0
-    return math.inf if value <= 0 else value

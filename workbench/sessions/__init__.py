@@ -1,13 +1,18 @@
-"""Sessions: every run is a file you can step through, re-run and export later.
+"""Sessions: the file format. Every run is a file you can step through, re-run and
+export later.
 
 - `recorder`: a bus listener appending each event as one JSON line, as it happens;
 - `reader`: reads a file back (header checked, a torn last line skipped);
 - `history`: positions of turns, calls, decisions and errors; where to fork;
 - `fork`: a recorded transcript cut at a turn, to continue live;
-- `rerun`: the recorded model replies against the real tools, result by result;
+- `rerun`: a recording's runs, and its results compared with a re-run's;
+- `trust`: what a session file may not decide (where tools run, what code starts);
 - `export`: a Markdown transcript or the normalized messages as JSON.
 
-Nothing here imports Textual or Rich; replay's screen is `widgets.replay_app`.
+This package imports nothing above it (not the runtime, the command line, the app or
+the providers; `tests/test_import_rules.py`). Running a fork or a re-run is
+`workbench.session_runs`; the subcommands are in `workbench.cli`; replay's screen is
+`widgets.replay_app`.
 """
 
 from importlib import import_module

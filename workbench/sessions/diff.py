@@ -1,4 +1,4 @@
-"""`workbench diff A B`: two recorded sessions side by side, turn by turn, call by call.
+"""Two recorded sessions side by side, turn by turn, call by call (`workbench diff A B`).
 
 Each session is read (lazily: only messages, arguments, decisions and results are
 decoded) into turns: the prompts given in the turn, the model's text, how its reply
@@ -8,12 +8,11 @@ of B and call K with call K (tool call ids are not compared: a provider makes ne
 ones every run). Timings (each turn's and each call's) are shown but only count as a
 difference past `--timing-tolerance`. Every text from the files is printed literally.
 
-Exit code: 0 the same, 1 they differ, 2 bad input (as `rerun`).
+The command itself is `workbench.cli.diff`.
 """
 
 from __future__ import annotations
 
-import argparse
 import difflib
 import json
 from collections.abc import Iterator
@@ -22,12 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from workbench.agent.types import text_of
-from workbench.cli.args import Parser
 from workbench.sanitize import literal
 from workbench.sessions.log import of_kinds
 from workbench.sessions.reader import Session
 
-EXIT_SAME, EXIT_DIFFERS, EXIT_USAGE = 0, 1, 2
 SHOWN_LINES = 40
 """Lines of a long text's diff shown before the rest is counted."""
 
@@ -245,34 +242,3 @@ def _timings(a: list[Turn], b: list[Turn]) -> Iterator[str]:
             ca, cb = ta.calls[k], tb.calls[k]
             parts.append(f"call {k + 1} {_ms(ca.duration_ms)} / {_ms(cb.duration_ms)}")
         yield "  " + "; ".join(parts)
-
-
-def diff_parser() -> argparse.ArgumentParser:
-    parser = Parser(
-        prog="workbench diff",
-        description="Compare two recorded sessions turn by turn and call by call: prompts, "
-        "model text, tool calls (name, raw and validated arguments), decisions, results "
-        "and errors. Shows the first divergence and every later difference. Exit code: "
-        "0 the same, 1 they differ, 2 bad input.",
-    )
-    parser.add_argument("a", type=Path, metavar="A", help="a session file (.jsonl)")
-    parser.add_argument("b", type=Path, metavar="B", help="another session file")
-    parser.add_argument("--timing-tolerance", type=float, metavar="FRACTION",
-                        help="also count a turn or call whose duration differs by more than "
-                        "this fraction (0.5: by half); default: timings never count")
-    parser.add_argument("--no-timings", action="store_true", help="leave the timings out")
-    return parser
-
-
-def diff_main(argv: list[str]) -> int:
-    from workbench.sessions.cli import load
-
-    args = diff_parser().parse_args(argv)
-    sessions = [load(path, "diff") for path in (args.a, args.b)]
-    if sessions[0] is None or sessions[1] is None:
-        return EXIT_USAGE
-    a, b = turns_of(sessions[0]), turns_of(sessions[1])
-    diffs = compare(a, b, args.timing_tolerance)
-    for line in report_lines(args.a, args.b, a, b, diffs, timings=not args.no_timings):
-        print(line)
-    return EXIT_DIFFERS if diffs else EXIT_SAME

@@ -1,5 +1,5 @@
 """`workbench sessions --list | --search TEXT [filters] [--json]`: the session library for
-scripts and people at a shell (`sessions prune` is in `sessions.prune`).
+scripts and people at a shell (`sessions prune` is in `workbench.cli.prune`).
 
 Every run refreshes the index first (`Library.refresh`), so what is listed is what the
 files hold now. Every text that came from a session file is printed literally
@@ -18,10 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from workbench.cli.args import Parser
+from workbench.cli.commands import EXIT_USAGE
 from workbench.sanitize import literal, one_line
 from workbench.sessions.library import Entry, Filters, Library
-
-EXIT_USAGE = 2
 
 
 def sessions_parser() -> argparse.ArgumentParser:
@@ -88,7 +87,7 @@ def filters_of(args: argparse.Namespace) -> Filters:
 
 def sessions_main(argv: list[str]) -> int:
     if argv and argv[0] == "prune":
-        from workbench.sessions.prune import prune_main
+        from workbench.cli.prune import prune_main
 
         return prune_main(argv[1:])
     args = sessions_parser().parse_args(argv)

@@ -1,0 +1,232 @@
+"""The import rules of the tree, read from the source (every `import`, inside functions too).
+
+The layers, bottom up (a module may import its own layer and those below):
+
+1. `workbench/agent` (the runtime port), `workbench/view` (the pure fold of events into
+   what the screen shows) and the leaf utilities beside them: `workbench.bus_events`,
+   `workbench.json_text`, `workbench.sanitize`, `workbench.pricing`, `workbench.redact`,
+   `workbench.safe_regex` and the shared stream builder `workbench.providers.stream_builder`.
+2. `workbench/sessions`: the session file format (codec, header, reader, recorder, log,
+   history, export, the library index, diff, prune and re-run data). It imports only
+   itself, layer 1 and the package root (`workbench.__version__`). Nothing else of
+   the project: not the runtime, the CLI, the widgets, the built-in `tools` package,
+   providers' internals, permissions or MCP.
+3. providers, permissions, mcp, tools, project, stepper, workspace: the parts a run is
+   built from.
+4. `workbench.runtime` (one wiring of agent, gate, stepper, recorder and tools) and
+   `workbench.session_runs` (fork and re-run, built by the runtime).
+5. `workbench/cli` and `workbench/__main__`; the Textual app (`widgets/`) above all.
+
+Pinned here: agent, view and sessions never import `widgets`, `workbench.runtime`,
+`workbench.session_runs`, `workbench.cli`, `workbench.__main__` or providers'
+internals (every `workbench.providers` module but `stream_builder`); sessions imports
+only what layer 2 above allows; nothing under `workbench/` imports Textual. `widgets`
+(the app) and Rich are imported only by the command line (`workbench/__main__.py`,
+`workbench/cli/`) and `workbench.embed` (which opens the app on your own agent), and
+`widgets` only inside the function that opens it, so a headless run never loads it.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+WORKBENCH = ROOT / "workbench"
+
+LOWER = ("workbench/agent", "workbench/view", "workbench/sessions")
+ABOVE = (
+    "widgets",
+    "workbench.runtime",
+    "workbench.session_runs",
+    "workbench.cli",
+    "workbench.__main__",
+    "textual",
+    "rich",
+)
+PROVIDERS_SHARED = ("workbench.providers.stream_builder",)
+
+SESSIONS_MAY_IMPORT = (
+    "workbench.sessions",
+    "workbench.agent",
+    "workbench.view",
+    "workbench.bus_events",
+    "workbench.json_text",
+    "workbench.sanitize",
+    "workbench.pricing",
+    "workbench.redact",
+    "workbench.safe_regex",
+    *PROVIDERS_SHARED,
+)
+"""Of the project's own packages (workbench, widgets, tools); anything else installed
+(pydantic, platformdirs, the standard library) is free."""
+
+FIRST_PARTY = ("workbench", "widgets", "tools")
+LAUNCHERS = ("workbench/__main__.py", "workbench/cli", "workbench/embed.py")
+"""What opens the app (and prints with Rich): the command line and `embed`."""
+
+
+Sources = dict[str, str]
+"""Path (relative to the repository, with `/`) -> source text."""
+
+
+def module_name(where: str) -> str:
+    parts = where.removesuffix(".py").split("/")
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+@functools.cache
+def project_sources() -> Sources:
+    return {
+        path.relative_to(ROOT).as_posix(): path.read_text(encoding="utf-8")
+        for path in sorted(WORKBENCH.rglob("*.py"))
+    }
+
+
+@functools.cache
+def imports_of(where: str, source: str, in_functions: bool = True) -> list[tuple[int, str]]:
+    """(line, absolute module name) of every import in the file, at any depth (only those
+    run on import, outside functions, with `in_functions=False`); `from X import Y` gives
+    `X.Y` too (Y may be a module), relative imports are resolved."""
+    tree = ast.parse(source, where)
+    package = module_name(where)
+    if not where.endswith("/__init__.py"):
+        package = package.rpartition(".")[0]
+    skipped: set[int] = set()
+    if not in_functions:
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                skipped |= {id(inner) for inner in ast.walk(node)}
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            found.append((node.lineno, base))
+            found += [(node.lineno, f"{base}.{alias.name}") for alias in node.names]
+    return found
+
+
+def within(name: str, prefixes: tuple[str, ...]) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
+def within_path(where: str, prefixes: tuple[str, ...]) -> bool:
+    return any(where == p or where.startswith(p + "/") for p in prefixes)
+
+
+def violations(
+    sources: Sources,
+    folders: tuple[str, ...],
+    bad: Callable[[str], bool],
+    *,
+    skip: tuple[str, ...] = (),
+    in_functions: bool = True,
+) -> list[str]:
+    """`file:line imports name` for each import under `folders` (but not `skip`) that
+    `bad` refuses."""
+    return [
+        f"{where}:{line} imports {name}"
+        for where, source in sources.items()
+        if within_path(where, folders) and not within_path(where, skip)
+        for line, name in imports_of(where, source, in_functions)
+        if bad(name)
+    ]
+
+
+def above_lower_layers(sources: Sources) -> list[str]:
+    def bad(name: str) -> bool:
+        provider_internal = (
+            within(name, ("workbench.providers",))
+            and name != "workbench.providers"
+            and not within(name, PROVIDERS_SHARED)
+        )
+        return within(name, ABOVE) or provider_internal
+
+    return violations(sources, LOWER, bad)
+
+
+def outside_sessions_layer(sources: Sources) -> list[str]:
+    def bad(name: str) -> bool:
+        if name.split(".")[0] not in FIRST_PARTY or name in ("workbench", "workbench.__version__"):
+            return False
+        return not within(name, SESSIONS_MAY_IMPORT)
+
+    return violations(sources, ("workbench/sessions",), bad)
+
+
+def ui_in_workbench(sources: Sources) -> list[str]:
+    return [
+        *violations(sources, ("workbench",), lambda name: within(name, ("textual",))),
+        *violations(
+            sources, ("workbench",), lambda name: within(name, ("widgets", "rich")), skip=LAUNCHERS
+        ),
+        *violations(
+            sources, LAUNCHERS, lambda name: within(name, ("widgets",)), in_functions=False
+        ),
+    ]
+
+
+def test_agent_view_and_sessions_import_nothing_above_them() -> None:
+    assert above_lower_layers(project_sources()) == []
+
+
+def test_sessions_is_the_file_format_and_imports_only_below_it() -> None:
+    assert outside_sessions_layer(project_sources()) == []
+
+
+def test_nothing_under_workbench_imports_textual_and_only_the_command_line_the_app() -> None:
+    assert ui_in_workbench(project_sources()) == []
+
+
+@pytest.mark.parametrize(
+    ("folder", "line", "check"),
+    [
+        ("workbench/sessions", "from workbench.runtime import build_runtime", above_lower_layers),
+        ("workbench/sessions", "import workbench.cli.args", above_lower_layers),
+        ("workbench/sessions", "from ..session_runs import rerun", above_lower_layers),
+        (
+            "workbench/agent",
+            "from workbench.providers.scripted import Scenario",
+            above_lower_layers,
+        ),
+        ("workbench/agent/x", "from ...providers import openai", above_lower_layers),
+        ("workbench/view", "from widgets.app import WorkbenchApp", above_lower_layers),
+        (
+            "workbench/sessions",
+            "from workbench.permissions import PermissionGate",
+            outside_sessions_layer,
+        ),
+        ("workbench/sessions", "from tools import builtin_tools", outside_sessions_layer),
+        ("workbench/sessions", "from ..mcp import McpHub", outside_sessions_layer),
+        ("workbench/mcp", "from textual.app import App", ui_in_workbench),
+        ("workbench/cli", "from textual.app import App", ui_in_workbench),
+        ("workbench/permissions", "from widgets.app import make_app", ui_in_workbench),
+        ("workbench/view", "from rich.text import Text", ui_in_workbench),
+        ("workbench/cli", "TOP import widgets.app", ui_in_workbench),
+    ],
+)
+def test_a_violating_import_is_caught_wherever_it_is(
+    folder: str, line: str, check: Callable[[Sources], list[str]]
+) -> None:
+    """Each check sees an import added to a module at any depth (inside a function by
+    default; at module level with TOP), absolute or relative."""
+    if line.startswith("TOP "):  # run on import: a launcher may import widgets only later
+        source = f"import os\n\n{line.removeprefix('TOP ')}\n"
+    else:
+        source = f"def later() -> None:\n    if True:\n        {line}\n"
+    probe = f"{folder}/zz_import_probe.py"
+    assert check(project_sources()) == []
+    found = check({**project_sources(), probe: source})
+    assert found and all(f.startswith(f"{probe}:3 imports ") for f in found), found

@@ -1,0 +1,212 @@
+"""`workbench rerun FILE`: the recorded model's replies against the real tools
+(`workbench.session_runs.rerun`), a report of every result that differs.
+
+Exit code: 0 all the same, 1 something differed, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from workbench.cli.args import Parser, builtin_names
+from workbench.cli.commands import EXIT_DIFFERS, EXIT_SAME, EXIT_USAGE, ask_for_cwd, load
+from workbench.sanitize import literal, one_line
+from workbench.session_runs import rerun, scenario_of
+from workbench.sessions.header import AgentSetup
+from workbench.sessions.rerun import RerunReport
+from workbench.sessions.trust import needs_starting, trusted
+
+if TYPE_CHECKING:
+    from workbench.sessions.reader import Session
+
+
+def rerun_parser() -> argparse.ArgumentParser:
+    parser = Parser(
+        prog="workbench rerun",
+        description="Run a recorded session again: the recorded model replies, the real tools "
+        "under the current permission rules. Reports every call whose result differs from the "
+        "recording. Exit code: 0 all the same, 1 something differed, 2 bad input.",
+    )
+    parser.add_argument("file", type=Path, metavar="FILE", help="a session file (.jsonl)")
+    parser.add_argument(
+        "--workspace",
+        type=Path,
+        metavar="DIR",
+        help="where the tools run (default: a fresh copy of the recorded "
+        "scenario's files; without a scenario you are asked whether to use the current "
+        "directory; the path stored in the session is never used)",
+    )
+    parser.add_argument(
+        "--approve",
+        choices=["all", "none", "rules"],
+        default="rules",
+        help='how "ask" rules are answered (default: rules, only allow rules allow)',
+    )
+    parser.add_argument("--rules", type=Path, metavar="FILE", help="rules file")
+    for flag in ("allow", "ask", "deny"):
+        parser.add_argument(
+            f"--{flag}",
+            action="append",
+            default=[],
+            metavar="RULE",
+            help=f"{flag} calls matching RULE (repeatable)",
+        )
+    parser.add_argument("--session", type=Path, metavar="FILE", help="also record the re-run there")
+    parser.add_argument("--quiet", action="store_true", help="print only calls that differ")
+    add_setup_arguments(parser)
+    return parser
+
+
+def add_setup_arguments(parser: argparse.ArgumentParser) -> None:
+    """Which agent a re-run builds: the recorded one, or these instead."""
+    group = parser.add_argument_group(
+        "the agent",
+        "By default the recorded agent is built again: its built-ins, its --tools specs "
+        "and its MCP servers (started for the re-run). Tools and servers are started "
+        "only from a session recorded by your own workbench (its setup carries your "
+        "signature); these flags replace them.",
+    )
+    group.add_argument(
+        "--tools",
+        dest="tool_specs",
+        action="append",
+        default=None,
+        metavar="SPEC",
+        help="load these tools instead (repeatable)",
+    )
+    group.add_argument(
+        "--builtin-tools", type=builtin_names, metavar="NAMES|none", help="these built-ins instead"
+    )
+    group.add_argument(
+        "--mcp",
+        action="append",
+        default=None,
+        metavar="'COMMAND ARGS'",
+        help="start these MCP servers instead (repeatable)",
+    )
+    group.add_argument(
+        "--mcp-url",
+        action="append",
+        default=None,
+        metavar="URL",
+        help="connect to these MCP servers instead (repeatable)",
+    )
+    group.add_argument(
+        "--config", type=Path, metavar="FILE", help="the MCP servers of this config file instead"
+    )
+    group.add_argument(
+        "--trust-recorded-tools",
+        action="store_true",
+        help="start the recorded tools and MCP servers even though this session was not "
+        "recorded by your workbench (they run code: read the header first)",
+    )
+
+
+def rerun_setup(session: Session, args: argparse.Namespace) -> tuple[Any, Any, list[str]]:
+    """(setup, MCP servers or None, warnings): what the re-run builds, from the recorded
+    setup (if trusted) and the flags that replace parts of it."""
+    recorded = session.header.setup
+    warnings: list[str] = []
+    setup = recorded.model_copy() if recorded is not None else AgentSetup()
+    if needs_starting(recorded) and not (args.trust_recorded_tools or trusted(recorded)):
+        assert recorded is not None
+        named = [
+            *(f"--tools {s}" for s in recorded.tool_specs),
+            *(
+                f"MCP server {s.name} ({s.url or ' '.join(s.command or [])})"
+                for s in recorded.mcp_servers
+            ),
+        ]
+        warnings.append(
+            "this session was not recorded by your workbench, so its tools are not started: "
+            f"{'; '.join(named)} (check them, then pass --trust-recorded-tools)"
+        )
+        setup = setup.model_copy(update={"tool_specs": [], "mcp_servers": []})
+    if args.tool_specs is not None:
+        setup = setup.model_copy(
+            update={"tool_specs": args.tool_specs, "project_dir": str(Path.cwd().resolve())}
+        )
+    if args.builtin_tools is not None:
+        setup = setup.model_copy(update={"builtin_tools": args.builtin_tools})
+    servers = None
+    if args.mcp is not None or args.mcp_url is not None or args.config is not None:
+        from workbench.mcp.config import load_mcp_servers, resolve_servers
+
+        configured = load_mcp_servers(args.config, required=True) if args.config else []
+        servers = resolve_servers(args.mcp or [], args.mcp_url or [], configured)
+    return setup, servers, warnings
+
+
+def rerun_main(argv: list[str]) -> int:
+    args = rerun_parser().parse_args(argv)
+    if args.workspace is not None and not args.workspace.is_dir():
+        print(f"workbench rerun: --workspace {args.workspace} is not a directory", file=sys.stderr)
+        return EXIT_USAGE
+    session = load(args.file, "rerun")
+    if session is None:
+        return EXIT_USAGE
+    if args.workspace is None and scenario_of(session) is None:
+        args.workspace = ask_for_cwd(session, "rerun")
+        if args.workspace is None:
+            return EXIT_USAGE
+
+    async def go() -> RerunReport:
+        return await rerun(
+            session,
+            workspace=args.workspace,
+            approve=args.approve,
+            allow=args.allow,
+            ask=args.ask,
+            deny=args.deny,
+            rules_file=args.rules,
+            record_to=args.session,
+            setup=setup,
+            mcp_servers=servers,
+        )
+
+    try:
+        setup, servers, warnings = rerun_setup(session, args)
+        report = anyio.run(go)
+    except (OSError, ValueError) as exc:
+        print(f"workbench rerun: {literal(str(exc))}", file=sys.stderr)
+        return EXIT_USAGE
+    report.warnings[:0] = warnings
+    for line in report_lines(report, args.file, args.approve, quiet=args.quiet):
+        print(line)
+    return EXIT_DIFFERS if report.differs else EXIT_SAME
+
+
+def report_lines(
+    report: RerunReport, path: Path, approve: str, *, quiet: bool = False
+) -> list[str]:
+    """The re-run report as plain text lines (untrusted text made literal)."""
+    marks = {"same": "✓", "differs": "✗", "missing": "✗", "extra": "✗", "skipped": "–"}
+    lines = [
+        f"rerun of {literal(str(path))} in {literal(str(report.workspace))} (approve: {approve})"
+    ]
+    lines += [f"  ! {literal(w)}" for w in report.warnings]
+    for call in report.calls:
+        if quiet and call.status in ("same", "skipped"):
+            continue
+        note = f" ({one_line(call.note, 80)})" if call.note else ""
+        call_id, name = literal(call.tool_call_id), literal(call.tool_name)
+        lines.append(f"  {marks[call.status]} {call_id:<14} {name:<16} {call.status}{note}")
+        if call.status == "differs":
+            lines += [f"      {literal(d)}" for d in call.diff()]
+        elif call.status in ("missing", "extra"):
+            message = call.recorded or call.now
+            text = one_line(message.text, 100) if message else ""
+            lines.append(f"      {'recorded' if call.recorded else 'now'}: {text}")
+    counts = ", ".join(
+        f"{report.count(s)} {s}"
+        for s in ("same", "differs", "missing", "extra", "skipped")
+        if report.count(s)
+    )
+    verdict = "something differed" if report.differs else "every result is the same"
+    lines.append(f"{len(report.calls)} calls: {counts or 'none'}; {verdict}")
+    return lines

@@ -1,0 +1,357 @@
+"""Runs made from a recorded session: a fork continues it live, a re-run plays it back.
+
+Both are built by `workbench.runtime.build_runtime`, like every other run: one
+wiring of agent, gate, stepper, recorder and tools. What they take from the session
+file is data (the transcript, the model's replies, the recorded setup); where their
+tools run is never the path the file holds unless the user names it
+(`workbench.sessions.trust.trusted_workspace`).
+
+- `fork_options`: the `RunOptions` that continue a session from one of its turns;
+- `rerun`: the recorded model's replies against the real tools, each result compared
+  with the recorded one (see `workbench.sessions.rerun` for how).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from workbench.agent import (
+    AgentTool,
+    AssistantMessage,
+    BeforeToolCallResult,
+    Model,
+    ToolResultMessage,
+)
+from workbench.permissions import chain_before
+from workbench.providers.recorded import RecordedModel
+from workbench.providers.scripted import Scenario
+from workbench.runtime import RunOptions, build_runtime, pace_of
+from workbench.sessions.fork import fork_point
+from workbench.sessions.header import AgentSetup
+from workbench.sessions.history import messages_of
+from workbench.sessions.interventions import INTERVENTION_KINDS, edited_arguments
+from workbench.sessions.log import of_kinds
+from workbench.sessions.reader import Session, read_session
+from workbench.sessions.rerun import RecordedRun, RerunReport, compare, recorded_runs
+from workbench.sessions.trust import needs_starting, trusted, trusted_workspace
+from workbench.scratch import scratch_workspace
+
+if TYPE_CHECKING:
+    from workbench.agent import Agent
+    from workbench.mcp.config import McpServerConfig
+    from workbench.providers.settings import OpenAISettings
+
+
+def scenario_of(session: Session) -> Scenario | None:
+    """The scripted scenario the session ran (None for a live model)."""
+    data = session.header.scenario_data
+    return Scenario.model_validate(data) if data is not None else None
+
+
+def _scratch(scenario: Scenario | None) -> Any:
+    """Makes a fresh copy of the scenario's files (None without a scenario)."""
+    return None if scenario is None else lambda: scratch_workspace(scenario)
+
+
+def recorded_servers(setup: AgentSetup | None) -> list[McpServerConfig]:
+    """The MCP servers a recorded setup names (started only if the caller trusts it)."""
+    from workbench.mcp.config import McpServerConfig
+
+    recorded = setup.mcp_servers if setup is not None else []
+    return [
+        McpServerConfig(name=s.name, command=s.command, url=s.url, cwd=s.cwd, source="session")
+        for s in recorded
+    ]
+
+
+# -- fork ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ForkChoice:
+    """A model a fork can continue with."""
+
+    label: str
+    settings: OpenAISettings | None = None
+    """OpenAI-compatible settings; None runs the recorded scripted scenario."""
+
+
+@dataclass(frozen=True)
+class ForkRequest:
+    """What the replay app returns when the user forks."""
+
+    turn: int
+    choice: ForkChoice
+
+
+def fork_choices(session: Session, flag_settings: OpenAISettings | None) -> list[ForkChoice]:
+    """The models a fork of `session` can use: flags first, then what was recorded.
+
+    A recorded OpenAI-compatible endpoint is offered with the key from
+    `$OPENAI_API_KEY` (the session never holds one).
+    """
+    from pydantic import SecretStr
+
+    from workbench.providers.settings import OpenAISettings
+
+    choices: list[ForkChoice] = []
+    if flag_settings is not None:
+        choices.append(
+            ForkChoice(
+                f"{flag_settings.model} at {flag_settings.base_url} (from the command line)",
+                flag_settings,
+            )
+        )
+    header = session.header
+    if header.scenario_data is not None:
+        choices.append(ForkChoice(f"the recorded scenario: {header.scenario} (scripted, offline)"))
+    elif header.model.base_url and header.model.provider == "openai":
+        key = os.environ.get("OPENAI_API_KEY")
+        settings = OpenAISettings(
+            model=header.model.id,
+            base_url=header.model.base_url,
+            api_key=SecretStr(key) if key else None,
+        )
+        choices.append(
+            ForkChoice(
+                f"the recorded model: {header.model.id} at {header.model.base_url}"
+                f" (key: {'$OPENAI_API_KEY' if key else 'none'})",
+                settings,
+            )
+        )
+    return choices
+
+
+def fork_options(
+    session: Session,
+    request: ForkRequest,
+    *,
+    workspace: Path | None = None,
+    pace: float | None = None,
+    session_path: Path | None = None,
+) -> RunOptions:
+    """The `RunOptions` of a fork: its model, workspace, history and new session file.
+
+    Args:
+        workspace: where the fork's tools run, as the user named it. Default: a fresh
+            copy of the recorded scenario's files. The workspace path stored in the
+            session is never used on its own: without a scenario the caller must name
+            the directory. `/` and the home directory are refused.
+        pace: scripted streaming speed (None: the app's default).
+        session_path: the new session file (None: a new one in the default directory).
+
+    Raises:
+        ValueError: no workspace to run in, or `/` or the home directory.
+    """
+    scenario = scenario_of(session)
+    workspace = trusted_workspace(workspace, _scratch(scenario), session.header.workspace, "fork")
+    setup = session.header.setup
+    rebuild: dict[str, Any] = {}
+    if setup is not None:
+        rebuild["builtin_tools"] = setup.builtin_tools
+        if needs_starting(setup) and trusted(setup):  # never code a stranger recorded
+            rebuild["tool_specs"] = list(setup.tool_specs)
+            rebuild["project_dir"] = Path(setup.project_dir) if setup.project_dir else None
+            rebuild["mcp_servers"] = recorded_servers(setup)
+    return RunOptions(
+        scenario=scenario if scenario is not None else "demo",
+        workspace=workspace,
+        pace=pace_of(pace, headless=False),
+        provider_settings=request.choice.settings,
+        session=session_path,
+        fork=fork_point(session, request.turn),
+        simulated_wire=True,
+        **rebuild,
+    )
+
+
+# -- re-run ----------------------------------------------------------------------------
+
+
+async def rerun(
+    session: Session | Path | str,
+    *,
+    workspace: Path | None = None,
+    approve: Literal["all", "none", "rules"] = "rules",
+    allow: Sequence[str] = (),
+    ask: Sequence[str] = (),
+    deny: Sequence[str] = (),
+    rules_file: Path | None = None,
+    tools: list[AgentTool] | None = None,
+    record_to: Path | None = None,
+    tool_abort_grace: float = 2.0,
+    setup: AgentSetup | None = None,
+    mcp_servers: list[McpServerConfig] | None = None,
+) -> RerunReport:
+    """Re-run `session`'s tool flow on the real tools; compare every result.
+
+    Args:
+        session: a session, or the path of a session file.
+        workspace: where the tools run. Default: a fresh copy of the recorded
+            scenario's files. The workspace path stored in the session is never
+            used on its own (a session file can say anything): without a scenario
+            the caller must name the directory. `/` and the home directory are refused.
+        approve: how "ask" rules are answered (a re-run has nobody to ask).
+        tools: the tools (default: the built-in tools bound to the workspace).
+        record_to: also record the re-run as a new session there.
+        setup: an `AgentSetup` to build the agent from instead (its built-ins, its
+            `--tools` specs, its MCP servers, started for the re-run and stopped after).
+            The caller decides whether a recorded setup may be trusted.
+        mcp_servers: `McpServerConfig`s that replace the setup's servers.
+
+    Raises:
+        ValueError: no workspace to run in, `/` or the home directory, or a setup whose
+            tools do not load.
+        workbench.sessions.SessionError: a path to a file that is not a session.
+    """
+    if not isinstance(session, Session):
+        session = read_session(Path(session))
+    header = session.header
+    if header.model.provider == "proxy" and tools is None:
+        raise ValueError(
+            "this session was recorded by `workbench proxy`: its tools belong to the agent "
+            "that ran them, so there is nothing here to re-run them with (replay and export work)"
+        )
+    scenario = scenario_of(session)
+    workspace = trusted_workspace(workspace, _scratch(scenario), header.workspace)
+    report = RerunReport(workspace=workspace)
+    model = RecordedModel()
+    if tools is not None:  # the caller's tools replace the setup's, servers included
+        servers = []
+    else:
+        servers = recorded_servers(setup) if mcp_servers is None else list(mcp_servers)
+    runtime = build_runtime(
+        RunOptions(
+            scenario=scenario if scenario is not None else "demo",
+            stream_fn=model,
+            model=Model(
+                id=header.model.id, provider=header.model.provider, base_url=header.model.base_url
+            ),
+            system_prompt=header.system_prompt,
+            workspace=workspace,
+            tools=tools,
+            builtin_tools=setup.builtin_tools if setup is not None else None,
+            tool_specs=list(setup.tool_specs) if setup is not None else [],
+            project_dir=Path(setup.project_dir) if setup and setup.project_dir else None,
+            mcp_servers=servers,
+            approve=approve,
+            allow=list(allow),
+            ask=list(ask),
+            deny=list(deny),
+            rules_file=rules_file,
+            tool_abort_grace=tool_abort_grace,
+            session=record_to,
+            record=record_to is not None,
+        )
+    )
+    agent = runtime.agent
+    edits = edited_arguments(of_kinds(session.events, INTERVENTION_KINDS))
+    replay = _RecordedEdits(edits)
+    # The edit is put back first, so the gate judges the arguments that will run.
+    agent.before_tool_call = chain_before(replay.before_tool_call, agent.before_tool_call)
+    agent.on_arguments_failed = replay.arguments_failed
+    now: list[ToolResultMessage] = []
+
+    def collect(event: Any, _signal: Any = None) -> None:
+        if event.type == "message_end" and isinstance(event.message, ToolResultMessage):
+            now.append(event.message)
+
+    agent.subscribe(collect)
+    runs = recorded_runs(session.events)
+    by_hand = [e.message.tool_calls[0].id for e in of_kinds(session.events, ["hand_call"])]
+    if by_hand:  # a person's calls, outside the model's transcript: not part of its flow
+        report.warnings.append(
+            f"not re-run: {len(by_hand)} call(s) made by hand ({', '.join(by_hand[:5])}"
+            f"{', …' if len(by_hand) > 5 else ''}); results that depended on what they "
+            "changed may differ"
+        )
+    hub = runtime.mcp
+    if hub is None:
+        await _replay_all(agent, model, runs, report, header)
+    else:
+        from workbench.mcp.hub import describe_failure
+
+        async with hub.attach(agent):
+            report.warnings += [describe_failure(c) for c in hub.failed] + hub.refused
+            await _replay_all(agent, model, runs, report, header)
+    recorded = [m for m in messages_of(session.events) if isinstance(m, ToolResultMessage)]
+    requested = [call.id for run in runs for r in run.replies for call in r.tool_calls]
+    report.calls = compare(recorded, now, requested)
+    for outcome in report.calls:
+        if outcome.tool_call_id in edits and not outcome.note:
+            outcome.note = f"ran as edited by the user {edits[outcome.tool_call_id][1]}"
+    return report
+
+
+async def _replay_all(
+    agent: Agent, model: RecordedModel, runs: list[RecordedRun], report: RerunReport, header: Any
+) -> None:
+    missing = sorted({t.name for t in header.tools} - {t.name for t in agent.state.tools})
+    if missing:
+        report.warnings.append(f"tools recorded but not available now: {', '.join(missing)}")
+    for number, run in enumerate(runs, 1):
+        await _replay_run(agent, model, run, number, report)
+
+
+class _RecordedEdits:
+    """Puts a person's recorded edits back where they were made: before the call runs,
+    or (for arguments that failed) into the pipeline again."""
+
+    def __init__(self, edits: dict[str, tuple[dict[str, Any], str]]) -> None:
+        self.edits = edits
+        self.retried: set[str] = set()
+
+    def before_tool_call(self, ctx: Any, _signal: Any = None) -> Any:
+        from workbench.permissions.edits import InvalidEdit, revalidate
+
+        edit = self.edits.get(ctx.tool_call.id)
+        if edit is None:
+            return None
+        try:
+            ctx.args = revalidate(ctx.tool, edit[0])
+        except InvalidEdit as exc:
+            return BeforeToolCallResult(
+                block=True, reason=f"The recorded edit is no longer valid: {exc}"
+            )
+        return None
+
+    def arguments_failed(self, ctx: Any, _signal: Any = None) -> dict[str, Any] | None:
+        call_id = ctx.tool_call.id
+        if call_id in self.retried or call_id not in self.edits:
+            return None
+        self.retried.add(call_id)
+        return self.edits[call_id][0]
+
+
+async def _replay_run(
+    agent: Agent, model: RecordedModel, run: RecordedRun, number: int, report: RerunReport
+) -> None:
+    model.load(run.replies)
+    injected = deque(run.injected)
+
+    def steering() -> list[Any]:
+        due: list[Any] = []
+        while injected and injected[0][0] <= model.served:
+            due.append(injected.popleft()[1])
+        return due
+
+    agent.get_steering_messages = steering
+    if run.prompts:
+        await agent.prompt(run.prompts)
+    elif agent.state.messages and not isinstance(agent.state.messages[-1], AssistantMessage):
+        await agent.continue_()
+    else:
+        report.warnings.append(f"run {number}: nothing to continue from; skipped it")
+        return
+    messages = agent.state.messages
+    if messages and any(messages[-1] is s for s in model.sentinels):
+        messages.pop()  # the made-up end of a run the recording cut short
+    if model.served < len(run.replies):
+        report.warnings.append(
+            f"run {number}: ended after {model.served} of {len(run.replies)} recorded replies"
+        )
