@@ -46,7 +46,6 @@ def take(state: ViewState, position: int) -> Checkpoint:
         for name, value in state.__dict__.items()
         if name not in _LISTS and name not in _DICTS
     }
-    fields["streamed"] = copy.deepcopy(state.streamed)  # the streamed message grows in place
     item = state.streaming_item
     open_item = None
     if item is not None:
@@ -78,7 +77,6 @@ def restore(checkpoint: Checkpoint, state: ViewState) -> None:
         values["items"][index] = values["streaming_item"] = copy.deepcopy(item)
     elif values.get("streaming_item") is not None:  # not in the items (cannot happen): a copy
         values["streaming_item"] = copy.deepcopy(values["streaming_item"])
-    values["streamed"] = copy.deepcopy(checkpoint.fields.get("streamed"))
     if checkpoint.last_turn is not None:
         values["turns"][-1] = copy.deepcopy(checkpoint.last_turn)
     for call_id, record in checkpoint.open_calls.items():
