@@ -323,3 +323,15 @@ def test_interleaved_argument_deltas_of_parallel_calls_fold_to_each_calls_own_ra
         expected.calls["c1"].raw == '{"path": "a"}' and expected.calls["c2"].raw == '{"path": "b"}'
     )
     assert fold(events) == expected
+
+
+def test_the_fold_reads_events_by_their_class_and_only_counts_anything_else() -> None:
+    from types import SimpleNamespace
+
+    from workbench.agent.events import AgentStartEvent
+
+    state = ViewState()
+    state.apply(SimpleNamespace(type="agent_start", timestamp=5.0))  # named like one, not one
+    assert (state.runs, state.event_count, state.last_timestamp) == (0, 1, 5.0)
+    state.apply_all([SimpleNamespace(type="agent_start", timestamp=6.0), AgentStartEvent()])
+    assert (state.runs, state.run_state, state.event_count) == (1, "streaming", 3)

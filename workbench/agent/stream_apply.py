@@ -26,7 +26,7 @@ from workbench.json_text import loads
 Block = TextContent | ThinkingContent | ToolCall
 
 _FIELD = {"text_delta": "text", "thinking_delta": "thinking", "toolcall_delta": "raw_arguments"}
-_KIND = {"text_delta": TextContent, "thinking_delta": ThinkingContent, "toolcall_delta": ToolCall}
+_BLOCK_TYPE = {"text_delta": "text", "thinking_delta": "thinking", "toolcall_delta": "toolCall"}
 DELTAS = frozenset(_FIELD)
 STARTS = frozenset({"text_start", "thinking_start", "toolcall_start"})
 
@@ -39,7 +39,7 @@ def apply_stream_event(
 
     `started`: for a `toolcall_start`, the call it opens (only its id and name are
     taken); by default the one at that index of the event's `partial` message, and
-    a call with no id or name when neither has one.
+    a call with an empty id and name when neither has one.
     """
     index = event.content_index
     if index is None or index < 0:
@@ -56,14 +56,15 @@ def apply_stream_event(
         elif kind == "thinking_start":
             block = ThinkingContent(thinking="")
         else:
-            call = started or started_call(event.partial, index) or ToolCall(id="", name="")
-            block = ToolCall(id=call.id, name=call.name, raw_arguments="")
+            call = started or tool_call_at(event.partial, index)
+            id_, name = (call.id, call.name) if call is not None else ("", "")
+            block = ToolCall(id=id_, name=name, raw_arguments="")
         content[index] = block
         return block
     if kind == "toolcall_end" and index < len(content):
         call = content[index]
-        if isinstance(call, ToolCall):
-            call.arguments = parse_arguments_leniently(call.raw_arguments or "")
+        if call.type == "toolCall":
+            call.arguments = parse_arguments_leniently(call.raw_arguments or "")  # type: ignore[union-attr]
             return call
     return None
 
@@ -75,20 +76,22 @@ def apply_delta(message: AssistantMessage, kind: str, index: int, delta: str) ->
     if not 0 <= index < len(content):
         return None
     block = content[index]
-    if not isinstance(block, _KIND[kind]):
+    if block.type != _BLOCK_TYPE[kind]:  # by its tag: a pydantic isinstance runs Python
         return None
     _extend(block, _FIELD[kind], delta)
     return block
 
 
-def started_call(message: AssistantMessage | None, index: int) -> ToolCall | None:
-    """The tool call at `index` of `message` as a `toolcall_start` opens it: its id and
-    name, no arguments yet (None when that block is not a tool call)."""
+def tool_call_at(message: AssistantMessage | None, index: int) -> ToolCall | None:
+    """The block at `index` of `message` if it is a tool call, else None."""
     if message is None or not 0 <= index < len(message.content):
         return None
     call = message.content[index]
-    if not isinstance(call, ToolCall):
-        return None
+    return call if call.type == "toolCall" else None  # type: ignore[return-value]
+
+
+def started_call(call: ToolCall) -> ToolCall:
+    """`call` as a `toolcall_start` opens it: its id and name, no arguments yet."""
     return ToolCall(id=call.id, name=call.name, raw_arguments="")
 
 

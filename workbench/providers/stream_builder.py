@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from workbench.agent.events import AssistantMessageEvent, AssistantMessageEventType
-from workbench.agent.stream_apply import apply_stream_event
+from workbench.agent.stream_apply import apply_delta, apply_stream_event
 from workbench.agent.types import (
     AssistantMessage,
     Model,
@@ -28,8 +28,9 @@ Events = list[AssistantMessageEvent]
 class StreamBuilder:
     """Accumulates one assistant reply and emits the matching events.
 
-    Each event is applied to `message` by `apply_stream_event`, the rules every
-    reader of the stream follows, so `message` is always what the events so far say.
+    Each event is applied to `message` by `apply_stream_event` (a delta by its delta
+    part, `apply_delta`, with the values at hand), the rules every reader of the
+    stream follows, so `message` is always what the events so far say.
     """
 
     def __init__(self, model: Model) -> None:
@@ -72,7 +73,8 @@ class StreamBuilder:
             events.append(self._step(f"{kind}_start", content_index=last))  # type: ignore[arg-type]
             self._open[last] = None
             self._prose = last
-        events.append(self._step(f"{kind}_delta", content_index=last, delta=delta))  # type: ignore[arg-type]
+        apply_delta(self.message, f"{kind}_delta", last, delta)
+        events.append(self._event(f"{kind}_delta", content_index=last, delta=delta))  # type: ignore[arg-type]
         return events
 
     def _close_prose(self) -> Events:
@@ -92,7 +94,8 @@ class StreamBuilder:
         return index, events
 
     def tool_call_delta(self, index: int, delta: str) -> Events:
-        return [self._step("toolcall_delta", content_index=index, delta=delta)]
+        apply_delta(self.message, "toolcall_delta", index, delta)
+        return [self._event("toolcall_delta", content_index=index, delta=delta)]
 
     def tool_call_name(self, index: int, name: str) -> None:
         """Some servers send the name in pieces; extend it."""

@@ -8,11 +8,13 @@ bytes for a reply of n deltas. The fold never reads those (it builds streamed te
 from the deltas, see `workbench.view.fold`), so they are left out: a
 `message_update` line keeps only the stream event's type, index and delta. The one
 thing the fold does read from the partial message is the id and name of a tool
-call when it starts, so a `toolcall_start` line carries that block as `block`.
-`Decoder` rebuilds the partial message from the deltas, one shared object per
-reply exactly as the live stream shares one, so every event read back is a whole,
-valid event again. (A `message_update` has no other optional fields, so its
-None fields are left out too: the defaults read back the same.)
+call when it starts, so a `toolcall_start` line carries that call as it started
+(its id and name, no arguments yet) as `block`. `Decoder` rebuilds the partial
+message from the events by `apply_stream_event` (the rules the provider built it
+by), one shared object per reply exactly as the live stream shares one, so every
+event read back is a whole, valid event again. (A `message_update` has no other
+optional fields, so its None fields are left out too: the defaults read back the
+same.)
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any
 from pydantic_core import PydanticSerializationError
 
 from workbench.agent import AssistantMessage, ToolCall
-from workbench.agent.stream_apply import apply_stream_event, started_call
+from workbench.agent.stream_apply import apply_stream_event, started_call, tool_call_at
 from workbench.bus_events import parse_event
 from workbench.json_text import utf8
 from workbench.sessions.compact import EXPANDED, Expander
@@ -52,11 +54,11 @@ def encode(
         ame = event.assistant_message_event
         body = _json(event, exclude=_COMPACT, exclude_none=True)
         if ame.type == "toolcall_start" and ame.content_index is not None:
-            call = started_call(ame.partial, ame.content_index) or started_call(
+            call = tool_call_at(ame.partial, ame.content_index) or tool_call_at(
                 event.message, ame.content_index
             )
             if call is not None:
-                extra = ',"block":' + _json(call)
+                extra = ',"block":' + _json(started_call(call))
     else:
         body = _json(event)
     return utf8(f'{{"seq":{seq},"ts":{ts:.3f},"event":{body}{extra}}}\n')

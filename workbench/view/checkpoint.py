@@ -46,7 +46,6 @@ def take(state: ViewState, position: int) -> Checkpoint:
         for field in fields(ViewState)
         if field.name not in _LISTS and field.name not in _DICTS
     }
-    values["streamed"] = copy.deepcopy(state.streamed)  # the streamed message grows in place
     item = state.streaming_item
     open_item = None
     if item is not None:
@@ -78,7 +77,6 @@ def restore(checkpoint: Checkpoint) -> ViewState:
         values["items"][index] = values["streaming_item"] = copy.deepcopy(item)
     elif values.get("streaming_item") is not None:  # not in the items (cannot happen): a copy
         values["streaming_item"] = copy.deepcopy(values["streaming_item"])
-    values["streamed"] = copy.deepcopy(checkpoint.fields.get("streamed"))
     if checkpoint.last_turn is not None:
         values["turns"][-1] = copy.deepcopy(checkpoint.last_turn)
     for call_id, record in checkpoint.open_calls.items():

@@ -35,7 +35,6 @@ from workbench.agent.events import (
     TurnStartEvent,
 )
 from workbench.agent.stream_apply import DELTAS
-from workbench.agent.types import AssistantMessage
 from workbench.bus_events import (
     McpSamplingEvent,
     McpToolsChangedEvent,
@@ -104,8 +103,6 @@ class ViewState:
     # The fold's own bookkeeping (read by the handlers, not by what draws the state).
     streaming_item: TimelineItem | None = None
     """The assistant item being streamed."""
-    streamed: AssistantMessage | None = None
-    """Its message, rebuilt from the stream's events (`agent.stream_apply`)."""
     started: dict[str, None] = field(default_factory=dict)
     """Ids of calls that started and have not ended (an ordered set)."""
     in_run: bool = False

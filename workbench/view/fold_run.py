@@ -1,25 +1,18 @@
 """The fold's handlers for a run, its turns and messages, the wire and notices.
 
-A streamed assistant message is rebuilt from its stream events by
-`apply_stream_event` (the rules the provider built it by), and its timeline item
-shows that message block by block.
+A streamed assistant message shows as its deltas arrive: each block's text (and a
+tool call's raw arguments) is the deltas to it joined, without a message of its own
+(`agent.stream_apply` would rebuild one, at a cost the screen's fold cannot afford on
+every delta); the item is rebuilt from the final message at its end.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from workbench.agent.stream_apply import (
-    DELTAS,
-    STARTS,
-    apply_delta,
-    apply_stream_event,
-    started_call,
-)
+from workbench.agent.stream_apply import DELTAS, STARTS, tool_call_at
 from workbench.agent.types import (
     AssistantMessage,
-    TextContent,
-    ThinkingContent,
     ToolCall,
     ToolResultMessage,
     UserMessage,
@@ -77,7 +70,7 @@ def message_start(state: ViewState, e: Any) -> None:
         state.items.append(item)
         if state.turns:
             state.turns[-1].model_started_at = e.timestamp
-        state.streaming_item, state.streamed = item, AssistantMessage(timestamp=e.timestamp)
+        state.streaming_item = item
         state.replied_this_run = True
         state.run_state = "streaming"
 
@@ -88,43 +81,36 @@ def message_update(state: ViewState, e: Any) -> None:
     if kind in DELTAS:  # most events
         deltas(state, kind, index, ame.delta or "", 1)
         return
-    item, message = state.streaming_item, state.streamed
-    if item is None or message is None or index is None:
+    item = state.streaming_item
+    if item is None or index is None:
         return
-    if kind not in STARTS:
-        apply_stream_event(message, ame)
-        item.rev += 1
-        return
-    started = None
-    if kind == "toolcall_start":
-        started = started_call(ame.partial, index) or started_call(e.message, index)
-    apply_stream_event(message, ame, started)
-    blocks = item.blocks
-    while len(blocks) <= index:
-        blocks.append(Block("text"))
-    if started is not None:
-        blocks[index] = Block("toolCall", tool_call_id=started.id)
-        new_call(state, started.id, started.name, index)
-    elif kind != "toolcall_start":
-        blocks[index] = Block("text" if kind == "text_start" else "thinking")
+    if kind in STARTS:
+        blocks = item.blocks
+        while len(blocks) <= index:
+            blocks.append(Block("text"))
+        if kind == "toolcall_start":
+            call = tool_call_at(ame.partial, index) or tool_call_at(e.message, index)
+            if call is not None:
+                blocks[index] = Block("toolCall", tool_call_id=call.id)
+                new_call(state, call.id, call.name, index)
+        else:
+            blocks[index] = Block("text" if kind == "text_start" else "thinking")
     item.rev += 1
 
 
 def deltas(state: ViewState, kind: str, index: int | None, text: str, count: int) -> None:
     """`count` deltas of one kind to block `index`, joined into `text`."""
-    item, message = state.streaming_item, state.streamed
-    if item is None or message is None or index is None:
+    item = state.streaming_item
+    if item is None or index is None:
         return
-    block = apply_delta(message, kind, index, text)
-    if isinstance(block, ToolCall):
-        record = state.calls.get(item.blocks[index].tool_call_id or "")
-        if record is not None:
-            record.raw = block.raw_arguments
+    blocks = item.blocks
+    if index < len(blocks):
+        if kind != "toolcall_delta":
+            blocks[index].text += text
+        elif blocks[index].tool_call_id in state.calls:
+            record = state.calls[blocks[index].tool_call_id]  # type: ignore[index]
+            record.raw = (record.raw or "") + text
             record.rev += count
-    elif isinstance(block, TextContent):
-        item.blocks[index].text = block.text
-    elif isinstance(block, ThinkingContent):
-        item.blocks[index].text = block.thinking
     item.rev += count
 
 
@@ -177,7 +163,7 @@ def _finish_assistant(state: ViewState, message: AssistantMessage, timestamp: fl
     item.stop_reason = message.stop_reason
     item.error = message.error_message
     item.rev += 1
-    state.streaming_item = state.streamed = None
+    state.streaming_item = None
     usage = message.usage
     state.input_tokens += usage.input
     state.output_tokens += usage.output
