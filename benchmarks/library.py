@@ -23,7 +23,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.sessions.helpers import write_session  # noqa: E402
-
 from workbench.sessions.library import INDEX_NAME, Filters, Library  # noqa: E402
 
 WORDS = ("config parser lexer module cache server client schema token render layout "

@@ -30,8 +30,8 @@ if TYPE_CHECKING:
     from workbench.providers.settings import OpenAISettings
     from workbench.run_limits import TurnLimit
     from workbench.sessions.fork import ForkPoint
-    from workbench.workspace_scan import CheckpointCaps
     from workbench.sessions.header import AgentSetup
+    from workbench.workspace_scan import CheckpointCaps
 
 ApprovePolicy = Policy
 

@@ -9,7 +9,6 @@ from pathlib import Path
 
 from tests.sessions.helpers import write_session
 from tests.widgets.test_replay_app import SIZE, wait_for
-
 from widgets.replay_app import ReplayApp
 from workbench import gc_policy
 from workbench.sessions import read_session

@@ -14,8 +14,8 @@ from workbench.cli.headless import recording_exit_code, say_recording_problem
 from workbench.providers.settings import add_provider_arguments, settings_from_args
 from workbench.runtime import build_runtime
 from workbench.sanitize import literal
-from workbench.sessions.checkpoints import has_checkpoints
 from workbench.session_runs import ForkRequest, fork_choices, fork_options, scenario_of
+from workbench.sessions.checkpoints import has_checkpoints
 from workbench.sessions.history import first_prompt
 from workbench.sessions.scrub import ScrubFold
 
