@@ -8,8 +8,10 @@ given test paths too, it runs both.
 
 Each item runs in a scratch directory of its own under pytest's temporary directory
 (so items never share files, under `pytest-xdist` too), seeded with, in this order:
-a copy of `--workbench-workspace DIR`; the recorded scenario's files; or a copy of
-the directory the session says it ran in (refused for `/` and the home directory).
+a copy of `--workbench-workspace DIR`; the files recorded at the session's start (its
+workspace checkpoints, restored by the re-run); the recorded scenario's files; or a
+copy of the directory the session says it ran in (refused for `/` and the home
+directory).
 
 The plugin is registered through the `pytest11` entry point; without the flag it
 adds its options and does nothing else (this module imports nothing but pytest;
@@ -129,6 +131,7 @@ class SessionItem(pytest.Item):
         from workbench.sanitize import literal
         from workbench.scratch import seed
         from workbench.session_runs import scenario_of
+        from workbench.sessions.checkpoints import has_checkpoints
         from workbench.sessions.trust import check_workspace
 
         factory = getattr(self.config, "_tmp_path_factory", None)  # None with -p no:tmpdir
@@ -139,6 +142,8 @@ class SessionItem(pytest.Item):
         if given:
             source = self.config.invocation_params.dir / given
             why = f"a copy of --workbench-workspace {given}"
+        elif has_checkpoints(self.recorded):  # the re-run restores them into a new directory
+            return root / "workspace", "the files recorded at the session's start"
         elif scenario is not None:
             seed(root, scenario.workspace_files)
             return root, "the recorded scenario's files"

@@ -172,3 +172,32 @@ def test_a_workspace_that_is_not_here_fails_and_one_can_be_named(
     )
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines([f"*(a copy of --workbench-workspace {named})*"])
+
+
+NOTES = {
+    "name": "notes",
+    "prompt": "What do the notes say?",
+    "workspace_files": {},
+    "turns": [
+        {"text": "Reading.", "tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]},
+        {"text": "They say hello."},
+    ],
+}
+"""A run that reads a file the scenario does not ship: only the workspace's checkpoints
+hold it."""
+
+
+def test_a_session_with_checkpoints_starts_from_the_files_it_recorded(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    workspace = tmp_path / "notes-ws"
+    workspace.mkdir()
+    (workspace / "notes.txt").write_text("hello\n")
+    runtime, _ = anyio.run(record_run, workspace, NOTES)
+    (workspace / "notes.txt").write_text("changed since\n")  # the files move on
+    flows = tmp_path / "flows"
+    flows.mkdir()
+    shutil.copy(runtime.recorder.path, flows / "notes.jsonl")
+    result = pytester.runpytest_subprocess(*PLUGIN, *ALL, "--workbench-sessions", str(flows), "-rA")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*the files recorded at the session's start*"])
