@@ -57,8 +57,8 @@ def main() -> None:
             times = [asyncio.run(run_once(turns, args.calls, wire)) for _ in range(args.repeat)]
             row.append(statistics.median(times) * 1000)
         print(
-            f"{turns:4d} turns x {args.calls} calls: {row[0]:7.0f} ms without, {row[1]:7.0f} ms with "
-            f"simulated wire events ({row[1] / row[0]:.1f}x)"
+            f"{turns:4d} turns x {args.calls} calls: {row[0]:7.0f} ms without, "
+            f"{row[1]:7.0f} ms with simulated wire events ({row[1] / row[0]:.1f}x)"
         )
 
 

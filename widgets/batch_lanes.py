@@ -1,10 +1,10 @@
 """Batch lanes: what ran at the same time, what waited, and for how long.
 
 One lane per call of a batch on a shared time axis; each lane is coloured by phase
-(preflight, waiting for approval, paused, queued behind its batch, executing, after-hook), so a parallel
-batch shows overlapping bars and a sequential one a staircase. Under the lanes, the
-selected call's time in each phase (or the hovered one's: the inspector passes it as
-`detail_id`).
+(preflight, waiting for approval, paused, queued behind its batch, executing,
+after-hook), so a parallel batch shows overlapping bars and a sequential one a
+staircase. Under the lanes, the selected call's time in each phase (or the hovered
+one's: the inspector passes it as `detail_id`).
 """
 
 from __future__ import annotations

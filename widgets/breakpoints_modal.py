@@ -33,7 +33,10 @@ class BreakpointsModal(ModalScreen[None]):
 
     DEFAULT_CSS = """
     BreakpointsModal { align: center middle; }
-    BreakpointsModal > Vertical { width: 84; max-width: 96%; height: auto; max-height: 90%; border: thick $accent; background: $surface; padding: 0 1; }
+    BreakpointsModal > Vertical {
+        width: 84; max-width: 96%; height: auto; max-height: 90%; border: thick $accent;
+        background: $surface; padding: 0 1;
+    }
     BreakpointsModal .title { text-style: bold; }
     BreakpointsModal .hint { color: $text-muted; margin: 0 0 1 0; }
     BreakpointsModal OptionList { height: auto; max-height: 12; min-height: 3; }

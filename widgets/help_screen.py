@@ -29,20 +29,20 @@ output, the result and the call's own events.
 | click | a card: inspect it; a thinking line: open it; a turn's heading: its request |
 | **ctrl+c** | **cancel the run** (fires the abort signal, also inside dialogs) |
 | F8 | cancel only the selected running call |
-| F4 | requests as sent over the wire (simulated on the scripted demo), and where the time and money went (click a turn's heading for its request) |
-| F7 | MCP servers: state, tools, log, stderr, the JSON-RPC wire (r restarts one, o: its resources and prompts) |
+| F4 | the requests as sent (simulated on the demo); where time and money went |
+| F7 | MCP servers: state, tools, log, stderr, wire (r restarts, o: resources) |
 | F6 | step mode on/off: pause before every model request and tool execution |
 | F10 | step to the next pause point |
 | F5 | continue (leave step mode, stop only at breakpoints) |
 | ctrl+r | run to the end, ignoring every pause |
 | F9 | breakpoint on the selected call's tool |
 | ctrl+b | breakpoints of every kind |
-| F2 | at a pause before a tool: edit its arguments; at failed arguments: edit them (the pipeline runs again) |
+| F2 | edit the arguments at a pause before a tool, or failed ones (run again) |
 | ctrl+o | at a pause before a tool: answer it yourself; at an error result (`@error`): replace it |
 | ctrl+l | back to the message box |
 | ctrl+n | a new run: fresh scratch workspace, new session file |
 | ctrl+s | the session library: search the recorded sessions, open one in replay |
-| ctrl+p | command palette (every action, themes; "Call a tool by hand…" runs one tool without the model) |
+| ctrl+p | command palette: every action, themes, "Call a tool by hand…" |
 | ctrl+q | quit |
 
 A key that cannot act where you press it says why. A card's time is its work;
@@ -70,7 +70,10 @@ class HelpScreen(ModalScreen[None]):
 
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > VerticalScroll { width: 90; max-width: 95%; height: 80%; border: thick $accent; background: $surface; padding: 0 1; }
+    HelpScreen > VerticalScroll {
+        width: 90; max-width: 95%; height: 80%; border: thick $accent; background: $surface;
+        padding: 0 1;
+    }
     """
 
     def compose(self) -> ComposeResult:

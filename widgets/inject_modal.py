@@ -26,7 +26,10 @@ class InjectResultModal(ModalScreen[str | None]):
 
     DEFAULT_CSS = """
     InjectResultModal { align: center middle; }
-    InjectResultModal > Vertical { width: 80; max-width: 95%; height: auto; border: thick $warning; background: $surface; padding: 0 1; }
+    InjectResultModal > Vertical {
+        width: 80; max-width: 95%; height: auto; border: thick $warning; background: $surface;
+        padding: 0 1;
+    }
     InjectResultModal .title { text-style: bold; margin: 0 0 1 0; }
     InjectResultModal TextArea { height: 10; }
     InjectResultModal #inject-error { color: $error; height: auto; }

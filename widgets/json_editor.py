@@ -35,7 +35,10 @@ class JsonEditModal(ModalScreen[dict[str, Any] | None]):
 
     DEFAULT_CSS = """
     JsonEditModal { align: center middle; }
-    JsonEditModal > Vertical { width: 90; max-width: 95%; height: auto; max-height: 90%; border: thick $accent; background: $surface; padding: 0 1; }
+    JsonEditModal > Vertical {
+        width: 90; max-width: 95%; height: auto; max-height: 90%; border: thick $accent;
+        background: $surface; padding: 0 1;
+    }
     JsonEditModal .title { text-style: bold; margin: 0 0 1 0; }
     JsonEditModal TextArea { height: 14; }
     JsonEditModal #json-error { color: $error; height: auto; min-height: 1; }

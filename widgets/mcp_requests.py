@@ -34,7 +34,10 @@ class _AskModal(ModalScreen[Any]):
 
     DEFAULT_CSS = """
     _AskModal { align: center middle; }
-    _AskModal > Vertical { width: 90; max-width: 95%; height: auto; max-height: 90%; border: thick $warning; background: $surface; padding: 0 1; }
+    _AskModal > Vertical {
+        width: 90; max-width: 95%; height: auto; max-height: 90%; border: thick $warning;
+        background: $surface; padding: 0 1;
+    }
     _AskModal .title { text-style: bold; margin: 0 0 1 0; }
     _AskModal .label { margin: 1 0 0 0; }
     _AskModal .error { color: $error; height: auto; }

@@ -108,7 +108,9 @@ class McpServersScreen(ModalScreen[None]):
 
     DEFAULT_CSS = """
     McpServersScreen { align: center middle; }
-    McpServersScreen > Horizontal { width: 95%; height: 85%; border: thick $accent; background: $surface; }
+    McpServersScreen > Horizontal {
+        width: 95%; height: 85%; border: thick $accent; background: $surface;
+    }
     McpServersScreen OptionList { width: 34; height: 1fr; border-right: solid $panel; }
     McpServersScreen VerticalScroll { width: 1fr; height: 1fr; padding: 0 1; }
     """

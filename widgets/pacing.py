@@ -67,7 +67,8 @@ class Pacer:
         """
         arrived = count - self.synced
         window = max(now - max(self.window_start, self.last_refresh), 1e-3)
-        burst = not waiting and arrived > self.burst_rate / self.hz and arrived / window > self.burst_rate
+        fast = arrived / window > self.burst_rate
+        burst = not waiting and arrived > self.burst_rate / self.hz and fast
         if burst and not self.burst:
             self.inspected_at = now  # the inspector keeps its call for a while
         self.burst, self.last_refresh, self.synced = burst, now, count

@@ -13,7 +13,10 @@ from workbench.sanitize import literal, one_line
 
 class PauseBanner(Static):
     DEFAULT_CSS = """
-    PauseBanner { height: auto; display: none; background: $warning; color: $background; padding: 0 1; text-style: bold; text-wrap: nowrap; text-overflow: ellipsis; }
+    PauseBanner {
+        height: auto; display: none; background: $warning; color: $background; padding: 0 1;
+        text-style: bold; text-wrap: nowrap; text-overflow: ellipsis;
+    }
     PauseBanner.-shown { display: block; }
     """
 

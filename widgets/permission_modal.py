@@ -55,12 +55,19 @@ class PermissionModal(ModalScreen[str | None]):
 
     DEFAULT_CSS = """
     PermissionModal { align: center middle; }
-    PermissionModal > Vertical { width: 100; max-width: 96%; height: auto; max-height: 94%; border: thick $warning; background: $surface; padding: 0 1; }
+    PermissionModal > Vertical {
+        width: 100; max-width: 96%; height: auto; max-height: 94%; border: thick $warning;
+        background: $surface; padding: 0 1;
+    }
     PermissionModal #perm-title { text-style: bold; }
-    PermissionModal #perm-counter, PermissionModal #perm-desc { color: $text-muted; text-wrap: nowrap; text-overflow: ellipsis; }
+    PermissionModal #perm-counter, PermissionModal #perm-desc {
+        color: $text-muted; text-wrap: nowrap; text-overflow: ellipsis;
+    }
     PermissionModal #perm-desc { text-style: italic; }
     PermissionModal #perm-hints { color: $text-muted; height: auto; }
-    PermissionModal #perm-args { height: auto; max-height: 45vh; min-height: 4; border: round $panel-lighten-2; padding: 0 1; }
+    PermissionModal #perm-args {
+        height: auto; max-height: 45vh; min-height: 4; border: round $panel-lighten-2; padding: 0 1;
+    }
     PermissionModal #perm-protected { color: $error; text-style: bold; height: auto; }
     PermissionModal #perm-args:focus { border: round $accent; }
     PermissionModal #perm-error { color: $error; height: auto; display: none; }
@@ -72,7 +79,9 @@ class PermissionModal(ModalScreen[str | None]):
     PermissionModal .buttons { height: auto; }
     PermissionModal .buttons.second { margin: 0; }
     PermissionModal Button { margin: 0 2 0 0; }
-    PermissionModal Button:focus { background: $accent !important; color: $background !important; text-style: bold !important; }
+    PermissionModal Button:focus {
+        background: $accent !important; color: $background !important; text-style: bold !important;
+    }
     PermissionModal ClearCheckbox { margin: 0; }
     PermissionModal ClearCheckbox:focus > .toggle--label { text-style: bold reverse; }
     """
@@ -111,8 +120,9 @@ class PermissionModal(ModalScreen[str | None]):
             yield Static(title, id="perm-title")
             index, size = self.position
             counter = (
-                f"request 1 of {self.pending_count} waiting · call {index} of {size} in this batch · "
-                f"id {record.id}" + (f" · asked by rule {self.rule_text}" if self.rule_text else "")
+                f"request 1 of {self.pending_count} waiting · "
+                f"call {index} of {size} in this batch · id {record.id}"
+                + (f" · asked by rule {self.rule_text}" if self.rule_text else "")
             )
             yield Static(Text(literal(counter)), id="perm-counter")
             lines = self.tool.description.splitlines() if self.tool else ["unknown tool"]

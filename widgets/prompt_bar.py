@@ -29,9 +29,13 @@ class PromptBar(Vertical):
 
     DEFAULT_CSS = """
     PromptBar { height: auto; }
-    PromptBar > #queue { height: auto; max-height: 4; color: $warning; padding: 0 1; display: none; }
+    PromptBar > #queue {
+        height: auto; max-height: 4; color: $warning; padding: 0 1; display: none;
+    }
     PromptBar > #queue.-shown { display: block; }
-    PromptBar > #attachments { height: auto; max-height: 4; color: $accent; padding: 0 1; display: none; }
+    PromptBar > #attachments {
+        height: auto; max-height: 4; color: $accent; padding: 0 1; display: none;
+    }
     PromptBar > #attachments.-shown { display: block; }
     PromptBar { border-top: hkey $panel-lighten-2; }
     PromptBar:focus-within { border-top: hkey $accent; }

@@ -54,7 +54,9 @@ class RunDetailsScreen(ModalScreen[None]):
 
     DEFAULT_CSS = """
     RunDetailsScreen { align: center middle; }
-    RunDetailsScreen > TabbedContent { width: 96%; height: 92%; border: thick $accent; background: $surface; }
+    RunDetailsScreen > TabbedContent {
+        width: 96%; height: 92%; border: thick $accent; background: $surface;
+    }
     RunDetailsScreen #requests { height: 1fr; }
     RunDetailsScreen #request-list { width: 34; height: 1fr; border-right: vkey $panel-lighten-2; }
     RunDetailsScreen #request-body { width: 1fr; height: 1fr; padding: 0 1; }

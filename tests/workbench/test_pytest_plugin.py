@@ -179,7 +179,10 @@ NOTES = {
     "prompt": "What do the notes say?",
     "workspace_files": {},
     "turns": [
-        {"text": "Reading.", "tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]},
+        {
+            "text": "Reading.",
+            "tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}],
+        },
         {"text": "They say hello."},
     ],
 }

@@ -97,8 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     perms = parser.add_argument_group(
         "permissions",
-        'Rules allow, ask or deny by tool and argument pattern, e.g. run_command(command="pytest *") '
-        'or write_file(path="src/**"). Defaults: reading tools allowed; writing and running ask.',
+        "Rules allow, ask or deny by tool and argument pattern, e.g. "
+        'run_command(command="pytest *") or write_file(path="src/**"). '
+        "Defaults: reading tools allowed; writing and running ask.",
     )
     add_rule_flags(perms, rules_default="WORKSPACE/.workbench/rules.toml")
     perms.add_argument(
