@@ -35,10 +35,16 @@ def cpu() -> float:
 
 
 def run(scenario: Scenario, workspace: Path, sessions: Path, on: bool) -> tuple[float, Path]:
-    runtime = build_runtime(RunOptions(
-        scenario=scenario, workspace=workspace, pace=math.inf, approve="all",
-        session=sessions / f"{time.time_ns()}.jsonl", checkpoints=CheckpointCaps(enabled=on),
-    ))
+    runtime = build_runtime(
+        RunOptions(
+            scenario=scenario,
+            workspace=workspace,
+            pace=math.inf,
+            approve="all",
+            session=sessions / f"{time.time_ns()}.jsonl",
+            checkpoints=CheckpointCaps(enabled=on),
+        )
+    )
     start = cpu()
     anyio.run(runtime.agent.prompt, runtime.prompt)
     spent = cpu() - start
@@ -65,8 +71,10 @@ def demo(runs: int, base: Path) -> None:
         first, best = fastest(runs, once)
         blobs, size = store_for(sessions / "x.jsonl").size()
         label = "with checkpoints" if on else "without"
-        print(f"demo, {label:>16}: {best * 1000:6.1f} ms a run (first {first * 1000:.1f}); "
-              f"after {runs} runs the store holds {blobs} blobs, {size} bytes")
+        print(
+            f"demo, {label:>16}: {best * 1000:6.1f} ms a run (first {first * 1000:.1f}); "
+            f"after {runs} runs the store holds {blobs} blobs, {size} bytes"
+        )
 
 
 def many_files(count: int, runs: int, base: Path) -> None:
@@ -75,29 +83,42 @@ def many_files(count: int, runs: int, base: Path) -> None:
         path = workspace / f"d{i % 20}" / f"f{i}.txt"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(os.urandom(1024).hex().encode())
-    scenario = Scenario.model_validate({
-        "name": "many", "prompt": "go",
-        "turns": [
-            {"tool_calls": [{"name": "run_command", "arguments": {
-                "command": "for i in 0 1 2 3 4 5 6 7 8 9; do echo $RANDOM >> d0/f$((i*20)).txt;"
-                " done"
-            }}]},
-            {"tool_calls": [
-                {"name": "write_file", "arguments": {"path": "new.txt", "content": "x"}}
-            ]},
-            {"text": "done"},
-        ],
-    })
+    scenario = Scenario.model_validate(
+        {
+            "name": "many",
+            "prompt": "go",
+            "turns": [
+                {
+                    "tool_calls": [
+                        {
+                            "name": "run_command",
+                            "arguments": {
+                                "command": "for i in 0 1 2 3 4 5 6 7 8 9; do "
+                                "echo $RANDOM >> d0/f$((i*20)).txt; done"
+                            },
+                        }
+                    ]
+                },
+                {
+                    "tool_calls": [
+                        {"name": "write_file", "arguments": {"path": "new.txt", "content": "x"}}
+                    ]
+                },
+                {"text": "done"},
+            ],
+        }
+    )
     sessions = base / "many-sessions"
     for on in (False, True):
         first, best = fastest(runs, lambda on=on: run(scenario, workspace, sessions, on)[0])
         label = "with checkpoints" if on else "without"
-        print(f"{count} files, {label:>16}: {best * 1000:6.1f} ms a run "
-              f"(first {first * 1000:.1f})")
+        print(f"{count} files, {label:>16}: {best * 1000:6.1f} ms a run (first {first * 1000:.1f})")
     blobs, size = store_for(sessions / "x.jsonl").size()
     files = sum(p.stat().st_size for p in workspace.rglob("*") if p.is_file())
-    print(f"{count} files ({files} bytes): after {2 * runs} runs the store holds {blobs} blobs, "
-          f"{size} bytes")
+    print(
+        f"{count} files ({files} bytes): after {2 * runs} runs the store holds {blobs} blobs, "
+        f"{size} bytes"
+    )
 
     class Sink:
         path = base / "fresh" / "probe.jsonl"

@@ -67,8 +67,10 @@ def main() -> None:
         return
     ms = sorted(x * 1000 for x in latencies)
     print(f"run: {seconds:.2f} s; {len(ms)} keys answered while it ran")
-    print(f"key answered in: median {statistics.median(ms):.0f} ms, slowest {ms[-1]:.0f} ms "
-          "(target: within 100 ms)")
+    print(
+        f"key answered in: median {statistics.median(ms):.0f} ms, slowest {ms[-1]:.0f} ms "
+        "(target: within 100 ms)"
+    )
 
 
 if __name__ == "__main__":

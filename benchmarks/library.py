@@ -25,8 +25,10 @@ sys.path.insert(0, str(ROOT))
 from tests.sessions.helpers import write_session  # noqa: E402
 from workbench.sessions.library import INDEX_NAME, Filters, Library  # noqa: E402
 
-WORDS = ("config parser lexer module cache server client schema token render layout "
-         "import export session budget window queue thread socket buffer").split()
+WORDS = (
+    "config parser lexer module cache server client schema token render layout "
+    "import export session budget window queue thread socket buffer"
+).split()
 TOOLS = ("read_file", "edit_file", "write_file", "run_command", "search_files")
 
 
@@ -39,10 +41,15 @@ def make(directory: Path, count: int) -> float:
             continue
         words = " ".join(rng.choice(WORDS) for _ in range(6))
         write_session(
-            path, f"task {n}: {words} marker{n}", tool=rng.choice(TOOLS),
-            args={"path": f"src/{rng.choice(WORDS)}.py"}, result=f"{words} " * 4,
-            is_error=rng.random() < 0.1, denied=rng.random() < 0.05,
-            created=1.7e12 + n * 60_000.0, model=rng.choice(("gpt-4o", "llama3", "scripted")),
+            path,
+            f"task {n}: {words} marker{n}",
+            tool=rng.choice(TOOLS),
+            args={"path": f"src/{rng.choice(WORDS)}.py"},
+            result=f"{words} " * 4,
+            is_error=rng.random() < 0.1,
+            denied=rng.random() < 0.05,
+            created=1.7e12 + n * 60_000.0,
+            model=rng.choice(("gpt-4o", "llama3", "scripted")),
         )
     return time.perf_counter() - start
 

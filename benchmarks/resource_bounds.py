@@ -277,7 +277,10 @@ def main() -> None:
         try:
             done = subprocess.run(
                 [sys.executable, __file__, "--child", name],
-                env=env, capture_output=True, text=True, timeout=args.limit,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=args.limit,
             )
             lines = done.stdout.strip().splitlines()
             figures = lines[-1] if lines else f"failed: {done.stderr.strip()[-300:]}"

@@ -98,9 +98,16 @@ def count_both(args: argparse.Namespace) -> list[tuple[int, dict]]:
             folder = Path(tmp) / which
             folder.mkdir()
             command = [
-                "valgrind", "--tool=callgrind", "--dump-before=os_getppid",
-                f"--callgrind-out-file={folder}/callgrind.%p", sys.executable, __file__,
-                "--child", which, "--clock-factor", repr(args.clock_factor),
+                "valgrind",
+                "--tool=callgrind",
+                "--dump-before=os_getppid",
+                f"--callgrind-out-file={folder}/callgrind.%p",
+                sys.executable,
+                __file__,
+                "--child",
+                which,
+                "--clock-factor",
+                repr(args.clock_factor),
                 *workload_argv(args),
             ]
             process = subprocess.Popen(
@@ -123,7 +130,9 @@ def main() -> None:
     add_workload_arguments(parser)
     parser.add_argument("--child", choices=["headless", "app"], help=argparse.SUPPRESS)
     parser.add_argument(
-        "--clock-factor", type=float, default=CLOCK_FACTOR,
+        "--clock-factor",
+        type=float,
+        default=CLOCK_FACTOR,
         help=f"how much the clock is slowed under callgrind (default {CLOCK_FACTOR:.0f})",
     )
     args = parser.parse_args()

@@ -19,6 +19,12 @@ def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
 def workload_argv(args: argparse.Namespace) -> list[str]:
     """The options `add_workload_arguments` read, as a child process's arguments."""
     return [
-        "--turns", str(args.turns), "--calls", str(args.calls),
-        "--updates", str(args.updates), "--text", str(args.text),
+        "--turns",
+        str(args.turns),
+        "--calls",
+        str(args.calls),
+        "--updates",
+        str(args.updates),
+        "--text",
+        str(args.text),
     ]

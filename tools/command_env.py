@@ -16,8 +16,21 @@ from pathlib import Path
 from workbench.config_file import read_config
 
 ALLOWED = frozenset(
-    {"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TERM", "COLORTERM",
-     "TMPDIR", "TMP", "TEMP", "TZ"}
+    {
+        "PATH",
+        "HOME",
+        "USER",
+        "LOGNAME",
+        "SHELL",
+        "LANG",
+        "LANGUAGE",
+        "TERM",
+        "COLORTERM",
+        "TMPDIR",
+        "TMP",
+        "TEMP",
+        "TZ",
+    }
 )
 """Variables every command gets (when the user has them set)."""
 ALLOWED_PREFIXES = ("LC_",)

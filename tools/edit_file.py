@@ -50,8 +50,7 @@ def fold_flat_edit(args: dict[str, Any]) -> dict[str, Any]:
     edits = out.get("edits")
     if isinstance(edits, list):
         edits = [
-            {_KEYS.get(k, k): v for k, v in e.items()} if isinstance(e, dict) else e
-            for e in edits
+            {_KEYS.get(k, k): v for k, v in e.items()} if isinstance(e, dict) else e for e in edits
         ]
         out["edits"] = edits
     if not flat:
@@ -107,8 +106,11 @@ def _to_lf(text: str) -> str:
 def _diff(old: str, new: str, shown: str) -> str:
     return "".join(
         difflib.unified_diff(
-            old.splitlines(keepends=True), new.splitlines(keepends=True),
-            fromfile=f"a/{shown}", tofile=f"b/{shown}", n=3,
+            old.splitlines(keepends=True),
+            new.splitlines(keepends=True),
+            fromfile=f"a/{shown}",
+            tofile=f"b/{shown}",
+            n=3,
         )
     )
 
@@ -133,7 +135,7 @@ def make_edit_file(workspace: Workspace) -> AgentTool:
         if len(raw) > MAX_EDIT_BYTES:
             raise ValueError(f"{shown} grew past {MAX_EDIT_BYTES} bytes while being edited")
         bom = "\ufeff" if raw.startswith("\ufeff") else ""
-        body = raw[len(bom):]
+        body = raw[len(bom) :]
         crlf = "\r\n" in body and body.count("\r\n") == body.count("\n")
         before = _to_lf(body)
         after, lines = _apply(before, params.edits, shown)

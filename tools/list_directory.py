@@ -47,7 +47,12 @@ class _Listing:
 
 
 def _walk(
-    ws: Workspace, directory: Path, prefix: str, depth: int, ignore: list[str], out: _Listing,
+    ws: Workspace,
+    directory: Path,
+    prefix: str,
+    depth: int,
+    ignore: list[str],
+    out: _Listing,
     signal: AbortSignal,
 ) -> None:
     try:
@@ -67,8 +72,10 @@ def _walk(
         ):
             out.skipped.append(rel)
             continue
-        if not child.is_dir() and ws.contains(Path(os.path.realpath(child.path))) and not (
-            ws.shown(Path(child.path))
+        if (
+            not child.is_dir()
+            and ws.contains(Path(os.path.realpath(child.path)))
+            and not (ws.shown(Path(child.path)))
         ):
             out.hidden += 1
             continue

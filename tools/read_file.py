@@ -138,9 +138,7 @@ def make_read_file(workspace: Workspace) -> AgentTool:
             details = {"path": shown, "total_lines": 0, "truncated": False}
             return AgentToolResult.text("[The file is empty]", details=details)
         if start > window.total:
-            raise ValueError(
-                f"offset {start} is past the end of {shown} ({window.total} lines)"
-            )
+            raise ValueError(f"offset {start} is past the end of {shown} ({window.total} lines)")
         end = start + len(window.lines) - 1
         text = "".join(window.lines)
         notice = _notice(window, start, end, path.stat().st_size)

@@ -109,8 +109,11 @@ class _Output:
             cost = len(line.encode("utf-8", "surrogateescape")) + 1
             self.total_lines += 1
             self.counts[stream] += 1
-            if not self.left_out and not self.lines and len(self.head) < HEAD_LINES and (
-                self.head_bytes + cost <= HEAD_BYTES
+            if (
+                not self.left_out
+                and not self.lines
+                and len(self.head) < HEAD_LINES
+                and (self.head_bytes + cost <= HEAD_BYTES)
             ):
                 self.head.append(line)
                 self.head_bytes += cost
@@ -155,7 +158,7 @@ class _Line:
         if self.size < LINE_CHARS:
             self.start += piece[: LINE_CHARS - len(self.start)]
         if self.size + len(piece) > LINE_CHARS:
-            self.end = (self.end + piece)[-(LINE_CHARS // 2):]
+            self.end = (self.end + piece)[-(LINE_CHARS // 2) :]
         self.size += len(piece)
 
     def take(self) -> str:
@@ -300,11 +303,15 @@ class _Run:
         tree = ProcessTree("command")
         env = tree.env({**command_env(self.pass_env), "PYTHONUNBUFFERED": "1"})
         proc = await asyncio.create_subprocess_exec(
-            shell, "-c", self.command,
+            shell,
+            "-c",
+            self.command,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
-            cwd=cwd, env=env, start_new_session=True,
+            cwd=cwd,
+            env=env,
+            start_new_session=True,
         )
         tree.adopt(proc.pid)
         assert proc.stdout is not None and proc.stderr is not None

@@ -110,7 +110,9 @@ class HandCallModal(ModalScreen[dict[str, Any] | None]):
             yield Static(title, classes="title")
             yield Static(
                 "It runs like a model's call (the gate asks as usual) and the model never "
-                "sees it. Nested objects and arrays: use raw JSON (ctrl+j).", classes="hint")
+                "sees it. Nested objects and arrays: use raw JSON (ctrl+j).",
+                classes="hint",
+            )
             yield SchemaForm(self.schema)
             yield Static("", id="hand-error", classes="error")
             with Horizontal():
@@ -149,8 +151,11 @@ class HandCallModal(ModalScreen[dict[str, Any] | None]):
                 self.dismiss(args)
 
         self.app.push_screen(
-            JsonEditModal(f"Arguments for {self.tool.name} (Apply runs the call)",
-                          self.query_one(SchemaForm).values(), lambda _args: None),
+            JsonEditModal(
+                f"Arguments for {self.tool.name} (Apply runs the call)",
+                self.query_one(SchemaForm).values(),
+                lambda _args: None,
+            ),
             applied,
         )
 
@@ -184,8 +189,11 @@ class HandCallActions:
     def action_call_by_hand(self) -> None:
         app: Any = self
         if self.agent.state.is_streaming:
-            app.notify("A run is going: call a tool by hand once it has ended.",
-                       severity="warning", timeout=4)
+            app.notify(
+                "A run is going: call a tool by hand once it has ended.",
+                severity="warning",
+                timeout=4,
+            )
             return
         tools = list(self.agent.state.tools)
         if not tools:

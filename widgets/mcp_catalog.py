@@ -174,15 +174,18 @@ class McpCatalogScreen(ModalScreen[None]):
         for i, resource in enumerate(self.linked):
             options.append(_option("linked", i, str(resource.uri), "in the call's result"))
         for i, resource in enumerate(catalog.resources):
-            options.append(_option("resource", i, resource.title or resource.name,
-                                   str(resource.uri)))
+            options.append(
+                _option("resource", i, resource.title or resource.name, str(resource.uri))
+            )
         for i, template in enumerate(catalog.templates):
-            options.append(_option("template", i, template.title or template.name,
-                                   template.uri_template))
+            options.append(
+                _option("template", i, template.title or template.name, template.uri_template)
+            )
         for i, prompt in enumerate(catalog.prompts):
             names = ", ".join(a.name for a in prompt.arguments or [])
-            options.append(_option("prompt", i, prompt.title or prompt.name,
-                                   f"({names})" if names else ""))
+            options.append(
+                _option("prompt", i, prompt.title or prompt.name, f"({names})" if names else "")
+            )
         items.add_options(options)
         if not options:
             self.query_one("#catalog-about", Static).update(self._nothing())
@@ -190,8 +193,10 @@ class McpCatalogScreen(ModalScreen[None]):
             items.highlighted = 0
 
     def _nothing(self) -> Text:
-        text = Text(f"MCP server {literal(self.connection.name)} lists no resources, "
-                    "templates or prompts.", style="dim")
+        text = Text(
+            f"MCP server {literal(self.connection.name)} lists no resources, templates or prompts.",
+            style="dim",
+        )
         for problem in self.connection.catalog.problems:
             text.append(f"\n{literal(problem)}", style="yellow")
         return text
@@ -199,16 +204,24 @@ class McpCatalogScreen(ModalScreen[None]):
     def _item(self, option_id: str | None) -> tuple[str, Any]:
         kind, _, index = (option_id or "").partition(":")
         catalog = self.connection.catalog
-        items = {"r": catalog.resources, "t": catalog.templates, "p": catalog.prompts,
-                 "l": self.linked}[kind]
+        items = {
+            "r": catalog.resources,
+            "t": catalog.templates,
+            "p": catalog.prompts,
+            "l": self.linked,
+        }[kind]
         return kind, items[int(index)]
 
     @on(OptionList.OptionHighlighted)
     def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
         kind, item = self._item(event.option.id)
         text = Text()
-        label = {"r": "Resource", "t": "Resource template", "p": "Prompt",
-                 "l": "Resource named in the call's result"}[kind]
+        label = {
+            "r": "Resource",
+            "t": "Resource template",
+            "p": "Prompt",
+            "l": "Resource named in the call's result",
+        }[kind]
         text.append(f"{label} {literal(item.name)}\n", style="bold")
         where = getattr(item, "uri", None) or getattr(item, "uri_template", None)
         if where is not None:
@@ -221,9 +234,14 @@ class McpCatalogScreen(ModalScreen[None]):
             text.append(f"  {literal(argument.name)}", style="bold")
             text.append("" if argument.required else " (optional)", style="dim")
             text.append(f"  {literal(argument.description or '')}\n")
-        action = {"r": "read it", "l": "read it", "t": "fill in its variables and read it",
-                  "p": "get it" if not getattr(item, "arguments", None)
-                  else "fill in its arguments and get it"}[kind]
+        action = {
+            "r": "read it",
+            "l": "read it",
+            "t": "fill in its variables and read it",
+            "p": "get it"
+            if not getattr(item, "arguments", None)
+            else "fill in its arguments and get it",
+        }[kind]
         text.append(f"\nEnter: {action}.", style="dim")
         self.query_one("#catalog-about", Static).update(text)
 
@@ -249,8 +267,9 @@ class McpCatalogScreen(ModalScreen[None]):
 
             self.app.push_screen(ArgumentsModal(f"Read {item.uri_template}", fields), read)
         else:
-            arguments = [(a.name, a.description or "", bool(a.required))
-                         for a in item.arguments or []]
+            arguments = [
+                (a.name, a.description or "", bool(a.required)) for a in item.arguments or []
+            ]
 
             def get(values: dict[str, str] | None) -> None:
                 if values is not None:
@@ -278,17 +297,22 @@ class McpCatalogScreen(ModalScreen[None]):
 
     def action_attach(self) -> None:
         if self.reading is None:
-            self.notify("Read a resource or get a prompt first (Enter).", severity="warning",
-                        markup=False)
+            self.notify(
+                "Read a resource or get a prompt first (Enter).", severity="warning", markup=False
+            )
             return
         count = self._attach_reading(self.reading)
-        self.notify(f"Attached to your next message ({count} attached): "
-                    f"{self.reading.heading.splitlines()[0]}", markup=False)
+        self.notify(
+            f"Attached to your next message ({count} attached): "
+            f"{self.reading.heading.splitlines()[0]}",
+            markup=False,
+        )
 
     def action_drop(self) -> None:
         count = self._drop_readings()
-        self.notify(f"Dropped {count} attachments." if count else "Nothing was attached.",
-                    markup=False)
+        self.notify(
+            f"Dropped {count} attachments." if count else "Nothing was attached.", markup=False
+        )
 
     def action_dismiss(self) -> None:  # type: ignore[override]
         self.dismiss(None)

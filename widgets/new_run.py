@@ -43,8 +43,11 @@ class NewRunActions:
         """Start over: a fresh runtime (new session file, new scratch workspace unless
         one was given), an empty screen, and the scenario's prompt in the message box."""
         if self.agent.state.is_streaming:
-            self.notify("A run is going: ctrl+c cancels it, then ctrl+n starts a new one.",
-                        severity="warning", timeout=4)
+            self.notify(
+                "A run is going: ctrl+c cancels it, then ctrl+n starts a new one.",
+                severity="warning",
+                timeout=4,
+            )
             return
         try:
             runtime = self.runtime.fresh()

@@ -147,8 +147,12 @@ class ProxyApp(WorkbenchApp):
         self.notify("In proxy mode the agent sends the messages.", severity="warning", timeout=3)
 
     def action_call_by_hand(self) -> None:
-        self.notify("In proxy mode the tools run inside your agent: there is nothing here "
-                    "to call them with.", severity="warning", timeout=4)
+        self.notify(
+            "In proxy mode the tools run inside your agent: there is nothing here "
+            "to call them with.",
+            severity="warning",
+            timeout=4,
+        )
 
     # -- refresh -----------------------------------------------------------------------
 

@@ -49,8 +49,7 @@ class ResultImages:
 
         modal = ArgumentsModal(
             "Save the selected call's images",
-            [("path", "a folder, or a file name for one image (relative to the workspace)",
-              True)],
+            [("path", "a folder, or a file name for one image (relative to the workspace)", True)],
         )
 
         def chosen(values: dict[str, str] | None) -> None:
@@ -76,8 +75,11 @@ class ResultImages:
             notify(f"Could not save the images: {exc}", severity="error", markup=False)
             return []
         if not paths:
-            notify("No image could be saved: their data is not valid base64.",
-                   severity="warning", markup=False)
+            notify(
+                "No image could be saved: their data is not valid base64.",
+                severity="warning",
+                markup=False,
+            )
             return []
         skipped = len(images) - len(paths)
         note = f" ({skipped} skipped: not valid base64)" if skipped else ""

@@ -45,8 +45,7 @@ class SchemaForm(VerticalScroll):
     def _label(self, name: str, spec: dict[str, Any]) -> Text:
         required = name in (self.schema.get("required") or [])
         text = Text(literal(str(spec.get("title") or name)), style="bold")
-        text.append(f"  {spec.get('type', 'value')}{'' if required else ', optional'}",
-                    style="dim")
+        text.append(f"  {spec.get('type', 'value')}{'' if required else ', optional'}", style="dim")
         if spec.get("description"):
             text.append(f"  {literal(str(spec['description']))}", style="italic")
         return text
@@ -58,12 +57,17 @@ class SchemaForm(VerticalScroll):
             return ClearCheckbox(Text(literal(name)), value=bool(default), id=self.field_id(name))
         if choices:
             options = [(Text(literal(label)), value) for value, label in choices]
-            return Select(options, value=default if default is not None else Select.BLANK,
-                          id=self.field_id(name), allow_blank=True)
+            return Select(
+                options,
+                value=default if default is not None else Select.BLANK,
+                id=self.field_id(name),
+                allow_blank=True,
+            )
         kind = {"integer": "integer", "number": "number"}.get(str(spec.get("type")), "text")
         # a server's default is shown literally, and sent as shown
-        return LiteralInput("" if default is None else str(default), type=kind,
-                            id=self.field_id(name))
+        return LiteralInput(
+            "" if default is None else str(default), type=kind, id=self.field_id(name)
+        )
 
     def values(self) -> dict[str, Any]:
         """The form's values in the schema's types (empty optional fields left out)."""

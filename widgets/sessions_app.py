@@ -87,8 +87,9 @@ class SessionsScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         state = self.query_state
         filters = state.filters or Filters()
-        yield Input(state.search, placeholder="search prompts, tools, arguments, results (/)",
-                    id="search")
+        yield Input(
+            state.search, placeholder="search prompts, tools, arguments, results (/)", id="search"
+        )
         with Horizontal(id="filters"):
             yield Input(filters.model or "", placeholder="model", id="model")
             yield Input(filters.tool or "", placeholder="tool", id="tool")
@@ -102,8 +103,16 @@ class SessionsScreen(Screen[None]):
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
         table.add_column("", key="mark", width=1)  # A / B: marked to diff
-        table.add_columns("recorded", "outcome", "model", "turns", "calls", "errors",
-                          "denied", "first prompt / match")
+        table.add_columns(
+            "recorded",
+            "outcome",
+            "model",
+            "turns",
+            "calls",
+            "errors",
+            "denied",
+            "first prompt / match",
+        )
         self.reload()
         table.focus()
         self.refresh_index()
@@ -157,10 +166,13 @@ class SessionsScreen(Screen[None]):
             detail = entry.snippet or data["prompt"] or data["problem"]
             table.add_row(
                 self._mark_of(entry.path),
-                Text(when(data["created"])), Text(data["outcome"]),
+                Text(when(data["created"])),
+                Text(data["outcome"]),
                 Text(one_line(data["model"], 24)),
-                *(Text(str(data[k]), justify="right")
-                  for k in ("turns", "calls", "errors", "denials")),
+                *(
+                    Text(str(data[k]), justify="right")
+                    for k in ("turns", "calls", "errors", "denials")
+                ),
                 Text(one_line(" ".join(detail.split()), 80)),
                 key=str(entry.path),
             )
@@ -215,8 +227,9 @@ class SessionsScreen(Screen[None]):
             self.marked = [*self.marked, path][-2:]  # a third mark drops the oldest
         for shown in self.shown:
             table.update_cell(str(shown), "mark", self._mark_of(shown))
-        names = " and ".join(f"{label}: {p.name}" for label, p in zip("AB", self.marked,
-                                                                          strict=False))
+        names = " and ".join(
+            f"{label}: {p.name}" for label, p in zip("AB", self.marked, strict=False)
+        )
         more = " · d diffs them" if len(self.marked) == 2 else " · mark another (m) to diff"
         self._status(f"marked {names}{more}" if self.marked else "no session marked")
 

@@ -106,7 +106,10 @@ class SafeTextApp:
         """Every notification is plain literal text: `markup` is ignored (none of ours
         uses it, and a message may quote what a model or file said)."""
         super().notify(  # type: ignore[misc]
-            literal(message), title=literal(title), severity=severity, timeout=timeout,
+            literal(message),
+            title=literal(title),
+            severity=severity,
+            timeout=timeout,
             markup=False,
         )
 

@@ -12,7 +12,10 @@ from workbench.permissions.patterns import CallPattern, PatternError
 INVALID = "@invalid"
 ERROR = "@error"
 STAGE_BREAKPOINTS = {
-    "parse": "@parse", "lookup": "@unknown", "prepare": "@prepare", "validate": "@validate",
+    "parse": "@parse",
+    "lookup": "@unknown",
+    "prepare": "@prepare",
+    "validate": "@validate",
 }
 """A breakpoint for each stage of the argument pipeline (`@invalid` is all of them)."""
 SPECIAL = frozenset({INVALID, ERROR, *STAGE_BREAKPOINTS.values()})
@@ -55,4 +58,3 @@ def canonical(text: str) -> str:
         return str(CallPattern.parse(text))
     except PatternError:
         return text.strip()
-

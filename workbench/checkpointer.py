@@ -92,7 +92,8 @@ class Checkpointer:
         except Exception as exc:  # noqa: BLE001 - a checkpoint must never break a run
             log.exception("workspace checkpoint failed")
             event = WorkspaceChange(
-                cause=cause, tool_call_id=call_id,
+                cause=cause,
+                tool_call_id=call_id,
                 notes=[f"the workspace could not be recorded: {type(exc).__name__}: {exc}"],
             )
         if event is not None:
@@ -103,19 +104,21 @@ class Checkpointer:
         done = capture(self.root, found.files, sorted(found.files), self.store, self.caps)
         self._remember(found.files, done.files, done.left_out)
         return WorkspaceManifest(
-            files=done.files, left_out=found.left_out + done.left_out,
-            notes=found.notes + done.notes, store=str(self.store.root),
+            files=done.files,
+            left_out=found.left_out + done.left_out,
+            notes=found.notes + done.notes,
+            store=str(self.store.root),
         )
 
     def _scan(self, cause: str, call_id: str | None) -> WorkspaceChange | None:
         found = walk(self.root, self.caps, skip=[self.recorder.path.parent])
         changed = [
-            p for p, s in found.files.items()
+            p
+            for p, s in found.files.items()
             if p not in self.known or self.known[p] != (s.mtime_ns, s.size)
         ]
         gone = [
-            p for p in self.known
-            if p not in found.files and not os.path.lexists(self.root / p)
+            p for p in self.known if p not in found.files and not os.path.lexists(self.root / p)
         ]
         done = capture(self.root, found.files, changed, self.store, self.caps)
         self._remember({p: found.files[p] for p in changed}, done.files, done.left_out)
@@ -134,22 +137,29 @@ class Checkpointer:
         info = stat_of(target)
         if info is None or path.startswith(("/", "../")) or path in ("", "."):
             return WorkspaceChange(
-                cause=cause, tool_call_id=call_id,
+                cause=cause,
+                tool_call_id=call_id,
                 left_out=[LeftOut(path=path, reason="not a regular file after the call")],
             )
         if info.size > self.caps.max_file_bytes:
             done_files: list[FileEntry] = []
-            left = [LeftOut(path=path, reason=(
-                f"larger than the per-file cap ({info.size} > {self.caps.max_file_bytes} bytes)"
-            ))]
+            left = [
+                LeftOut(
+                    path=path,
+                    reason=(
+                        f"larger than the per-file cap ({info.size} > "
+                        f"{self.caps.max_file_bytes} bytes)"
+                    ),
+                )
+            ]
         else:
             data = read_regular(target)
-            done_files = [FileEntry(path=path, blob=self.store.put(data), mode=info.mode,
-                                    size=len(data))]
+            done_files = [
+                FileEntry(path=path, blob=self.store.put(data), mode=info.mode, size=len(data))
+            ]
             left = []
         self._remember({path: info}, done_files, left)
-        return WorkspaceChange(cause=cause, tool_call_id=call_id, files=done_files,
-                                    left_out=left)
+        return WorkspaceChange(cause=cause, tool_call_id=call_id, files=done_files, left_out=left)
 
     def _remember(
         self, stats: dict[str, Stat], stored: list[FileEntry], left: list[LeftOut]

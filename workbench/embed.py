@@ -74,8 +74,14 @@ def attach(
         raise RuntimeError("this agent is already attached to a workbench")
     root = Path(workspace or Path.cwd()).resolve()
     _name_sources(agent)
-    saved = (agent.before_tool_call, agent.after_tool_call, agent.stream_fn,
-             agent.should_stop_after_turn, agent.on_arguments_failed, agent.on_error_result)
+    saved = (
+        agent.before_tool_call,
+        agent.after_tool_call,
+        agent.stream_fn,
+        agent.should_stop_after_turn,
+        agent.on_arguments_failed,
+        agent.on_error_result,
+    )
     listeners = list(agent.bus._listeners)  # noqa: SLF001 - yours, restored on the way out
     recorder = None
     if record:
@@ -85,7 +91,11 @@ def attach(
         recorder = start_recording(agent, workspace=root, path=Path(session) if session else None)
         attach_checkpoints(agent, recorder, root)
     gate = PermissionGate.for_workspace(
-        root, policy=approve, allow=list(allow), ask=list(ask), deny=list(deny),
+        root,
+        policy=approve,
+        allow=list(allow),
+        ask=list(ask),
+        deny=list(deny),
         rules_file=Path(rules) if rules else None,
     )
     user_before, _after, user_stream, *_ = saved
@@ -98,15 +108,28 @@ def attach(
         agent.subscribe(user_stream.on_event)
     turn_limit = limit_turns(agent, max_turns)
     runtime = Runtime(
-        agent, root, None, "", agent.state.model, gate=gate, stepper=stepper,
-        recorder=recorder, turn_limit=turn_limit,
+        agent,
+        root,
+        None,
+        "",
+        agent.state.model,
+        gate=gate,
+        stepper=stepper,
+        recorder=recorder,
+        turn_limit=turn_limit,
     )
     setattr(agent, _ATTACHED, runtime)
     try:
         yield runtime
     finally:
-        (agent.before_tool_call, agent.after_tool_call, agent.stream_fn,
-         agent.should_stop_after_turn, agent.on_arguments_failed, agent.on_error_result) = saved
+        (
+            agent.before_tool_call,
+            agent.after_tool_call,
+            agent.stream_fn,
+            agent.should_stop_after_turn,
+            agent.on_arguments_failed,
+            agent.on_error_result,
+        ) = saved
         agent.bus._listeners[:] = listeners  # noqa: SLF001 - the recorder, printers, ... go
         if lent_publish:
             user_stream.publish = None
@@ -129,7 +152,11 @@ def run_app(agent: Agent, *, prompt: str = "", **options: Any) -> int:
 
 
 async def run_headless(
-    agent: Agent, prompt: str, *, approve: ApprovePolicy = "rules", console: Any = None,
+    agent: Agent,
+    prompt: str,
+    *,
+    approve: ApprovePolicy = "rules",
+    console: Any = None,
     **options: Any,
 ) -> int:
     """Run `prompt` once without the app, printing the event stream.
@@ -162,8 +189,10 @@ def load_agent(target: str, base: Path) -> Agent:
     if value is None:
         raise ToolSpecError(f"{target}: {spec.target} defines no {name!r}")
     if not isinstance(value, Agent) and callable(value):
-        if any(p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-               for p in inspect.signature(value).parameters.values()):
+        if any(
+            p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+            for p in inspect.signature(value).parameters.values()
+        ):
             raise ToolSpecError(f"{target}: {name} needs arguments; give a function of none")
         try:
             value = value()

@@ -135,7 +135,11 @@ def fork_choices(session: Session, flag_settings: OpenAISettings | None) -> list
 
 
 def start_workspace(
-    session: Session, position: int, workspace: Path | None, in_place: bool | None, at: str,
+    session: Session,
+    position: int,
+    workspace: Path | None,
+    in_place: bool | None,
+    at: str,
     kind: RunKind,
 ) -> StartFiles:
     """Where a fork or a re-run starts (see `sessions.checkpoints.start_files`): the
@@ -152,7 +156,11 @@ def start_workspace(
         check_workspace(workspace, kind)
     scratch = _scratch(scenario_of(session))
     return start_files(
-        session, position, workspace=workspace, in_place=in_place, at=at,
+        session,
+        position,
+        workspace=workspace,
+        in_place=in_place,
+        at=at,
         fallback=lambda: trusted_workspace(workspace, scratch, session.header.workspace, kind),
         scratch=scratch,
     )

@@ -137,7 +137,10 @@ class Capture:
 
 
 def capture(
-    root: Path, stats: dict[str, Stat], paths: Iterable[str], store: BlobStore,
+    root: Path,
+    stats: dict[str, Stat],
+    paths: Iterable[str],
+    store: BlobStore,
     caps: CheckpointCaps,
 ) -> Capture:
     """Store the content of each of `paths` (with its stat in `stats`), within the caps."""
@@ -146,10 +149,14 @@ def capture(
     for rel in paths:
         info = stats[rel]
         if info.size > caps.max_file_bytes:
-            done.left_out.append(LeftOut(
-                path=rel,
-                reason=f"larger than the per-file cap ({info.size} > {caps.max_file_bytes} bytes)",
-            ))
+            done.left_out.append(
+                LeftOut(
+                    path=rel,
+                    reason=(
+                        f"larger than the per-file cap ({info.size} > {caps.max_file_bytes} bytes)"
+                    ),
+                )
+            )
             continue
         if done.bytes_read + info.size > caps.max_total_bytes:
             done.left_out.append(LeftOut(path=rel, reason="past the total size cap"))

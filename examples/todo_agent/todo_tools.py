@@ -80,8 +80,12 @@ def add_task(title: str, due: date | None = None) -> str:
         due: the day it is due (YYYY-MM-DD), if any.
     """
     tasks = _load()
-    task = {"id": max((t["id"] for t in tasks), default=0) + 1, "title": title,
-            "due": due.isoformat() if due else None, "done": False}
+    task = {
+        "id": max((t["id"] for t in tasks), default=0) + 1,
+        "title": title,
+        "due": due.isoformat() if due else None,
+        "done": False,
+    }
     _save([*tasks, task])
     return f"added task {task['id']}: {title}"
 
@@ -121,10 +125,16 @@ def summarize(today: date) -> dict[str, Any]:
         today: today's date (YYYY-MM-DD).
     """
     tasks = _load()
-    overdue = [t["title"] for t in tasks
-               if not t["done"] and t["due"] and date.fromisoformat(t["due"]) < today]
-    return {"open": sum(not t["done"] for t in tasks), "done": sum(t["done"] for t in tasks),
-            "overdue": overdue}
+    overdue = [
+        t["title"]
+        for t in tasks
+        if not t["done"] and t["due"] and date.fromisoformat(t["due"]) < today
+    ]
+    return {
+        "open": sum(not t["done"] for t in tasks),
+        "done": sum(t["done"] for t in tasks),
+        "overdue": overdue,
+    }
 
 
 @tool

@@ -100,8 +100,7 @@ def test_json_that_is_not_an_object_fails_parsing(raw: str, kind: str) -> None:
     outcome = run_argument_pipeline(call("c", "echo", raw=raw), [ECHO])
     assert outcome.error is not None and outcome.error.stage == "parse"
     assert str(outcome.error) == (
-        f"Arguments for tool echo must be a JSON object, got {kind}\n\n"
-        f"Received arguments:\n{raw}"
+        f"Arguments for tool echo must be a JSON object, got {kind}\n\nReceived arguments:\n{raw}"
     )
 
 

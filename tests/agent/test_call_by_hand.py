@@ -39,7 +39,8 @@ async def test_a_call_by_hand_runs_every_stage_and_emits_the_tool_events() -> No
 
     agent, rec = make_agent(
         make_tool(log=log, prepare=lambda a: {"value": a.get("v", a.get("value"))}),
-        before_tool_call=before, after_tool_call=after,
+        before_tool_call=before,
+        after_tool_call=after,
     )
     result = await agent.call_tool("echo", '{"v": "hi"}')
     assert log == ["hi"]
@@ -47,7 +48,10 @@ async def test_a_call_by_hand_runs_every_stage_and_emits_the_tool_events() -> No
     assert isinstance(result, ToolResultMessage) and result.tool_call_id == "hand_1"
     assert result.details == {"after": True} and not result.is_error
     assert rec.types() == [
-        "hand_call", "tool_execution_start", "tool_arguments", "tool_execution_end",
+        "hand_call",
+        "tool_execution_start",
+        "tool_arguments",
+        "tool_execution_end",
         "hand_call_end",
     ]
     container = rec.of("hand_call")[0].message
@@ -67,8 +71,12 @@ async def test_the_call_by_hand_is_not_in_the_transcript_nor_the_next_request() 
     before = list(agent.state.messages)
     await agent.call_tool("echo", {"value": "secret-by-hand"})
     assert agent.state.messages == before
-    assert not [e for e in rec.events if e.type in ("message_start", "message_end")
-                and getattr(e.message, "tool_call_id", "").startswith("hand_")]
+    assert not [
+        e
+        for e in rec.events
+        if e.type in ("message_start", "message_end")
+        and getattr(e.message, "tool_call_id", "").startswith("hand_")
+    ]
     await agent.prompt("next")
     sent = stream.requests[-1].context.messages
     assert "secret-by-hand" not in repr(sent) and "hand_1" not in repr(sent)

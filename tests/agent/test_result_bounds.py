@@ -125,9 +125,17 @@ async def test_a_tool_stuck_in_a_thread_is_abandoned_after_the_grace() -> None:
 
 @pytest.mark.parametrize(
     "name, secret",
-    [("OPENAI_API_KEY", True), ("GH_TOKEN", True), ("AWS_SECRET_ACCESS_KEY", True),
-     ("DB_PASSWORD", True), ("GITHUB_PAT", True), ("SSH_AUTH_SOCK", False),
-     ("GNOME_KEYRING_CONTROL", False), ("XDG_SESSION_TYPE", False), ("PATH", False)],
+    [
+        ("OPENAI_API_KEY", True),
+        ("GH_TOKEN", True),
+        ("AWS_SECRET_ACCESS_KEY", True),
+        ("DB_PASSWORD", True),
+        ("GITHUB_PAT", True),
+        ("SSH_AUTH_SOCK", False),
+        ("GNOME_KEYRING_CONTROL", False),
+        ("XDG_SESSION_TYPE", False),
+        ("PATH", False),
+    ],
 )
 def test_which_environment_variables_count_as_secrets(name: str, secret: bool) -> None:
     assert (name in known_secrets(environ={name: "value-123456"})) is secret

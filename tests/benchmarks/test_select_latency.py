@@ -17,7 +17,10 @@ SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "select_latency.py
 def test_the_benchmark_prints_latency_and_layouts() -> None:
     done = subprocess.run(
         [sys.executable, str(SCRIPT), "--rounds", "1", "--size", "100x30"],
-        capture_output=True, text=True, timeout=120, check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
     )
     header = re.search(r"(\d+) selections of the demo's calls at 100x30", done.stdout)
     selections = int(header.group(1))

@@ -30,7 +30,10 @@ def test_the_median_interval_is_the_binomial_order_statistics() -> None:
 def run(*args: str) -> str:
     done = subprocess.run(
         [sys.executable, str(SCRIPT), *args],
-        capture_output=True, text=True, timeout=120, check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
     )
     return done.stdout
 

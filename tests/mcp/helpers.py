@@ -69,7 +69,8 @@ async def mcp_run(
     commands = [TOOLBOX] if servers is None else servers
     hub = McpHub(
         resolve_servers(commands, configured=configured or []),
-        roots=roots or [], log_level=log_level,
+        roots=roots or [],
+        log_level=log_level,
     )
     run = Run(agent, hub)
     agent.subscribe(lambda event, _signal=None: run.events.append(event))

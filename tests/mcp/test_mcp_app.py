@@ -20,7 +20,10 @@ async def test_the_app_attaches_mcp_tools_and_shows_the_server(tmp_path: Path) -
     )
     runtime = build_runtime(
         RunOptions(
-            scenario=scenario, workspace=tmp_path, tools=[], allow=["mcp:toolbox"],
+            scenario=scenario,
+            workspace=tmp_path,
+            tools=[],
+            allow=["mcp:toolbox"],
             mcp=[TOOLBOX, "no-such-mcp-server-cmd"],
         )
     )
@@ -56,7 +59,10 @@ async def test_a_server_that_exits_while_idle_is_shown_and_restarted_from_the_pa
     )
     runtime = build_runtime(
         RunOptions(
-            scenario=scenario, workspace=tmp_path, tools=[], allow=["mcp:toolbox"],
+            scenario=scenario,
+            workspace=tmp_path,
+            tools=[],
+            allow=["mcp:toolbox"],
             mcp=[TOOLBOX],
         )
     )
@@ -97,15 +103,24 @@ async def test_a_server_that_exits_while_idle_is_shown_and_restarted_from_the_pa
 
 
 async def test_the_servers_view_shows_state_tools_and_logs_and_restarts(tmp_path: Path) -> None:
-    scenario = Scenario.model_validate({"name": "mcp", "turns": [
-        calls(("toolbox__chatty", {}), ("toolbox__grow", {})),
-        calls(("toolbox__exit_soon", {"after": 0.1})),
-        {"text": "ok"},
-    ]})
+    scenario = Scenario.model_validate(
+        {
+            "name": "mcp",
+            "turns": [
+                calls(("toolbox__chatty", {}), ("toolbox__grow", {})),
+                calls(("toolbox__exit_soon", {"after": 0.1})),
+                {"text": "ok"},
+            ],
+        }
+    )
     runtime = build_runtime(
         RunOptions(
-            scenario=scenario, workspace=tmp_path, tools=[], allow=["mcp:toolbox"],
-            mcp=[TOOLBOX, "no-such-mcp-server-cmd"], mcp_log_level="info",
+            scenario=scenario,
+            workspace=tmp_path,
+            tools=[],
+            allow=["mcp:toolbox"],
+            mcp=[TOOLBOX, "no-such-mcp-server-cmd"],
+            mcp_log_level="info",
         )
     )
     app = make_app(runtime, subtitle="test")

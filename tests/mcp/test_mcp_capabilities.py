@@ -71,9 +71,11 @@ async def test_instructions_are_shown_and_added_only_when_asked(tmp_path: Path) 
 
 
 def test_instructions_of_servers_that_are_not_ready_are_left_out() -> None:
-    hub = McpHub(resolve_servers(configured=[
-        McpServerConfig(name="a", command=("x",), use_instructions=True)
-    ]))
+    hub = McpHub(
+        resolve_servers(
+            configured=[McpServerConfig(name="a", command=("x",), use_instructions=True)]
+        )
+    )
     hub.connections[0].instructions = "never started"
     assert with_instructions("p", hub.connections) == "p"
 

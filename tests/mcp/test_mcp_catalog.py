@@ -28,13 +28,15 @@ async def test_resources_templates_and_prompts_are_listed() -> None:
     async with mcp_run() as run:
         catalog = run.hub.connection("toolbox").catalog
         assert {r.uri: r.name for r in catalog.resources} == {
-            "note://readme": "readme", "note://pixel": "pixel",
+            "note://readme": "readme",
+            "note://pixel": "pixel",
         }
         assert [t.uri_template for t in catalog.templates] == ["note://by-name/{name}"]
         prompts = {p.name: p for p in catalog.prompts}
         assert sorted(prompts) == ["greet", "review"]
         assert [(a.name, a.required) for a in prompts["review"].arguments or []] == [
-            ("code", True), ("focus", False),
+            ("code", True),
+            ("focus", False),
         ]
         assert catalog.problems == []
 
@@ -116,10 +118,16 @@ def test_huge_contents_are_bounded_with_the_size_stated() -> None:
     assert f"it was {len(text) + len('[resource big://one (unknown type)]') + 1} characters" in (
         block.text
     )
-    prompt = mcp_types.GetPromptResult(messages=[mcp_types.PromptMessage(
-        role="user", content=mcp_types.TextContent(type="text", text=text))])
-    assert "characters of this prompt left out" in prompt_reading(
-        "s", "p", {}, prompt).content[0].text  # type: ignore[union-attr]
+    prompt = mcp_types.GetPromptResult(
+        messages=[
+            mcp_types.PromptMessage(
+                role="user", content=mcp_types.TextContent(type="text", text=text)
+            )
+        ]
+    )
+    assert (
+        "characters of this prompt left out" in prompt_reading("s", "p", {}, prompt).content[0].text
+    )  # type: ignore[union-attr]
 
 
 async def test_a_refused_list_costs_only_that_list() -> None:

@@ -64,9 +64,7 @@ async def test_read_fill_attach_and_send(tmp_path: Path) -> None:
 
         await choose("r:0")  # note://readme
         await until(lambda: screen.reading is not None)
-        assert "The toolbox has tools, resources and prompts." in _shown(
-            screen, "#catalog-reading"
-        )
+        assert "The toolbox has tools, resources and prompts." in _shown(screen, "#catalog-reading")
         await pilot.press("a")
         assert len(app.attachments) == 1
 
@@ -117,20 +115,34 @@ async def test_read_fill_attach_and_send(tmp_path: Path) -> None:
         "what now?",
     ]
     recorded = [
-        event.message for path in (tmp_path / "sessions").rglob("*.jsonl")
-        if path.is_file() for event in read_session(path).events
+        event.message
+        for path in (tmp_path / "sessions").rglob("*.jsonl")
+        if path.is_file()
+        for event in read_session(path).events
         if event.type == "message_end" and event.message.role == "user"
     ]
     assert [block.text for block in recorded[0].content] == texts  # the session says so too
 
 
 async def test_a_resource_a_result_links_to_opens_from_the_palette(tmp_path: Path) -> None:
-    scenario = Scenario.model_validate({"name": "mcp", "turns": [
-        calls(("toolbox__link_readme", {})), {"text": "done"},
-    ]})
-    runtime = build_runtime(RunOptions(
-        scenario=scenario, workspace=tmp_path, tools=[], allow=["mcp:toolbox"], mcp=[TOOLBOX],
-    ))
+    scenario = Scenario.model_validate(
+        {
+            "name": "mcp",
+            "turns": [
+                calls(("toolbox__link_readme", {})),
+                {"text": "done"},
+            ],
+        }
+    )
+    runtime = build_runtime(
+        RunOptions(
+            scenario=scenario,
+            workspace=tmp_path,
+            tools=[],
+            allow=["mcp:toolbox"],
+            mcp=[TOOLBOX],
+        )
+    )
     app = make_app(runtime, subtitle="test")
     async with app.run_test(size=(140, 44)) as pilot:
         app.prompt_bar.input.value = "go"
@@ -172,20 +184,30 @@ class _Hostile:
 
     def __init__(self) -> None:
         self.catalog = Catalog(
-            resources=[mcp_types.Resource(
-                uri="x://[bold]1", name="[red]res\x1b[31m", description="[link=x]d[/link]",
-            )],
+            resources=[
+                mcp_types.Resource(
+                    uri="x://[bold]1",
+                    name="[red]res\x1b[31m",
+                    description="[link=x]d[/link]",
+                )
+            ],
             templates=[mcp_types.ResourceTemplate(uri_template="x://{a}{b}", name="bad")],
-            prompts=[mcp_types.Prompt(name="p[b]", arguments=[
-                mcp_types.PromptArgument(name="a b", description="[i]x", required=True),
-                mcp_types.PromptArgument(name="ok", description="\x1b]0;t\x07"),
-            ])],
+            prompts=[
+                mcp_types.Prompt(
+                    name="p[b]",
+                    arguments=[
+                        mcp_types.PromptArgument(name="a b", description="[i]x", required=True),
+                        mcp_types.PromptArgument(name="ok", description="\x1b]0;t\x07"),
+                    ],
+                )
+            ],
         )
         self.asked: list[dict[str, str]] = []
 
     async def read_resource(self, uri: str) -> Reading:
-        return Reading(f"[MCP resource {uri} from server evil]",
-                       [TextContent(text="[bold]x\x1b[2J")])
+        return Reading(
+            f"[MCP resource {uri} from server evil]", [TextContent(text="[bold]x\x1b[2J")]
+        )
 
     async def get_prompt(self, name: str, arguments: dict[str, str]) -> Reading:
         self.asked.append(arguments)

@@ -39,11 +39,15 @@ from workbench.stepper import Breakpoint
         ("/opt/tools/git__mcp", "git_mcp"),
         ("node", "node"),
         ("python3 -c 'print(1)'", "python3"),
-        ("node /x/node_modules/@modelcontextprotocol/server-everything/dist/index.js stdio",
-         "server-everything"),
+        (
+            "node /x/node_modules/@modelcontextprotocol/server-everything/dist/index.js stdio",
+            "server-everything",
+        ),
         ("node ./weather/build/index.js", "weather"),
-        ("env LOG_LEVEL=debug npx -y @modelcontextprotocol/server-filesystem .",
-         "server-filesystem"),
+        (
+            "env LOG_LEVEL=debug npx -y @modelcontextprotocol/server-filesystem .",
+            "server-filesystem",
+        ),
         ("env -u HOME -i PATH=/bin uvx mcp-server-git", "mcp-server-git"),
         ("DEBUG=1 python servers/files.py", "files"),
     ],
@@ -145,8 +149,10 @@ def test_build_runtime_makes_an_unstarted_hub_only_when_asked(tmp_path: Path) ->
     assert plain.mcp is None
     runtime = build_runtime(
         RunOptions(
-            scenario=scenario, workspace=tmp_path,
-            mcp=[f"{sys.executable} server.py"], mcp_urls=["http://127.0.0.1:1/mcp"],
+            scenario=scenario,
+            workspace=tmp_path,
+            mcp=[f"{sys.executable} server.py"],
+            mcp_urls=["http://127.0.0.1:1/mcp"],
             mcp_servers=[McpServerConfig(name="server", url="http://127.0.0.1:2/mcp")],
         )
     )
@@ -172,12 +178,27 @@ def test_per_server_flags_apply_to_the_server_named_just_before() -> None:
     from workbench.cli.args import build_parser, parse
     from workbench.mcp.config import servers_from_flags
 
-    args = parse(build_parser(), [
-        "--mcp", "python a.py", "--mcp-env", "LOG=1", "--mcp-cwd", "/tmp",
-        "--mcp-url", "http://127.0.0.1:8000/mcp", "--mcp-header", "Authorization: Bearer x",
-        "--mcp-header", "X-A:1", "--mcp-timeout", "3",
-        "--mcp", "python b.py",
-    ])
+    args = parse(
+        build_parser(),
+        [
+            "--mcp",
+            "python a.py",
+            "--mcp-env",
+            "LOG=1",
+            "--mcp-cwd",
+            "/tmp",
+            "--mcp-url",
+            "http://127.0.0.1:8000/mcp",
+            "--mcp-header",
+            "Authorization: Bearer x",
+            "--mcp-header",
+            "X-A:1",
+            "--mcp-timeout",
+            "3",
+            "--mcp",
+            "python b.py",
+        ],
+    )
     a, url, b = servers_from_flags(args.mcp_specs)
     assert a.env == {"LOG": "1"} and a.cwd == "/tmp" and a.startup_timeout == 20
     assert url.headers == {"Authorization": "Bearer x", "X-A": "1"}
@@ -208,21 +229,36 @@ def test_the_mcp_servers_catalog_of_other_clients_imports(tmp_path: Path) -> Non
     from workbench.mcp.config import load_mcp_json
 
     path = tmp_path / "mcp.json"
-    path.write_text(json.dumps({"mcpServers": {
-        "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."],
-                  "env": {"LOG": "1"}},
-        "remote": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer t"}},
-        "legacy": {"type": "sse", "url": "http://127.0.0.1:9/sse"},
-        "off": {"command": "x", "disabled": True},
-    }}), encoding="utf-8")
+    path.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "files": {
+                        "command": "npx",
+                        "args": ["-y", "@modelcontextprotocol/server-filesystem", "."],
+                        "env": {"LOG": "1"},
+                    },
+                    "remote": {
+                        "url": "https://example.com/mcp",
+                        "headers": {"Authorization": "Bearer t"},
+                    },
+                    "legacy": {"type": "sse", "url": "http://127.0.0.1:9/sse"},
+                    "off": {"command": "x", "disabled": True},
+                }
+            }
+        ),
+        encoding="utf-8",
+    )
     files, remote, legacy = load_mcp_json(path)
     assert files.name == "files" and files.transport == "stdio" and files.env == {"LOG": "1"}
     assert files.command == ("npx", "-y", "@modelcontextprotocol/server-filesystem", ".")
     assert remote.transport == "http" and remote.headers == {"Authorization": "Bearer t"}
     assert legacy.transport == "sse"
     vscode = tmp_path / "vscode.json"
-    vscode.write_text('{"servers": {"git": {"type": "stdio", "command": "uvx", '
-                      '"args": ["mcp-server-git"]}}}', encoding="utf-8")
+    vscode.write_text(
+        '{"servers": {"git": {"type": "stdio", "command": "uvx", "args": ["mcp-server-git"]}}}',
+        encoding="utf-8",
+    )
     assert [s.command for s in load_mcp_json(vscode)] == [("uvx", "mcp-server-git")]
 
 
@@ -253,12 +289,22 @@ def test_the_command_line_brings_config_catalog_and_flag_servers(tmp_path: Path)
     config = tmp_path / "config.toml"
     config.write_text('[mcp.servers.memo]\ncommand = ["python3", "m.py"]\n', encoding="utf-8")
     catalog = tmp_path / "mcp.json"
-    catalog.write_text('{"mcpServers": {"files": {"command": "python3", "args": ["f.py"]}}}',
-                       encoding="utf-8")
-    args = parse(build_parser(), [
-        "--config", str(config), "--mcp-config", str(catalog),
-        "--mcp-sse", "http://127.0.0.1:9/sse",
-    ])
+    catalog.write_text(
+        '{"mcpServers": {"files": {"command": "python3", "args": ["f.py"]}}}', encoding="utf-8"
+    )
+    args = parse(
+        build_parser(),
+        [
+            "--config",
+            str(config),
+            "--mcp-config",
+            str(catalog),
+            "--mcp-sse",
+            "http://127.0.0.1:9/sse",
+        ],
+    )
     assert [(s.name, s.transport) for s in _mcp_servers(args)] == [
-        ("memo", "stdio"), ("files", "stdio"), ("127-0-0-1-9", "sse"),
+        ("memo", "stdio"),
+        ("files", "stdio"),
+        ("127-0-0-1-9", "sse"),
     ]

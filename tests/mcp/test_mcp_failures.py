@@ -65,7 +65,8 @@ async def test_a_server_that_answers_garbage() -> None:
 
 async def test_servers_that_never_start() -> None:
     sleepy = McpServerConfig(
-        name="sleepy", command=(sys.executable, "-c", "import time; time.sleep(60)"),
+        name="sleepy",
+        command=(sys.executable, "-c", "import time; time.sleep(60)"),
         startup_timeout=1.0,
     )
     code = "import sys; print('boom: MEMO_TOKEN is not set', file=sys.stderr); sys.exit(4)"

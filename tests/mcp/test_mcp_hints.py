@@ -37,12 +37,21 @@ def rule(text: str, action: Any, source: str = "--allow") -> Rule:
         (DESTRUCTIVE, rule("s__rm", "allow"), ("s__rm", "allow")),  # a rule naming it does
         (DESTRUCTIVE, rule("s__*", "deny"), ("s__*", "deny")),
         (READ_ONLY, rule("*", "ask", "default"), ("*", "ask")),  # not trusted: shown only
-        (ToolHints(read_only=True, trusted=True, origin="mcp:s"), rule("*", "ask", "default"),
-         ("s__rm", "allow")),
-        (ToolHints(read_only=True, trusted=True, origin="mcp:s"), rule("s__*", "ask"),
-         ("s__*", "ask")),  # the user's own ask rule stands
-        (ToolHints(read_only=True, destructive=True, trusted=True, origin="mcp:s"),
-         rule("*", "ask", "default"), ("*", "ask")),
+        (
+            ToolHints(read_only=True, trusted=True, origin="mcp:s"),
+            rule("*", "ask", "default"),
+            ("s__rm", "allow"),
+        ),
+        (
+            ToolHints(read_only=True, trusted=True, origin="mcp:s"),
+            rule("s__*", "ask"),
+            ("s__*", "ask"),
+        ),  # the user's own ask rule stands
+        (
+            ToolHints(read_only=True, destructive=True, trusted=True, origin="mcp:s"),
+            rule("*", "ask", "default"),
+            ("*", "ask"),
+        ),
         (None, rule("s__*", "allow"), ("s__*", "allow")),
     ],
 )
@@ -56,21 +65,31 @@ def test_hints_only_ever_make_the_gate_stricter_unless_trusted(
 
 
 def _scenario(*turns: dict[str, Any]) -> Scenario:
-    return Scenario.model_validate({"name": "hints", "prompt": "go",
-                                    "turns": [*turns, {"text": "done"}]})
+    return Scenario.model_validate(
+        {"name": "hints", "prompt": "go", "turns": [*turns, {"text": "done"}]}
+    )
 
 
 async def _decisions(tmp_path: Path, trust: bool) -> dict[str, PermissionDecisionEvent]:
     server = server_from_command(TOOLBOX).model_copy(update={"trust_hints": trust})
-    runtime = build_runtime(RunOptions(
-        scenario=_scenario(calls(("toolbox__two_blocks", {}), ("toolbox__fail", {"reason": "x"}))),
-        workspace=tmp_path, tools=[], mcp_servers=[server], approve="rules",
-        allow=["mcp:toolbox"], record=False,
-    ))
+    runtime = build_runtime(
+        RunOptions(
+            scenario=_scenario(
+                calls(("toolbox__two_blocks", {}), ("toolbox__fail", {"reason": "x"}))
+            ),
+            workspace=tmp_path,
+            tools=[],
+            mcp_servers=[server],
+            approve="rules",
+            allow=["mcp:toolbox"],
+            record=False,
+        )
+    )
     seen: dict[str, PermissionDecisionEvent] = {}
     runtime.agent.subscribe(
-        lambda e, _s=None: seen.__setitem__(e.tool_name, e)
-        if isinstance(e, PermissionDecisionEvent) else None
+        lambda e, _s=None: (
+            seen.__setitem__(e.tool_name, e) if isinstance(e, PermissionDecisionEvent) else None
+        )
     )
     assert runtime.mcp is not None
     with anyio.fail_after(30):
@@ -88,10 +107,16 @@ async def test_a_destructive_tool_is_not_allowed_by_a_server_wide_rule(tmp_path:
 
 async def test_trusted_read_only_hints_allow_by_default(tmp_path: Path) -> None:
     server = server_from_command(TOOLBOX).model_copy(update={"trust_hints": True})
-    runtime = build_runtime(RunOptions(
-        scenario=_scenario(calls(("toolbox__two_blocks", {}), ("toolbox__snapshot", {}))),
-        workspace=tmp_path, tools=[], mcp_servers=[server], approve="rules", record=False,
-    ))
+    runtime = build_runtime(
+        RunOptions(
+            scenario=_scenario(calls(("toolbox__two_blocks", {}), ("toolbox__snapshot", {}))),
+            workspace=tmp_path,
+            tools=[],
+            mcp_servers=[server],
+            approve="rules",
+            record=False,
+        )
+    )
     decisions: list[PermissionDecisionEvent] = []
     runtime.agent.subscribe(
         lambda e, _s=None: decisions.append(e) if isinstance(e, PermissionDecisionEvent) else None
@@ -107,10 +132,15 @@ async def test_trusted_read_only_hints_allow_by_default(tmp_path: Path) -> None:
 
 
 async def test_the_dialog_shows_what_the_server_says(tmp_path: Path) -> None:
-    runtime = build_runtime(RunOptions(
-        scenario=_scenario(calls(("toolbox__fail", {"reason": "x"}))),
-        workspace=tmp_path, tools=[], mcp=[TOOLBOX], record=False,
-    ))
+    runtime = build_runtime(
+        RunOptions(
+            scenario=_scenario(calls(("toolbox__fail", {"reason": "x"}))),
+            workspace=tmp_path,
+            tools=[],
+            mcp=[TOOLBOX],
+            record=False,
+        )
+    )
     app = make_app(runtime, subtitle="test")
     async with app.run_test(size=(140, 44)) as pilot:
         await pilot.press("enter")

@@ -21,8 +21,12 @@ def garbage(*flags: str) -> str:
 async def test_one_tool_that_does_not_parse_costs_only_itself() -> None:
     async with mcp_run(servers=[garbage("--bad-tool")]) as run:
         names = {t.name for t in run.agent.state.tools}
-        assert names == {"garbage__noise", "garbage__misshapen", "garbage__hang",
-                         "garbage__bad_notes"}
+        assert names == {
+            "garbage__noise",
+            "garbage__misshapen",
+            "garbage__hang",
+            "garbage__bad_notes",
+        }
         report = run.hub.report()[0].splitlines()
         assert report[0].startswith("MCP server garbage: 4 tools")
         assert report[1:] == [

@@ -118,8 +118,13 @@ def test_other_keywords_are_worded_like_pydantic_too() -> None:
     lines = _lines(
         tool,
         {
-            "mode": "slow", "size": 1.5, "ratio": 0.7, "ids": [1, 1], "opts": {},
-            "pick": {"b": 1}, "zzz": 1,
+            "mode": "slow",
+            "size": 1.5,
+            "ratio": 0.7,
+            "ids": [1, 1],
+            "opts": {},
+            "pick": {"b": 1},
+            "zzz": 1,
         },
     )
     assert lines == [
@@ -183,10 +188,12 @@ async def test_the_loop_validates_and_hooks_edit_json_arguments() -> None:
         {
             "name": "json-schema",
             "turns": [
-                {"tool_calls": [
-                    {"name": "order", "arguments": {"customer": "ann", "items": []}},
-                    {"name": "order", "arguments": good},
-                ]},
+                {
+                    "tool_calls": [
+                        {"name": "order", "arguments": {"customer": "ann", "items": []}},
+                        {"name": "order", "arguments": good},
+                    ]
+                },
                 {"text": "done"},
             ],
         }

@@ -57,9 +57,7 @@ async def test_stopping_the_server_ends_its_detached_children(tmp_path: Path) ->
 
 async def test_a_server_that_exits_by_itself_takes_its_children_with_it(tmp_path: Path) -> None:
     pids_file = tmp_path / "pids"
-    a = agent(
-        {"tool_calls": [{"name": "spawner__exit_soon", "arguments": {}}]}, {"text": "done"}
-    )
+    a = agent({"tool_calls": [{"name": "spawner__exit_soon", "arguments": {}}]}, {"text": "done"})
     with anyio.fail_after(30):
         async with hub_for(pids_file).attach(a):
             await a.prompt("go")

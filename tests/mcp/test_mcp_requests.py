@@ -64,8 +64,10 @@ async def test_elicitation_is_declined_without_a_person() -> None:
         await run.agent.prompt("go")
         assert run.result("toolbox__ask_contact").text == "no contact: decline"
         assert run.result("toolbox__ask_login").text == "login: decline"
-    assert notes[0] == ("MCP server toolbox asked for input ('Who should get the report?'): "
-                        "declined, nobody is here to answer")
+    assert notes[0] == (
+        "MCP server toolbox asked for input ('Who should get the report?'): "
+        "declined, nobody is here to answer"
+    )
 
 
 async def test_a_failing_model_is_the_servers_error_not_the_runs() -> None:

@@ -19,10 +19,16 @@ def app_calling(tmp_path: Path, *pairs: tuple[str, dict[str, object]]):  # type:
     scenario = Scenario.model_validate(
         {"name": "ask", "prompt": "go", "turns": [calls(*pairs), {"text": "done"}]}
     )
-    runtime = build_runtime(RunOptions(
-        scenario=scenario, workspace=tmp_path, tools=[], mcp=[TOOLBOX], allow=["mcp:toolbox"],
-        record=False,
-    ))
+    runtime = build_runtime(
+        RunOptions(
+            scenario=scenario,
+            workspace=tmp_path,
+            tools=[],
+            mcp=[TOOLBOX],
+            allow=["mcp:toolbox"],
+            record=False,
+        )
+    )
     return make_app(runtime, subtitle="test")
 
 
@@ -63,8 +69,9 @@ async def test_a_url_is_shown_and_declining_says_so(tmp_path: Path) -> None:
 
 
 async def test_sampling_shows_the_request_and_can_be_declined_or_sent(tmp_path: Path) -> None:
-    app = app_calling(tmp_path, ("toolbox__summarize", {"text": "one"}),
-                      ("toolbox__summarize", {"text": "two"}))
+    app = app_calling(
+        tmp_path, ("toolbox__summarize", {"text": "one"}), ("toolbox__summarize", {"text": "two"})
+    )
     async with app.run_test(size=(140, 44)) as pilot:
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, SamplingModal), timeout=20)
@@ -98,9 +105,7 @@ async def test_hostile_property_names_make_a_plain_form() -> None:
         },
         "required": ["na me; [b]x[/b]"],
     }
-    params = mcp_types.ElicitRequestFormParams(
-        mode="form", message="fill", requested_schema=schema
-    )
+    params = mcp_types.ElicitRequestFormParams(mode="form", message="fill", requested_schema=schema)
     results: list[object] = []
 
     class Host(App[None]):

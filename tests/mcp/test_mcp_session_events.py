@@ -28,11 +28,18 @@ async def record_mcp_run(tmp_path: Path, *turns: dict[str, Any], approve: str = 
     """Record a run of the scripted `turns` with the toolbox server (its tools allowed)."""
     scenario = Scenario.model_validate({"name": "mcp", "turns": [*turns, {"text": "done"}]})
     path = tmp_path / "run.jsonl"
-    runtime = build_runtime(RunOptions(
-        scenario=scenario, workspace=tmp_path / "ws", tools=[], approve=approve,
-        allow=["mcp:toolbox"],
-        mcp=[TOOLBOX], session=path, pace=math.inf,
-    ))
+    runtime = build_runtime(
+        RunOptions(
+            scenario=scenario,
+            workspace=tmp_path / "ws",
+            tools=[],
+            approve=approve,
+            allow=["mcp:toolbox"],
+            mcp=[TOOLBOX],
+            session=path,
+            pace=math.inf,
+        )
+    )
     assert runtime.mcp is not None
     async with runtime.mcp.attach(runtime.agent):
         await runtime.agent.prompt("go")
@@ -45,9 +52,11 @@ async def test_a_changed_tool_list_is_recorded_replayed_and_exported(tmp_path: P
     )
     session = read_session(path)
     changes = [e for e in session.events if e.type == "mcp_tools_changed"]
-    assert changes == [McpToolsChangedEvent(
-        server="toolbox", added=["toolbox__grown"], removed=[], timestamp=changes[0].timestamp
-    )]
+    assert changes == [
+        McpToolsChangedEvent(
+            server="toolbox", added=["toolbox__grown"], removed=[], timestamp=changes[0].timestamp
+        )
+    ]
     notices = [i for i in fold(list(session.events)).items if i.kind == "notice"]
     assert [n.text for n in notices] == [
         "MCP server toolbox changed its tools (+toolbox__grown); "
@@ -78,8 +87,11 @@ async def test_sampling_is_a_line_under_the_call_that_asked(approve: str) -> Non
     (notice,) = [i for i in state.items if i.kind == "notice"]
     (call,) = state.calls.values()
     if approve == "all":
-        assert (event.decision, event.request, event.reply) == ("sent", "a long\ntext",
-                                                                "short: a long\ntext")
+        assert (event.decision, event.request, event.reply) == (
+            "sent",
+            "a long\ntext",
+            "short: a long\ntext",
+        )
         assert notice.text == "↳ toolbox asked the model: a long text → short: a long text"
     else:
         assert (event.decision, event.reply) == ("declined", None)
@@ -94,8 +106,11 @@ async def test_sampling_is_a_line_under_the_call_that_asked(approve: str) -> Non
 def test_an_edited_request_says_so_and_shows_what_was_sent() -> None:
     def params(text: str) -> mcp_types.CreateMessageRequestParams:
         return mcp_types.CreateMessageRequestParams(
-            messages=[mcp_types.SamplingMessage(
-                role="user", content=mcp_types.TextContent(type="text", text=text))],
+            messages=[
+                mcp_types.SamplingMessage(
+                    role="user", content=mcp_types.TextContent(type="text", text=text)
+                )
+            ],
             max_tokens=5,
         )
 

@@ -23,7 +23,8 @@ TASKS = shlex.join([sys.executable, str(SERVERS / "tasks.py")])
 def _updates(run: Any) -> list[str]:
     return [
         e.partial_result.content[-1].text.splitlines()[-1]
-        for e in run.events if isinstance(e, ToolExecutionUpdateEvent)
+        for e in run.events
+        if isinstance(e, ToolExecutionUpdateEvent)
     ]
 
 
@@ -77,20 +78,30 @@ async def test_aborting_sends_tasks_cancel() -> None:
 
 
 async def test_the_app_shows_a_tasks_status_as_live_output(tmp_path: Path) -> None:
-    scenario = Scenario.model_validate({"name": "tasks", "turns": [
-        calls(("tasks__research", {"topic": "owls", "step": 0.3})), {"text": "done"},
-    ]})
-    runtime = build_runtime(RunOptions(
-        scenario=scenario, workspace=tmp_path, tools=[], allow=["mcp:tasks"], mcp=[TASKS],
-    ))
+    scenario = Scenario.model_validate(
+        {
+            "name": "tasks",
+            "turns": [
+                calls(("tasks__research", {"topic": "owls", "step": 0.3})),
+                {"text": "done"},
+            ],
+        }
+    )
+    runtime = build_runtime(
+        RunOptions(
+            scenario=scenario,
+            workspace=tmp_path,
+            tools=[],
+            allow=["mcp:tasks"],
+            mcp=[TASKS],
+        )
+    )
     app = make_app(runtime, subtitle="test")
     async with app.run_test(size=(140, 44)) as pilot:
         app.prompt_bar.input.value = "go"
         await pilot.press("enter")
         with anyio.fail_after(20):
-            while "task task-1: working: step 1 of 3" not in "\n".join(
-                app.inspector.plain_lines()
-            ):
+            while "task task-1: working: step 1 of 3" not in "\n".join(app.inspector.plain_lines()):
                 await pilot.pause(0.05)
         with anyio.fail_after(20):
             while app.view_state.run_state != "finished":

@@ -27,11 +27,23 @@ async def test_tools_join_under_the_server_prefix() -> None:
     async with mcp_run() as run:
         tools = {t.name: t for t in run.agent.state.tools}
         assert set(tools) == {
-            "toolbox__place_order", "toolbox__slow_count", "toolbox__fail",
-            "toolbox__protocol_error", "toolbox__snapshot", "toolbox__read_note",
-            "toolbox__crash", "toolbox__two_blocks", "toolbox__exit_soon", "toolbox__chatty",
-            "toolbox__grow", "toolbox__roots", "toolbox__ask_contact", "toolbox__ask_login",
-            "toolbox__summarize", "toolbox__add_note", "toolbox__link_readme",
+            "toolbox__place_order",
+            "toolbox__slow_count",
+            "toolbox__fail",
+            "toolbox__protocol_error",
+            "toolbox__snapshot",
+            "toolbox__read_note",
+            "toolbox__crash",
+            "toolbox__two_blocks",
+            "toolbox__exit_soon",
+            "toolbox__chatty",
+            "toolbox__grow",
+            "toolbox__roots",
+            "toolbox__ask_contact",
+            "toolbox__ask_login",
+            "toolbox__summarize",
+            "toolbox__add_note",
+            "toolbox__link_readme",
         }
         order = tools["toolbox__place_order"]
         assert order.source == "mcp:toolbox" and order.label == "Place an order"

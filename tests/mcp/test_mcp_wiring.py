@@ -22,9 +22,7 @@ from workbench.providers.scripted import Scenario
 from workbench.runtime import RunOptions, build_runtime
 from workbench.stepper import Resume
 
-ORDER = {
-    "order": {"customer": "ann", "items": [{"sku": "abc", "quantity": 1}], "priority": "low"}
-}
+ORDER = {"order": {"customer": "ann", "items": [{"sku": "abc", "quantity": 1}], "priority": "low"}}
 
 
 def _scenario(*turns: dict[str, Any]) -> Scenario:
@@ -40,9 +38,14 @@ async def test_the_gate_and_breakpoints_treat_mcp_tools_like_any_other(tmp_path:
     )
     runtime = build_runtime(
         RunOptions(
-            scenario=_scenario(turn), workspace=tmp_path, tools=[], mcp=[TOOLBOX],
-            approve="rules", allow=["toolbox__snapshot", "toolbox__place_order"],
-            deny=['mcp:toolbox(reason="*")'], breakpoints=["mcp:toolbox"],
+            scenario=_scenario(turn),
+            workspace=tmp_path,
+            tools=[],
+            mcp=[TOOLBOX],
+            approve="rules",
+            allow=["toolbox__snapshot", "toolbox__place_order"],
+            deny=['mcp:toolbox(reason="*")'],
+            breakpoints=["mcp:toolbox"],
         )
     )
     agent, stepper = runtime.agent, runtime.stepper
@@ -93,7 +96,8 @@ def _served(flag: str, path: str) -> Iterator[str]:
         port = probe.getsockname()[1]
     process = subprocess.Popen(
         [sys.executable, str(SERVERS / "toolbox.py"), flag, str(port)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         for _ in range(200):  # up to 10 s for the server to listen
@@ -157,9 +161,18 @@ def test_headless_with_mcp_servers(tmp_path: Path, capsys: pytest.CaptureFixture
     scenario.write_text(_scenario(turn).model_dump_json(), encoding="utf-8")
     code = main(
         [
-            "--headless", "order something", "--scenario", str(scenario),
-            "--workspace", str(tmp_path), "--approve", "all",
-            "--mcp", TOOLBOX, "--mcp", "no-such-mcp-server-cmd",
+            "--headless",
+            "order something",
+            "--scenario",
+            str(scenario),
+            "--workspace",
+            str(tmp_path),
+            "--approve",
+            "all",
+            "--mcp",
+            TOOLBOX,
+            "--mcp",
+            "no-such-mcp-server-cmd",
         ]
     )
     out, err = capsys.readouterr()
@@ -182,13 +195,19 @@ def test_headless_reads_servers_from_the_config_file(
         encoding="utf-8",
     )
     scenario = tmp_path / "s.json"
-    scenario.write_text(
-        _scenario(calls(("box__snapshot", {}))).model_dump_json(), encoding="utf-8"
-    )
+    scenario.write_text(_scenario(calls(("box__snapshot", {}))).model_dump_json(), encoding="utf-8")
     code = main(
         [
-            "--headless", "snap", "--scenario", str(scenario), "--workspace", str(tmp_path),
-            "--config", str(config), "--allow", "mcp:box",
+            "--headless",
+            "snap",
+            "--scenario",
+            str(scenario),
+            "--workspace",
+            str(tmp_path),
+            "--config",
+            str(config),
+            "--allow",
+            "mcp:box",
         ]
     )
     out, err = capsys.readouterr()
@@ -201,8 +220,15 @@ def test_the_readme_example_runs_offline(
 ) -> None:
     code = main(
         [
-            "--headless", "--scenario", str(SERVERS / "toolbox_scenario.json"),
-            "--workspace", str(tmp_path), "--mcp", TOOLBOX, "--allow", "mcp:toolbox",
+            "--headless",
+            "--scenario",
+            str(SERVERS / "toolbox_scenario.json"),
+            "--workspace",
+            str(tmp_path),
+            "--mcp",
+            TOOLBOX,
+            "--allow",
+            "mcp:toolbox",
         ]
     )
     out, _err = capsys.readouterr()

@@ -683,7 +683,11 @@ async def test_a_tool_of_yours_named_like_a_reader_is_not_allowed_by_the_default
 ) -> None:
     gate = PermissionGate.for_workspace(ws, policy="none")
     mine = AgentTool(
-        "read_file", "Read", "", {"type": "object"}, execute=None,  # type: ignore[arg-type]
+        "read_file",
+        "Read",
+        "",
+        {"type": "object"},
+        execute=None,  # type: ignore[arg-type]
         source="file my_tools.py:3",
     )
     call = ToolCall(id="c1", name="read_file", arguments={"path": "src/app.py"})
@@ -691,8 +695,11 @@ async def test_a_tool_of_yours_named_like_a_reader_is_not_allowed_by_the_default
     from workbench.agent.arguments import JsonArguments
 
     ctx = BeforeToolCallContext(
-        message, call, JsonArguments.model_validate({"path": "src/app.py"}),
-        AgentContext(tools=[mine]), mine,
+        message,
+        call,
+        JsonArguments.model_validate({"path": "src/app.py"}),
+        AgentContext(tools=[mine]),
+        mine,
     )
     result = await gate(ctx, AbortController().signal)
     assert result is not None and result.block  # asked, and this run approves nothing

@@ -19,11 +19,15 @@ def shout(text: str) -> str:
     return text.upper()
 '''
 
-SCENARIO = {"name": "p", "prompt": "go", "turns": [
-    {"tool_calls": [{"name": "shout", "arguments": {"text": "hi"}}]},
-    {"tool_calls": [{"name": "shout", "arguments": {"text": "again"}}]},
-    {"text": "ok"},
-]}
+SCENARIO = {
+    "name": "p",
+    "prompt": "go",
+    "turns": [
+        {"tool_calls": [{"name": "shout", "arguments": {"text": "hi"}}]},
+        {"tool_calls": [{"name": "shout", "arguments": {"text": "again"}}]},
+        {"text": "ok"},
+    ],
+}
 
 
 @pytest.fixture
@@ -36,7 +40,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-WORKBENCH_TOML = '''
+WORKBENCH_TOML = """
 tools = ["agent/tools.py"]
 builtin_tools = "none"
 system_prompt_file = "prompt.md"
@@ -46,7 +50,7 @@ max_turns = 1
 [mcp.servers.memory]
 command = ["python", "memory_server.py"]
 env = { TOKEN = "x" }
-'''
+"""
 
 
 def parsed(argv: list[str], directory: Path) -> object:
@@ -63,8 +67,9 @@ def test_the_project_file_fills_what_no_flag_gave(project: Path) -> None:
     assert args.system_prompt_file == project / "prompt.md"
     [server] = args.project_mcp
     assert server.name == "memory" and server.command == ("python", "memory_server.py")
-    flags = parsed(["--max-turns", "5", "--system-prompt", "Flag.", "--builtin-tools",
-                    "read_file"], project)
+    flags = parsed(
+        ["--max-turns", "5", "--system-prompt", "Flag.", "--builtin-tools", "read_file"], project
+    )
     assert flags.max_turns == 5 and flags.system_prompt == "Flag."
     assert flags.system_prompt_file is None and flags.builtin_tools == ["read_file"]
 
@@ -128,7 +133,8 @@ def test_the_starter_documents_every_key() -> None:
 
     keys = set(ProjectConfig.model_fields) - {"path"}
     missing = [
-        k for k in keys
+        k
+        for k in keys
         if f"{k} =" not in STARTER and f"[{k}." not in STARTER and f"[{k}]" not in STARTER
     ]
     assert not missing, missing
@@ -141,8 +147,9 @@ def test_the_project_file_can_name_an_mcp_servers_catalog(project: Path) -> None
         '{"mcpServers": {"files": {"command": "npx", "args": ["-y", "server-filesystem"]}}}',
         encoding="utf-8",
     )
-    text = WORKBENCH_TOML.replace("[mcp.servers.memory]", '[mcp]\nconfig = ".cursor/mcp.json"\n\n'
-                                  "[mcp.servers.memory]")
+    text = WORKBENCH_TOML.replace(
+        "[mcp.servers.memory]", '[mcp]\nconfig = ".cursor/mcp.json"\n\n[mcp.servers.memory]'
+    )
     (project / "workbench.toml").write_text(text, encoding="utf-8")
     names = [s.name for s in parsed([], project).project_mcp]
     assert names == ["memory", "files"]

@@ -101,25 +101,37 @@ def write_session(
         parent=ParentInfo(path=str(parent), turn=1, events=3) if parent is not None else None,
     )
     call = ToolCall(id="call_1", name=tool, arguments=args)
-    asked = AssistantMessage(content=[TextContent(text="Looking."), call], stop_reason="toolUse",
-                             usage=Usage(input=10, output=5, total_tokens=15))
+    asked = AssistantMessage(
+        content=[TextContent(text="Looking."), call],
+        stop_reason="toolUse",
+        usage=Usage(input=10, output=5, total_tokens=15),
+    )
     output = AgentToolResult(content=[TextContent(text=result)], is_error=is_error or denied)
-    answer = AssistantMessage(content=[TextContent(text=reply)],
-                              usage=Usage(input=20, output=3, total_tokens=23))
-    outcome = ToolResultMessage(tool_call_id="call_1", tool_name=tool,
-                                content=output.content, is_error=output.is_error)
+    answer = AssistantMessage(
+        content=[TextContent(text=reply)], usage=Usage(input=20, output=3, total_tokens=23)
+    )
+    outcome = ToolResultMessage(
+        tool_call_id="call_1", tool_name=tool, content=output.content, is_error=output.is_error
+    )
     events: list[Any] = [
-        AgentStartEvent(), TurnStartEvent(),
+        AgentStartEvent(),
+        TurnStartEvent(),
         MessageEndEvent(message=UserMessage(content=prompt)),
         MessageEndEvent(message=asked),
-        PermissionDecisionEvent(tool_call_id="call_1", tool_name=tool,
-                                decision="deny" if denied else "allow", decided_by="rule"),
+        PermissionDecisionEvent(
+            tool_call_id="call_1",
+            tool_name=tool,
+            decision="deny" if denied else "allow",
+            decided_by="rule",
+        ),
         ToolExecutionStartEvent(tool_call_id="call_1", tool_name=tool, args=args),
-        ToolExecutionEndEvent(tool_call_id="call_1", tool_name=tool, result=output,
-                              is_error=output.is_error),
+        ToolExecutionEndEvent(
+            tool_call_id="call_1", tool_name=tool, result=output, is_error=output.is_error
+        ),
         MessageEndEvent(message=outcome),
         TurnEndEvent(message=asked, tool_results=[outcome]),
-        TurnStartEvent(), MessageEndEvent(message=answer),
+        TurnStartEvent(),
+        MessageEndEvent(message=answer),
     ]
     if finished:
         events += [TurnEndEvent(message=answer, tool_results=[]), AgentEndEvent(messages=[])]
@@ -136,8 +148,14 @@ EDIT_THEN_WRITE = {
     "prompt": "change things",
     "workspace_files": {"a.txt": "alpha\n"},
     "turns": [
-        {"tool_calls": [{"name": "edit_file", "arguments": {
-            "path": "a.txt", "old_text": "alpha", "new_text": "beta"}}]},
+        {
+            "tool_calls": [
+                {
+                    "name": "edit_file",
+                    "arguments": {"path": "a.txt", "old_text": "alpha", "new_text": "beta"},
+                }
+            ]
+        },
         {"tool_calls": [{"name": "write_file", "arguments": {"path": "b.txt", "content": "b"}}]},
         {"tool_calls": [{"name": "read_file", "arguments": {"path": "a.txt"}}]},
         {"text": "Done."},

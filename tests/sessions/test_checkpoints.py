@@ -25,13 +25,29 @@ EDITS = {
     "prompt": "change things",
     "workspace_files": {"a.txt": "alpha\n", "old.txt": "old\n", "run.sh": "echo hi\n"},
     "turns": [
-        {"tool_calls": [
-            {"name": "write_file", "arguments": {"path": "new.txt", "content": "one"}}
-        ]},
-        {"tool_calls": [{"name": "edit_file", "arguments": {
-            "path": "a.txt", "old_text": "alpha", "new_text": "beta"}}]},
-        {"tool_calls": [{"name": "run_command", "arguments": {
-            "command": "rm old.txt && echo made > made.txt && echo more >> a.txt"}}]},
+        {
+            "tool_calls": [
+                {"name": "write_file", "arguments": {"path": "new.txt", "content": "one"}}
+            ]
+        },
+        {
+            "tool_calls": [
+                {
+                    "name": "edit_file",
+                    "arguments": {"path": "a.txt", "old_text": "alpha", "new_text": "beta"},
+                }
+            ]
+        },
+        {
+            "tool_calls": [
+                {
+                    "name": "run_command",
+                    "arguments": {
+                        "command": "rm old.txt && echo made > made.txt && echo more >> a.txt"
+                    },
+                }
+            ]
+        },
         {"tool_calls": [{"name": "read_file", "arguments": {"path": "a.txt"}}]},
         {"text": "Done."},
     ],
@@ -41,7 +57,8 @@ EDITS = {
 def files_in(root: Path) -> dict[str, str]:
     return {
         p.relative_to(root).as_posix(): p.read_text()
-        for p in sorted(root.rglob("*")) if p.is_file()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
     }
 
 
@@ -222,7 +239,9 @@ async def test_restore_refuses_a_full_directory_unless_forced_and_then_deletes_l
     done = restore_workspace(session, 1, dest, force=True)
     assert sorted(done.deleted) == ["made.txt", "new.txt"]
     assert files_in(dest) == {
-        "a.txt": "alpha\n", "old.txt": "old\n", "run.sh": "echo hi\n",
+        "a.txt": "alpha\n",
+        "old.txt": "old\n",
+        "run.sh": "echo hi\n",
         "mine.txt": "not the session's",
     }
     with pytest.raises(CheckpointError, match="has turns 1 to 5"):
@@ -256,18 +275,35 @@ def test_a_session_cannot_restore_outside_the_directory_or_into_git(tmp_path: Pa
     path = write_session(tmp_path / "s.jsonl")
     recorder = Recorder.__new__(Recorder)  # append one record to the finished file
     recorder.__init__(tmp_path / "s2.jsonl", read_session(path).header)
-    recorder.write_record(WorkspaceManifest(files=[
-        FileEntry(path=p, blob=blob, size=4)
-        for p in ("../escape.txt", ".git/hooks/pre-commit", "/abs.txt", "ok.txt", "a/./b",
-                  "vendor/.git/config", ".Workbench/rules.toml", ".git")
-    ]))
+    recorder.write_record(
+        WorkspaceManifest(
+            files=[
+                FileEntry(path=p, blob=blob, size=4)
+                for p in (
+                    "../escape.txt",
+                    ".git/hooks/pre-commit",
+                    "/abs.txt",
+                    "ok.txt",
+                    "a/./b",
+                    "vendor/.git/config",
+                    ".Workbench/rules.toml",
+                    ".git",
+                )
+            ]
+        )
+    )
     recorder.close()
     session = read_session(tmp_path / "s2.jsonl")
     done = restore_workspace(session, 0, tmp_path / "out")
     assert files_in(tmp_path / "out") == {"ok.txt": "evil"}
     assert set(done.refused) == {
-        "../escape.txt", ".git/hooks/pre-commit", "/abs.txt", "a/./b", "vendor/.git/config",
-        ".Workbench/rules.toml", ".git",
+        "../escape.txt",
+        ".git/hooks/pre-commit",
+        "/abs.txt",
+        "a/./b",
+        "vendor/.git/config",
+        ".Workbench/rules.toml",
+        ".git",
     }
     assert not (tmp_path / "escape.txt").exists()
 

@@ -45,8 +45,13 @@ async def test_an_extra_turn_and_changed_arguments_are_each_reported(
 ) -> None:
     first, _ = await record_run(tmp_path / "one", READ_A)
     turns = [dict(t) for t in READ_A["turns"]]
-    turns[0] = {**turns[0], "tool_calls": [{"name": "read_file", "arguments": {"path": "b.txt"}},
-                                           turns[0]["tool_calls"][1]]}
+    turns[0] = {
+        **turns[0],
+        "tool_calls": [
+            {"name": "read_file", "arguments": {"path": "b.txt"}},
+            turns[0]["tool_calls"][1],
+        ],
+    }
     turns[1] = {**turns[1], "tool_calls": [{"name": "list_directory", "arguments": {"path": "."}}]}
     longer = {**READ_A, "turns": [*turns, {"text": "Anything else?"}]}
     second, _ = await record_run(tmp_path / "two", longer)
@@ -64,8 +69,9 @@ def test_prompts_decisions_and_text_differ_literally(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     a = write_session(tmp_path / "a.jsonl", "fix it", reply="done")
-    b = write_session(tmp_path / "b.jsonl", "fix it \x1b]52;c;aGk=\x07", denied=True,
-                      reply="done \u202eevil")
+    b = write_session(
+        tmp_path / "b.jsonl", "fix it \x1b]52;c;aGk=\x07", denied=True, reply="done \u202eevil"
+    )
     code, out = diff(capsys, a, b)
     assert code == 1
     assert "first divergence: turn 1: prompt" in out

@@ -32,8 +32,14 @@ EDITS = {
     "prompt": "change things",
     "workspace_files": {"a.txt": "alpha\n"},
     "turns": [
-        {"tool_calls": [{"name": "edit_file", "arguments": {
-            "path": "a.txt", "old_text": "alpha", "new_text": "beta"}}]},
+        {
+            "tool_calls": [
+                {
+                    "name": "edit_file",
+                    "arguments": {"path": "a.txt", "old_text": "alpha", "new_text": "beta"},
+                }
+            ]
+        },
         {"tool_calls": [{"name": "write_file", "arguments": {"path": "b.txt", "content": "b"}}]},
         {"text": "Done."},
     ],
@@ -47,11 +53,19 @@ def answered_session(path: Path, *, mine: bool) -> Path:
     reply = AssistantMessage(content=[TextContent(text="ok")])
 
     def decision(rule: str, scope: Any, by: Any = "user") -> PermissionDecisionEvent:
-        return PermissionDecisionEvent(tool_call_id="c", tool_name="run_command",
-                                       decision="allow", scope=scope, decided_by=by, rule=rule)
+        return PermissionDecisionEvent(
+            tool_call_id="c",
+            tool_name="run_command",
+            decision="allow",
+            scope=scope,
+            decided_by=by,
+            rule=rule,
+        )
 
     events = [
-        AgentStartEvent(), TurnStartEvent(), MessageEndEvent(message=UserMessage(content="go")),
+        AgentStartEvent(),
+        TurnStartEvent(),
+        MessageEndEvent(message=UserMessage(content="go")),
         StepModeEvent(enabled=False, breakpoints=["write_file"]),
         decision('run_command(command="pytest *")', "always_pattern"),
         decision("read_file", "always_tool"),
@@ -62,7 +76,8 @@ def answered_session(path: Path, *, mine: bool) -> Path:
         TurnStartEvent(),
         decision("edit_file", "always_tool"),  # after the cut of turn 1
         StepModeEvent(enabled=False, breakpoints=[]),
-        TurnEndEvent(message=reply, tool_results=[]), AgentEndEvent(messages=[]),
+        TurnEndEvent(message=reply, tool_results=[]),
+        AgentEndEvent(messages=[]),
     ]
     recorder = Recorder(path, header)
     for event in events:
@@ -121,11 +136,11 @@ async def test_a_fork_file_carries_the_parents_records_so_it_restores_every_turn
 # -- a fork and a re-run start from the recorded files ---------------------------------------
 
 
-
 def files_in(root: Path) -> dict[str, str]:
     return {
         p.relative_to(root).as_posix(): p.read_text()
-        for p in sorted(root.rglob("*")) if p.is_file() and ".workbench" not in p.parts
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".workbench" not in p.parts
     }
 
 
@@ -155,8 +170,7 @@ async def test_a_fork_starts_from_the_files_at_its_turn_in_a_scratch_copy(tmp_pa
     named = fork_options(session, ForkRequest(1, choice), workspace=tmp_path / "new")
     assert named.workspace == tmp_path / "new" and files_in(tmp_path / "new") == expected[1]
     assert "restored of the files at the end of turn 1" in named.fork.notes[0]
-    kept = fork_options(session, ForkRequest(1, choice), workspace=tmp_path / "ws",
-                        in_place=True)
+    kept = fork_options(session, ForkRequest(1, choice), workspace=tmp_path / "ws", in_place=True)
     assert kept.workspace == tmp_path / "ws"
     assert kept.fork.notes[0].endswith("as it is (in place: nothing restored)")
     assert (tmp_path / "ws" / "a.txt").read_text() == "changed since\n"
@@ -178,15 +192,25 @@ def test_a_rerun_starts_from_the_recorded_files_whatever_the_workspace_is_now(
     assert report.workspace != tmp_path / "ws"
     assert report.workspace_note.endswith("a scratch copy of the files at the start (1 files)")
     # in the workspace as it is now, the edit finds "changed since", not "alpha"
-    moved = anyio.run(
-        lambda: rerun(path, approve="all", workspace=tmp_path / "ws", in_place=True)
-    )
+    moved = anyio.run(lambda: rerun(path, approve="all", workspace=tmp_path / "ws", in_place=True))
     assert moved.differs and moved.workspace_note.endswith("(in place: nothing restored)")
     assert main(["rerun", str(path), "--approve", "all", "--workspace", str(tmp_path / "n")]) == 0
     out = capsys.readouterr().out
     assert f"  workspace: {tmp_path / 'n'}: restored of the files at the start" in out
-    assert main(["rerun", str(path), "--approve", "all", "--workspace", str(tmp_path / "n"),
-                 "--in-place"]) == 1  # n holds the files of the end now
+    assert (
+        main(
+            [
+                "rerun",
+                str(path),
+                "--approve",
+                "all",
+                "--workspace",
+                str(tmp_path / "n"),
+                "--in-place",
+            ]
+        )
+        == 1
+    )  # n holds the files of the end now
     assert "(in place: nothing restored)" in capsys.readouterr().out
 
 
@@ -196,8 +220,9 @@ async def test_the_forked_runtime_keeps_the_answers_and_breakpoints(tmp_path: Pa
 
     path = answered_session(tmp_path / "s.jsonl", mine=True)
     (tmp_path / "w").mkdir()
-    options = fork_options(read_session(path), ForkRequest(1, ForkChoice("scripted")),
-                           workspace=tmp_path / "w")
+    options = fork_options(
+        read_session(path), ForkRequest(1, ForkChoice("scripted")), workspace=tmp_path / "w"
+    )
     options.scenario = "demo"
     runtime = build_runtime(options)
     rule, action, _ = runtime.gate.judge("run_command", {"command": "pytest -q"})
@@ -206,8 +231,9 @@ async def test_the_forked_runtime_keeps_the_answers_and_breakpoints(tmp_path: Pa
     assert action == "ask"  # only what the person allowed
     assert [b.text for b in runtime.stepper.breakpoints] == ["write_file", "@error"]
     stranger = answered_session(tmp_path / "x.jsonl", mine=False)
-    options = fork_options(read_session(stranger), ForkRequest(1, ForkChoice("scripted")),
-                           workspace=tmp_path / "w")
+    options = fork_options(
+        read_session(stranger), ForkRequest(1, ForkChoice("scripted")), workspace=tmp_path / "w"
+    )
     options.scenario = "demo"
     _, action, _ = build_runtime(options).gate.judge("run_command", {"command": "pytest -q"})
     assert action == "ask"

@@ -49,8 +49,14 @@ def test_refresh_reads_only_what_changed_and_drops_what_is_gone(tmp_path: Path) 
 
 
 def test_a_summary_holds_header_outcome_counts_and_tokens(tmp_path: Path) -> None:
-    write_session(tmp_path / "a.jsonl", "check the config", tool="edit_file", denied=True,
-                  result="denied by rule", model="gpt-x")
+    write_session(
+        tmp_path / "a.jsonl",
+        "check the config",
+        tool="edit_file",
+        denied=True,
+        result="denied by rule",
+        model="gpt-x",
+    )
     with Library(tmp_path) as library:
         library.refresh()
         [entry] = library.entries()
@@ -112,9 +118,17 @@ def test_two_processes_refreshing_at_once_both_succeed(tmp_path: Path) -> None:
     for n in range(40):
         write_session(tmp_path / f"s{n:02}.jsonl", f"prompt number{n}", created=1e12 + n)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    procs = [subprocess.Popen([sys.executable, "-c", _REFRESH, str(tmp_path)], env=env,
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _REFRESH, str(tmp_path)],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
     for proc in procs:  # each has opened the database before either starts
         assert proc.stdin is not None
         proc.stdin.write("go\n")
@@ -134,10 +148,21 @@ def test_two_processes_refreshing_at_once_both_succeed(tmp_path: Path) -> None:
 
 
 def test_search_needs_every_word_and_reads_none_as_syntax(tmp_path: Path) -> None:
-    write_session(tmp_path / "a.jsonl", "fix the parser", args={"path": "src/parser.py"},
-                  result='SyntaxError: "unexpected" AND near(', created=1e12)
-    write_session(tmp_path / "b.jsonl", "fix the lexer \ud800", tool="edit_file",
-                  is_error=True, created=2e12, model="gpt-4o")
+    write_session(
+        tmp_path / "a.jsonl",
+        "fix the parser",
+        args={"path": "src/parser.py"},
+        result='SyntaxError: "unexpected" AND near(',
+        created=1e12,
+    )
+    write_session(
+        tmp_path / "b.jsonl",
+        "fix the lexer \ud800",
+        tool="edit_file",
+        is_error=True,
+        created=2e12,
+        model="gpt-4o",
+    )
     with Library(tmp_path) as library:
         library.refresh()
         assert names(library.entries(search="fix")) == ["a.jsonl", "b.jsonl"]

@@ -22,8 +22,14 @@ def test_list_and_search_as_json_with_filters(
 ) -> None:
     sessions_dir.mkdir()
     write_session(sessions_dir / "old.jsonl", "rename the module", created=1e12)
-    write_session(sessions_dir / "new.jsonl", "fix the config", tool="edit_file",
-                  is_error=True, created=2e12, model="gpt-4o")
+    write_session(
+        sessions_dir / "new.jsonl",
+        "fix the config",
+        tool="edit_file",
+        is_error=True,
+        created=2e12,
+        model="gpt-4o",
+    )
     code, out, _ = run(capsys, "--list", "--json")
     assert code == 0
     listed = json.loads(out)
@@ -51,8 +57,9 @@ def test_list_and_search_as_json_with_filters(
 def test_the_table_shows_untrusted_text_literally(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    write_session(tmp_path / "evil.jsonl", "\x1b]52;c;aGk=\x07 steal \u202eclipboard",
-                  model="m\x1b[2J")
+    write_session(
+        tmp_path / "evil.jsonl", "\x1b]52;c;aGk=\x07 steal \u202eclipboard", model="m\x1b[2J"
+    )
     code, out, _ = run(capsys, "--dir", str(tmp_path), "--list")
     assert code == 0
     assert "\x1b" not in out and "\u202e" not in out and "\x07" not in out

@@ -60,10 +60,20 @@ async def test_pass_env_names_a_variable_on_purpose(
 
 
 def test_the_allow_list() -> None:
-    environ = {"PATH": "/bin", "TERM": "xterm", "LC_CTYPE": "C", "AWS_SECRET_ACCESS_KEY": "x",
-               "TMPDIR": "/tmp", "X": "1"}
+    environ = {
+        "PATH": "/bin",
+        "TERM": "xterm",
+        "LC_CTYPE": "C",
+        "AWS_SECRET_ACCESS_KEY": "x",
+        "TMPDIR": "/tmp",
+        "X": "1",
+    }
     assert command_env(["X"], environ) == {
-        "PATH": "/bin", "TERM": "xterm", "LC_CTYPE": "C", "TMPDIR": "/tmp", "X": "1"
+        "PATH": "/bin",
+        "TERM": "xterm",
+        "LC_CTYPE": "C",
+        "TMPDIR": "/tmp",
+        "X": "1",
     }
 
 
@@ -123,9 +133,7 @@ async def test_abort_ends_a_setsid_child(tmp_path: Path) -> None:
 
 async def test_a_tree_finds_a_detached_member_by_its_mark() -> None:
     tree = ProcessTree("test")
-    proc = subprocess.Popen(
-        ["sleep", "60"], env=tree.env(dict(os.environ)), start_new_session=True
-    )
+    proc = subprocess.Popen(["sleep", "60"], env=tree.env(dict(os.environ)), start_new_session=True)
     try:
         assert [p.pid for p in tree.members()] == [proc.pid]  # never adopted: found by mark
         assert await tree.end(grace=1.0) == 1

@@ -74,12 +74,18 @@ async def _never(*_: object) -> AgentToolResult:
 @pytest.mark.parametrize(
     "schema, args",
     [
-        ({"type": "object", "properties": {"s": {"type": "string", "pattern": SLOW}}},
-         {"s": "a" * 31 + "!"}),
-        ({"type": "object", "patternProperties": {SLOW: {"type": "string"}}},
-         {"a" * 31 + "!": "x"}),
-        ({"type": "object", "patternProperties": {SLOW: {}}, "additionalProperties": False},
-         {"a" * 31 + "!": "x"}),
+        (
+            {"type": "object", "properties": {"s": {"type": "string", "pattern": SLOW}}},
+            {"s": "a" * 31 + "!"},
+        ),
+        (
+            {"type": "object", "patternProperties": {SLOW: {"type": "string"}}},
+            {"a" * 31 + "!": "x"},
+        ),
+        (
+            {"type": "object", "patternProperties": {SLOW: {}}, "additionalProperties": False},
+            {"a" * 31 + "!": "x"},
+        ),
     ],
     ids=["pattern", "patternProperties", "additionalProperties"],
 )
@@ -89,8 +95,11 @@ def test_a_schema_pattern_is_matched_under_the_time_bound(
     monkeypatch.setattr(safe_regex, "MATCH_TIMEOUT", 0.2)
     tool = AgentTool("t", "T", "d", schema, _never)
     started = time.monotonic()
-    with pytest.raises(ArgumentsError, match=r"Validating arguments for tool t failed: "
-                       r"Regular expression .* took longer than 0\.2s"):
+    with pytest.raises(
+        ArgumentsError,
+        match=r"Validating arguments for tool t failed: "
+        r"Regular expression .* took longer than 0\.2s",
+    ):
         validate_arguments(tool, args)
     assert time.monotonic() - started < 5
 
@@ -104,7 +113,8 @@ def test_schema_patterns_still_judge_arguments() -> None:
     }
     tool = AgentTool("t", "T", "d", schema, _never)
     assert validate_arguments(tool, {"code": "A1", "x-n": 3}).model_dump() == {
-        "code": "A1", "x-n": 3
+        "code": "A1",
+        "x-n": 3,
     }
     with pytest.raises(ArgumentsError) as info:
         validate_arguments(tool, {"code": "a1", "x-n": "three", "other": 1})

@@ -34,8 +34,15 @@ def test_summary_splits_model_tools_approval_and_pause_per_turn() -> None:
             output_tokens=5,
             tool_call_ids=["a", "b"],
         ),
-        TurnRecord(2, started_at=900, ended_at=1000, model_started_at=920, model_ended_at=1000,
-                   input_tokens=20, output_tokens=2),
+        TurnRecord(
+            2,
+            started_at=900,
+            ended_at=1000,
+            model_started_at=920,
+            model_ended_at=1000,
+            input_tokens=20,
+            output_tokens=2,
+        ),
     ]
     state.calls = {
         "a": call(

@@ -23,8 +23,9 @@ async def wait_for(pilot: Any, condition: Callable[[], Any], timeout: float = 10
     await pilot.pause()
 
 
-async def send(pilot: Any, app: Any, until: Callable[[], Any], *, text: str = "go",
-               timeout: float = 10.0) -> None:
+async def send(
+    pilot: Any, app: Any, until: Callable[[], Any], *, text: str = "go", timeout: float = 10.0
+) -> None:
     """Type `text` into the prompt, press Enter, and let the app run until `until()`."""
     app.prompt_bar.input.value = text
     await pilot.press("enter")

@@ -32,8 +32,12 @@ async def test_palette_pick_fill_run_shows_the_call_as_yours(make_test_app) -> N
         assert app.screen.focused is path
         await pilot.press(*"config.json")
         await pilot.press("ctrl+y")
-        await wait_for(pilot, lambda: "hand_1" in app.view_state.calls
-                       and app.view_state.calls["hand_1"].status == "done")
+        await wait_for(
+            pilot,
+            lambda: (
+                "hand_1" in app.view_state.calls and app.view_state.calls["hand_1"].status == "done"
+            ),
+        )
         await pilot.pause(0.1)
         record = app.view_state.calls["hand_1"]
         assert record.by_hand and record.validated["path"] == "config.json"
@@ -54,8 +58,10 @@ async def test_raw_json_runs_and_invalid_arguments_are_the_calls_error(make_test
         await wait_for(pilot, lambda: isinstance(app.screen, JsonEditModal))
         app.screen.query_one(TextArea).text = '{"path": 7}'
         await pilot.press("ctrl+s")
-        await wait_for(pilot, lambda: "hand_1" in app.view_state.calls
-                       and app.view_state.calls["hand_1"].finished)
+        await wait_for(
+            pilot,
+            lambda: "hand_1" in app.view_state.calls and app.view_state.calls["hand_1"].finished,
+        )
         record = app.view_state.calls["hand_1"]
         assert record.status == "invalid" and "path" in (record.arg_error or "")
 
@@ -84,8 +90,12 @@ async def test_a_breakpoint_stops_a_call_by_hand_and_f10_runs_it(make_test_app) 
         await open_form(pilot, app, "read_file")
         await pilot.press(*"config.json")
         await pilot.press("ctrl+y")
-        await wait_for(pilot, lambda: app.view_state.pause is not None
-                       and app.view_state.pause.tool_call_id == "hand_1")
+        await wait_for(
+            pilot,
+            lambda: (
+                app.view_state.pause is not None and app.view_state.pause.tool_call_id == "hand_1"
+            ),
+        )
         assert app.view_state.calls["hand_1"].status == "paused"
         await pilot.press("f10")
         await wait_for(pilot, lambda: app.view_state.calls["hand_1"].status == "done")

@@ -33,8 +33,14 @@ async def test_the_app_shows_where_your_tools_come_from(todo: Path) -> None:
         while app.view_state.run_state != "finished":  # allow each call once
             if isinstance(app.screen, PermissionModal):
                 await pilot.press("ctrl+y")
-            await wait_for(pilot, lambda: isinstance(app.screen, PermissionModal)
-                           or app.view_state.run_state == "finished", timeout=20)
+            await wait_for(
+                pilot,
+                lambda: (
+                    isinstance(app.screen, PermissionModal)
+                    or app.view_state.run_state == "finished"
+                ),
+                timeout=20,
+            )
         calls = {c.name: c for c in app.view_state.calls.values()}
         app.select_call(calls["add_task"].id)
         await wait_for(pilot, lambda: app.inspector.plain_lines()[0].startswith("add_task"))
@@ -52,8 +58,11 @@ async def test_max_turns_stops_the_app_run_with_a_notice(todo: Path) -> None:
     async with app.run_test(size=(140, 44)) as pilot:
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.view_state.run_state == "finished", timeout=20)
-        await wait_for(pilot, lambda: any("--max-turns 2" in str(n.message)
-                                          for n in app._notifications), timeout=5)
+        await wait_for(
+            pilot,
+            lambda: any("--max-turns 2" in str(n.message) for n in app._notifications),
+            timeout=5,
+        )
     assert [m.role for m in app.agent.state.messages][-1] == "toolResult"
 
 
@@ -65,8 +74,14 @@ async def test_the_network_view_shows_your_system_prompt_and_tools(todo: Path) -
 
     with ChatServer() as server:
         server.script(stream_reply([*text_chunks("hello"), finish()]))
-        app = app_for("--base-url", server.url, "--model", "test-model",
-                      "--system-prompt", "Be terse, always.")
+        app = app_for(
+            "--base-url",
+            server.url,
+            "--model",
+            "test-model",
+            "--system-prompt",
+            "Be terse, always.",
+        )
         async with app.run_test(size=(160, 48)) as pilot:
             app.prompt_bar.input.value = "hi"
             await pilot.press("enter")

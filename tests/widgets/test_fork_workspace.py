@@ -18,8 +18,12 @@ async def test_the_forked_app_says_where_it_runs(tmp_path: Path) -> None:
     runtime.recorder.close()
     (tmp_path / "ws" / "a.txt").write_text("changed since\n")
     session = read_session(runtime.session_path)
-    options = fork_options(session, ForkRequest(1, ForkChoice("scripted")), pace=0,
-                           session_path=tmp_path / "fork.jsonl")
+    options = fork_options(
+        session,
+        ForkRequest(1, ForkChoice("scripted")),
+        pace=0,
+        session_path=tmp_path / "fork.jsonl",
+    )
     options.approve = "all"
     app = ForkedApp(build_runtime(options), options.fork, prefill="")
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
@@ -27,7 +31,8 @@ async def test_the_forked_app_says_where_it_runs(tmp_path: Path) -> None:
         shown = [str(n.message) for n in app._notifications]
         assert any(
             f"workspace: {options.workspace}: a scratch copy of the files at the end of turn 1"
-            in text for text in shown
+            in text
+            for text in shown
         ), shown
         assert str(options.workspace) in app.sub_title
         await wait_for(pilot, lambda: app.view_state.run_state == "finished")

@@ -58,8 +58,13 @@ def _runtime(workspace: Path, session: Path | None = None, **options: Any) -> An
     make_non_utf8_file(workspace)
     return build_runtime(
         RunOptions(
-            scenario=scenario, workspace=workspace, pace=math.inf, tool_abort_grace=0.2,
-            session=session, record=session is not None, **options,
+            scenario=scenario,
+            workspace=workspace,
+            pace=math.inf,
+            tool_abort_grace=0.2,
+            session=session,
+            record=session is not None,
+            **options,
         )
     )
 
@@ -88,9 +93,12 @@ async def test_the_live_app_shows_hostile_text_literally(
             await pilot.pause()
         app.select_call("id" + EVIL)
         await pilot.press("f9")  # a notification naming the selected (hostile) tool
-        await wait_for(pilot, lambda: any(
-            n.message.startswith("No breakpoint on tool␛]52") for n in app._notifications
-        ))  # the hostile name is no pattern: said, no crash
+        await wait_for(
+            pilot,
+            lambda: any(
+                n.message.startswith("No breakpoint on tool␛]52") for n in app._notifications
+            ),
+        )  # the hostile name is no pattern: said, no crash
         await pilot.pause(0.1)
         await pilot.press("f4")  # the wire view: the request body as sent
         await pilot.pause()
@@ -140,7 +148,10 @@ async def test_replay_and_a_fork_at_turn_0_show_hostile_text_literally(
     assert frames.seen("provider␛\\]52") and frames.seen("choice")
 
     options = fork_options(
-        session, app.return_value, workspace=tmp_path / "ws", pace=0,
+        session,
+        app.return_value,
+        workspace=tmp_path / "ws",
+        pace=0,
         session_path=tmp_path / "fork.jsonl",
     )
     prompt = first_prompt(session.events)
@@ -155,8 +166,10 @@ async def test_replay_and_a_fork_at_turn_0_show_hostile_text_literally(
 async def test_always_allowing_a_pattern_that_holds_a_lone_surrogate_keeps_the_app_and_the_rules(
     make_test_app: Any, tmp_path: Path, frames: FrameScanner
 ) -> None:
-    turns = [{"tool_calls": [{"name": "run_command", "raw": '{"command": "\\ud800"}'}]},
-             {"text": "done"}]
+    turns = [
+        {"tool_calls": [{"name": "run_command", "raw": '{"command": "\\ud800"}'}]},
+        {"text": "done"},
+    ]
     app = make_test_app(scenario_of(turns, prompt="go"), approve="ask")
     rules = tmp_path / ".workbench" / "rules.toml"
     async with app.run_test(size=SIZE, notifications=True) as pilot:
@@ -196,8 +209,10 @@ async def test_a_recording_failure_is_a_notification_and_the_exit_code_is_3(
 ) -> None:
     from workbench.cli.headless import recording_exit_code
 
-    turns = [{"tool_calls": [{"name": "list_directory", "arguments": {"path": "."}}]},
-             {"text": "done"}]
+    turns = [
+        {"tool_calls": [{"name": "list_directory", "arguments": {"path": "."}}]},
+        {"text": "done"},
+    ]
     app = make_test_app(scenario_of(turns, prompt="go"), session=Path("/dev/full"))
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await pilot.press("enter")

@@ -19,22 +19,44 @@ class Server:
     def __init__(self) -> None:
         self.catalog = Catalog(
             resources=[
-                mcp_types.Resource(uri="note://readme", name="readme", title="Read me",
-                                   mime_type="text/plain", description="How to use the toolbox."),
+                mcp_types.Resource(
+                    uri="note://readme",
+                    name="readme",
+                    title="Read me",
+                    mime_type="text/plain",
+                    description="How to use the toolbox.",
+                ),
                 mcp_types.Resource(uri="note://pixel", name="pixel", mime_type="image/png"),
             ],
-            templates=[mcp_types.ResourceTemplate(uri_template="note://by-name/{name}",
-                                                  name="note_by_name")],
-            prompts=[mcp_types.Prompt(name="review", title="Review code", arguments=[
-                mcp_types.PromptArgument(name="code", description="The code", required=True),
-                mcp_types.PromptArgument(name="focus", description="What to look for"),
-            ])],
+            templates=[
+                mcp_types.ResourceTemplate(
+                    uri_template="note://by-name/{name}", name="note_by_name"
+                )
+            ],
+            prompts=[
+                mcp_types.Prompt(
+                    name="review",
+                    title="Review code",
+                    arguments=[
+                        mcp_types.PromptArgument(
+                            name="code", description="The code", required=True
+                        ),
+                        mcp_types.PromptArgument(name="focus", description="What to look for"),
+                    ],
+                )
+            ],
         )
 
     async def read_resource(self, uri: str) -> Reading:
-        return Reading(f"[MCP resource {uri} from server toolbox]", [TextContent(
-            text=f"[resource {uri} (text/plain)]\nThe toolbox has tools, resources and prompts."
-        )])
+        return Reading(
+            f"[MCP resource {uri} from server toolbox]",
+            [
+                TextContent(
+                    text=f"[resource {uri} (text/plain)]\n"
+                    "The toolbox has tools, resources and prompts."
+                )
+            ],
+        )
 
 
 class Host(App[None]):

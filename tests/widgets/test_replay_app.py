@@ -167,8 +167,12 @@ async def test_a_session_reaching_back_into_an_earlier_turn_scrubs_exactly(
         {"tool_calls": [{"id": "same", "name": "read_file", "arguments": {"path": "b.txt"}}]},
         {"text": "done"},
     ]
-    data = {"name": "reuse", "prompt": "go", "turns": turns,
-            "workspace_files": {"a.txt": "a\n", "b.txt": "b\n"}}
+    data = {
+        "name": "reuse",
+        "prompt": "go",
+        "turns": turns,
+        "workspace_files": {"a.txt": "a\n", "b.txt": "b\n"},
+    }
     runtime, _live = await record_run(tmp_path / "ws", data)
     events = read_session(runtime.session_path).events
     scrub = ScrubFold(events)

@@ -32,10 +32,12 @@ async def _shoot(*_: object) -> AgentToolResult:
 
 async def _run_app(tmp_path: Path):  # noqa: ANN202 - yields the app under Pilot
     tool = AgentTool("shoot", "Shoot", "Takes pictures.", NoArgs, _shoot)
-    scenario = Scenario.model_validate({
-        "name": "img",
-        "turns": [{"tool_calls": [{"name": "shoot", "arguments": {}}]}, {"text": "done"}],
-    })
+    scenario = Scenario.model_validate(
+        {
+            "name": "img",
+            "turns": [{"tool_calls": [{"name": "shoot", "arguments": {}}]}, {"text": "done"}],
+        }
+    )
     runtime = build_runtime(
         RunOptions(scenario=scenario, workspace=tmp_path, tools=[tool], allow=["shoot"])
     )

@@ -20,6 +20,7 @@ async def test_the_app_counts_what_its_screen_did_into_the_stats_it_was_given(
         assert stats.paint_seconds >= stats.refresh_seconds > 0  # painted after refreshing
         assert stats.layouts > 0
 
+
 def test_a_difference_of_two_copies_is_the_window_between_them() -> None:
     stats = ScreenStats(events=3, refreshes=1, refresh_seconds=0.5)
     earlier = stats.copy()

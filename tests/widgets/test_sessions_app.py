@@ -31,8 +31,13 @@ def cells(app: SessionsApp, column: int) -> list[str]:
 
 async def test_search_filters_and_enter_opens_the_session(tmp_path: Path) -> None:
     write_session(tmp_path / "old.jsonl", "rename the module", created=1e12)
-    write_session(tmp_path / "new.jsonl", "fix the config \x1b[2J now", tool="edit_file",
-                  is_error=True, created=2e12)
+    write_session(
+        tmp_path / "new.jsonl",
+        "fix the config \x1b[2J now",
+        tool="edit_file",
+        is_error=True,
+        created=2e12,
+    )
     write_session(tmp_path / "denied.jsonl", "delete everything", denied=True, created=1.5e12)
     app = SessionsApp(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
@@ -155,7 +160,8 @@ async def test_pushed_over_the_main_app_and_back(tmp_path: Path, make_test_app: 
         table = app.screen.query_one(DataTable)
         await wait_for(pilot, lambda: table.row_count == 1)
         await pilot.press("enter")
-        await wait_for(pilot, lambda: any("workbench replay" in n.message
-                                          for n in app._notifications))
+        await wait_for(
+            pilot, lambda: any("workbench replay" in n.message for n in app._notifications)
+        )
         await pilot.press("q")
         assert app.screen is main and app.is_running

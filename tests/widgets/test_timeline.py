@@ -287,6 +287,7 @@ async def test_a_new_theme_recolours_the_timeline_and_the_inspector(make_test_ap
         assert head_colour() == timeline.get_component_rich_style("timeline--head").color
         old_head, old_title = head_colour(), title_colour()
         app.theme = "nord"
+
         def head_style():  # type: ignore[no-untyped-def]
             return timeline.get_component_rich_style("timeline--head").color
 

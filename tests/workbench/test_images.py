@@ -16,8 +16,14 @@ PNG = base64.b64decode(
 GIF = b"GIF89a" + struct.pack("<HH", 320, 200) + b"\x00" * 20
 # A JPEG with an APP0 segment before its start-of-frame (the walk must skip it).
 JPEG = (
-    b"\xff\xd8" + b"\xff\xe0" + struct.pack(">H", 16) + b"JFIF\x00" + b"\x00" * 9
-    + b"\xff\xc0" + struct.pack(">HBHH", 17, 8, 480, 640) + b"\x00" * 12
+    b"\xff\xd8"
+    + b"\xff\xe0"
+    + struct.pack(">H", 16)
+    + b"JFIF\x00"
+    + b"\x00" * 9
+    + b"\xff\xc0"
+    + struct.pack(">HBHH", 17, 8, 480, 640)
+    + b"\x00" * 12
 )
 
 

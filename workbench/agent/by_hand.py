@@ -36,8 +36,10 @@ HAND_PREFIX = "hand_"
 
 def is_by_hand(message: Any) -> bool:
     """True for the container of a call a person made by hand."""
-    return getattr(message, "provider", None) == HAND_PROVIDER and getattr(
-        message, "model", None) == HAND_MODEL
+    return (
+        getattr(message, "provider", None) == HAND_PROVIDER
+        and getattr(message, "model", None) == HAND_MODEL
+    )
 
 
 def hand_message(call_id: str, name: str, arguments: str | dict[str, Any]) -> AssistantMessage:

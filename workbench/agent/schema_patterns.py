@@ -89,7 +89,8 @@ def _additional_properties(
     properties = schema.get("properties", {})
     patterns = list(schema.get("patternProperties", {}))
     extras = [
-        key for key in instance
+        key
+        for key in instance
         if key not in properties and not any(search(p, key) for p in patterns)
     ]
     if validator.is_type(additional, "object"):

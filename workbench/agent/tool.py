@@ -184,8 +184,10 @@ def tool(
                 call = functools.partial(func, **kwargs)
                 value = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
             result = to_tool_result(value)
-            if output_schema is not None and result.structured_content is None and not (
-                isinstance(value, AgentToolResult)
+            if (
+                output_schema is not None
+                and result.structured_content is None
+                and not (isinstance(value, AgentToolResult))
             ):
                 result.structured_content = result.details
             return result
@@ -239,9 +241,7 @@ def _parameters_model(
 ) -> tuple[type[BaseModel], str | None]:
     hints = get_type_hints(func, include_extras=True)  # keep Annotated[..., Field(...)]
     fields: dict[str, Any] = {}
-    params = [
-        p for p in inspect.signature(func).parameters.values() if p.name not in _SPECIAL
-    ]
+    params = [p for p in inspect.signature(func).parameters.values() if p.name not in _SPECIAL]
     if len(params) == 1:
         hint = hints.get(params[0].name)
         if inspect.isclass(hint) and issubclass(hint, BaseModel):

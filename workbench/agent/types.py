@@ -46,9 +46,7 @@ class ToolCall(BaseModel):
 
 
 UserContent = Annotated[TextContent | ImageContent, Field(discriminator="type")]
-AssistantContent = Annotated[
-    TextContent | ThinkingContent | ToolCall, Field(discriminator="type")
-]
+AssistantContent = Annotated[TextContent | ThinkingContent | ToolCall, Field(discriminator="type")]
 ToolResultContent = UserContent
 
 
@@ -103,9 +101,7 @@ class ToolResultMessage(BaseModel):
         return result_text(self.content)
 
 
-Message = Annotated[
-    UserMessage | AssistantMessage | ToolResultMessage, Field(discriminator="role")
-]
+Message = Annotated[UserMessage | AssistantMessage | ToolResultMessage, Field(discriminator="role")]
 
 
 class Model(BaseModel):

@@ -64,8 +64,13 @@ def run_main(argv: list[str]) -> int:
     approve = args.approve or ("rules" if headless else "ask")
     if headless and approve == "ask":
         parser.error("--approve ask needs the app; headless runs take all, none or rules")
-    options = {"workspace": workspace, "rules": args.rules, "step": args.step,
-               "session": args.session, "approve": approve}
+    options = {
+        "workspace": workspace,
+        "rules": args.rules,
+        "step": args.step,
+        "session": args.session,
+        "approve": approve,
+    }
     from workbench.cli.headless import recording_exit_code, say_recording_problem
 
     with embed.attach(agent, **options) as runtime:

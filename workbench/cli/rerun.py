@@ -158,8 +158,10 @@ def rerun_main(argv: list[str]) -> int:
     if session is None:
         return EXIT_USAGE
     restores = has_checkpoints(session) and not args.in_place
-    if args.workspace is not None and not args.workspace.is_dir() and not (
-        restores and not args.workspace.exists()
+    if (
+        args.workspace is not None
+        and not args.workspace.is_dir()
+        and not (restores and not args.workspace.exists())
     ):
         print(f"workbench rerun: --workspace {args.workspace} is not a directory", file=sys.stderr)
         return EXIT_USAGE

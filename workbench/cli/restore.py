@@ -39,13 +39,17 @@ def restore_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("file", type=Path, metavar="FILE", help="a session file (.jsonl)")
     parser.add_argument(
-        "--turn", type=turn_of, required=True, metavar="N|end",
+        "--turn",
+        type=turn_of,
+        required=True,
+        metavar="N|end",
         help="the turn to restore the start of (0: before the first turn; end: after the last)",
     )
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--to", type=Path, metavar="DIR", help="write it here (new or empty)")
     where.add_argument(
-        "--in-place", action="store_true",
+        "--in-place",
+        action="store_true",
         help="write it over the recorded workspace itself (asks first)",
     )
     parser.add_argument("--force", action="store_true", help="write into a DIR that is not empty")
@@ -71,9 +75,7 @@ def restore_main(argv: list[str]) -> int:
         if args.in_place and not args.yes and not _confirm(dest, args.turn):
             print("workbench restore: nothing written", file=sys.stderr)
             return EXIT_USAGE
-        done = restore_workspace(
-            session, args.turn, dest, force=args.force, in_place=args.in_place
-        )
+        done = restore_workspace(session, args.turn, dest, force=args.force, in_place=args.in_place)
     except CheckpointError as exc:
         print(f"workbench restore: {literal(str(exc))}", file=sys.stderr)
         return EXIT_USAGE if done_nothing(exc) else EXIT_ERROR
@@ -130,16 +132,19 @@ def _in_place_target(session: Any, args: argparse.Namespace) -> Path | None:
         )
         return None
     if path.resolve() in (Path("/"), Path.home().resolve()):
-        print("workbench restore: / and the home directory are never restored over",
-              file=sys.stderr)
+        print(
+            "workbench restore: / and the home directory are never restored over", file=sys.stderr
+        )
         return None
     return path
 
 
 def _confirm(dest: Path, turn: int | str) -> bool:
     if not sys.stdin.isatty():
-        print("workbench restore: --in-place asks first; pass --yes to restore without asking",
-              file=sys.stderr)
+        print(
+            "workbench restore: --in-place asks first; pass --yes to restore without asking",
+            file=sys.stderr,
+        )
         return False
     at = "the end" if turn == "end" else f"the start of turn {turn}"
     try:

@@ -33,13 +33,21 @@ def sessions_parser() -> argparse.ArgumentParser:
     )
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--list", action="store_true", help="list the sessions, newest first")
-    what.add_argument("--search", metavar="TEXT", help="the sessions whose prompts, tool "
-                      "names, arguments, results or replies hold every word of TEXT "
-                      "(a word ending in * is a prefix)")
+    what.add_argument(
+        "--search",
+        metavar="TEXT",
+        help="the sessions whose prompts, tool "
+        "names, arguments, results or replies hold every word of TEXT "
+        "(a word ending in * is a prefix)",
+    )
     parser.add_argument("--json", action="store_true", help="print a JSON array")
     add_filter_arguments(parser)
-    parser.add_argument("--dir", type=Path, metavar="DIR",
-                        help="the sessions directory (default: where runs are recorded)")
+    parser.add_argument(
+        "--dir",
+        type=Path,
+        metavar="DIR",
+        help="the sessions directory (default: where runs are recorded)",
+    )
     return parser
 
 
@@ -47,11 +55,18 @@ def add_filter_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("filters", "Every filter given must hold.")
     group.add_argument("--model", metavar="TEXT", help="model id or provider contains TEXT")
     group.add_argument("--tool", metavar="NAME", help="called the tool NAME")
-    group.add_argument("--errors", action="store_true",
-                       help="had an error (with --tool: a call of that tool failed)")
+    group.add_argument(
+        "--errors",
+        action="store_true",
+        help="had an error (with --tool: a call of that tool failed)",
+    )
     group.add_argument("--denied", action="store_true", help="a call was denied")
-    group.add_argument("--since", type=since, metavar="DATE",
-                       help="recorded at or after DATE (2026-11-30, 2026-11-30T14:00, or 7d, 12h)")
+    group.add_argument(
+        "--since",
+        type=since,
+        metavar="DATE",
+        help="recorded at or after DATE (2026-11-30, 2026-11-30T14:00, or 7d, 12h)",
+    )
     group.add_argument("--limit", type=int, metavar="N", help="at most N sessions")
 
 
@@ -70,8 +85,14 @@ def since(text: str) -> float:
 
 
 def filters_of(args: argparse.Namespace) -> Filters:
-    return Filters(model=args.model, tool=args.tool, errors=args.errors, denied=args.denied,
-                   since=args.since, limit=args.limit)
+    return Filters(
+        model=args.model,
+        tool=args.tool,
+        errors=args.errors,
+        denied=args.denied,
+        since=args.since,
+        limit=args.limit,
+    )
 
 
 def sessions_main(argv: list[str]) -> int:
@@ -89,8 +110,10 @@ def sessions_main(argv: list[str]) -> int:
         with Library(args.dir) as library:
             report = library.refresh()
             if report.rebuilt:
-                print("workbench sessions: the index was rebuilt from the session files",
-                      file=sys.stderr)
+                print(
+                    "workbench sessions: the index was rebuilt from the session files",
+                    file=sys.stderr,
+                )
             entries = library.entries(filters_of(args), args.search)
     except ValueError as exc:
         print(f"workbench sessions: --search: {exc}", file=sys.stderr)
@@ -129,8 +152,10 @@ def table(entries: list[Entry]) -> list[str]:
     """One line per session (and its search snippet under it), all text literal."""
     if not entries:
         return ["no sessions"]
-    lines = [f"{'recorded':<16}  {'outcome':<10} {'model':<20} {'turns':>5} {'calls':>5} "
-             f"{'errors':>6} {'denied':>6}  file / first prompt"]
+    lines = [
+        f"{'recorded':<16}  {'outcome':<10} {'model':<20} {'turns':>5} {'calls':>5} "
+        f"{'errors':>6} {'denied':>6}  file / first prompt"
+    ]
     for entry in entries:
         data: dict[str, Any] = entry.data
         lines.append(

@@ -42,6 +42,12 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "McpCallError", "McpConnection", "McpHub", "McpServerConfig", "load_mcp_servers",
-    "resolve_servers", "server_from_command", "server_from_url",
+    "McpCallError",
+    "McpConnection",
+    "McpHub",
+    "McpServerConfig",
+    "load_mcp_servers",
+    "resolve_servers",
+    "server_from_command",
+    "server_from_url",
 ]

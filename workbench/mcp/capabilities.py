@@ -28,9 +28,7 @@ import mcp_types
 from workbench.bus_events import McpSamplingEvent
 from workbench.mcp.requests import Asker, SampleFn, declined, sampling_event
 
-LogLevel = Literal[
-    "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"
-]
+LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 LOG_LEVELS: tuple[str, ...] = LogLevel.__args__  # type: ignore[attr-defined]
 SERVER_LOG_LINES = 500
 _LIST_CHANGED = {
@@ -126,9 +124,9 @@ class ClientSide:
             except Exception as exc:  # noqa: BLE001 - the server gets the reason, the run goes on
                 outcome = mcp_types.ErrorData(code=mcp_types.INTERNAL_ERROR, message=str(exc))
         if self.on_sampled is not None:
-            await self.on_sampled(sampling_event(
-                self.server, params, sent[-1] if sent else None, outcome
-            ))
+            await self.on_sampled(
+                sampling_event(self.server, params, sent[-1] if sent else None, outcome)
+            )
         return outcome
 
     def session_options(self) -> dict[str, Any]:

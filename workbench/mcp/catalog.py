@@ -107,7 +107,9 @@ def expand_template(template: str, values: dict[str, str]) -> str:
 
 
 async def ask(
-    server: str, what: str, call: Callable[[], Awaitable[T]],
+    server: str,
+    what: str,
+    call: Callable[[], Awaitable[T]],
     timeout: float | None = REQUEST_TIMEOUT,
 ) -> T:
     """`call()`, with every failure an `McpCallError` naming the server and request."""

@@ -36,8 +36,26 @@ DEFAULT_STARTUP_TIMEOUT = 20.0
 """Seconds a server gets to start, answer `initialize` and list its tools."""
 
 _LAUNCHERS = {
-    "python", "python3", "py", "node", "nodejs", "npx", "npm", "pnpm", "pnpx", "yarn",
-    "bun", "bunx", "deno", "uv", "uvx", "pipx", "docker", "podman", "sh", "bash",
+    "python",
+    "python3",
+    "py",
+    "node",
+    "nodejs",
+    "npx",
+    "npm",
+    "pnpm",
+    "pnpx",
+    "yarn",
+    "bun",
+    "bunx",
+    "deno",
+    "uv",
+    "uvx",
+    "pipx",
+    "docker",
+    "podman",
+    "sh",
+    "bash",
 }
 """Commands that run something else: the server is named after what they run."""
 _SUBCOMMANDS = {"run", "x", "exec", "dlx", "tool"}
@@ -285,7 +303,7 @@ def load_mcp_json(path: Path) -> list[McpServerConfig]:
         raise ValueError(f"Cannot read MCP config {path}: {exc}") from None
     table = data.get("mcpServers", data.get("servers")) if isinstance(data, dict) else None
     if not isinstance(table, dict):
-        raise ValueError(f"{path} has no \"mcpServers\" object of servers")
+        raise ValueError(f'{path} has no "mcpServers" object of servers')
     servers = []
     for name, entry in table.items():
         if not isinstance(entry, dict):

@@ -107,8 +107,9 @@ class McpHub:
         await connection.relist_tools()
         after = {t.name for t in self._replace_tools(connection)}
         added, removed = sorted(after - before), sorted(before - after)
-        await self._publish(McpToolsChangedEvent(server=connection.name, added=added,
-                                                 removed=removed))
+        await self._publish(
+            McpToolsChangedEvent(server=connection.name, added=added, removed=removed)
+        )
         if self.on_tools_changed is not None:
             self.on_tools_changed(connection, added, removed)
 
@@ -230,7 +231,8 @@ class McpHub:
         self.refused = [
             f"MCP server {(t.source or '')[4:]}: tool {t.name} not added: the name is taken "
             f"by {own[t.name].source or 'another tool'}"
-            for t in self.tools if t.name in own
+            for t in self.tools
+            if t.name in own
         ]
         self.tools = [t for t in self.tools if t.name not in own]
         try:
@@ -256,8 +258,10 @@ class McpHub:
                 line = f"MCP server {c.name}: {count} tools ({c.config.target})"
                 notes = [f"  {why}" for why in c.dropped]
                 if c.instructions:
-                    used = "added to the system prompt" if c.config.use_instructions else (
-                        "use_instructions = true adds them to the system prompt"
+                    used = (
+                        "added to the system prompt"
+                        if c.config.use_instructions
+                        else ("use_instructions = true adds them to the system prompt")
                     )
                     first = c.instructions.strip().splitlines()[0][:100]
                     notes.append(f"  its instructions ({used}): {first}")

@@ -12,9 +12,7 @@ MAX_PAGES = 100
 """A server that pages forever cannot hang the start."""
 
 
-async def all_pages(
-    fetch: Callable[..., Awaitable[Any]], field: str
-) -> list[Any]:
+async def all_pages(fetch: Callable[..., Awaitable[Any]], field: str) -> list[Any]:
     """The items under `field` of every page `fetch(params=...)` returns."""
     items: list[Any] = []
     cursor: str | None = None

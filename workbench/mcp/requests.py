@@ -60,16 +60,20 @@ class PolicyAsker:
     async def elicit(
         self, server: str, params: mcp_types.ElicitRequestParams
     ) -> mcp_types.ElicitResult:
-        self._note(f"MCP server {server} asked for input ({params.message!r}): declined, "
-                   "nobody is here to answer")
+        self._note(
+            f"MCP server {server} asked for input ({params.message!r}): declined, "
+            "nobody is here to answer"
+        )
         return mcp_types.ElicitResult(action="decline")
 
     async def sample(
         self, server: str, params: mcp_types.CreateMessageRequestParams, run: SampleFn
     ) -> mcp_types.CreateMessageResult | mcp_types.ErrorData:
         if self.approve != "all":
-            self._note(f"MCP server {server} asked the model for a reply: declined "
-                       f"(--approve {self.approve}; --approve all lets it through)")
+            self._note(
+                f"MCP server {server} asked the model for a reply: declined "
+                f"(--approve {self.approve}; --approve all lets it through)"
+            )
             return declined("the user declined the sampling request")
         self._note(f"MCP server {server} asked the model for a reply: sent (--approve all)")
         return await run(params)
@@ -142,9 +146,11 @@ def _texts(params: mcp_types.CreateMessageRequestParams) -> list[str]:
     texts = [params.system_prompt or ""]
     for message in params.messages:
         blocks = message.content if isinstance(message.content, list) else [message.content]
-        texts.append(message.role + ":" + "\n".join(
-            getattr(b, "text", f"[{getattr(b, 'type', 'content')}]") for b in blocks
-        ))
+        texts.append(
+            message.role
+            + ":"
+            + "\n".join(getattr(b, "text", f"[{getattr(b, 'type', 'content')}]") for b in blocks)
+        )
     return texts
 
 
@@ -166,6 +172,8 @@ def sampling_event(
     reply = getattr(outcome.content, "text", f"[{getattr(outcome.content, 'type', 'content')}]")
     edited = sent is not None and _texts(sent) != _texts(asked)
     return McpSamplingEvent(
-        server=server, request=last[:KEPT_CHARS], decision="edited" if edited else "sent",
+        server=server,
+        request=last[:KEPT_CHARS],
+        decision="edited" if edited else "sent",
         reply=reply[:KEPT_CHARS],
     )

@@ -72,8 +72,9 @@ class ToolListGuard:
                 where = ".".join(str(p) for p in error["loc"])
                 self._on_drop(
                     f"tool {name!r} (#{index + 1} in tools/list) was left out: "
-                    f"{where}: {error['msg']}" if isinstance(name, str) else
-                    f"tool #{index + 1} in tools/list was left out: {where}: {error['msg']}"
+                    f"{where}: {error['msg']}"
+                    if isinstance(name, str)
+                    else f"tool #{index + 1} in tools/list was left out: {where}: {error['msg']}"
                 )
                 continue
             kept.append(tool)

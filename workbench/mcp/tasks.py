@@ -65,9 +65,13 @@ async def call_as_task(
             itself, or the call was aborted (`details["aborted"]` is True).
     """
     what = f"tools/call {tool}"
-    request = mcp_types.CallToolRequest(params=mcp_types.CallToolRequestParams(
-        name=tool, arguments=arguments, task=mcp_types.TaskMetadata(ttl=TTL_MS),
-    ))
+    request = mcp_types.CallToolRequest(
+        params=mcp_types.CallToolRequestParams(
+            name=tool,
+            arguments=arguments,
+            task=mcp_types.TaskMetadata(ttl=TTL_MS),
+        )
+    )
     created = await ask(server, f"{what} (as a task)", lambda: _create(session, request))
     task: mcp_types.Task = created.task
     note(status_line(task))
@@ -88,7 +92,8 @@ async def call_as_task(
                 params=mcp_types.GetTaskPayloadRequestParams(task_id=task.task_id)
             )
             result = await ask(
-                server, f"tasks/result {task.task_id}",
+                server,
+                f"tasks/result {task.task_id}",
                 lambda: session.send_request(payload, mcp_types.CallToolResult),
                 timeout=None,
             )
@@ -132,7 +137,8 @@ async def _until_over(
         await anyio.sleep(min(high, max(low, wait)))
         get = mcp_types.GetTaskRequest(params=mcp_types.GetTaskRequestParams(task_id=task.task_id))
         task = await ask(
-            server, f"tasks/get {task.task_id}",
+            server,
+            f"tasks/get {task.task_id}",
             lambda get=get: session.send_request(get, mcp_types.GetTaskResult),
         )
         line = status_line(task)
@@ -143,9 +149,7 @@ async def _until_over(
 
 
 async def _cancel(session: ClientSession, task_id: str, note: Callable[[str], None]) -> None:
-    request = mcp_types.CancelTaskRequest(
-        params=mcp_types.CancelTaskRequestParams(task_id=task_id)
-    )
+    request = mcp_types.CancelTaskRequest(params=mcp_types.CancelTaskRequestParams(task_id=task_id))
     with anyio.move_on_after(CANCEL_SECONDS, shield=True):
         try:
             await session.send_request(request, mcp_types.CancelTaskResult)

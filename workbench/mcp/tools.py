@@ -84,8 +84,12 @@ def make_tool(connection: McpConnection, tool: mcp_types.Tool, name: str) -> Age
         progress = ProgressLog(on_update)
         if needs_task(tool):
             result = await call_as_task(
-                connection.session_for(f"tools/call {tool.name}"), connection.name, tool.name,
-                arguments, signal=signal, note=progress.note,
+                connection.session_for(f"tools/call {tool.name}"),
+                connection.name,
+                tool.name,
+                arguments,
+                signal=signal,
+                note=progress.note,
             )
         else:
             result = await connection.call_tool(
@@ -126,8 +130,10 @@ class ProgressLog:
         self.lines: list[str] = []
 
     async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
-        line = f"progress {progress:g}/{total:g} ({progress / total:.0%})" if total else (
-            f"progress {progress:g}"
+        line = (
+            f"progress {progress:g}/{total:g} ({progress / total:.0%})"
+            if total
+            else (f"progress {progress:g}")
         )
         if message:
             line += f": {message}"
@@ -168,8 +174,9 @@ def named_resources(items: list[Any]) -> list[dict[str, Any]]:
     for item in items:
         if isinstance(item, mcp_types.ResourceLink):
             fields = item.model_dump(mode="json", exclude_none=True)
-            out.append({k: fields[k] for k in ("uri", "name", "description", "mime_type")
-                        if k in fields})
+            out.append(
+                {k: fields[k] for k in ("uri", "name", "description", "mime_type") if k in fields}
+            )
         elif isinstance(item, mcp_types.EmbeddedResource):
             out.append({"uri": str(item.resource.uri), "name": str(item.resource.uri)})
     return out[:50]

@@ -51,8 +51,10 @@ class ToolHints:
     def words(self) -> list[str]:
         """The hints that are set, in words: `read-only`, `destructive`, ..."""
         named = (
-            (self.read_only, "read-only"), (self.destructive, "destructive"),
-            (self.idempotent, "idempotent"), (self.open_world, "open world"),
+            (self.read_only, "read-only"),
+            (self.destructive, "destructive"),
+            (self.idempotent, "idempotent"),
+            (self.open_world, "open world"),
         )
         return [word if value else f"not {word}" for value, word in named if value is not None]
 

@@ -157,7 +157,7 @@ class CallPattern:
         m = re.fullmatch(r"\s*([^\s()=\"']+)\s*(?:\((.*)\))?\s*", text, re.S)
         if m is None:
             raise PatternError(
-                f"Cannot read pattern {text!r}: expected tool or tool(arg=\"glob\", ...)"
+                f'Cannot read pattern {text!r}: expected tool or tool(arg="glob", ...)'
             )
         return cls(_tool_glob(m.group(1)), _parse_args(m.group(2) or "", text))
 
@@ -215,7 +215,7 @@ def _parse_args(inner: str, text: str) -> tuple[tuple[str, str], ...]:
         m = _ARG.match(inner, pos)
         if m is None:
             raise PatternError(
-                f"Cannot read pattern {text!r} near {inner[pos:pos + 20]!r}: arguments are "
+                f"Cannot read pattern {text!r} near {inner[pos : pos + 20]!r}: arguments are "
                 'written name="glob", separated by commas'
             )
         quoted = m.group(2)
@@ -237,11 +237,35 @@ def escape_glob(text: str) -> str:
     return "".join(f"[{ch}]" if ch in "*?[" else ch for ch in text)
 
 
-_RUNS_ANYTHING = frozenset({
-    "rm", "sudo", "su", "doas", "sh", "bash", "zsh", "fish", "dash", "ksh", "csh", "tcsh",
-    "env", "xargs", "exec", "eval", "command", "builtin", "nohup", "nice", "timeout", "time",
-    "watch", "ssh", "find",
-})
+_RUNS_ANYTHING = frozenset(
+    {
+        "rm",
+        "sudo",
+        "su",
+        "doas",
+        "sh",
+        "bash",
+        "zsh",
+        "fish",
+        "dash",
+        "ksh",
+        "csh",
+        "tcsh",
+        "env",
+        "xargs",
+        "exec",
+        "eval",
+        "command",
+        "builtin",
+        "nohup",
+        "nice",
+        "timeout",
+        "time",
+        "watch",
+        "ssh",
+        "find",
+    }
+)
 """Commands whose arguments are themselves a command (or that delete): suggested exactly."""
 _PLAIN_WORD = re.compile(r"[\w/][\w./:@+-]*")
 """A command word without shell syntax, quotes, globs or a leading '-' (an option)."""

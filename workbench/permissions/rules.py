@@ -193,8 +193,10 @@ def rules_from_text(text: str, name: str) -> list[Rule]:
     rules = []
     for i, entry in enumerate(entries):
         # `[[rule]]` headers give each rule its own line; an inline array shares one
-        where = f"{name}:{lines[i]}" if len(lines) == len(entries) else (
-            f"{name}:{key_line} (rule {i + 1})"
+        where = (
+            f"{name}:{lines[i]}"
+            if len(lines) == len(entries)
+            else (f"{name}:{key_line} (rule {i + 1})")
         )
         rules.append(_rule_from_table(entry, where))
     return rules

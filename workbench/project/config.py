@@ -182,7 +182,7 @@ def _read(path: Path) -> dict[str, Any]:
         raise ValueError(f"Cannot read {path}: {exc}") from None
 
 
-STARTER = '''\
+STARTER = """\
 # workbench.toml: the agent `workbench` opens in this directory.
 # Every key is optional; a command-line flag wins over what is written here.
 # Paths are relative to this file.
@@ -239,7 +239,7 @@ max_turns = 10
 # older_than = "30d"
 # keep = 500
 # max_size = "2GB"
-'''
+"""
 
 
 def write_starter(directory: Path) -> Path:

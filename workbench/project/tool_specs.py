@@ -70,9 +70,7 @@ def parse_spec(text: str, base: Path, flag: str = "--tools") -> ToolSpec:
     if looks_like_file or (base / target).is_file():
         return ToolSpec(text, target, attr, True, flag)
     if not all(part.isidentifier() for part in target.split(".")):
-        raise ToolSpecError(
-            f"{flag} {text}: not a Python file (no such file) nor a module name"
-        )
+        raise ToolSpecError(f"{flag} {text}: not a Python file (no such file) nor a module name")
     return ToolSpec(text, target, attr, False, flag)
 
 
@@ -182,8 +180,7 @@ def _run_user_code(spec: ToolSpec, run: Any, path: Path | None) -> ModuleType:
     except ModuleNotFoundError as exc:
         if exc.name == spec.target and path is None:
             raise ToolSpecError(
-                f"{spec.named}: no module named {spec.target!r} "
-                f"(and no file {spec.target!r} here)"
+                f"{spec.named}: no module named {spec.target!r} (and no file {spec.target!r} here)"
             ) from None
         raise ToolSpecError(_user_traceback(spec, exc)) from None
     except Exception as exc:  # noqa: BLE001 - the user's code failed: show them why
@@ -250,9 +247,7 @@ def _wrap(fn: Any, spec: ToolSpec) -> AgentTool:
     try:
         return tool(fn)
     except Exception as exc:  # noqa: BLE001 - a signature pydantic cannot model
-        raise ToolSpecError(
-            f"{spec.named}: cannot make a tool of {fn.__name__}: {exc}"
-        ) from None
+        raise ToolSpecError(f"{spec.named}: cannot make a tool of {fn.__name__}: {exc}") from None
 
 
 def _is_typed_function(value: Any) -> bool:

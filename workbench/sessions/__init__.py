@@ -25,13 +25,23 @@ from typing import Any
 # Imported when first asked for: recording (all the app needs at start) imports only
 # the recorder and the codec, not what reading, replay, re-run and fork need.
 _WHERE = {
-    "ForkPoint": "fork", "fork_point": "fork",
-    "FORMAT": "header", "FORMAT_VERSION": "header", "ParentInfo": "header",
-    "SessionHeader": "header", "build_header": "header", "default_session_dir": "header",
+    "ForkPoint": "fork",
+    "fork_point": "fork",
+    "FORMAT": "header",
+    "FORMAT_VERSION": "header",
+    "ParentInfo": "header",
+    "SessionHeader": "header",
+    "build_header": "header",
+    "default_session_dir": "header",
     "default_session_path": "header",
-    "Marks": "history", "fork_cut": "history", "messages_of": "history",
-    "Session": "reader", "SessionError": "reader", "read_session": "reader",
-    "Recorder": "recorder", "start_recording": "recorder",
+    "Marks": "history",
+    "fork_cut": "history",
+    "messages_of": "history",
+    "Session": "reader",
+    "SessionError": "reader",
+    "read_session": "reader",
+    "Recorder": "recorder",
+    "start_recording": "recorder",
 }
 
 

@@ -28,7 +28,10 @@ from workbench.sessions.log import types_of
 from workbench.sessions.workspace_records import FileEntry, parse_record_line
 
 _DESIGN = (
-    "a dependency or cache", "the workbench's rules", "the session files", "a symlink",
+    "a dependency or cache",
+    "the workbench's rules",
+    "the session files",
+    "a symlink",
     "not a regular file",
 )
 """Reasons a path is left out by design (not by a cap): restoring without them is whole."""
@@ -98,8 +101,7 @@ def turn_position(session: Any, turn: int | str) -> int:
     starts = [i for i, k in enumerate(kinds) if k == "turn_start"]
     if not isinstance(turn, int) or turn < 0 or turn > len(starts):
         raise CheckpointError(
-            f"{session.path.name} has turns 1 to {len(starts)}: give --turn 0..{len(starts)} "
-            "or end"
+            f"{session.path.name} has turns 1 to {len(starts)}: give --turn 0..{len(starts)} or end"
         )
     return 0 if turn == 0 else starts[turn - 1]
 
@@ -270,8 +272,14 @@ class StartFiles:
 
 
 def start_files(
-    session: Any, position: int, *, workspace: Path | None, in_place: bool | None, at: str,
-    fallback: Any, scratch: Any = None,
+    session: Any,
+    position: int,
+    *,
+    workspace: Path | None,
+    in_place: bool | None,
+    at: str,
+    fallback: Any,
+    scratch: Any = None,
 ) -> StartFiles:
     """The workspace a fork or a re-run of `session` starts in.
 

@@ -28,8 +28,15 @@ from workbench.sessions.reader import Session
 SHOWN_LINES = 40
 """Lines of a long text's diff shown before the rest is counted."""
 
-_KINDS = ("turn_start", "turn_end", "message_end", "tool_arguments", "tool_execution_start",
-          "permission_decision", "tool_execution_end")
+_KINDS = (
+    "turn_start",
+    "turn_end",
+    "message_end",
+    "tool_arguments",
+    "tool_execution_start",
+    "permission_decision",
+    "tool_execution_end",
+)
 
 
 @dataclass
@@ -91,7 +98,8 @@ def turns_of(session: Session) -> list[Turn]:
             message = event.message
             if message.role == "user":
                 (current.prompts if current is not None else pending).append(
-                    text_of(message.content))
+                    text_of(message.content)
+                )
             elif message.role == "assistant":
                 if current is None:  # a reply outside a turn (a cut-off recording)
                     current = Turn(prompts=pending, started=event.timestamp)
@@ -154,9 +162,14 @@ def align(a: list[Turn], b: list[Turn], tolerance: float | None = None) -> list[
             out.append(Difference(where, f"only in {side}", *_only(turn, side)))
             continue
         ta, tb = a[index], b[index]
-        out += _fields(where, (("prompt", "\n".join(ta.prompts), "\n".join(tb.prompts)),
-                               ("model text", ta.text, tb.text),
-                               ("reply ended", ta.ended, tb.ended)))
+        out += _fields(
+            where,
+            (
+                ("prompt", "\n".join(ta.prompts), "\n".join(tb.prompts)),
+                ("model text", ta.text, tb.text),
+                ("reply ended", ta.ended, tb.ended),
+            ),
+        )
         if tolerance is not None and _beyond(ta.duration_ms, tb.duration_ms, tolerance):
             out.append(Difference(where, "duration", _ms(ta.duration_ms), _ms(tb.duration_ms)))
         for k in range(max(len(ta.calls), len(tb.calls))):
@@ -166,13 +179,21 @@ def align(a: list[Turn], b: list[Turn], tolerance: float | None = None) -> list[
             at = f"{where}, call {k + 1} ({name})"
             if ca is None or cb is None:
                 missing = "A" if ca is None else "B"
-                out.append(Difference(at, f"no such call in {missing}",
-                                      _call_line(ca), _call_line(cb)))
+                out.append(
+                    Difference(at, f"no such call in {missing}", _call_line(ca), _call_line(cb))
+                )
                 continue
-            out += _fields(at, (("tool", ca.name, cb.name), ("raw arguments", ca.raw, cb.raw),
-                                ("validated arguments", ca.validated, cb.validated),
-                                ("decision", ca.decision, cb.decision),
-                                ("result", ca.result, cb.result), ("error", ca.error, cb.error)))
+            out += _fields(
+                at,
+                (
+                    ("tool", ca.name, cb.name),
+                    ("raw arguments", ca.raw, cb.raw),
+                    ("validated arguments", ca.validated, cb.validated),
+                    ("decision", ca.decision, cb.decision),
+                    ("result", ca.result, cb.result),
+                    ("error", ca.error, cb.error),
+                ),
+            )
             if tolerance is not None and _beyond(ca.duration_ms, cb.duration_ms, tolerance):
                 out.append(Difference(at, "duration", _ms(ca.duration_ms), _ms(cb.duration_ms)))
     return out
@@ -207,8 +228,15 @@ def _ms(value: float | None) -> str:
     return "?" if value is None else f"{value:.0f} ms"
 
 
-def report_lines(a_path: Path, b_path: Path, a: list[Turn], b: list[Turn],
-                 diffs: list[Difference], *, timings: bool = True) -> Iterator[str]:
+def report_lines(
+    a_path: Path,
+    b_path: Path,
+    a: list[Turn],
+    b: list[Turn],
+    diffs: list[Difference],
+    *,
+    timings: bool = True,
+) -> Iterator[str]:
     """The report as plain text lines, every text from the sessions made literal."""
     yield f"A: {literal(str(a_path))} ({len(a)} turns)"
     yield f"B: {literal(str(b_path))} ({len(b)} turns)"

@@ -75,8 +75,13 @@ def session_costs(events: Iterable[Any], prices: PriceTable) -> dict[str, Any]:
     session: float | None = 0.0
     for cost in runs:
         session = add_costs(session, cost)
-    return {"currency": "USD", "session": session, "runs": runs, "turns": turns,
-            "builtin_prices_as_of": BUILTIN_AS_OF}
+    return {
+        "currency": "USD",
+        "session": session,
+        "runs": runs,
+        "turns": turns,
+        "builtin_prices_as_of": BUILTIN_AS_OF,
+    }
 
 
 def to_json(session: Session, prices: PriceTable | None = None) -> str:
@@ -125,10 +130,14 @@ def iter_json(session: Session, prices: PriceTable) -> Iterator[str]:
         first = False
     yield "[]" if first else "\n  ]"
     tail = json.dumps(
-        {"interventions": changes, "calls_by_hand": by_hand,
-         **({"mcp_events": mcp} if mcp else {}),
-         "cost": session_costs(session.events, prices)},
-        indent=2, ensure_ascii=False,
+        {
+            "interventions": changes,
+            "calls_by_hand": by_hand,
+            **({"mcp_events": mcp} if mcp else {}),
+            "cost": session_costs(session.events, prices),
+        },
+        indent=2,
+        ensure_ascii=False,
     )
     yield ",\n" + escape_chars(tail[2:-2], UNSAFE) + "\n}\n"
 
@@ -176,7 +185,7 @@ def iter_markdown(session: Session, prices: PriceTable) -> Iterator[str]:
         body = text.rstrip()
         if body:
             yield held + body
-            held = text[len(body):] + "\n"
+            held = text[len(body) :] + "\n"
         else:
             held += text + "\n"
     yield "\n"
@@ -194,8 +203,15 @@ def _body(events: Iterable[Any], prices: PriceTable) -> Iterator[list[str]]:
     turn = 0
     notes: list[str] = []
     """What MCP servers did during the held turn (changed tools, sampling), said after it."""
-    kinds = ("turn_start", "message_end", "hand_call", "hand_call_end", "permission_decision",
-             *INTERVENTION_KINDS, *MCP_KINDS)
+    kinds = (
+        "turn_start",
+        "message_end",
+        "hand_call",
+        "hand_call_end",
+        "permission_decision",
+        *INTERVENTION_KINDS,
+        *MCP_KINDS,
+    )
     for event in of_kinds(events, kinds):
         for item in reader.feed(event):
             changed.setdefault(item.tool_call_id, []).append(item)
@@ -254,8 +270,10 @@ def _assistant(
     prices: PriceTable,
 ) -> list[str]:
     if is_by_hand(message):
-        out = ["", "**Called by you, by hand** (the model did not ask for it and never saw "
-               "its result)"]
+        out = [
+            "",
+            "**Called by you, by hand** (the model did not ask for it and never saw its result)",
+        ]
         for call in message.tool_calls:
             queue = results.get(call.id)
             result = queue.popleft() if queue else None
@@ -283,7 +301,10 @@ def _assistant(
 
 
 def _call(
-    call: ToolCall, result: ToolResultMessage | None, decision: Any, changed: list[Intervention],
+    call: ToolCall,
+    result: ToolResultMessage | None,
+    decision: Any,
+    changed: list[Intervention],
     sender: str = "the model",
 ) -> list[str]:
     out = ["", f"### Tool call {_code(call.name)} ({_code(call.id)})"]

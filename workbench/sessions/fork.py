@@ -83,12 +83,11 @@ def carry_answers(point: ForkPoint, session: Session, events: list[Any]) -> None
             always.append(event.rule)
     if always and trusted(session.header.setup):
         point.always = always
-        point.notes.append(f"kept the parent's \"always\" answers: {', '.join(always)}")
+        point.notes.append(f'kept the parent\'s "always" answers: {", ".join(always)}')
     elif always:
         point.notes.append(
-            f"not kept: the parent's \"always\" answers ({', '.join(always)}): the session "
+            f'not kept: the parent\'s "always" answers ({", ".join(always)}): the session '
             "was not recorded by your workbench"
         )
     if point.breakpoints:
         point.notes.append(f"kept the parent's breakpoints: {', '.join(point.breakpoints)}")
-

@@ -48,8 +48,11 @@ class Marks:
         self.total = len(events)
         self.positions: dict[MarkKind, list[int]] = {kind: [] for kind in _PREDICATES}
         if isinstance(events, EventLog):  # from what the log noted: nothing to decode
-            kinds = {"turn_start": "turn", "tool_execution_start": "call",
-                     "permission_decision": "decision"}
+            kinds = {
+                "turn_start": "turn",
+                "tool_execution_start": "call",
+                "permission_decision": "decision",
+            }
             errors = self.positions["error"]
             for index, kind in enumerate(events.kinds()):
                 mark = kinds.get(kind)

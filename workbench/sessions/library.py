@@ -35,9 +35,28 @@ SCHEMA_VERSION = 1
 BUSY_TIMEOUT_S = 30.0
 
 _COLUMNS = (
-    "created", "model", "provider", "endpoint", "tools", "workspace", "scenario", "parent",
-    "outcome", "problem", "events", "turns", "calls", "errors", "denials", "edits",
-    "injections", "input_tokens", "output_tokens", "total_tokens", "duration_ms", "prompt",
+    "created",
+    "model",
+    "provider",
+    "endpoint",
+    "tools",
+    "workspace",
+    "scenario",
+    "parent",
+    "outcome",
+    "problem",
+    "events",
+    "turns",
+    "calls",
+    "errors",
+    "denials",
+    "edits",
+    "injections",
+    "input_tokens",
+    "output_tokens",
+    "total_tokens",
+    "duration_ms",
+    "prompt",
 )
 _SCHEMA = f"""
 CREATE TABLE sessions (
@@ -203,8 +222,10 @@ class Library:
         on_disk = self.files()
         db = self.db
         report.rebuilt = self.rebuilt
-        known = {name: (size, mtime) for name, size, mtime in
-                 db.execute("SELECT name, size, mtime_ns FROM sessions")}
+        known = {
+            name: (size, mtime)
+            for name, size, mtime in db.execute("SELECT name, size, mtime_ns FROM sessions")
+        }
         gone = [name for name in known if name not in on_disk]
         if gone:
             with _transaction(db):
@@ -270,8 +291,10 @@ class Library:
         order = "s.created DESC, s.name DESC"
         if search is not None:
             query = fts_query(search)
-            select = ("SELECT s.*, snippet(text, -1, '[', ']', '…', 10) AS snippet "
-                      "FROM text JOIN sessions s ON s.id = text.rowid")
+            select = (
+                "SELECT s.*, snippet(text, -1, '[', ']', '…', 10) AS snippet "
+                "FROM text JOIN sessions s ON s.id = text.rowid"
+            )
             where.append("text MATCH ?")
             params.append(query)
             order = "text.rank, s.created DESC"
@@ -280,8 +303,9 @@ class Library:
             params += [filters.model, filters.model]
         if filters.tool:
             failed = " AND c.errors > 0" if filters.errors else ""
-            where.append("EXISTS (SELECT 1 FROM calls c WHERE c.session_id = s.id "
-                         f"AND c.tool = ?{failed})")
+            where.append(
+                f"EXISTS (SELECT 1 FROM calls c WHERE c.session_id = s.id AND c.tool = ?{failed})"
+            )
             params.append(filters.tool)
         elif filters.errors:
             where.append("s.errors > 0")
@@ -308,15 +332,20 @@ class Library:
             chunk = ids[start : start + 500]
             for key, tool, calls, errors in self.db.execute(
                 "SELECT session_id, tool, calls, errors FROM calls "
-                f"WHERE session_id IN ({', '.join('?' * len(chunk))})", chunk
+                f"WHERE session_id IN ({', '.join('?' * len(chunk))})",
+                chunk,
             ):
                 out.setdefault(key, {})[tool] = {"calls": calls, "errors": errors}
         return out
 
     def parents(self) -> set[str]:
         """The file names that some indexed fork names as its parent."""
-        return {Path(parent).name for (parent,) in
-                self.db.execute("SELECT DISTINCT parent FROM sessions WHERE parent != ''")}
+        return {
+            Path(parent).name
+            for (parent,) in self.db.execute(
+                "SELECT DISTINCT parent FROM sessions WHERE parent != ''"
+            )
+        }
 
 
 def _entry(directory: Path, row: dict[str, Any], tools: dict[str, dict[str, int]]) -> Entry:

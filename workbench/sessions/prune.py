@@ -20,7 +20,7 @@ _AGES = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 
 def age(text: str) -> float:
-    """"30d", "12h", "2w", "90m" in seconds."""
+    """ "30d", "12h", "2w", "90m" in seconds."""
     match = re.fullmatch(r"\s*(\d+)\s*([mhdw])\s*", text)
     if not match:
         raise argparse.ArgumentTypeError(f"{text!r} is not an age (30d, 12h, 2w, 90m)")
@@ -83,11 +83,14 @@ def plan(
         cutoff = now_ms - older_than * 1000.0
         chosen |= {e.path.name for e in newest_first if when(e) < cutoff}
     if keep is not None:
-        chosen |= {e.path.name for e in newest_first[max(keep, 0):]}
+        chosen |= {e.path.name for e in newest_first[max(keep, 0) :]}
     protected = {} if include_parents else _protected(newest_first, chosen)
     if max_size is not None:  # the oldest go first, until what stays fits
-        total = sum(size(e.path.name) for e in newest_first
-                    if e.path.name not in chosen or e.path.name in protected)
+        total = sum(
+            size(e.path.name)
+            for e in newest_first
+            if e.path.name not in chosen or e.path.name in protected
+        )
         for entry in reversed(newest_first):
             if total <= max_size:
                 break

@@ -257,7 +257,11 @@ def start_recording(
         label += "-fork"
     prelude = list(zip(fork.events, fork.stamps, strict=True)) if fork is not None else []
     recorder = Recorder(
-        path or default_session_path(label), header, fsync=fsync, lazy=True, prelude=prelude,
+        path or default_session_path(label),
+        header,
+        fsync=fsync,
+        lazy=True,
+        prelude=prelude,
         prelude_records=fork.records if fork is not None else (),
     )
     agent.subscribe(recorder)

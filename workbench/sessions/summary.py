@@ -32,8 +32,9 @@ OUTCOMES = ("finished", "error", "aborted", "incomplete", "empty", "unreadable")
 `aborted`; `incomplete` (no end recorded: still running, or killed); `empty` (a header
 and nothing else); `unreadable` (not a session file the reader accepts)."""
 
-_KINDS = sorted({"message_end", "tool_execution_start", "tool_execution_end", "agent_end",
-                 *INTERVENTION_KINDS})
+_KINDS = sorted(
+    {"message_end", "tool_execution_start", "tool_execution_end", "agent_end", *INTERVENTION_KINDS}
+)
 
 
 @dataclass

@@ -64,8 +64,10 @@ def work(task_id: str, topic: str, step: float) -> None:
         update(task_id, "working", f"step {n} of 3")
     time.sleep(step)
     if topic == "fail":
-        results[task_id] = {"content": [{"type": "text", "text": "no sources found"}],
-                            "isError": True}
+        results[task_id] = {
+            "content": [{"type": "text", "text": "no sources found"}],
+            "isError": True,
+        }
         update(task_id, "failed", "no sources found")
     else:
         results[task_id] = {"content": [{"type": "text", "text": f"research on {topic}: done"}]}
@@ -102,23 +104,36 @@ def answer(request: dict[str, Any]) -> None:
     elif method == "tools/call" and params.get("name") == "plain":
         result = {"content": [{"type": "text", "text": "plain answer"}]}
     elif method == "tools/call" and "task" not in params:
-        send({"jsonrpc": "2.0", "id": rid, "error": {
-            "code": -32600,
-            "message": "Tool 'research' requires task augmentation (taskSupport: 'required')",
-        }})
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": rid,
+                "error": {
+                    "code": -32600,
+                    "message": (
+                        "Tool 'research' requires task augmentation (taskSupport: 'required')"
+                    ),
+                },
+            }
+        )
         return
     elif method == "tools/call":
         task_id = f"task-{len(tasks) + 1}"
         arguments = params.get("arguments") or {}
         task = {
-            "taskId": task_id, "status": "working", "statusMessage": "starting",
-            "createdAt": now(), "lastUpdatedAt": now(),
-            "ttl": params["task"].get("ttl"), "pollInterval": 20,
+            "taskId": task_id,
+            "status": "working",
+            "statusMessage": "starting",
+            "createdAt": now(),
+            "lastUpdatedAt": now(),
+            "ttl": params["task"].get("ttl"),
+            "pollInterval": 20,
         }
         tasks[task_id], done[task_id] = task, threading.Event()
         threading.Thread(
-            target=work, args=(task_id, arguments.get("topic", ""),
-                               float(arguments.get("step", 0.05))), daemon=True,
+            target=work,
+            args=(task_id, arguments.get("topic", ""), float(arguments.get("step", 0.05))),
+            daemon=True,
         ).start()
         result = {"task": dict(task)}
     elif method == "tasks/get" and task_id in tasks:
@@ -133,8 +148,13 @@ def answer(request: dict[str, Any]) -> None:
         with lock:
             result = dict(tasks[task_id])
     else:
-        send({"jsonrpc": "2.0", "id": rid,
-              "error": {"code": -32601, "message": f"no method {method}"}})
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": rid,
+                "error": {"code": -32601, "message": f"no method {method}"},
+            }
+        )
         return
     send({"jsonrpc": "2.0", "id": rid, "result": result})
 

@@ -134,7 +134,8 @@ def two_blocks() -> list[TextContent]:
     return [
         TextContent(type="text", text="first block:"),
         TextContent(
-            type="text", text="second",
+            type="text",
+            text="second",
             annotations=Annotations(audience=["user"], priority=0.9),
         ),
     ]
@@ -209,7 +210,8 @@ async def summarize(text: str, ctx: Context) -> str:
     """Asks the client's model to summarize `text` (`sampling/createMessage`)."""
     reply = await ctx.session.create_message(
         [SamplingMessage(role="user", content=TextContent(type="text", text=text))],
-        max_tokens=50, system_prompt="Summarize in five words.",
+        max_tokens=50,
+        system_prompt="Summarize in five words.",
     )
     content = reply.content
     return f"summary ({reply.model}): {getattr(content, 'text', content)}"
