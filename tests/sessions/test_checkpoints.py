@@ -262,7 +262,7 @@ async def test_a_missing_blob_fails_before_anything_is_written(tmp_path: Path) -
 
 def test_a_session_from_before_checkpoints_says_so(tmp_path: Path) -> None:
     session = read_session(write_session(tmp_path / "old.jsonl"))
-    assert session.records == [] and len(session.events) == 12
+    assert session.records == [] and len(session.events) == 13
     with pytest.raises(CheckpointError, match="recorded before checkpoints existed"):
         restore_workspace(session, 0, tmp_path / "out")
 
@@ -311,7 +311,7 @@ def test_a_session_cannot_restore_outside_the_directory_or_into_git(tmp_path: Pa
 async def test_an_event_whose_arguments_look_like_a_record_stays_an_event(tmp_path: Path) -> None:
     path = write_session(tmp_path / "s.jsonl", args={"type": "workspace_change", "cause": "x"})
     session = read_session(path)
-    assert session.records == [] and len(session.events) == 12 and session.warnings == []
+    assert session.records == [] and len(session.events) == 13 and session.warnings == []
 
 
 # -- the command -----------------------------------------------------------------------------
