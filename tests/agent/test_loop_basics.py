@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from tests.agent.helpers import MODEL, FakeStream, Recorder, assistant, call, run_loop, user
 from workbench.agent import (
@@ -23,6 +24,7 @@ from workbench.agent import (
     default_convert_to_llm,
     run_agent_loop_continue,
 )
+from workbench.agent.config import RunLlmFilter
 from workbench.bus_events import parse_event
 
 
@@ -99,6 +101,46 @@ async def test_default_convert_to_llm_keeps_only_llm_roles() -> None:
 
     kept = default_convert_to_llm([user("a"), Custom(), assistant("b")])  # type: ignore[list-item]
     assert [m.role for m in kept] == ["user", "assistant"]
+
+
+def test_the_runs_filter_keeps_what_the_default_keeps_as_the_transcript_changes() -> None:
+    class Custom:
+        role = "custom"
+
+    class LooksLikeAssistant(BaseModel):  # equal fields, but not a message a model reads
+        role: str
+        content: list[Any]
+        stop_reason: str
+        error_message: str | None
+        usage: Any
+        model: str
+        provider: str
+        timestamp: float
+
+    class MyUser(UserMessage):  # kept: it is a user message
+        pass
+
+    llm_filter = RunLlmFilter()
+    messages: list[Any] = [user("a"), assistant("b")]
+    steps = [
+        lambda m: m.append(user("c")),  # grew: only the new message is looked at
+        lambda m: m.insert(1, Custom()),  # a custom message inside the known part
+        lambda m: m.pop(1),
+        lambda m: m.__setitem__(0, user("z")),  # an earlier message replaced
+        lambda m: m.append(Custom()),  # a custom message at the end
+        lambda m: m.pop(),
+        lambda m: m.__setitem__(1, LooksLikeAssistant(**dict(m[1]))),
+        lambda m: m.__setitem__(0, MyUser(**dict(m[0]))),
+        lambda m: m.__setitem__(1, assistant("b")),
+        lambda m: m.clear(),  # shrank
+        lambda m: m.append(user("d")),
+    ]
+    for step in [lambda m: None, *steps]:
+        step(messages)
+        got = llm_filter(messages)
+        assert got == default_convert_to_llm(messages)
+        assert [type(m) for m in got] == [type(m) for m in default_convert_to_llm(messages)]
+        assert got is not messages
 
 
 async def test_transform_context_runs_before_convert_to_llm() -> None:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel
@@ -187,6 +188,35 @@ def default_convert_to_llm(messages: list[Message]) -> list[Message]:
     if _LLM_TYPE_SET.issuperset(map(type, messages)):
         return list(messages)
     return [m for m in messages if isinstance(m, _LLM_TYPES)]
+
+
+class RunLlmFilter:
+    """`default_convert_to_llm` for the requests of one run, with the same results.
+
+    Each request's transcript is usually the previous one plus a few messages, so
+    only those are looked at; the rest is compared in C with the last transcript
+    found to hold only the three types (by identity, else by equality, which for
+    pydantic models includes the type; an app's own message that claims to equal
+    one of them is taken at its word). Without this the check costs a Python step
+    per message on every turn, and a long run grows with the square of its length.
+    Lives as long as the run, so it keeps no transcript alive after it.
+    """
+
+    __slots__ = ("_all_llm",)
+
+    def __init__(self) -> None:
+        self._all_llm: list[Message] = []
+
+    def __call__(self, messages: list[Message]) -> list[Message]:
+        known = self._all_llm
+        new: Iterable[Message] = messages
+        if known and len(known) <= len(messages) and messages[: len(known)] == known:
+            new = islice(messages, len(known), None)
+        if _LLM_TYPE_SET.issuperset(map(type, new)):
+            self._all_llm = list(messages)
+            return list(messages)
+        self._all_llm = []
+        return [m for m in messages if isinstance(m, _LLM_TYPES)]
 
 
 class ToolCallAborts:

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 from typing import Any
 
 import anyio
-
-from workbench.agent.config import resolve
 
 
 class Detached:
@@ -25,7 +24,10 @@ class Detached:
         self.execute = execute
         self.args = args
         self.scope = anyio.CancelScope()
-        self.done = anyio.Event()
+        # A plain asyncio event, as the task is one: a wide parallel batch has every
+        # call waiting at once, and anyio's wrapper adds an object and a frame to each
+        # (the waiter never finds it set already, and is cancelled through its task).
+        self.done = asyncio.Event()
         self.value: Any = None
         self.error: Exception | None = None
         self.failure: BaseException | None = None
@@ -42,7 +44,8 @@ class Detached:
             with self.scope:
                 signal = self.args[2]
                 signal.throw_if_aborted()  # aborted before this task got to run
-                self.value = await resolve(self.execute(*self.args))
+                value = self.execute(*self.args)
+                self.value = await value if inspect.isawaitable(value) else value
         except Exception as exc:  # noqa: BLE001 - a raising tool is an error result
             self.error = exc
         except BaseException as exc:  # noqa: BLE001 - re-raised in the waiting task

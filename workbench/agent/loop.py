@@ -24,9 +24,11 @@ from workbench.agent.config import (
     AgentLoopConfig,
     LlmContext,
     MessagesHook,
+    RunLlmFilter,
     StreamFn,
     StreamOptions,
     TurnContext,
+    default_convert_to_llm,
     resolve,
 )
 from workbench.agent.emit import Emit, as_async_emit
@@ -202,6 +204,7 @@ async def _run_loop(
 ) -> None:
     context = state.context
     last_turn: TurnContext | None = None
+    llm_filter = RunLlmFilter()
     pending = await _poll(config.get_steering_messages)
     while True:
         has_more_tool_calls = True
@@ -224,7 +227,9 @@ async def _run_loop(
                 new_messages.append(queued)
             pending = []
 
-            message = await stream_assistant_response(context, config, signal, emit, stream_fn)
+            message = await stream_assistant_response(
+                context, config, signal, emit, stream_fn, llm_filter
+            )
             new_messages.append(message)
             tool_calls = message.tool_calls
 
@@ -284,13 +289,20 @@ async def stream_assistant_response(
     signal: AbortSignal | None,
     emit: Emit,
     stream_fn: StreamFn,
+    llm_filter: RunLlmFilter | None = None,
 ) -> AssistantMessage:
-    """Ask the model once; the transcript is converted for the LLM only here."""
+    """Ask the model once; the transcript is converted for the LLM only here
+    (by `llm_filter`, the run's, when the conversion is the default one)."""
     messages: list[Message] = context.messages
     if config.transform_context is not None:
         messages = await resolve(config.transform_context(messages, signal))
-    llm_messages = await resolve(config.convert_to_llm(messages))
-    llm_context = LlmContext(context.system_prompt, list(llm_messages), context.tools)
+    if config.convert_to_llm is default_convert_to_llm and llm_filter is not None:
+        llm_messages = llm_filter(messages)  # the same list, a fresh one already
+    else:
+        # A list of the provider's own: the loop appends to the transcript while
+        # the reply streams.
+        llm_messages = list(await resolve(config.convert_to_llm(messages)))
+    llm_context = LlmContext(context.system_prompt, llm_messages, context.tools)
 
     partial: AssistantMessage | None = None
     final: AssistantMessage | None = None
