@@ -143,6 +143,58 @@ def test_builder_and_reader_hold_the_same_message_and_the_fold_shows_it() -> Non
     assert [b.text for b in state.streaming_item.blocks[:2]] == ["hmm.", "Read both."]  # type: ignore[union-attr]
 
 
+def shown(state: ViewState) -> list[tuple[str, str | None, str | None]]:
+    """The streamed message as the fold shows it: each block's kind and text (a call's
+    id and the raw arguments its record shows)."""
+    item = state.streaming_item
+    assert item is not None
+    return [
+        (b.kind, b.tool_call_id, state.calls[b.tool_call_id].raw)  # type: ignore[index]
+        if b.kind == "toolCall"
+        else (b.kind, None, b.text)
+        for b in item.blocks
+    ]
+
+
+def as_built(message: AssistantMessage) -> list[tuple[str, str | None, str | None]]:
+    return [
+        ("toolCall", b.id, b.raw_arguments)
+        if isinstance(b, ToolCall)
+        else ("thinking", None, b.thinking)
+        if isinstance(b, ThinkingContent)
+        else ("text", None, b.text)
+        for b in message.content
+    ]
+
+
+def test_the_fold_shows_what_apply_stream_event_builds_after_every_event() -> None:
+    builder, events = a_stream()
+    # Deltas the rules ignore: to a block of another kind, and past the last block.
+    stray = [
+        event("text_delta", 0, "not thinking"),
+        event("thinking_delta", 1, "not text"),
+        event("toolcall_delta", 1, "not a call"),
+        event("text_delta", 9, "nowhere"),
+    ]
+    stream = [e for e in events if e.type not in ("start", "done", "error")]
+    stream[4:4] = stray  # after the thinking and text blocks opened
+    updates = [
+        MessageUpdateEvent(message=builder.message, assistant_message_event=e) for e in stream
+    ]
+    start = MessageStartEvent(message=AssistantMessage())
+    one_by_one = ViewState()
+    one_by_one.apply(start)
+    expected = AssistantMessage()
+    for n, update in enumerate(updates, 1):
+        apply_stream_event(expected, update.assistant_message_event)
+        one_by_one.apply(update)
+        batched = ViewState()
+        batched.apply_all([start, *updates[:n]])
+        kind = update.assistant_message_event.type
+        assert shown(one_by_one) == shown(batched) == as_built(expected), (n, kind)
+    assert as_built(expected)[:2] == [("thinking", None, "hmm."), ("text", None, "Read both.")]
+
+
 def test_a_recorded_call_that_started_whole_reads_back_once_not_twice() -> None:
     # A session written when one chunk carried a whole call holds the call's whole
     # argument string in its `toolcall_start` line; the deltas still follow.

@@ -2,7 +2,9 @@
 
 A provider's stream builder, the session reader rebuilding a recorded stream and
 the view fold all advance a message by the same rules, so the message each of them
-holds after events 1..N is the same:
+holds after events 1..N is the same (the fold keeps no message: it applies the
+rules to its own plain blocks through `open_at` and `delta_target`, which take any
+block tagged by `type`):
 
 - `text_start` / `thinking_start` / `toolcall_start` open an empty block at the
   event's index (padding with empty text blocks up to it); a tool call opens with
@@ -17,13 +19,25 @@ holds after events 1..N is the same:
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, MutableSequence, Sequence
+from typing import Any, Protocol, TypeVar
 
 from workbench.agent.events import AssistantMessageEvent
 from workbench.agent.types import AssistantMessage, TextContent, ThinkingContent, ToolCall
 from workbench.json_text import loads
 
 Block = TextContent | ThinkingContent | ToolCall
+
+
+class Tagged(Protocol):
+    """A block as the rules see it: its kind by its tag ("text", "thinking", "toolCall").
+    The message's blocks are; so are the view fold's own, lighter ones."""
+
+    @property
+    def type(self) -> str: ...
+
+
+B = TypeVar("B", bound=Tagged)
 
 _FIELD = {"text_delta": "text", "thinking_delta": "thinking", "toolcall_delta": "raw_arguments"}
 _BLOCK_TYPE = {"text_delta": "text", "thinking_delta": "thinking", "toolcall_delta": "toolCall"}
@@ -49,8 +63,6 @@ def apply_stream_event(
         return apply_delta(message, kind, index, event.delta or "")
     content = message.content
     if kind in STARTS:
-        while len(content) <= index:
-            content.append(TextContent(text=""))
         if kind == "text_start":
             block: Block = TextContent(text="")
         elif kind == "thinking_start":
@@ -59,8 +71,7 @@ def apply_stream_event(
             call = started or tool_call_at(event.partial, index)
             id_, name = (call.id, call.name) if call is not None else ("", "")
             block = ToolCall(id=id_, name=name, raw_arguments="")
-        content[index] = block
-        return block
+        return open_at(content, index, block, _empty_text)
     if kind == "toolcall_end" and index < len(content):
         call = content[index]
         if call.type == "toolCall":
@@ -72,13 +83,28 @@ def apply_stream_event(
 def apply_delta(message: AssistantMessage, kind: str, index: int, delta: str) -> Block | None:
     """What `apply_stream_event` does for a `*_delta` event. A run of deltas of one kind
     to one block, joined, applies as the run would one by one."""
-    content = message.content
+    block = delta_target(message.content, kind, index)
+    if block is not None:
+        _extend(block, _FIELD[kind], delta)
+    return block
+
+
+def delta_target(content: Sequence[B], kind: str, index: int) -> B | None:
+    """The block a `kind` delta at `index` extends: the block there when it is of the
+    delta's kind, else None (the delta changes nothing)."""
     if not 0 <= index < len(content):
         return None
     block = content[index]
-    if block.type != _BLOCK_TYPE[kind]:  # by its tag: a pydantic isinstance runs Python
-        return None
-    _extend(block, _FIELD[kind], delta)
+    # By its tag: a pydantic isinstance runs Python.
+    return block if block.type == _BLOCK_TYPE[kind] else None
+
+
+def open_at(content: MutableSequence[B], index: int, block: B, blank: Callable[[], B]) -> B:
+    """Put `block` at `index` of `content`, padding with `blank()` blocks up to it (what
+    a `*_start` does); returns `block`."""
+    while len(content) <= index:
+        content.append(blank())
+    content[index] = block
     return block
 
 
@@ -104,6 +130,10 @@ def parse_arguments_leniently(raw: str) -> dict[str, Any]:
     except ValueError:  # malformed, or nested too deep: the argument pipeline says which
         return {}
     return value if isinstance(value, dict) else {}
+
+
+def _empty_text() -> TextContent:
+    return TextContent(text="")
 
 
 def _extend(block: Block, name: str, delta: str) -> None:

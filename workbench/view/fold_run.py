@@ -1,16 +1,19 @@
 """The fold's handlers for a run, its turns and messages, the wire and notices.
 
-A streamed assistant message shows as its deltas arrive: each block's text (and a
-tool call's raw arguments) is the deltas to it joined, without a message of its own
-(`agent.stream_apply` would rebuild one, at a cost the screen's fold cannot afford on
-every delta); the item is rebuilt from the final message at its end.
+A streamed assistant message shows as its deltas arrive, by the rules that build the
+message itself (`agent.stream_apply`: which block a start opens, which block a delta
+extends), applied to the item's own plain blocks: a block's text (a thinking block's
+too) is the deltas to it joined, a tool call's raw arguments are its record's. The
+fold keeps no message of its own (building pydantic blocks and parsing each call's
+arguments as it ends would cost the screen more than it can afford on every delta);
+the item is rebuilt from the final message at its end.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from workbench.agent.stream_apply import DELTAS, STARTS, tool_call_at
+from workbench.agent.stream_apply import DELTAS, STARTS, delta_target, open_at, tool_call_at
 from workbench.agent.types import (
     AssistantMessage,
     ToolCall,
@@ -82,20 +85,22 @@ def message_update(state: ViewState, e: Any) -> None:
         deltas(state, kind, index, ame.delta or "", 1)
         return
     item = state.streaming_item
-    if item is None or index is None:
+    if item is None or index is None or index < 0:
         return
     if kind in STARTS:
-        blocks = item.blocks
-        while len(blocks) <= index:
-            blocks.append(Block("text"))
         if kind == "toolcall_start":
             call = tool_call_at(ame.partial, index) or tool_call_at(e.message, index)
-            if call is not None:
-                blocks[index] = Block("toolCall", tool_call_id=call.id)
-                new_call(state, call.id, call.name, index)
+            block = Block("toolCall", tool_call_id=call.id if call is not None else None)
+            if call is not None:  # a call nothing names has no record: nothing shows it
+                new_call(state, call.id, call.name, index).raw = ""  # no arguments yet
         else:
-            blocks[index] = Block("text" if kind == "text_start" else "thinking")
+            block = Block("text" if kind == "text_start" else "thinking")
+        open_at(item.blocks, index, block, _blank)
     item.rev += 1
+
+
+def _blank() -> Block:
+    return Block("text")
 
 
 def deltas(state: ViewState, kind: str, index: int | None, text: str, count: int) -> None:
@@ -103,14 +108,15 @@ def deltas(state: ViewState, kind: str, index: int | None, text: str, count: int
     item = state.streaming_item
     if item is None or index is None:
         return
-    blocks = item.blocks
-    if index < len(blocks):
-        if kind != "toolcall_delta":
-            blocks[index].text += text
-        elif blocks[index].tool_call_id in state.calls:
-            record = state.calls[blocks[index].tool_call_id]  # type: ignore[index]
-            record.raw = (record.raw or "") + text
-            record.rev += count
+    block = delta_target(item.blocks, kind, index)
+    if block is None:
+        pass
+    elif kind != "toolcall_delta":
+        block.text += text
+    elif block.tool_call_id in state.calls:
+        record = state.calls[block.tool_call_id]  # type: ignore[index]
+        record.raw = (record.raw or "") + text
+        record.rev += count
     item.rev += count
 
 

@@ -196,6 +196,11 @@ class Block:
     text: str = ""
     tool_call_id: str | None = None
 
+    @property
+    def type(self) -> str:
+        """Its kind, by the name a message's blocks give it (`agent.stream_apply` reads it)."""
+        return self.kind
+
 
 @dataclass
 class TimelineItem:
