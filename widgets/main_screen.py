@@ -17,9 +17,10 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer, Header
+from textual.widgets import Header
 
 from widgets import responsive
+from widgets.footer import Footer
 from widgets.pause_banner import PauseBanner
 from widgets.status_bar import StatusBar
 from widgets.timeline import Timeline

@@ -122,6 +122,10 @@ class Timeline(TimelineInput, EstimateSettling, LineScrollView, can_focus=True):
         """How many parts (at most) still have an estimated height."""
         self._busy = False
         self._settling = False
+        self._marks: tuple = ()
+        """What every item's drawing depends on, as of the last `sync`."""
+        self._synced_selected: str | None = None
+        self._synced_state: ViewState | None = None
 
     # -- data ------------------------------------------------------------------------
 
@@ -147,9 +151,27 @@ class Timeline(TimelineInput, EstimateSettling, LineScrollView, can_focus=True):
         for item in items[len(self._views) :]:
             self._add_view(item)
         changed = False
+        marks = (self._hover, frozenset(self._expanded), self.slow_after_ms)
+        selected = (self._synced_selected, self.selected_id)
+        every = state is not self._synced_state or marks != self._marks or state.reached_back
+        self._marks, self._synced_selected, self._synced_state = marks, self.selected_id, state
+        touched = {self._card_at.get(i, (-1,))[0] for i in selected if i is not None}
+        turn = state.turn
         for index, view in enumerate(self._views):
-            view.item = items[index]  # the same item at the same `rev` draws the same
-            signature = self._signature(index, view.item)
+            item = items[index]
+            if (  # drawn from finished calls of an earlier turn: only these can change it
+                view.final
+                and not every
+                and view.item is item
+                and view.rev == item.rev
+                and view.signature is not None
+                and index not in touched
+                and item.turn < turn
+            ):
+                continue
+            view.item = item  # the same item at the same `rev` draws the same
+            signature = self._signature(index, item)
+            view.final = self._final(item)
             if signature != view.signature:
                 view.signature = signature
                 self._build(index, view)
@@ -238,6 +260,16 @@ class Timeline(TimelineInput, EstimateSettling, LineScrollView, can_focus=True):
         hover = self._hover == ("turn", item.turn)
         expanded = tuple(b for (i, b) in self._expanded if i == index)
         return (item.rev, cards, hover, expanded)
+
+    def _final(self, item: TimelineItem) -> bool:
+        """Whether the item's drawing can change only with its `rev`, the selection, the
+        hover, the thinking blocks shown or the width: it is not streaming and each of
+        its calls has finished (the fold sets `reached_back` when a later event changes
+        an earlier turn's call)."""
+        if item.streaming:
+            return False
+        calls = self.state.calls
+        return all(i in calls and calls[i].finished for i in item.tool_call_ids)
 
     def _build(self, index: int, view: ItemView) -> None:
         item = view.item

@@ -79,11 +79,12 @@ class TimelineInput:
         self.follow = self.scroll_y >= self.max_scroll_y - 2
 
     def on_focus(self) -> None:
-        ids = self._call_ids()
-        if ids:
-            self.post_message(
-                self.Selected(self.selected_id if self.selected_id in ids else ids[-1])
-            )
+        if self.selected_id in self._card_at:
+            self.post_message(self.Selected(self.selected_id))
+            return
+        newest = self._newest_call_id()
+        if newest is not None:
+            self.post_message(self.Selected(newest))
 
     def action_select(self) -> None:
         if self.selected_id is not None:
@@ -132,6 +133,15 @@ class TimelineInput:
             self.follow = False
             start = self._heights.start(chosen[0])
             self.scroll_to_region(Region(0, start, 1, 3), animate=False, immediate=True)
+
+    def _newest_call_id(self) -> str | None:
+        """The last call shown (`_call_ids()[-1]`, from the end: a focus costs the same
+        however long the timeline)."""
+        for view in reversed(self._views):
+            for i in reversed(view.item.tool_call_ids):
+                if i in self._card_at:
+                    return i
+        return None
 
     def _call_ids(self) -> list[str]:
         return [i for view in self._views for i in view.item.tool_call_ids if i in self._card_at]

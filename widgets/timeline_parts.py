@@ -62,6 +62,8 @@ class ItemView:
     height: int = 0
     rev: int = -1
     """The item's `rev` when last drawn."""
+    final: bool = False
+    """Its drawing changes only with what `Timeline.sync` checks before skipping it."""
 
 
 def place(view: ItemView) -> None:
