@@ -29,7 +29,9 @@ def _updates(run: Any) -> list[str]:
 
 
 async def test_a_tool_that_requires_a_task_runs_as_one() -> None:
-    turn = calls(("tasks__research", {"topic": "owls"}), ("tasks__plain", {}))
+    # each step lasts 0.3 s against a poll every 50 ms (the floor), so a loaded machine
+    # still sees every status (at 50 ms a step, one poll late missed one)
+    turn = calls(("tasks__research", {"topic": "owls", "step": 0.3}), ("tasks__plain", {}))
     async with mcp_run(turn, servers=[TASKS]) as run:
         await run.agent.prompt("go")
         result = run.result("tasks__research")
