@@ -113,7 +113,7 @@ class SessionsScreen(Screen[None]):
             "denied",
             "first prompt / match",
         )
-        self.reload()
+        self.call_after_refresh(self.reload)  # mounted by then: an index already up to date shows
         table.focus()
         self.refresh_index()
 

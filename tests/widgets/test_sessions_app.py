@@ -165,3 +165,21 @@ async def test_pushed_over_the_main_app_and_back(tmp_path: Path, make_test_app: 
         )
         await pilot.press("q")
         assert app.screen is main and app.is_running
+
+
+async def test_an_index_already_up_to_date_is_listed_at_once(tmp_path: Path) -> None:
+    """The second opening finds nothing new to index: the list still shows, column
+    widths grown to what they hold."""
+    write_session(tmp_path / "a.jsonl", "rename the module", created=1e12)
+    write_session(tmp_path / "b.jsonl", "fix the config", created=2e12)
+    from workbench.sessions.library import Library
+
+    with Library(tmp_path) as library:
+        library.refresh()
+    app = SessionsApp(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(DataTable)
+        await wait_for(pilot, lambda: table.row_count == 2)
+        recorded = table.ordered_columns[1]
+        assert recorded.get_render_width(table) > len("recorded") + 2  # a whole date
+        assert "2 sessions" in str(app.query_one("#status").render())
