@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal, Union, get_args
 
 from pydantic import Field, TypeAdapter
 
-from workbench.agent.events import AgentEvent, Event
+from workbench.agent.events import AgentEvent, ArgumentStage, Event
 from workbench.agent.tool import AgentToolResult
 from workbench.agent.types import Usage
 
@@ -94,8 +94,8 @@ class StepPausedEvent(Event):
     args: dict[str, Any] | None = None
     breakpoint: str | None = None
     """The breakpoint that hit; None when pausing at every point (step mode)."""
-    failed_stage: str | None = None
-    """At failed arguments: the stage that failed (parse, lookup, prepare, validate)."""
+    failed_stage: ArgumentStage | None = None
+    """At failed arguments: the stage that failed."""
     result: AgentToolResult | None = None
     """At an error result (`@error`): the result stopped on."""
 

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from workbench.agent import AgentTool, AgentToolResult, ToolCall, run_argument_pipeline
 from workbench.agent.clock import now_ms
+from workbench.agent.events import ArgumentStage
 from workbench.breakpoints import StepperError
 from workbench.bus_events import PausePoint
 
@@ -62,7 +63,7 @@ class Pause:
     args: dict[str, Any] | None = None
     breakpoint: str | None = None
     tool: AgentTool | None = None
-    failed_stage: str | None = None
+    failed_stage: ArgumentStage | None = None
     """At failed arguments: the stage that failed."""
     tools: Sequence[AgentTool] = ()
     """At failed arguments: the tools an edit runs the pipeline against."""
