@@ -3,14 +3,24 @@
 An agent run allocates a great many short-lived objects (a pydantic event per delta,
 per update), and CPython's default policy collects the youngest generation every 700
 allocations and, now and then, walks every object in the process. In the app that
-walk includes the whole widget tree, its styles and every loaded module, none of
-which is ever garbage, and it is what made a busy run slow down when the screen was
-attached. So, while a session runs:
+walk includes the whole widget tree, its styles, every loaded module and everything
+the session has shown so far (the transcript, the view model, the timeline's drawn
+lines): at 1,000 turns of 20 calls, about 800,000 objects and 0.3-0.9 s, during which
+no key is answered. None of that is garbage, so, while a session runs:
 
 - everything alive once start-up is over is frozen (`gc.freeze`): collections skip it;
 - the youngest generation is collected every `YOUNG_THRESHOLD` allocations instead
-  of 700, so every generation is collected ten times less often (objects that die
-  young, almost all of them, are freed by reference counting anyway).
+  of 700, so young collections are ten times rarer (objects that die young, almost all
+  of them, are freed by reference counting anyway);
+- whatever survives a full collection is frozen as well, and full collections come
+  every `OLDER_THRESHOLDS[1]` collections of the middle generation: each one walks
+  only what the session made since the last one, so its pause stays the same (tens of
+  milliseconds) however long the session has run, instead of growing with it.
+
+The price of the last point: a cycle of objects that was alive at a full collection
+and dies later is not freed until the policy is undone (reference counting still frees
+everything outside cycles). That is a few MB per thousand busy turns (figures in
+benchmarks/README.md), against pauses that grow without bound.
 
 Both the app and the headless runner use the same policy, and both undo it on the
 way out (`gc.unfreeze` hands the frozen objects back to the collector).
@@ -21,9 +31,16 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 YOUNG_THRESHOLD = 7_000
-OLDER_THRESHOLDS = (10, 10)
+OLDER_THRESHOLDS = (10, 3)
+
+
+def _freeze_survivors(phase: str, info: dict[str, Any]) -> None:
+    """After a full collection, what is left is alive: keep later ones from walking it."""
+    if phase == "stop" and info["generation"] == 2:
+        gc.freeze()
 
 
 def apply() -> tuple[int, int, int]:
@@ -31,11 +48,15 @@ def apply() -> tuple[int, int, int]:
     previous = gc.get_threshold()
     gc.freeze()
     gc.set_threshold(YOUNG_THRESHOLD, *OLDER_THRESHOLDS)
+    if _freeze_survivors not in gc.callbacks:
+        gc.callbacks.append(_freeze_survivors)
     return previous  # type: ignore[return-value]
 
 
 def restore(previous: tuple[int, int, int]) -> None:
     """Undo `apply`: the old thresholds, and frozen objects collectable again."""
+    if _freeze_survivors in gc.callbacks:
+        gc.callbacks.remove(_freeze_survivors)
     gc.set_threshold(*previous)
     gc.unfreeze()
 

@@ -39,3 +39,18 @@ def test_cyclic_garbage_made_during_a_session_is_still_collected() -> None:
         node.self = node  # a cycle: only the collector frees it
         del node
         assert gc.collect() >= 1
+
+
+def test_what_survives_a_full_collection_is_frozen_so_later_ones_skip_it() -> None:
+    """A full collection walks only what the session made since the last one: its
+    pause does not grow with the session."""
+    with gc_policy.session_gc():
+        kept = [[i] for i in range(5_000)]  # alive: the session's transcript, say
+        frozen_before = gc.get_freeze_count()
+        gc.collect()
+        assert gc.get_freeze_count() >= frozen_before + len(kept)
+        tracked = {id(o) for o in gc.get_objects()}  # what a collection would walk
+        assert not any(id(item) in tracked for item in kept)
+    assert gc.get_freeze_count() == 0  # handed back to the collector
+    gc.collect()
+    assert gc.get_freeze_count() == 0  # and collections outside a session freeze nothing
