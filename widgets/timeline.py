@@ -116,7 +116,12 @@ class Timeline(TimelineInput, EstimateSettling, LineScrollView, can_focus=True):
         self._width = 0
         self._now = 0.0
         self._hover: Target | None = None
+        self._all_thinking = False
+        """Thinking blocks are open unless toggled (`t` opened them all)."""
         self._expanded: set[tuple[int, int]] = set()
+        """(item, block) of each thinking block toggled one by one (see `_is_open`)."""
+        self._redraw: set[int] = set()
+        """Indexes of views the next `sync` must look at (a thinking block toggled)."""
         self._styles: dict[str, Style] = {}
         self._estimated = 0
         """How many parts (at most) still have an estimated height."""
@@ -151,11 +156,13 @@ class Timeline(TimelineInput, EstimateSettling, LineScrollView, can_focus=True):
         for item in items[len(self._views) :]:
             self._add_view(item)
         changed = False
-        marks = (self._hover, frozenset(self._expanded), self.slow_after_ms)
+        marks = (self._hover, self.slow_after_ms)
         selected = (self._synced_selected, self.selected_id)
         every = state is not self._synced_state or marks != self._marks or state.reached_back
         self._marks, self._synced_selected, self._synced_state = marks, self.selected_id, state
         touched = {self._card_at.get(i, (-1,))[0] for i in selected if i is not None}
+        touched |= self._redraw
+        self._redraw = set()
         turn = state.turn
         for index, view in enumerate(self._views):
             item = items[index]
@@ -204,6 +211,8 @@ class Timeline(TimelineInput, EstimateSettling, LineScrollView, can_focus=True):
         self._parked.clear()
         self._estimated = 0
         self._expanded.clear()
+        self._all_thinking = False
+        self._redraw.clear()
         self._relayout()
 
     def _cut(self, count: int) -> None:
@@ -258,7 +267,11 @@ class Timeline(TimelineInput, EstimateSettling, LineScrollView, can_focus=True):
             if i in calls
         )
         hover = self._hover == ("turn", item.turn)
-        expanded = tuple(b for (i, b) in self._expanded if i == index)
+        expanded = tuple(
+            b
+            for b, block in enumerate(item.blocks)
+            if block.kind == "thinking" and self._is_open(index, b)
+        )
         return (item.rev, cards, hover, expanded)
 
     def _final(self, item: TimelineItem) -> bool:
@@ -327,11 +340,12 @@ class Timeline(TimelineInput, EstimateSettling, LineScrollView, can_focus=True):
                         estimate=estimate_lines(text, width - 3),
                     )
                 elif block.kind == "thinking":
-                    expanded = (index, block_index) in self._expanded
-                    key = ("thinking", block.text, expanded, item.streaming, width)
-                    add(
-                        key,
-                        lambda text=block.text, e=expanded: paint.thinking(text, e, item.streaming),
+                    expanded = self._is_open(index, block_index)
+                    text = block.text
+                    add(  # the title, and the text if open: drawn when seen, as texts are
+                        ("thinking", text, expanded, item.streaming, width),
+                        lambda text=text, e=expanded: paint.thinking(text, e, item.streaming),
+                        estimate=1 + (estimate_lines(text, width - 4) if expanded else 0),
                         target=("thinking", (index, block_index)),
                     )
             self._cards(item, add)

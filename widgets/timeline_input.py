@@ -29,6 +29,8 @@ class TimelineInput:
     _heights: Heights
     _card_at: dict[str, tuple[int, int]]
     _expanded: set[tuple[int, int]]
+    _all_thinking: bool
+    _redraw: set[int]
     _hover: Target | None
     _now: float
     scroll_y: float
@@ -57,8 +59,7 @@ class TimelineInput:
         elif kind == "turn":
             await self.app.run_action(f"run_details({value})")
         elif kind == "thinking":
-            self._expanded.symmetric_difference_update({value})  # type: ignore[arg-type]
-            self.sync(self.state, self._now)
+            self._toggle_block(value)  # type: ignore[arg-type]
 
     def on_mouse_move(self, event: events.MouseMove) -> None:
         target = self._target(event)
@@ -91,60 +92,100 @@ class TimelineInput:
             self.post_message(self.Selected(self.selected_id))
 
     def action_move(self, step: int) -> None:
-        ids = self._call_ids()
-        if not ids:
-            return
-        if self.selected_id in ids:
-            index = min(max(ids.index(self.selected_id) + step, 0), len(ids) - 1)
-        else:
-            index = 0 if step > 0 else len(ids) - 1
-        self.post_message(self.Selected(ids[index]))
-        self.show_call(ids[index])
+        target = self._call_after(self.selected_id, step)
+        if target is not None:
+            self.post_message(self.Selected(target))
+            self.show_call(target)
 
-    def _thinking_blocks(self) -> list[tuple[int, int]]:
-        """(item, block) of every thinking block, in timeline order."""
-        return [
-            (index, block_index)
-            for index, view in enumerate(self._views)
-            for block_index, block in enumerate(view.item.blocks)
-            if block.kind == "thinking"
-        ]
+    def _call_after(self, selected: str | None, step: int) -> str | None:
+        """The call shown `step` (1 or -1) cards after `selected`: the same one at either
+        end, the first or the newest if `selected` is not shown. Walks from the selected
+        card, so a key costs the same however many calls the session holds."""
+        at = self._card_at.get(selected) if selected is not None else None
+        if at is None:
+            return self._first_call_id() if step > 0 else self._newest_call_id()
+        index = at[0]
+        ids = self._views[index].item.tool_call_ids
+        position = ids.index(selected) if selected in ids else (-1 if step > 0 else len(ids))
+        while True:
+            position += step
+            while 0 <= position < len(ids):
+                if ids[position] in self._card_at:
+                    return ids[position]
+                position += step
+            index += step
+            if not 0 <= index < len(self._views):
+                return selected
+            ids = self._views[index].item.tool_call_ids
+            position = -1 if step > 0 else len(ids)
+
+    def _is_open(self, index: int, block: int) -> bool:
+        """Whether the item's thinking block shows its text."""
+        return ((index, block) in self._expanded) != self._all_thinking
+
+    def _toggle_block(self, block: tuple[int, int]) -> None:
+        self._expanded.symmetric_difference_update({block})
+        self._redraw.add(block[0])
+        self.sync(self.state, self._now)
 
     def action_toggle_thinking(self) -> None:
         """Open every thinking block, or close them all if any is open."""
-        self._expanded = set() if self._expanded else set(self._thinking_blocks())
+        self._all_thinking = not (self._all_thinking or self._expanded)
+        self._expanded = set()
+        self._redraw.update(  # only replies that thought change: cards are not looked at
+            index
+            for index, view in enumerate(self._views)
+            if any(block.kind == "thinking" for block in view.item.blocks)
+        )
         self.sync(self.state, self._now)
 
     def action_toggle_one_thinking(self) -> None:
         """Open or close the thinking of the reply that holds the selected call (with
         no call selected, or none in a reply with thinking: the newest thinking block)."""
-        blocks = self._thinking_blocks()
-        if not blocks:
+        chosen = self._selected_thinking() or self._newest_thinking()
+        if chosen is None:
             self.app.notify("No thinking to show: the model has not sent any.", timeout=2)
             return
-        chosen = blocks[-1]
-        for index, view in enumerate(self._views):
-            if self.selected_id in view.item.tool_call_ids:
-                chosen = next((b for b in blocks if b[0] == index), chosen)
-                break
-        self._expanded.symmetric_difference_update({chosen})
-        self.sync(self.state, self._now)
-        if chosen in self._expanded and chosen[0] < len(self._views):
+        self._toggle_block(chosen)
+        if self._is_open(*chosen) and chosen[0] < len(self._views):
             self.follow = False
             start = self._heights.start(chosen[0])
             self.scroll_to_region(Region(0, start, 1, 3), animate=False, immediate=True)
 
+    def _selected_thinking(self) -> tuple[int, int] | None:
+        """The first thinking block of the reply that holds the selected call."""
+        at = self._card_at.get(self.selected_id) if self.selected_id is not None else None
+        if at is None:
+            return None
+        blocks = self._views[at[0]].item.blocks
+        found = next((b for b, block in enumerate(blocks) if block.kind == "thinking"), None)
+        return None if found is None else (at[0], found)
+
+    def _newest_thinking(self) -> tuple[int, int] | None:
+        """The last thinking block in the timeline (walked from the end)."""
+        for index in range(len(self._views) - 1, -1, -1):
+            blocks = self._views[index].item.blocks
+            for b in range(len(blocks) - 1, -1, -1):
+                if blocks[b].kind == "thinking":
+                    return index, b
+        return None
+
+    def _first_call_id(self) -> str | None:
+        """The first call shown (walked from the start)."""
+        for view in self._views:
+            for i in view.item.tool_call_ids:
+                if i in self._card_at:
+                    return i
+        return None
+
     def _newest_call_id(self) -> str | None:
-        """The last call shown (`_call_ids()[-1]`, from the end: a focus costs the same
-        however long the timeline)."""
+        """The last call shown (walked from the end: a focus costs the same however long
+        the timeline)."""
         for view in reversed(self._views):
             for i in reversed(view.item.tool_call_ids):
                 if i in self._card_at:
                     return i
         return None
-
-    def _call_ids(self) -> list[str]:
-        return [i for view in self._views for i in view.item.tool_call_ids if i in self._card_at]
 
     def follow_newest(self) -> None:
         """Scroll to the end if following."""
