@@ -300,13 +300,12 @@ class Timeline(TimelineInput, EstimateSettling, LineScrollView, can_focus=True):
             part = old.get(key)
             if part is None:
                 if estimate is not None:
-                    part = Part(key, estimate, draw, None, target, estimated=True)
+                    part = Part(key, estimate, draw, target, estimated=True)
                     self._estimated += 1
-                elif height is None:  # the height is only known once drawn
-                    strips = draw()
-                    part = Part(key, len(strips), None, strips, target)
                 else:
-                    part = Part(key, height, draw, None, target)
+                    part = Part(key, height or 0, draw, target)
+                    if height is None:  # the height is only known once drawn
+                        part.height = part.keep(draw())
             parts.append(part)
 
         add(("blank",), lambda: [], height=1)  # a line between items

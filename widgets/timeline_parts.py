@@ -1,7 +1,7 @@
 """What the timeline is drawn from: parts, item views, and how each kind of item is drawn.
 
 A part is one piece of an item (a heading, a Markdown text, a thinking block, a tool
-call's card, a failure line) with the strips it draws into, cached under a key that
+call's card, a failure line) with the lines it draws, cached under a key that
 says what it depends on. `Painter` draws every kind but cards (`widgets.tool_card`).
 """
 
@@ -30,27 +30,42 @@ class Part:
     height: int
     draw: Callable[[], list[Strip]] | None
     """Draws the strips when first shown (None once drawn)."""
-    strips: list[Strip] | None = None
     target: Target | None = None
     estimated: bool = False
     """`height` is a guess until drawn (text off screen: drawing it is the costly part)."""
+    lines: tuple[tuple[Segment, ...], ...] | None = None
+    """What was drawn, one tuple of segments a line. Not the strips themselves: a
+    `Strip` holds seven caches, eight more objects a line for the garbage collector to
+    walk for as long as the session runs; a strip is made again for each line painted."""
+    lengths: tuple[int, ...] = ()
+    """Each line's width in cells."""
+
+    def keep(self, strips: list[Strip]) -> int:
+        """Keep what `draw` drew; returns how many lines it is."""
+        self.draw = None
+        self.lines = tuple(tuple(strip) for strip in strips)
+        self.lengths = tuple(strip.cell_length for strip in strips)
+        return len(strips)
 
     def settle(self) -> int:
         """Draw an estimated part; returns how much its height changed."""
         if not self.estimated:
             return 0
-        if self.strips is None:
+        height = self.height
+        if self.lines is None:
             assert self.draw is not None
-            self.strips = self.draw()
-        self.draw, self.estimated = None, False
-        change, self.height = len(self.strips) - self.height, len(self.strips)
+            height = self.keep(self.draw())
+        self.estimated = False
+        change, self.height = height - self.height, height
         return change
 
     def line(self, index: int) -> Strip | None:
-        if self.strips is None:
+        if self.lines is None:
             assert self.draw is not None
-            self.strips, self.draw = self.draw(), None
-        return self.strips[index] if index < len(self.strips) else None
+            self.keep(self.draw())
+        lines = self.lines
+        assert lines is not None
+        return Strip(lines[index], self.lengths[index]) if index < len(lines) else None
 
 
 @dataclass(eq=False)
