@@ -1,0 +1,31 @@
+"""The key-latency benchmark's `--attribute`: which collections ran while a slow key waited."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.key_latency import Collections
+
+pytestmark = pytest.mark.bench
+
+
+def test_a_slow_key_lists_the_collections_that_ran_while_it_waited(capsys) -> None:
+    collections = Collections()
+    collections.spans = [(1.00, 1.30, 2), (1.31, 1.32, 0), (2.00, 2.01, 1)]
+    collections.report([(0.95, 1.40), (2.00, 2.05)])  # 450 ms, then 50 ms
+    out = capsys.readouterr().out
+    assert "generation 2 collections: 1, median 300.0 ms, slowest 300.0 ms" in out
+    assert "generation 1 collections: 1" in out
+    slow = [line for line in out.splitlines() if line.startswith("key answered")]
+    assert slow == [
+        "key answered in 450 ms; collections meanwhile: "
+        "['generation 2 300 ms', 'generation 0 10 ms']"
+    ]
+
+
+def test_the_callback_times_each_collection_by_generation() -> None:
+    collections = Collections()
+    collections("start", {"generation": 1})
+    collections("stop", {"generation": 1, "collected": 0, "uncollectable": 0})
+    ((start, end, generation),) = collections.spans
+    assert generation == 1 and 0 <= end - start < 1
