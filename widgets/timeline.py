@@ -131,6 +131,11 @@ class Timeline(TimelineInput, EstimateSettling, LineScrollView, can_focus=True):
         """What every item's drawing depends on, as of the last `sync`."""
         self._synced_selected: str | None = None
         self._synced_state: ViewState | None = None
+        self._open: set[int] = set()
+        """Indexes of the views `sync` looks at when nothing says to look at all: new
+        ones, and those of the turn in progress or with a call not finished."""
+        self._look_at_all = True
+        """Every view's drawing is forgotten (a new width, new styles)."""
 
     # -- data ------------------------------------------------------------------------
 
@@ -148,6 +153,7 @@ class Timeline(TimelineInput, EstimateSettling, LineScrollView, can_focus=True):
             self._width = width
             for view in self._views:
                 view.signature = None
+            self._look_at_all = True
         if width <= 0:
             return
         items = state.items
@@ -158,14 +164,26 @@ class Timeline(TimelineInput, EstimateSettling, LineScrollView, can_focus=True):
         changed = False
         marks = (self._hover, self.slow_after_ms)
         selected = (self._synced_selected, self.selected_id)
-        every = state is not self._synced_state or marks != self._marks or state.reached_back
+        every = (
+            self._look_at_all
+            or state is not self._synced_state
+            or marks != self._marks
+            or state.reached_back
+        )
         self._marks, self._synced_selected, self._synced_state = marks, self.selected_id, state
         touched = {self._card_at.get(i, (-1,))[0] for i in selected if i is not None}
         touched |= self._redraw
-        self._redraw = set()
+        self._redraw, self._look_at_all = set(), False
         turn = state.turn
-        for index, view in enumerate(self._views):
-            item = items[index]
+        views, still_open = self._views, set()
+        # A refresh costs the views that can change, not the whole timeline.
+        indexes = (
+            range(len(views))
+            if every
+            else sorted(i for i in self._open | touched if 0 <= i < len(views))
+        )
+        for index in indexes:
+            view, item = views[index], items[index]
             if (  # drawn from finished calls of an earlier turn: only these can change it
                 view.final
                 and not every
@@ -183,6 +201,9 @@ class Timeline(TimelineInput, EstimateSettling, LineScrollView, can_focus=True):
                 view.signature = signature
                 self._build(index, view)
                 changed = True
+            if not (view.final and item.turn < turn):
+                still_open.add(index)
+        self._open = still_open
         if changed or not self._views:
             self._relayout()
         self._settle_visible()
@@ -213,6 +234,7 @@ class Timeline(TimelineInput, EstimateSettling, LineScrollView, can_focus=True):
         self._expanded.clear()
         self._all_thinking = False
         self._redraw.clear()
+        self._open.clear()
         self._relayout()
 
     def _cut(self, count: int) -> None:
@@ -222,6 +244,7 @@ class Timeline(TimelineInput, EstimateSettling, LineScrollView, can_focus=True):
             for call_id in view.item.tool_call_ids:
                 self._card_at.pop(call_id, None)
         del self._views[count:]
+        self._open = {i for i in self._open if i < count}
         self._heights.truncate(count)
         self._parked.extendleft(reversed(cut))
 
@@ -233,6 +256,7 @@ class Timeline(TimelineInput, EstimateSettling, LineScrollView, can_focus=True):
         else:
             view = ItemView(item)
         index = len(self._views)
+        self._open.add(index)
         self._views.append(view)
         self._heights.append(view.height)
         self._placed(index, view)
@@ -413,6 +437,7 @@ class Timeline(TimelineInput, EstimateSettling, LineScrollView, can_focus=True):
         self._styles.clear()
         for view in self._views:
             view.signature, view.parts = None, ()
+        self._look_at_all = True
         if self._width > 0:
             self.sync(self.state, self._now)
 

@@ -133,3 +133,19 @@ async def test_opening_one_reply_thinking_redraws_that_reply_only(
         await pilot.press("t")  # none open: open them all
         await pilot.pause()
         assert sum("▼ thinking" in line for line in app.timeline.plain_lines()) == TURNS
+
+
+async def test_a_refresh_looks_at_the_views_that_can_change_not_the_whole_timeline(
+    make_test_app,
+) -> None:
+    app = make_test_app(long_session(), tools=[quick], allow=["quick"])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await finished(app, pilot)
+        timeline = app.timeline
+        lines_before = timeline.plain_lines()
+        with lines_run_in(str(Path(widgets.timeline.__file__))) as counted:
+            timeline.sync(app.view_state, timeline._now)
+        # the reply of the last turn (its cards looked at), not every one: walking all
+        # 41 views ran about 650 lines
+        assert counted[0] < 300, f"{counted[0]} lines of timeline code for one refresh"
+        assert timeline.plain_lines() == lines_before
