@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.cli.args import build_parser, parse
+from workbench.cli.args import approve_of, build_parser, oversight_of, parse
 from workbench.cli.commands import SUBCOMMANDS, subcommand_main
 from workbench.sanitize import literal
 
@@ -65,9 +65,7 @@ def _main(argv: list[str]) -> int:
     parser = build_parser()
     args = parse(parser, argv)
     headless = args.headless is not None
-    approve = args.approve or ("rules" if headless else "ask")
-    if headless and approve == "ask":
-        parser.error("--approve ask needs the app; headless runs take all, none or rules")
+    approve = approve_of(parser, args, headless)
 
     def start(say: Callable[[str], None]) -> Runtime:
         """The runtime the flags describe. Raises OSError or ValueError."""
@@ -153,13 +151,7 @@ def options_from_args(
         workspace=args.workspace,
         pace=pace_of(args.pace, headless),
         provider_settings=settings_from_args(args),
-        approve=approve,
-        rules_file=args.rules,
-        allow=args.allow,
-        ask=args.ask,
-        deny=args.deny,
-        step=args.step,
-        breakpoints=args.breakpoints,
+        **oversight_of(args, approve),
         slow_after=args.slow_after,
         capture_chunks=args.capture_chunks,
         mcp_servers=[*args.project_mcp, *_mcp_servers(args)],

@@ -345,3 +345,26 @@ def add_provider_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--temperature", type=float, metavar="T", help="sampling temperature")
     group.add_argument("--max-tokens", type=int, metavar="N", help="output token limit")
+
+
+def approve_of(parser: argparse.ArgumentParser, args: argparse.Namespace, headless: bool) -> str:
+    """`--approve`, or its default: a person in the app, the rules alone headless, where
+    no one can answer (so "ask" is refused there)."""
+    approve: str = args.approve or ("rules" if headless else "ask")
+    if headless and approve == "ask":
+        parser.error("--approve ask needs the app; headless runs take all, none or rules")
+    return approve
+
+
+def oversight_of(args: argparse.Namespace, approve: str) -> dict[str, Any]:
+    """The fields of `workbench.oversight.Oversight` (the gate's rules and policy, the
+    stepper's start) from the flags the app, headless runs and the proxy share."""
+    return {
+        "approve": approve,
+        "rules_file": args.rules,
+        "allow": args.allow,
+        "ask": args.ask,
+        "deny": args.deny,
+        "step": args.step,
+        "breakpoints": args.breakpoints,
+    }
