@@ -239,8 +239,12 @@ class WorkbenchApp(
             self.exit(2, return_code=2)
             return
         self._use(runtime)
+        starting = self.screen
         # Over the starting screen: the base of Textual's stack cannot be switched out.
         await self.push_screen(self._main_screen())
+        await self.main.mounted.wait()
+        if isinstance(starting, StartingScreen) and starting.typed:
+            self.prompt_bar.input.insert_text_at_cursor("".join(starting.typed))
 
     def main_ready(self) -> None:
         """The main screen's widgets are mounted: start listening and showing."""

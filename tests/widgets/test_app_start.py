@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual import events
 from textual.widgets import Static
 
 from widgets.app import make_app
@@ -130,3 +131,26 @@ def test_make_app_takes_a_runtime_or_a_start_not_both(tmp_path: Path) -> None:
         make_app()
     with pytest.raises(TypeError, match="a runtime or a way to start one"):
         make_app(runtime, start=start)
+
+
+async def test_what_is_typed_while_starting_goes_to_the_prompt(tmp_path: Path) -> None:
+    start, release, _ = held_start(tmp_path)
+    app = make_app(start=start, prefill="")
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            await pilot.press("l", "s", "space", "x", "backspace")
+            app.post_message(events.Paste("-la src"))
+            await pilot.press("exclamation_mark", "ctrl+n", "f6", "enter")  # commands: dropped
+            await pilot.pause()
+            assert isinstance(app.screen, StartingScreen)
+            release.set()
+            while not isinstance(app.screen, MainScreen):
+                await pilot.pause(0.02)
+            await app.main.mounted.wait()
+            await pilot.pause()
+            assert app.prompt_bar.input.value == "ls -la src!"
+            assert app.runs == [app.runtime] and not app.runtime.stepper.enabled
+            assert not app.view_state.event_count  # nothing was sent
+    finally:
+        release.set()
