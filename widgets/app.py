@@ -12,16 +12,16 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
+from textual.screen import Screen
 
 from widgets import responsive
 from widgets.app_commands import AppCommands
 from widgets.hand_call import HandCallActions
-from widgets.main_screen import MainScreen
 from widgets.mcp_attachments import McpAttachments
 from widgets.mcp_lifecycle import McpLifecycle
 from widgets.new_run import NewRunActions, empty_text
@@ -30,24 +30,32 @@ from widgets.permission_dialogs import PermissionDialogs
 from widgets.prompt_bar import PromptBar
 from widgets.result_images import ResultImages
 from widgets.screen_stats import ScreenStats
-from widgets.status_bar import mcp_alert
+from widgets.starting_screen import StartingScreen
 from widgets.stepping_actions import SteppingActions
 from widgets.terminal_safety import SafeTextApp
-from widgets.timeline import Timeline
-from widgets.tool_inspector import ToolInspector
 from workbench import gc_policy
-from workbench.agent.clock import now_ms
-from workbench.agent.events import AgentEndEvent
-from workbench.agent.types import text_of
-from workbench.bus_events import PermissionRequestEvent, RunLimitEvent, StepPausedEvent
-from workbench.runtime import Runtime
-from workbench.view.fold import ViewState
-from workbench.view.summary import CostMeter
 
-URGENT = frozenset({PermissionRequestEvent, StepPausedEvent, AgentEndEvent})
-"""Events the screen shows at once: the user must act, or the run is over. By class:
-the listener sees every event of a run, and a class is cheaper to look up than a
-pydantic field."""
+if TYPE_CHECKING:
+    from widgets.main_screen import MainScreen
+    from widgets.timeline import Timeline
+    from widgets.tool_inspector import ToolInspector
+    from workbench.bus_events import RunLimitEvent
+    from workbench.runtime import Runtime
+    from workbench.view.fold import ViewState
+
+
+def event_kinds() -> dict[type, str]:
+    """How the screen treats some of the bus's events, by class (the listener sees every
+    event of a run, and a class is cheaper to look up than a pydantic field): "urgent"
+    ones are shown at once (the user must act, or the run is over); "limit" says a
+    limit stopped the run."""
+    from workbench.agent.events import AgentEndEvent
+    from workbench.bus_events import PermissionRequestEvent, RunLimitEvent, StepPausedEvent
+
+    urgent = (PermissionRequestEvent, StepPausedEvent, AgentEndEvent)
+    return {**dict.fromkeys(urgent, "urgent"), RunLimitEvent: "limit"}
+
+
 FOLD_BATCH = 64
 """Events wait for the fold at most this many at a time: enough for runs of deltas and
 updates to fold in one step, few enough that waiting events stay young for the
@@ -55,6 +63,8 @@ garbage collector (see benchmarks/README.md)."""
 
 
 def _text(message: Any) -> str:
+    from workbench.agent.types import text_of
+
     return message.content if isinstance(message.content, str) else text_of(message.content)
 
 
@@ -107,26 +117,25 @@ class WorkbenchApp(
 
     def __init__(
         self,
-        runtime: Runtime,
+        runtime: Runtime | None = None,
         *,
+        start: Callable[[], Runtime] | None = None,
         prefill: str | None = None,
         subtitle: str | None = None,
         stats: ScreenStats | None = None,
     ) -> None:
-        """`stats`: filled in with what the screen did (benchmarks and tests)."""
+        """Run `runtime`, or the one `start` builds once the first frame is up (the
+        starting screen shows meanwhile; if `start` raises OSError or ValueError the app
+        exits with 2 and `start_error` says why). `stats`: filled in with what the screen
+        did (benchmarks and tests)."""
         super().__init__()
-        self.runtime = runtime
-        self.agent = runtime.agent
+        if (runtime is None) == (start is None):
+            raise TypeError("WorkbenchApp takes a runtime or a way to start one (`start`)")
+        self._start = start
+        self.start_error: str | None = None
+        """Why `start` could not build the runtime (None: it did, or was not needed)."""
         self.stats = stats
-        self._view_state = ViewState()
-        self._unfolded: list[Any] = []
-        """Events the bus delivered that the fold has not taken in yet."""
-        self.selected_id: str | None = None
-        self.follow_latest = True
-        """Select the newest started call on every refresh, until the user picks one."""
-        self.prefill = runtime.prompt if prefill is None else prefill
-        self.labels, self.descriptions, self.sources = {}, {}, {}  # typed in McpLifecycle
-        self.learn_tools(self.agent.state.tools)
+        self._prefill = prefill
         self._mcp_started: asyncio.Event | None = None
         """Set once the MCP servers are up (or failed); prompts wait for it."""
         self._refresh_pending = False
@@ -135,15 +144,36 @@ class WorkbenchApp(
         self.pacer = Pacer()
         """When the screen refreshes (see `widgets.pacing`)."""
         self._footer_state: tuple[Any, bool] = (False, False)
-        self._permission_open: str | None = None
         self._pause_seen: Any = None
         """The pause the screen last showed (a new one selects its call)."""
         self._unsubscribe: Callable[[], None] | None = None
         self._gc_thresholds: tuple[int, int, int] | None = None
         self._subtitle = subtitle
-        self.cost_meter = CostMeter(runtime.prices)
         self.runs: list[Runtime] = []
         """Every runtime this app ran, each with its own session (ctrl+n starts another)."""
+        self.runtime: Runtime | None = None  # type: ignore[assignment]
+        if runtime is not None:
+            self._use(runtime)
+
+    def _use(self, runtime: Runtime) -> None:
+        """Run `runtime` from now on, on an empty screen (at start, and for ctrl+n)."""
+        from workbench.view.fold import ViewState
+        from workbench.view.summary import CostMeter
+
+        self.runtime, self.agent = runtime, runtime.agent
+        self.prefill = runtime.prompt if self._prefill is None else self._prefill
+        self._prefill = None  # a new run starts with its own scenario's prompt
+        self.cost_meter = CostMeter(runtime.prices)
+        self._view_state: ViewState = ViewState()
+        self._unfolded: list[Any] = []
+        """Events the bus delivered that the fold has not taken in yet."""
+        self.selected_id: str | None = None
+        self.follow_latest = True
+        """Select the newest started call on every refresh, until the user picks one."""
+        self._permission_open: str | None = None
+        self.labels, self.descriptions, self.sources = {}, {}, {}  # typed in McpLifecycle
+        self.learn_tools(self.agent.state.tools)
+        self._event_kinds = event_kinds()
         self._show_runtime_title()
 
     def _show_runtime_title(self) -> None:
@@ -154,7 +184,13 @@ class WorkbenchApp(
 
     # -- layout ------------------------------------------------------------------------
 
-    def get_default_screen(self) -> MainScreen:
+    def get_default_screen(self) -> Screen[Any]:
+        return StartingScreen() if self.runtime is None else self._main_screen()
+
+    def _main_screen(self) -> MainScreen:
+        from widgets.main_screen import MainScreen
+        from workbench.agent.clock import now_ms
+
         self.main = MainScreen(
             self._view_state,
             labels=self.labels,
@@ -186,7 +222,29 @@ class WorkbenchApp(
         return bottom
 
     async def on_mount(self) -> None:
+        if self.runtime is None:
+            self.call_after_refresh(self._start_runtime)  # once the first frame is up
+            return
         await self.main.mounted.wait()  # the main screen's start-up (`main_ready`) first
+
+    @work(group="start")
+    async def _start_runtime(self) -> None:
+        """Build the runtime (its imports are most of the start-up), then show it. In a
+        thread: the starting screen keeps answering (ctrl+q, a resize) meanwhile."""
+        assert self._start is not None
+        try:
+            runtime = await asyncio.to_thread(self._start)
+        except (OSError, ValueError) as exc:
+            self.start_error = str(exc)
+            self.exit(2, return_code=2)
+            return
+        self._use(runtime)
+        starting = self.screen
+        # Over the starting screen: the base of Textual's stack cannot be switched out.
+        await self.push_screen(self._main_screen())
+        await self.main.mounted.wait()
+        if isinstance(starting, StartingScreen) and starting.typed:
+            self.prompt_bar.input.insert_text_at_cursor("".join(starting.typed))
 
     def main_ready(self) -> None:
         """The main screen's widgets are mounted: start listening and showing."""
@@ -232,7 +290,7 @@ class WorkbenchApp(
             self._gc_thresholds = None
         if self._unsubscribe is not None:
             self._unsubscribe()
-        if self.runtime.recorder is not None:
+        if self.runtime is not None and self.runtime.recorder is not None:
             self.runtime.recorder.on_problem = None
 
     # -- events in ---------------------------------------------------------------------
@@ -243,9 +301,10 @@ class WorkbenchApp(
         unfolded.append(event)
         if len(unfolded) >= FOLD_BATCH:
             self._fold_queued()
-        if type(event) in URGENT:
+        kind = self._event_kinds.get(type(event))
+        if kind == "urgent":
             self.call_later(self._refresh_now)
-        elif type(event) is RunLimitEvent:
+        elif kind == "limit":
             self.call_later(self._say_limit, event)
         elif not self._refresh_pending:  # the first event since the last refresh
             now = time.perf_counter()
@@ -287,6 +346,9 @@ class WorkbenchApp(
         self._refresh_pending = False
         if not self._shown or self._closing or self._closed:
             return
+        from widgets.status_bar import mcp_alert
+        from workbench.agent.clock import now_ms
+
         started = time.perf_counter()
         state = self.view_state
         pacer = self.pacer
@@ -366,8 +428,7 @@ class WorkbenchApp(
         await self.agent.prompt(text)
         self._refresh_now()
 
-    @on(Timeline.Selected)
-    def _card_selected(self, event: Timeline.Selected) -> None:
+    def on_timeline_selected(self, event: Timeline.Selected) -> None:
         self.follow_latest = False
         self.selected_id = event.tool_call_id
         self._refresh_now()
@@ -400,6 +461,7 @@ class WorkbenchApp(
 
     def action_run_details(self, turn: int | None = None) -> None:
         from widgets.run_details import RunDetailsScreen
+        from workbench.agent.clock import now_ms
 
         self.push_screen(
             RunDetailsScreen(self.view_state, turn=turn, now=now_ms(), prices=self.runtime.prices)
@@ -420,6 +482,8 @@ class WorkbenchApp(
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Show each key in the footer only while it can do something (False hides it)."""
+        if self.runtime is None:  # starting: nothing to act on yet
+            return action == "quit"
         pause = self.view_state.pause
         if action in ("step", "continue_run", "run_to_end"):
             return pause is not None
@@ -435,11 +499,13 @@ class WorkbenchApp(
 
 
 def make_app(
-    runtime: Runtime,
+    runtime: Runtime | None = None,
     *,
+    start: Callable[[], Runtime] | None = None,
     prefill: str | None = None,
     subtitle: str | None = None,
     stats: ScreenStats | None = None,
 ) -> WorkbenchApp:
-    """The one factory the CLI, the tests, the benchmarks and the screenshot script share."""
-    return WorkbenchApp(runtime, prefill=prefill, subtitle=subtitle, stats=stats)
+    """The one factory the CLI, the tests, the benchmarks and the screenshot script
+    share: the app on `runtime`, or on the one `start` builds after the first frame."""
+    return WorkbenchApp(runtime, start=start, prefill=prefill, subtitle=subtitle, stats=stats)

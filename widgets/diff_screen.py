@@ -27,8 +27,9 @@ from widgets.terminal_safety import SafeTextApp
 from workbench.sanitize import literal, one_line
 from workbench.sessions.diff import Difference, Turn, align, turns_of, value_lines
 
-CELL = 48
-"""Characters of a value shown in the table (the pane below shows all of it)."""
+MIN_CELL = 12
+"""The fewest characters of a value the A and B columns show, however narrow the
+screen (the pane below shows all of it)."""
 
 
 def load_turns(path: Path) -> list[Turn]:
@@ -61,6 +62,8 @@ class DiffScreen(Screen[None]):
         self.rows: list[Difference] = []
         self.differences: list[int] = []
         """Row indexes of the rows that differ, in order."""
+        self._filled_for = 0
+        """The screen width the table's values were cut for."""
 
     def compose(self) -> ComposeResult:
         a, b = (literal(str(path)) for path in self.paths)
@@ -72,7 +75,6 @@ class DiffScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one(DataTable).add_columns("", "where", "what", "A", "B")
         if self.turns is None:
             self.read()
         else:
@@ -96,19 +98,7 @@ class DiffScreen(Screen[None]):
         self.rows = align(a, b)
         self.differences = [i for i, row in enumerate(self.rows) if row.differs]
         table = self.query_one(DataTable)
-        table.clear()
-        previous = None
-        for row in self.rows:
-            style = "bold red" if row.differs else ""
-            where = "" if row.where == previous else row.where
-            previous = row.where
-            table.add_row(
-                Text("≠" if row.differs else "", style=style),
-                Text(literal(where)),
-                Text(row.what, style=style),
-                Text(one_line(" ".join(row.a.split()), CELL) or "(none)", style=style),
-                Text(one_line(" ".join(row.b.split()), CELL) or "(none)", style=style),
-            )
+        self._fill(table)
         count = len(self.differences)
         if count:
             first = self.rows[self.differences[0]]
@@ -125,6 +115,41 @@ class DiffScreen(Screen[None]):
             first = self.differences[0] if count else 0
             table.move_cursor(row=first)
             self.describe(first)
+
+    def cell_width(self) -> int:
+        """Characters of a value in the A and B columns: half of what the screen's width
+        leaves once the mark, "where" and "what" columns (and each column's padding and
+        the scroll bar) are placed."""
+        where = max((len(row.where) for row in self.rows), default=0)
+        what = max((len(row.what) for row in self.rows), default=0)
+        spare = self.size.width - (1 + where + what) - 2 * 5 - 2
+        return max(MIN_CELL, spare // 2)
+
+    def _fill(self, table: DataTable[Any]) -> None:
+        """The table's rows, values cut to fit the screen's width."""
+        cell = self.cell_width()
+        self._filled_for = self.size.width
+        row_at = table.cursor_row
+        table.clear(columns=True)
+        table.add_columns("", "where", "what", "A", "B")
+        previous = None
+        for row in self.rows:
+            style = "bold red" if row.differs else ""
+            where = "" if row.where == previous else row.where
+            previous = row.where
+            table.add_row(
+                Text("≠" if row.differs else "", style=style),
+                Text(literal(where)),
+                Text(row.what, style=style),
+                Text(one_line(" ".join(row.a.split()), cell) or "(none)", style=style),
+                Text(one_line(" ".join(row.b.split()), cell) or "(none)", style=style),
+            )
+        if self.rows:
+            table.move_cursor(row=min(row_at, len(self.rows) - 1))
+
+    def on_resize(self) -> None:
+        if self.rows and self.size.width != self._filled_for:
+            self._fill(self.query_one(DataTable))
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self.describe(event.cursor_row)

@@ -10,7 +10,7 @@ the session treat it as a model's call, marked as yours.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import on
@@ -23,8 +23,10 @@ from textual.widgets.option_list import Option
 
 from widgets.json_editor import JsonEditModal
 from widgets.schema_form import SchemaForm
-from workbench.agent.tool import AgentTool
 from workbench.sanitize import literal
+
+if TYPE_CHECKING:
+    from workbench.agent.tool import AgentTool
 
 _CSS = """
 {name} {{ align: center middle; }}

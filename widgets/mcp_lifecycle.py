@@ -13,8 +13,6 @@ from typing import Any
 
 from textual import work
 
-from workbench.bus_events import McpToolsChangedEvent
-
 
 class McpLifecycle:
     """`_serve_mcp`, `restart_mcp_server` and `action_mcp_servers`, for `WorkbenchApp`."""
@@ -81,6 +79,8 @@ class McpLifecycle:
         self._refresh_now()  # the status bar names it
 
     def _mcp_tools_changed(self, connection: Any, added: list[str], removed: list[str]) -> None:
+        from workbench.bus_events import McpToolsChangedEvent
+
         self.learn_tools(t for t in self.agent.state.tools if t.source == f"mcp:{connection.name}")
         change = McpToolsChangedEvent(server=connection.name, added=added, removed=removed)
         self.notify(change.text, markup=False)

@@ -10,9 +10,6 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from workbench.view.fold import ViewState
-from workbench.view.summary import CostMeter
-
 
 def empty_text(prefilled: bool) -> str:
     """What the empty timeline says (whether a first message waits in the box)."""
@@ -58,17 +55,10 @@ class NewRunActions:
             self._unsubscribe()
         if self.runtime.mcp is not None:
             self.workers.cancel_group(self, "mcp")  # its servers stop with the old run
-        self.runtime, self.agent = runtime, runtime.agent
-        self.cost_meter = CostMeter(runtime.prices)
-        self._view_state, self._unfolded = ViewState(), []
-        self.selected_id, self.follow_latest = None, True
-        self._permission_open = None
-        self.labels, self.descriptions, self.sources = {}, {}, {}
-        self.learn_tools(self.agent.state.tools)
+        self._use(runtime)
         self._listen()
-        self._show_runtime_title()
-        self.prompt_bar.input.value = runtime.prompt
-        self.timeline.empty_text = empty_text(bool(runtime.prompt))
+        self.prompt_bar.input.value = self.prefill
+        self.timeline.empty_text = empty_text(bool(self.prefill))
         self.main.reset(self._view_state, self.labels)
         self._refresh_now()
         self.prompt_bar.input.focus()

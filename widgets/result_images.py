@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.app import SystemCommand
 
-from workbench.agent.types import ImageContent
-from workbench.images import save_images
+if TYPE_CHECKING:
+    from workbench.agent.types import ImageContent
+
 
 DEFAULT_FOLDER = "saved-images"
 
@@ -24,6 +25,8 @@ class ResultImages:
 
     def result_images(self) -> list[ImageContent]:
         """The images in the result the inspector shows (none without a result)."""
+        from workbench.agent.types import ImageContent
+
         record = self.inspector.record  # type: ignore[attr-defined]
         content = getattr(record, "content", None) or []
         return [block for block in content if isinstance(block, ImageContent)]
@@ -67,6 +70,8 @@ class ResultImages:
         if not images or record is None:
             notify("The selected call's result has no images.", severity="warning", markup=False)
             return []
+        from workbench.images import save_images
+
         workspace = Path(self.runtime.workspace)  # type: ignore[attr-defined]
         folder = workspace / (target if target is not None else DEFAULT_FOLDER)
         try:

@@ -2,14 +2,16 @@
 and, at a pause before a tool, editing its arguments or answering it yourself.
 
 A mixin of `WorkbenchApp` (it uses the app's runtime, view state, notifications,
-workers and screens); the keys are bound in the app's `BINDINGS`.
+workers and screens); the keys are bound in the app's `BINDINGS`. The stepper is
+imported where it is used: the app draws its first frame before the runtime exists.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from workbench.stepper import Resume, StepperError
+if TYPE_CHECKING:
+    from workbench.stepper import Resume
 
 
 class SteppingActions:
@@ -36,6 +38,8 @@ class SteppingActions:
             self.notify(f"Step mode {state}.", timeout=2)
 
     def _resume(self, action: Resume | str) -> bool:
+        from workbench.stepper import StepperError
+
         stepper = self._stepper_or_warn()
         pause = self.view_state.pause
         if stepper is None:
@@ -67,6 +71,8 @@ class SteppingActions:
         if record is None:
             self.notify("Select a tool call first.", severity="warning", timeout=2)
             return
+        from workbench.stepper import StepperError
+
         name = record.name
         exists = any(bp.text == name for bp in stepper.breakpoints)
 
@@ -149,6 +155,8 @@ class SteppingActions:
             title = f"Edit the arguments of {pause.tool_name} (re-validated)"
 
         def submit(args: dict[str, Any]) -> None:
+            from workbench.stepper import Resume
+
             stepper.resume(pause.pause_id, Resume.edit(args))
 
         self.push_screen(JsonEditModal(title, pause.args or {}, submit))
@@ -163,6 +171,8 @@ class SteppingActions:
         stepper = self.runtime.stepper
 
         def submit(text: str, is_error: bool) -> None:
+            from workbench.stepper import Resume
+
             stepper.resume(pause.pause_id, Resume.inject(text, is_error=is_error))
 
         replacing = pause.point == "after_tool"

@@ -10,16 +10,16 @@ import argparse
 import os
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anyio
-
-from workbench.cli.args import build_parser, parse
+from workbench.cli.args import approve_of, build_parser, oversight_of, parse
 from workbench.cli.commands import SUBCOMMANDS, subcommand_main
-from workbench.providers.settings import settings_from_args
-from workbench.runtime import RunOptions, Runtime, build_runtime, pace_of
 from workbench.sanitize import literal
+
+if TYPE_CHECKING:
+    from workbench.runtime import RunOptions, Runtime
 
 PROJECT_COMMANDS = ("init", "run")
 
@@ -65,30 +65,24 @@ def _main(argv: list[str]) -> int:
     parser = build_parser()
     args = parse(parser, argv)
     headless = args.headless is not None
-    approve = args.approve or ("rules" if headless else "ask")
-    if headless and approve == "ask":
-        parser.error("--approve ask needs the app; headless runs take all, none or rules")
-    try:
-        options = options_from_args(args, headless, approve)
+    approve = approve_of(parser, args, headless)
+
+    def start(say: Callable[[str], None]) -> Runtime:
+        """The runtime the flags describe. Raises OSError or ValueError."""
+        from workbench.runtime import build_runtime
+
+        options = options_from_args(args, headless, approve, say)
         if options.workspace is not None and not options.workspace.is_dir():
             raise ValueError(f"--workspace {options.workspace} is not a directory")
-        runtime = build_runtime(options)
-    except (OSError, ValueError) as exc:
-        print(f"workbench: {literal(str(exc))}", file=sys.stderr)
-        return 2
+        return build_runtime(options)
+
     if not headless:
-        from widgets.app import make_app
-        from workbench.cli.headless import recording_exit_code, say_recording_problem
-
-        app = make_app(runtime, prefill=args.prompt)
-        code = app.run() or 0
-        for each in app.runs:  # a new run (ctrl+n) records a session of its own
-            for problem in each.recorder.problems if each.recorder else ():
-                say_recording_problem(problem)
-            _say_session(each)
-            code = recording_exit_code(each, code)
-        return code
-
+        return _run_app(start, args.prompt)
+    try:
+        runtime = start(_say)
+    except (OSError, ValueError) as exc:
+        _say(str(exc))
+        return 2
     prompt = args.headless or runtime.prompt
     if not prompt:
         print(
@@ -98,34 +92,66 @@ def _main(argv: list[str]) -> int:
         return 2
     if runtime.session_path is not None:
         print(f"workbench: recording the session to {runtime.session_path}", file=sys.stderr)
+    import anyio
+
     return anyio.run(_run_headless, runtime, prompt, args.jsonl)
 
 
-def options_from_args(args: argparse.Namespace, headless: bool, approve: Any) -> RunOptions:
-    """The run the flags (and the current directory's project file) describe.
+def _run_app(start: Callable[[Callable[[str], None]], Runtime], prefill: str | None) -> int:
+    """The app, on its starting screen while `start` builds the runtime (so the first
+    frame does not wait for the runtime's imports); then what each run recorded."""
+    from widgets.app import make_app
+
+    said: list[str] = []  # said once the app has left the screen
+    app = make_app(start=lambda: start(said.append), prefill=prefill)
+    code = app.run() or 0
+    for note in said:
+        _say(note)
+    if app.start_error is not None:
+        _say(app.start_error)
+        return 2
+    from workbench.cli.headless import recording_exit_code, say_recording_problem
+
+    for each in app.runs:  # a new run (ctrl+n) records a session of its own
+        for problem in each.recorder.problems if each.recorder else ():
+            say_recording_problem(problem)
+        _say_session(each)
+        code = recording_exit_code(each, code)
+    return code
+
+
+def _say(text: str) -> None:
+    print(f"workbench: {literal(text)}", file=sys.stderr)
+
+
+def options_from_args(
+    args: argparse.Namespace,
+    headless: bool,
+    approve: Any,
+    say: Callable[[str], None] = _say,
+) -> RunOptions:
+    """The run the flags (and the current directory's project file) describe; `say`
+    hears what was done on the way (a project's prune policy).
 
     Raises:
         ValueError: a bad project file, prompt file or provider setting.
     """
+    from workbench.providers.settings import settings_from_args
+    from workbench.runtime import RunOptions, pace_of
+
     apply_project(args, Path.cwd())
     if args.project_prune is not None and not args.no_record:
         from workbench.cli.prune import apply_policy
 
         said = apply_policy(args.project_prune)
         if said:
-            print(f"workbench: {said}", file=sys.stderr)
+            say(said)
     return RunOptions(
         scenario=args.scenario or "demo",
         workspace=args.workspace,
         pace=pace_of(args.pace, headless),
         provider_settings=settings_from_args(args),
-        approve=approve,
-        rules_file=args.rules,
-        allow=args.allow,
-        ask=args.ask,
-        deny=args.deny,
-        step=args.step,
-        breakpoints=args.breakpoints,
+        **oversight_of(args, approve),
         slow_after=args.slow_after,
         capture_chunks=args.capture_chunks,
         mcp_servers=[*args.project_mcp, *_mcp_servers(args)],

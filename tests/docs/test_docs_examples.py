@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from workbench.cli.args import add_provider_arguments
 from workbench.pricing import load_prices
-from workbench.providers.settings import add_provider_arguments, settings_from_args
+from workbench.providers.settings import settings_from_args
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -11,15 +11,13 @@ import anyio
 import pytest
 from pydantic import BaseModel
 
+from tests.support.gate_calls import builtin_tool, call_context
 from tools import builtin_tools
 from workbench.agent import (
     AbortController,
     Agent,
-    AgentContext,
     AgentTool,
-    AssistantMessage,
     BeforeToolCallContext,
-    ToolCall,
     ToolResultMessage,
 )
 from workbench.bus_events import PermissionDecisionEvent, PermissionRequestEvent
@@ -49,17 +47,6 @@ class _NoArgs(BaseModel):
 
 async def _never_runs(*_: Any) -> Any:
     raise AssertionError("the gate decides; it never runs the tool")
-
-
-def tool_named(ws: Path, name: str) -> AgentTool:
-    return next(t for t in builtin_tools(ws) if t.name == name)
-
-
-def make_ctx(tool: AgentTool, args: dict[str, Any], call_id: str = "c1") -> BeforeToolCallContext:
-    call = ToolCall(id=call_id, name=tool.name, arguments=args)
-    message = AssistantMessage(content=[call], stop_reason="toolUse")
-    params = tool.parameters.model_validate(args)
-    return BeforeToolCallContext(message, call, params, AgentContext(tools=[tool]), tool)
 
 
 class Recorder:
@@ -103,7 +90,7 @@ async def ask_and_answer(
 async def test_read_only_tools_are_allowed_by_default(ws: Path) -> None:
     rec = Recorder()
     gate = gate_for(ws, rec)
-    assert await gate(make_ctx(tool_named(ws, "read_file"), {"path": "config.json"})) is None
+    assert await gate(call_context(builtin_tool(ws, "read_file"), {"path": "config.json"})) is None
     (decision,) = rec.of(PermissionDecisionEvent)
     assert (decision.decision, decision.decided_by, decision.rule, decision.rule_source) == (
         "allow",
@@ -122,7 +109,7 @@ async def test_deny_rule_from_the_file_blocks_with_its_source(ws: Path) -> None:
     )
     rec = Recorder()
     result = await gate_for(ws, rec)(
-        make_ctx(tool_named(ws, "write_file"), {"path": "config.json", "content": ""})
+        call_context(builtin_tool(ws, "write_file"), {"path": "config.json", "content": ""})
     )
     assert result is not None and result.block
     assert result.reason == (
@@ -135,7 +122,9 @@ async def test_deny_rule_from_the_file_blocks_with_its_source(ws: Path) -> None:
 async def test_flag_allow_skips_the_question(ws: Path) -> None:
     rec = Recorder()
     gate = gate_for(ws, rec, allow=['run_command(command="pytest *")'])
-    assert await gate(make_ctx(tool_named(ws, "run_command"), {"command": "pytest -q"})) is None
+    assert (
+        await gate(call_context(builtin_tool(ws, "run_command"), {"command": "pytest -q"})) is None
+    )
     assert rec.of(PermissionDecisionEvent)[0].rule_source == "--allow"
 
 
@@ -145,7 +134,7 @@ async def test_flag_allow_skips_the_question(ws: Path) -> None:
 async def test_ask_publishes_a_request_and_allow_once_lets_it_run(ws: Path) -> None:
     rec = Recorder()
     gate = gate_for(ws, rec)
-    ctx = make_ctx(tool_named(ws, "run_command"), {"command": "pytest -q tests"})
+    ctx = call_context(builtin_tool(ws, "run_command"), {"command": "pytest -q tests"})
     result = await ask_and_answer(gate, ctx, PermissionAnswer.allow_once())
     assert result is None and gate.pending == []
     (request,) = rec.of(PermissionRequestEvent)
@@ -158,7 +147,7 @@ async def test_ask_publishes_a_request_and_allow_once_lets_it_run(ws: Path) -> N
     assert (decision.decision, decision.scope, decision.decided_by) == ("allow", "once", "user")
     assert decision.waited_ms >= 15
     # once means once: the next call asks again
-    again = make_ctx(tool_named(ws, "run_command"), {"command": "pytest -q tests"}, "c2")
+    again = call_context(builtin_tool(ws, "run_command"), {"command": "pytest -q tests"}, "c2")
     await ask_and_answer(gate, again, PermissionAnswer.allow_once())
     assert len(rec.of(PermissionRequestEvent)) == 2
 
@@ -166,7 +155,7 @@ async def test_ask_publishes_a_request_and_allow_once_lets_it_run(ws: Path) -> N
 async def test_deny_reason_reaches_the_result(ws: Path) -> None:
     rec = Recorder()
     gate = gate_for(ws, rec)
-    ctx = make_ctx(tool_named(ws, "write_file"), {"path": "a.txt", "content": "x"})
+    ctx = call_context(builtin_tool(ws, "write_file"), {"path": "a.txt", "content": "x"})
     result = await ask_and_answer(gate, ctx, PermissionAnswer.deny("use edit_file instead"))
     assert result.block and result.reason == "Permission denied by the user: use edit_file instead"
     decision = rec.of(PermissionDecisionEvent)[0]
@@ -176,11 +165,11 @@ async def test_deny_reason_reaches_the_result(ws: Path) -> None:
 async def test_allow_always_tool_is_remembered_for_the_session(ws: Path) -> None:
     rec = Recorder()
     gate = gate_for(ws, rec)
-    tool = tool_named(ws, "write_file")
+    tool = builtin_tool(ws, "write_file")
     await ask_and_answer(
-        gate, make_ctx(tool, {"path": "a", "content": ""}), PermissionAnswer.always_tool()
+        gate, call_context(tool, {"path": "a", "content": ""}), PermissionAnswer.always_tool()
     )
-    assert await gate(make_ctx(tool, {"path": "b/c", "content": ""}, "c2")) is None
+    assert await gate(call_context(tool, {"path": "b/c", "content": ""}, "c2")) is None
     first, second = rec.of(PermissionDecisionEvent)
     assert (first.scope, first.decided_by, first.rule_source) == ("always_tool", "user", "session")
     assert (second.decided_by, second.rule, second.rule_source) == (
@@ -195,9 +184,9 @@ async def test_allow_always_tool_is_remembered_for_the_session(ws: Path) -> None
 async def test_allow_always_pattern_saved_to_the_rules_file(ws: Path) -> None:
     rec = Recorder()
     gate = gate_for(ws, rec)
-    tool = tool_named(ws, "run_command")
+    tool = builtin_tool(ws, "run_command")
     answer = PermissionAnswer.always_pattern(save=True)  # the suggestion: pytest tests *
-    await ask_and_answer(gate, make_ctx(tool, {"command": "pytest tests -q"}), answer)
+    await ask_and_answer(gate, call_context(tool, {"command": "pytest tests -q"}), answer)
     decision = rec.of(PermissionDecisionEvent)[0]
     assert decision.scope == "always_pattern"
     assert decision.rule == 'run_command(command="pytest tests *")'
@@ -205,7 +194,7 @@ async def test_allow_always_pattern_saved_to_the_rules_file(ws: Path) -> None:
     # a fresh gate (next session) loads it; a command outside the pattern still asks
     rec2 = Recorder()
     fresh = gate_for(ws, rec2)
-    assert await fresh(make_ctx(tool, {"command": "pytest tests -x"})) is None
+    assert await fresh(call_context(tool, {"command": "pytest tests -x"})) is None
     assert fresh.rules.match("run_command", {"command": "pytest -q"}).action == "ask"  # type: ignore[union-attr]
     assert rec2.of(PermissionDecisionEvent)[0].rule_source == ".workbench/rules.toml:2"
     assert fresh.rules.match("run_command", {"command": "rm -rf /"}).action == "ask"  # type: ignore[union-attr]
@@ -213,7 +202,7 @@ async def test_allow_always_pattern_saved_to_the_rules_file(ws: Path) -> None:
 
 async def test_bad_always_patterns_are_refused_and_stay_pending(ws: Path) -> None:
     gate = gate_for(ws, Recorder())
-    ctx = make_ctx(tool_named(ws, "run_command"), {"command": "make test"})
+    ctx = call_context(builtin_tool(ws, "run_command"), {"command": "make test"})
     async with anyio.create_task_group() as tg:
         out: list[Any] = []
 
@@ -240,8 +229,8 @@ async def test_bad_always_patterns_are_refused_and_stay_pending(ws: Path) -> Non
 async def test_edited_arguments_are_revalidated(ws: Path) -> None:
     rec = Recorder()
     gate = gate_for(ws, rec)
-    tool = tool_named(ws, "edit_file")
-    ctx = make_ctx(tool, {"path": "src/app.py", "edits": [{"old_text": "x", "new_text": "y"}]})
+    tool = builtin_tool(ws, "edit_file")
+    ctx = call_context(tool, {"path": "src/app.py", "edits": [{"old_text": "x", "new_text": "y"}]})
     out: list[Any] = []
     async with anyio.create_task_group() as tg:
 
@@ -283,7 +272,7 @@ async def test_abort_while_waiting_ends_the_wait_at_once(ws: Path) -> None:
         async with anyio.create_task_group() as tg:
 
             async def hook() -> None:
-                ctx = make_ctx(tool_named(ws, "run_command"), {"command": "ls"})
+                ctx = call_context(builtin_tool(ws, "run_command"), {"command": "ls"})
                 out.append(await gate(ctx, controller.signal))
 
             tg.start_soon(hook)
@@ -301,11 +290,11 @@ async def test_abort_while_waiting_ends_the_wait_at_once(ws: Path) -> None:
 async def test_several_pending_and_always_settles_the_covered_ones(ws: Path) -> None:
     rec = Recorder()
     gate = gate_for(ws, rec)
-    write, run = tool_named(ws, "write_file"), tool_named(ws, "run_command")
+    write, run = builtin_tool(ws, "write_file"), builtin_tool(ws, "run_command")
     ctxs = [
-        make_ctx(write, {"path": "a.txt", "content": ""}, "w1"),
-        make_ctx(run, {"command": "ls"}, "r1"),
-        make_ctx(write, {"path": "b.txt", "content": ""}, "w2"),
+        call_context(write, {"path": "a.txt", "content": ""}, "w1"),
+        call_context(run, {"command": "ls"}, "r1"),
+        call_context(write, {"path": "b.txt", "content": ""}, "w2"),
     ]
     results: dict[str, Any] = {}
     async with anyio.create_task_group() as tg:
@@ -336,7 +325,7 @@ async def test_several_pending_and_always_settles_the_covered_ones(ws: Path) -> 
 async def test_headless_policies(ws: Path, policy: str, allowed: bool, words: str | None) -> None:
     rec = Recorder()
     gate = gate_for(ws, rec, policy=policy, deny=['run_command(command="rm *")'])
-    result = await gate(make_ctx(tool_named(ws, "run_command"), {"command": "ls"}))
+    result = await gate(call_context(builtin_tool(ws, "run_command"), {"command": "ls"}))
     assert (result is None) is allowed
     if words:
         assert words in result.reason and "run_command (default)" in result.reason
@@ -344,12 +333,12 @@ async def test_headless_policies(ws: Path, policy: str, allowed: bool, words: st
     assert (decision.decided_by, decision.rule_source) == ("policy", f"--approve {policy}")
     assert not rec.of(PermissionRequestEvent)
     # a deny rule denies under every policy, "all" included
-    denied = await gate(make_ctx(tool_named(ws, "run_command"), {"command": "rm -rf x"}))
+    denied = await gate(call_context(builtin_tool(ws, "run_command"), {"command": "rm -rf x"}))
     assert denied is not None and denied.block and "--deny" in denied.reason
     if words:  # with no rule at all, the reason says so
         bare = PermissionGate(RuleSet(), policy=policy)  # type: ignore[arg-type]
         mystery = AgentTool("mystery", "Mystery", "d", _NoArgs, _never_runs)
-        unnamed = await bare(make_ctx(mystery, {}))
+        unnamed = await bare(call_context(mystery, {}))
         assert unnamed is not None and "mystery needs approval (no rule) and this run" in (
             unnamed.reason
         )
@@ -357,12 +346,15 @@ async def test_headless_policies(ws: Path, policy: str, allowed: bool, words: st
 
 async def test_rules_policy_still_allows_allow_rules(ws: Path) -> None:
     gate = PermissionGate(load_rules(ws, allow=["write_file"]), policy="rules")
-    assert await gate(make_ctx(tool_named(ws, "write_file"), {"path": "a", "content": ""})) is None
+    assert (
+        await gate(call_context(builtin_tool(ws, "write_file"), {"path": "a", "content": ""}))
+        is None
+    )
 
 
 async def test_saving_without_a_rules_file_is_refused(ws: Path) -> None:
     gate = PermissionGate(RuleSet(default_rules() + rules_from_flags()), publish=Recorder())
-    ctx = make_ctx(tool_named(ws, "write_file"), {"path": "a", "content": ""})
+    ctx = call_context(builtin_tool(ws, "write_file"), {"path": "a", "content": ""})
     async with anyio.create_task_group() as tg:
         tg.start_soon(gate, ctx, None)
         while not gate.pending:

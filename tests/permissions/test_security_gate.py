@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
-from tools import builtin_tools
+from tests.support.gate_calls import builtin_tool, call_context, run_calls
 from workbench.agent import (
     AbortController,
     AgentContext,
@@ -16,7 +17,6 @@ from workbench.agent import (
     AssistantMessage,
     BeforeToolCallContext,
     ToolCall,
-    ToolResultMessage,
 )
 from workbench.permissions import (
     CallPattern,
@@ -26,8 +26,6 @@ from workbench.permissions import (
     suggest_pattern,
 )
 from workbench.permissions.protected import names_protected, protected_target, protection_warning
-from workbench.providers.scripted import Scenario
-from workbench.runtime import RunOptions, build_runtime
 
 
 @pytest.fixture
@@ -43,34 +41,8 @@ def ws(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def tool_named(ws: Path, name: str, gate: PermissionGate | None = None) -> AgentTool:
-    tools = builtin_tools(ws, gate.may_read if gate else None)
-    return next(t for t in tools if t.name == name)
-
-
-def make_ctx(tool: AgentTool, args: dict[str, Any]) -> BeforeToolCallContext:
-    call = ToolCall(id="c1", name=tool.name, arguments=args)
-    message = AssistantMessage(content=[call], stop_reason="toolUse")
-    params = tool.parameters.model_validate(
-        tool.prepare_arguments(args) if tool.prepare_arguments else args
-    )
-    return BeforeToolCallContext(message, call, params, AgentContext(tools=[tool]), tool)
-
-
-async def run_turn(ws: Path, calls: list[tuple[str, dict[str, Any]]], **options: Any) -> list[Any]:
-    turns = [
-        {
-            "tool_calls": [
-                {"id": f"c{i}", "name": n, "arguments": a} for i, (n, a) in enumerate(calls)
-            ]
-        },
-        {"text": "done"},
-    ]
-    scenario = Scenario.model_validate({"name": "t", "turns": turns})
-    options.setdefault("approve", "all")
-    runtime = build_runtime(RunOptions(scenario=scenario, workspace=ws, record=False, **options))
-    await runtime.agent.prompt("go")
-    return [m for m in runtime.agent.state.messages if isinstance(m, ToolResultMessage)]
+run_turn = partial(run_calls, approve="all")
+"""A turn of calls with every ask answered yes: what is refused, the gate refused."""
 
 
 # -- protected paths -----------------------------------------------------------------
@@ -119,8 +91,8 @@ async def test_a_rule_naming_the_directory_allows_it(ws: Path) -> None:
 
 async def test_a_person_is_asked_with_a_warning_and_an_exact_suggestion(ws: Path) -> None:
     gate = PermissionGate.for_workspace(ws, allow=["write_file"])
-    ctx = make_ctx(
-        tool_named(ws, "write_file"), {"path": "./.git/hooks/post-merge", "content": "x"}
+    ctx = call_context(
+        builtin_tool(ws, "write_file"), {"path": "./.git/hooks/post-merge", "content": "x"}
     )
     out: list[Any] = []
     async with anyio.create_task_group() as tg:
@@ -146,7 +118,7 @@ async def _collect(out: list[Any], awaitable: Any) -> None:
 
 
 async def _decide_no_wait(gate: PermissionGate, ws: Path, path: str) -> str:
-    ctx = make_ctx(tool_named(ws, "write_file"), {"path": path, "content": "x"})
+    ctx = call_context(builtin_tool(ws, "write_file"), {"path": path, "content": "x"})
     with anyio.move_on_after(0.2):
         result = await gate(ctx, AbortController().signal)
         return "allowed" if result is None else "denied"
@@ -285,7 +257,7 @@ def test_other_tools_paths_are_judged_as_written(ws: Path) -> None:
         mcp, {"path": "/etc/passwd", "file_path": str(ws / "a" / ".." / "b"), "n": 1, "p2": " x"}
     )
     assert judged == {"path": "/etc/passwd", "file_path": "b", "n": 1, "p2": " x"}
-    builtin = tool_named(ws, "read_file")
+    builtin = builtin_tool(ws, "read_file")
     assert gate.judged_args(builtin, {"path": "./src//app.py", "offset": 2}) == {
         "path": "src/app.py",
         "offset": 2,
@@ -529,7 +501,7 @@ async def test_a_refused_path_is_a_decision_with_its_reason(ws: Path) -> None:
 
     published = Published()
     gate = PermissionGate.for_workspace(ws, publish=published, policy="all")
-    result = await gate(make_ctx(tool_named(ws, "read_file"), {"path": "../etc"}))
+    result = await gate(call_context(builtin_tool(ws, "read_file"), {"path": "../etc"}))
     assert result is not None and result.block
     assert result.reason == (
         "Permission denied: Path '../etc' uses '..' to climb outside the workspace; only files "
@@ -549,7 +521,7 @@ async def test_a_refused_path_is_a_decision_with_its_reason(ws: Path) -> None:
 async def test_a_protected_path_under_a_policy_is_denied_in_words(ws: Path) -> None:
     published = Published()
     gate = PermissionGate.for_workspace(ws, publish=published, policy="all")
-    ctx = make_ctx(tool_named(ws, "write_file"), {"path": ".git/config", "content": "x"})
+    ctx = call_context(builtin_tool(ws, "write_file"), {"path": ".git/config", "content": "x"})
     result = await gate(ctx)
     assert result is not None and result.block
     assert result.reason == (
@@ -564,7 +536,7 @@ async def test_unknown_answers_are_refused_and_the_request_waits(ws: Path) -> No
     from workbench.permissions import AnswerError
 
     gate = PermissionGate.for_workspace(ws)
-    ctx = make_ctx(tool_named(ws, "write_file"), {"path": "a.txt", "content": "x"})
+    ctx = call_context(builtin_tool(ws, "write_file"), {"path": "a.txt", "content": "x"})
     out: list[Any] = []
     async with anyio.create_task_group() as tg:
         tg.start_soon(lambda: _collect(out, gate(ctx, AbortController().signal)))
@@ -591,7 +563,7 @@ async def test_saving_to_an_unwritable_rules_file_is_refused(ws: Path) -> None:
     blocked = ws / "blocked"
     blocked.write_text("")  # a file where the rules file's directory should be
     gate = PermissionGate.for_workspace(ws, rules_file=blocked / "rules.toml")
-    ctx = make_ctx(tool_named(ws, "write_file"), {"path": "a.txt", "content": "x"})
+    ctx = call_context(builtin_tool(ws, "write_file"), {"path": "a.txt", "content": "x"})
     async with anyio.create_task_group() as tg:
         tg.start_soon(lambda: _collect([], gate(ctx, AbortController().signal)))
         while not gate.pending:
@@ -627,9 +599,9 @@ async def test_a_path_glob_written_loosely_still_judges_the_canonical_path(ws: P
 
 async def test_always_allowing_a_tool_does_not_release_a_waiting_protected_call(ws: Path) -> None:
     gate = PermissionGate.for_workspace(ws)
-    write = tool_named(ws, "write_file")
-    plain = make_ctx(write, {"path": "a.txt", "content": "x"})
-    hook = make_ctx(write, {"path": ".git/hooks/pre-push", "content": "x"})
+    write = builtin_tool(ws, "write_file")
+    plain = call_context(write, {"path": "a.txt", "content": "x"})
+    hook = call_context(write, {"path": ".git/hooks/pre-push", "content": "x"})
     out: dict[str, Any] = {}
 
     async def call(key: str, ctx: BeforeToolCallContext) -> None:
@@ -703,5 +675,7 @@ async def test_a_tool_of_yours_named_like_a_reader_is_not_allowed_by_the_default
     )
     result = await gate(ctx, AbortController().signal)
     assert result is not None and result.block  # asked, and this run approves nothing
-    builtin = tool_named(ws, "read_file")
-    assert await gate(make_ctx(builtin, {"path": "src/app.py"}), AbortController().signal) is None
+    builtin = builtin_tool(ws, "read_file")
+    assert (
+        await gate(call_context(builtin, {"path": "src/app.py"}), AbortController().signal) is None
+    )

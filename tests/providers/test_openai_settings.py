@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from workbench.cli.args import add_provider_arguments
 from workbench.providers.settings import (
     OpenAISettings,
-    add_provider_arguments,
     default_config_path,
     settings_from_args,
 )

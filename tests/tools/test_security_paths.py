@@ -7,14 +7,15 @@ from flags) and asserts that nothing it aimed at was read or written.
 from __future__ import annotations
 
 import os
+from functools import partial
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.support.gate_calls import call_context, run_calls
 from tools import builtin_tools
 from tools.workspace import (
     IGNORED_DIRS,
@@ -26,16 +27,8 @@ from tools.workspace import (
 )
 from workbench.agent import (
     AbortController,
-    AgentContext,
-    AgentTool,
-    AssistantMessage,
-    BeforeToolCallContext,
-    ToolCall,
-    ToolResultMessage,
 )
 from workbench.permissions import PermissionGate
-from workbench.providers.scripted import Scenario
-from workbench.runtime import RunOptions, build_runtime
 
 SECRET = "SECRET=hunter2"
 
@@ -54,21 +47,8 @@ def ws(tmp_path: Path) -> Path:
     return root
 
 
-async def attack(ws: Path, calls: list[tuple[str, dict[str, Any]]], **options: Any) -> list[Any]:
-    """Run one turn of `calls` through the real runtime; the tool results, in order."""
-    turns = [
-        {
-            "tool_calls": [
-                {"id": f"c{i}", "name": n, "arguments": a} for i, (n, a) in enumerate(calls)
-            ]
-        },
-        {"text": "done"},
-    ]
-    scenario = Scenario.model_validate({"name": "attack", "turns": turns})
-    options.setdefault("approve", "rules")
-    runtime = build_runtime(RunOptions(scenario=scenario, workspace=ws, record=False, **options))
-    await runtime.agent.prompt("go")
-    return [m for m in runtime.agent.state.messages if isinstance(m, ToolResultMessage)]
+attack = partial(run_calls, approve="rules")
+"""A turn of calls with no one to ask: only the rules decide."""
 
 
 # -- the attacks of issue 16, item 1 -------------------------------------------------
@@ -316,13 +296,6 @@ def denied(relative: str) -> bool:
     return relative == ".env" or relative.startswith("secret/")
 
 
-def make_ctx(tool: AgentTool, args: dict[str, Any]) -> BeforeToolCallContext:
-    call = ToolCall(id="c", name=tool.name, arguments=args)
-    message = AssistantMessage(content=[call], stop_reason="toolUse")
-    params = tool.parameters.model_validate(args)
-    return BeforeToolCallContext(message, call, params, AgentContext(tools=[tool]), tool)
-
-
 @pytest.fixture(scope="module")
 def maze(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("maze")
@@ -351,7 +324,7 @@ def test_rule_verdict_and_opened_file_agree(maze: Path, parts: list[str], absolu
         maze, policy="all", deny=['read_file(path=".env")', 'read_file(path="secret/**")']
     )
     read_file = next(t for t in builtin_tools(maze) if t.name == "read_file")
-    verdict = anyio.run(gate, make_ctx(read_file, {"path": path}))
+    verdict = anyio.run(gate, call_context(read_file, {"path": path}))
     try:
         opened = Path(os.path.realpath(Workspace(maze).resolve(path)))
     except WorkspaceError:

@@ -148,3 +148,27 @@ def test_diff_screen_snapshot(
         await pilot.press("n")
 
     assert snap_compare(app, terminal_size=(110, 30), run_before=run_before)
+
+
+async def test_the_values_fit_the_screen_and_follow_its_width(tmp_path: Path) -> None:
+    """Long values are cut to what the width leaves the A and B columns: the table never
+    runs past the screen's edge, and a wider terminal shows more of each value."""
+    long = "x" * 300
+    a = write_session(tmp_path / "a.jsonl", "read a.txt", result=long + "a", reply="ok")
+    b = write_session(tmp_path / "b.jsonl", "read a.txt", result=long + "b", reply="ok")
+    app = DiffApp(a, b)
+    async with app.run_test(size=(140, 32)) as pilot:
+        screen = app.diff
+        table = screen.query_one(DataTable)
+        await wait_for(pilot, lambda: table.row_count > 0)
+        await pilot.pause()
+        cut_at_140 = screen.cell_width()
+        assert table.virtual_size.width <= table.size.width
+        await pilot.resize_terminal(220, 32)
+        await wait_for(pilot, lambda: screen.cell_width() > cut_at_140)
+        await pilot.pause()
+        assert table.virtual_size.width <= table.size.width
+        row = screen.differences[0]
+        shown = str(table.get_row_at(row)[3])
+        assert len(shown) == screen.cell_width() and shown.endswith("…")
+        assert table.cursor_row == row  # the selection stays where it was

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from workbench import __version__
-from workbench.providers.settings import add_provider_arguments
 
 
 class McpSpec(argparse.Action):
@@ -315,3 +314,57 @@ def add_step_flags(parser: argparse.ArgumentParser, step_help: str, break_help: 
     step.add_argument(
         "--break", dest="breakpoints", action="append", default=[], metavar="BP", help=break_help
     )
+
+
+def add_provider_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the OpenAI-compatible provider's flags (all default to None: "not given")."""
+    group = parser.add_argument_group(
+        "model endpoint",
+        "Talk to an OpenAI-compatible server instead of the scripted demo model. "
+        "Also read: OPENAI_BASE_URL, OPENAI_API_KEY, and profiles from the config file.",
+    )
+    group.add_argument("--base-url", metavar="URL", help="API root, e.g. http://localhost:11434/v1")
+    group.add_argument("--model", metavar="ID", help="model id, e.g. gpt-4.1-mini or qwen3:8b")
+    group.add_argument(
+        "--api-key",
+        metavar="KEY",
+        help="API key (prefer OPENAI_API_KEY or a profile's api_key_env: flags show in `ps`)",
+    )
+    group.add_argument(
+        "--profile", metavar="NAME", help="a [profiles.NAME] table of the config file"
+    )
+    group.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="config file: profiles, [prices], MCP servers "
+        "(default: $WORKBENCH_CONFIG or ~/.config/agent-workbench/config.toml)",
+    )
+    group.add_argument(
+        "--tool-choice", metavar="auto|required|none|TOOL", help="what the model may call"
+    )
+    group.add_argument("--temperature", type=float, metavar="T", help="sampling temperature")
+    group.add_argument("--max-tokens", type=int, metavar="N", help="output token limit")
+
+
+def approve_of(parser: argparse.ArgumentParser, args: argparse.Namespace, headless: bool) -> str:
+    """`--approve`, or its default: a person in the app, the rules alone headless, where
+    no one can answer (so "ask" is refused there)."""
+    approve: str = args.approve or ("rules" if headless else "ask")
+    if headless and approve == "ask":
+        parser.error("--approve ask needs the app; headless runs take all, none or rules")
+    return approve
+
+
+def oversight_of(args: argparse.Namespace, approve: str) -> dict[str, Any]:
+    """The fields of `workbench.oversight.Oversight` (the gate's rules and policy, the
+    stepper's start) from the flags the app, headless runs and the proxy share."""
+    return {
+        "approve": approve,
+        "rules_file": args.rules,
+        "allow": args.allow,
+        "ask": args.ask,
+        "deny": args.deny,
+        "step": args.step,
+        "breakpoints": args.breakpoints,
+    }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from workbench.cli.args import Parser
+from workbench.cli.args import Parser, approve_of
 
 
 def init_main(argv: list[str]) -> int:
@@ -61,9 +61,7 @@ def run_main(argv: list[str]) -> int:
         return 2
     workspace = args.workspace or Path.cwd()
     headless = args.headless is not None
-    approve = args.approve or ("rules" if headless else "ask")
-    if headless and approve == "ask":
-        parser.error("--approve ask needs the app; headless runs take all, none or rules")
+    approve = approve_of(parser, args, headless)
     options = {
         "workspace": workspace,
         "rules": args.rules,

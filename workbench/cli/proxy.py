@@ -18,7 +18,7 @@ import anyio
 from rich.console import Console
 from rich.text import Text
 
-from workbench.cli.args import Parser, add_rule_flags, add_step_flags
+from workbench.cli.args import Parser, add_rule_flags, add_step_flags, approve_of, oversight_of
 from workbench.sanitize import literal
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
@@ -92,9 +92,7 @@ def proxy_main(argv: list[str]) -> int:
 
     parser = proxy_parser()
     args = parser.parse_args(argv)
-    approve = args.approve or ("rules" if args.headless else "ask")
-    if args.headless and approve == "ask":
-        parser.error("--approve ask needs the app; headless runs take all, none or rules")
+    approve = approve_of(parser, args, bool(args.headless))
     if not is_loopback(args.host):
         print(
             f"workbench proxy: WARNING: listening on {args.host}, not only this machine: anyone "
@@ -114,13 +112,7 @@ def proxy_main(argv: list[str]) -> int:
                 api_key=key,
                 host=args.host,
                 port=args.port,
-                approve=approve,
-                rules_file=args.rules,
-                allow=args.allow,
-                ask=args.ask,
-                deny=args.deny,
-                step=args.step,
-                breakpoints=args.breakpoints,
+                **oversight_of(args, approve),
                 record=not args.no_record,
                 session_dir=args.session_dir,
                 capture_chunks=not args.no_chunks,

@@ -8,10 +8,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from workbench.cli.args import Parser
+from workbench.cli.args import Parser, add_provider_arguments
 from workbench.cli.commands import EXIT_USAGE, ask_for_cwd, load
 from workbench.cli.headless import recording_exit_code, say_recording_problem
-from workbench.providers.settings import add_provider_arguments, settings_from_args
+from workbench.providers.settings import settings_from_args
 from workbench.runtime import build_runtime
 from workbench.sanitize import literal
 from workbench.session_runs import ForkRequest, fork_choices, fork_options, scenario_of

@@ -152,37 +152,6 @@ def load_provider_config(path: Path, *, required: bool = False) -> ProviderConfi
 # -- flags ---------------------------------------------------------------------------
 
 
-def add_provider_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the OpenAI-compatible provider's flags (all default to None: "not given")."""
-    group = parser.add_argument_group(
-        "model endpoint",
-        "Talk to an OpenAI-compatible server instead of the scripted demo model. "
-        "Also read: OPENAI_BASE_URL, OPENAI_API_KEY, and profiles from the config file.",
-    )
-    group.add_argument("--base-url", metavar="URL", help="API root, e.g. http://localhost:11434/v1")
-    group.add_argument("--model", metavar="ID", help="model id, e.g. gpt-4.1-mini or qwen3:8b")
-    group.add_argument(
-        "--api-key",
-        metavar="KEY",
-        help="API key (prefer OPENAI_API_KEY or a profile's api_key_env: flags show in `ps`)",
-    )
-    group.add_argument(
-        "--profile", metavar="NAME", help="a [profiles.NAME] table of the config file"
-    )
-    group.add_argument(
-        "--config",
-        type=Path,
-        metavar="FILE",
-        help="config file: profiles, [prices], MCP servers "
-        "(default: $WORKBENCH_CONFIG or ~/.config/agent-workbench/config.toml)",
-    )
-    group.add_argument(
-        "--tool-choice", metavar="auto|required|none|TOOL", help="what the model may call"
-    )
-    group.add_argument("--temperature", type=float, metavar="T", help="sampling temperature")
-    group.add_argument("--max-tokens", type=int, metavar="N", help="output token limit")
-
-
 def settings_from_args(
     args: argparse.Namespace, environ: Mapping[str, str] = os.environ
 ) -> OpenAISettings | None:
