@@ -9,7 +9,7 @@ timing each press until the focus has moved. Prints the median and the slowest.
                                      [--attribute]
 
 Target (issue #19): every key answered within 100 ms. `--attribute` also times each
-garbage collection (`gc.callbacks`) and prints, per generation, how many ran and how
+garbage collection during the run (`gc.callbacks`) and prints, per generation, how many ran and how
 long they took, and for each key slower than 100 ms the collections that ran while it
 waited (what is left is the app's own work: a refresh, drawing text).
 """
@@ -40,6 +40,8 @@ class Collections:
     def __init__(self) -> None:
         self.spans: list[tuple[float, float, int]] = []
         self._started = 0.0
+        self.run_started = 0.0
+        """Collections before this (the app starting) are left out of the report."""
 
     def __call__(self, phase: str, info: dict) -> None:
         if phase == "start":
@@ -48,8 +50,9 @@ class Collections:
             self.spans.append((self._started, time.perf_counter(), info["generation"]))
 
     def report(self, keys: list[tuple[float, float]]) -> None:
+        spans = [span for span in self.spans if span[0] >= self.run_started]
         for generation in range(3):
-            ms = [(end - start) * 1000 for start, end, g in self.spans if g == generation]
+            ms = [(end - start) * 1000 for start, end, g in spans if g == generation]
             if ms:
                 print(
                     f"generation {generation} collections: {len(ms)}, median "
@@ -59,7 +62,7 @@ class Collections:
             if answered - pressed > 0.1:
                 during = [
                     f"generation {g} {(end - start) * 1000:.0f} ms"
-                    for start, end, g in self.spans
+                    for start, end, g in spans
                     if end > pressed and start < answered
                 ]
                 waited = (answered - pressed) * 1000
@@ -67,14 +70,14 @@ class Collections:
 
 
 async def measure(
-    args: argparse.Namespace, workspace: Path
+    args: argparse.Namespace, workspace: Path, collections: Collections
 ) -> tuple[list[tuple[float, float]], float]:
     runtime = build(args, workspace)
     app = make_app(runtime, prefill="go")
     keys: list[tuple[float, float]] = []
     async with app.run_test(size=(args.width, args.height)) as pilot:
         await pilot.pause(0.3)
-        started = time.perf_counter()
+        started = collections.run_started = time.perf_counter()
         app.post_message(events.Key("enter", None))  # send the prompt: the run starts
         while not runtime.agent.state.is_streaming:
             await asyncio.sleep(0.001)
@@ -104,7 +107,7 @@ def main() -> None:
     if args.attribute:
         gc.callbacks.append(collections)
     with tempfile.TemporaryDirectory() as tmp:
-        keys, seconds = asyncio.run(measure(args, Path(tmp)))
+        keys, seconds = asyncio.run(measure(args, Path(tmp), collections))
     if not keys:
         print(f"the run took {seconds:.2f} s and no key was answered while it ran")
         return

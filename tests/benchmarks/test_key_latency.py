@@ -29,3 +29,11 @@ def test_the_callback_times_each_collection_by_generation() -> None:
     collections("stop", {"generation": 1, "collected": 0, "uncollectable": 0})
     ((start, end, generation),) = collections.spans
     assert generation == 1 and 0 <= end - start < 1
+
+
+def test_collections_before_the_run_are_left_out(capsys) -> None:
+    collections = Collections()
+    collections.spans = [(0.5, 0.9, 2), (1.0, 1.02, 2)]  # start-up's, then the run's
+    collections.run_started = 1.0
+    collections.report([])
+    assert "generation 2 collections: 1, median 20.0 ms" in capsys.readouterr().out
