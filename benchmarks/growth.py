@@ -9,8 +9,9 @@ operation runs in its own process, as a person runs it:
   event carries the whole transcript, as a real request does (the session records
   only the messages added since the previous request);
 - `replay`: `ReplayApp` on that session in a headless Textual app (`App.run_test`,
-  160x48), from reading the file to the first settled screen (the app opens at the
-  last event); then `Home`, `End` and `Left` three times, each timed until the screen
+  160x48), as `workbench replay` opens it (its first frame, then the file read and
+  folded in a thread), until the first settled screen of the session (the app opens at
+  the last event); then `Home`, `End` and `Left` three times, each timed until the screen
   is settled again (`jumps`: the slowest of them; each jump's CPU time is printed
   after the table too);
 - `export-md`, `export-json`: `workbench export FILE --format md|json -o OUT`;
@@ -232,10 +233,17 @@ async def replay_child(session_path: Path, out: Path) -> None:
         app = ReplayApp(read_session(session_path))
     else:
         scrub = ScrubFold()
-        app = ReplayApp(read_session(session_path, scrub.feed), scrub=scrub)
+        try:  # the frame first, then the file read in a thread (`workbench replay` now)
+            from workbench.cli.replay import session_reader
+
+            app = ReplayApp(read=session_reader(session_path, scrub, lambda s: []), scrub=scrub)
+        except ImportError:
+            app = ReplayApp(read_session(session_path, scrub.feed), scrub=scrub)
     jumps: dict[str, float] = {}
     jumps_cpu: dict[str, float] = {}
     async with app.run_test(size=(160, 48)):
+        while getattr(app, "session", None) is None:  # read after the first frame
+            await asyncio.sleep(0.05)
         total = len(app.events)
         await settled(app, total)
         opened = clock() - started

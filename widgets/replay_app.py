@@ -18,6 +18,9 @@ into a new session file that names its parent (`workbench.session_runs.fork_opti
 
 from __future__ import annotations
 
+import asyncio
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -26,7 +29,7 @@ from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -34,6 +37,7 @@ from widgets import responsive
 from widgets.app import WorkbenchApp
 from widgets.main_screen import MainScreen
 from widgets.scrubber import Scrubber
+from widgets.starting_screen import StartingScreen
 from widgets.terminal_safety import SafeTextApp
 from widgets.timeline import Timeline
 from widgets.tool_inspector import ToolInspector
@@ -112,43 +116,68 @@ class ReplayApp(SafeTextApp, App[ForkRequest | None]):
     ]
 
     main: MainScreen
-    """The main screen (made when the app starts)."""
+    """The main screen (made once the session is read)."""
 
     def __init__(
         self,
-        session: Session,
+        session: Session | None = None,
         *,
+        read: Callable[[Callable[[int], None]], tuple[Session, list[ForkChoice]]] | None = None,
         at: int | None = None,
         fork_choices: list[ForkChoice] | None = None,
         scrub: ScrubFold | None = None,
     ) -> None:
-        """`scrub`: the session's fold if it was folded while it was read (`open_replay`)."""
+        """Replay `session`, or the one `read` reads once the first frame is up (it
+        reports how many events it has read so far, and returns the session with the
+        models a fork can use; the starting screen says how far it has come). If `read`
+        raises SessionError, or `at` is outside the session, the app exits with 2 and
+        `start_error` says why. `scrub`: the session's fold if it is folded while it
+        is read."""
         super().__init__()
-        self.session = session
-        self.events = session.events
-        self.marks = Marks(self.events)
-        self.fork_choices = fork_choices or []
-        if scrub is None:
-            scrub = ScrubFold(self.events)
-        else:
-            scrub.attach(self.events)
-        self.scrub = scrub
-        self.position = scrub.position
+        if (session is None) == (read is None):
+            raise TypeError("ReplayApp takes a session or a way to read one (`read`)")
+        self._read_session = read
+        self.start_error: str | None = None
+        """Why the session could not be replayed (None: it could)."""
+        self._at = at
         self.selected_id: str | None = None
-        header = session.header
-        self.labels = {t.name: t.label or t.name for t in header.tools}
-        self.descriptions = {t.name: t.description for t in header.tools}
-        self._start_at = len(self.events) if at is None else max(0, min(at, len(self.events)))
         self._render_busy = False
         self._render_again = False
         self.rendered_position = -1
         """The position the screen shows (it lags `position` while keys are held)."""
         self._gc_thresholds: tuple[int, int, int] | None = None
+        self._scrub = scrub
+        self.session: Session | None = None  # type: ignore[assignment]
+        if session is not None:
+            self._use(session, fork_choices or [])
+
+    def _use(self, session: Session, fork_choices: list[ForkChoice]) -> None:
+        """Replay `session` (folded into `scrub` as it was read, or folded here)."""
+        self.session = session
+        self.events = session.events
+        self.marks = Marks(self.events)
+        self.fork_choices = fork_choices
+        if self._scrub is None:
+            self.scrub = ScrubFold(self.events)
+        else:
+            self.scrub = self._scrub
+            self.scrub.attach(self.events)
+        self.position = self.scrub.position
+        header = session.header
+        self.labels = {t.name: t.label or t.name for t in header.tools}
+        self.descriptions = {t.name: t.description for t in header.tools}
+        at = self._at
+        self._start_at = len(self.events) if at is None else max(0, min(at, len(self.events)))
         self.sub_title = f"{session.path.name} · {header.model.provider}:{header.model.id}"
 
     # -- layout ------------------------------------------------------------------------
 
-    def get_default_screen(self) -> MainScreen:
+    def get_default_screen(self) -> Screen[Any]:
+        if self.session is None:
+            return StartingScreen("Reading the session…")
+        return self._main_screen()
+
+    def _main_screen(self) -> MainScreen:
         self.main = MainScreen(
             self.view_state,
             labels=self.labels,
@@ -180,7 +209,39 @@ class ReplayApp(SafeTextApp, App[ForkRequest | None]):
         return bottom
 
     async def on_mount(self) -> None:
+        if self.session is None:
+            self.call_after_refresh(self._read)  # once the first frame is up
+            return
         await self.main.mounted.wait()  # the main screen's start-up (`main_ready`) first
+
+    @work(group="read")
+    async def _read(self) -> None:
+        """Read the session in a thread (the starting screen counts the events read and
+        keeps answering ctrl+q), then show it."""
+        from workbench.sessions.reader import SessionError
+
+        assert self._read_session is not None
+        starting = self.screen
+        said = 0.0
+
+        def progress(events: int) -> None:
+            nonlocal said
+            if isinstance(starting, StartingScreen) and time.monotonic() - said > 0.1:
+                said = time.monotonic()
+                self.call_from_thread(starting.say, f"Reading the session… {events:,} events")
+
+        try:
+            session, choices = await asyncio.to_thread(self._read_session, progress)
+        except SessionError as exc:
+            self.start_error = str(exc)
+            self.exit(None, return_code=2)
+            return
+        if self._at is not None and not 0 <= self._at <= len(session.events):
+            self.start_error = f"--at {self._at} is outside 0..{len(session.events)}"
+            self.exit(None, return_code=2)
+            return
+        self._use(session, choices)
+        await self.push_screen(self._main_screen())  # over the starting screen
 
     def main_ready(self) -> None:
         """The main screen's widgets are mounted: show where the replay starts."""

@@ -1,14 +1,16 @@
-"""What the app shows while it starts: its frame, before the runtime exists.
+"""What an app shows while it starts: its frame, before what it will show exists.
 
-Building the runtime (the agent, its tools, the gate, the providers) is most of the
-start-up, so the app draws this first and swaps in the main screen once the runtime is
-built (`WorkbenchApp._start_runtime`). Text typed or pasted meanwhile goes to the main
-screen's message box; other keys are dropped (a command typed before the screen that
-would show what it does is not run blind later). It imports nothing beyond Textual.
+The live app builds its runtime meanwhile (the agent, its tools, the gate, the
+providers: most of its start-up; `WorkbenchApp._start_runtime`), and replay reads the
+session file, saying how far it has read (`ReplayApp._read`); each swaps in its main
+screen when done. Text typed or pasted meanwhile goes to the live app's message box;
+other keys are dropped (a command typed before the screen that would show what it does
+is not run blind later). It imports nothing of the workbench.
 """
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.containers import Center, Middle
@@ -17,14 +19,16 @@ from textual.widgets import Header, Static
 
 
 class StartingScreen(Screen[None]):
-    """The app's title and "Starting…" until the main screen replaces it."""
+    """The app's title and what it is doing ("Starting…", "Reading…") until the main
+    screen replaces it."""
 
     DEFAULT_CSS = """
     StartingScreen #starting { width: auto; color: $text-muted; }
     """
 
-    def __init__(self) -> None:
+    def __init__(self, text: str = "Starting the workbench…") -> None:
         super().__init__()
+        self.text = text
         self.typed: list[str] = []
         """The characters typed or pasted so far (backspace takes the last back), for the
         main screen's message box."""
@@ -42,4 +46,8 @@ class StartingScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         with Middle(), Center():
-            yield Static("Starting the workbench…", id="starting")
+            yield Static(Text(self.text), id="starting")
+
+    def say(self, text: str) -> None:
+        """Show `text` (literal) instead: how far the start-up has come."""
+        self.query_one("#starting", Static).update(Text(text))

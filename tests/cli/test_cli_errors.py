@@ -73,19 +73,21 @@ def in_terminal(*args: str, timeout: float = 60) -> tuple[int, str]:
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (["--workspace", "/nonexistent/dir"], "--workspace /nonexistent/dir is not a directory"),
-        (["--profile", "nope", "--config", "/nonexistent.toml"], "nonexistent.toml"),
+        (["--workspace", "/nonexistent/dir", "--no-record"], "/nonexistent/dir is not a directory"),
+        (["--profile", "nope", "--config", "/nonexistent.toml", "--no-record"], "nonexistent.toml"),
+        (["replay", "/nonexistent.jsonl"], "workbench replay: cannot read /nonexistent.jsonl"),
     ],
 )
 def test_bad_input_to_the_app_is_one_line_after_it_closes(args: list[str], needle: str) -> None:
-    """The app draws its first frame before it reads the project and builds the run, so
-    a mistake found then closes it (the terminal comes back as it was) and is one line."""
-    code, output = in_terminal(*args, "--no-record")
+    """The app draws its first frame before it reads the project and builds the run (or,
+    replaying, reads the session), so a mistake found then closes it (the terminal comes
+    back as it was) and is one line."""
+    code, output = in_terminal(*args)
     assert code == 2
     assert "\x1b[?1049h" in output  # the app had the screen...
     after = output.rsplit("\x1b[?1049l", 1)[1]  # ...and gave it back before saying why
     lines = [line for line in re.sub(r"\x1b\[[0-9;?<>]*[a-zA-Z]", "", after).splitlines() if line]
-    assert len(lines) == 1 and needle in lines[0] and lines[0].startswith("workbench: "), after
+    assert len(lines) == 1 and needle in lines[0] and lines[0].startswith("workbench"), after
 
 
 def test_headless_exit_codes(tmp_path: Path) -> None:

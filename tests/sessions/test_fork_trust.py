@@ -4,9 +4,11 @@ directory after a question; `/` and the home directory are refused even when nam
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -91,7 +93,18 @@ def test_replay_asks_before_forking_into_the_current_directory(
     here.mkdir()
     path = str(_claiming(recorded, victim, scenario=False))
     ran_in: list[Path] = []
-    monkeypatch.setattr(ReplayApp, "run", lambda self: ForkRequest(1, SCRIPTED))
+
+    def fork_once_read(self: ReplayApp) -> Any:  # the replay reads the session, then f
+        async def drive() -> None:
+            async with self.run_test() as pilot:
+                while self.session is None:
+                    await pilot.pause(0.02)
+                self.exit(ForkRequest(1, SCRIPTED))
+
+        asyncio.run(drive())
+        return self.return_value
+
+    monkeypatch.setattr(ReplayApp, "run", fork_once_read)
     monkeypatch.setattr(ForkedApp, "run", lambda self: ran_in.append(self.runtime.workspace))
     monkeypatch.chdir(here)
     argv = ["replay", path, "--session", str(tmp_path / "fork.jsonl")]

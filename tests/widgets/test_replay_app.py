@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -180,3 +181,72 @@ async def test_a_session_reaching_back_into_an_earlier_turn_scrubs_exactly(
     assert not scrub.trusted and len(scrub.checkpoints) == 1
     for position in range(len(events), -1, -1):
         assert scrub.goto(position) == fold(events[:position])
+
+
+async def test_a_session_read_after_the_first_frame_says_how_far_it_has_come(
+    tmp_path: Path,
+) -> None:
+    """`workbench replay` draws a frame first and reads the file in a thread, counting
+    the events read; the replay then opens at the end, folded as it was read."""
+    from textual.widgets import Static
+
+    from widgets.starting_screen import StartingScreen
+
+    runtime, _live = await record_run(tmp_path / "ws", READ_A)
+    path = runtime.session_path
+    halfway, go_on = threading.Event(), threading.Event()
+    scrub = ScrubFold()
+    choice = ForkChoice("the recorded model", None)
+
+    def read(progress: Any) -> tuple[Any, list[ForkChoice]]:
+        def feed(batch: list[Any]) -> None:
+            scrub.feed(batch)
+            progress(1234)
+            halfway.set()
+            go_on.wait(10)
+
+        return read_session(path, feed), [choice]
+
+    app = ReplayApp(read=read, scrub=scrub)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, halfway.is_set)
+            await pilot.pause(0.2)
+            assert isinstance(app.screen, StartingScreen) and app.session is None
+            said = str(app.screen.query_one("#starting", Static).render())
+            assert said == "Reading the session… 1,234 events"
+            go_on.set()
+            await wait_for(pilot, lambda: app.session is not None and app.settled)
+            session = read_session(path)
+            assert app.position == len(session.events) and app.fork_choices == [choice]
+            assert app.view_state == fold(session.events)
+            await press(pilot, "home")
+            assert app.position == 0
+    finally:
+        go_on.set()
+    assert app.start_error is None
+
+
+async def test_a_session_that_cannot_be_replayed_ends_the_app_with_2(tmp_path: Path) -> None:
+    from workbench.sessions.reader import SessionError
+
+    def unreadable(progress: Any) -> Any:
+        raise SessionError("cannot read /nowhere.jsonl: No such file or directory")
+
+    runtime, _live = await record_run(tmp_path / "ws", READ_A)
+    session = read_session(runtime.session_path)
+    too_far = f"--at 1000000 is outside 0..{len(session.events)}"
+    unread = "cannot read /nowhere.jsonl: No such file or directory"
+    for app, why in [
+        (ReplayApp(read=unreadable), unread),
+        (ReplayApp(read=lambda progress: (session, []), at=10**6), too_far),
+    ]:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda running=app: not running.is_running)
+        assert app.return_code == 2 and app.start_error == why
+
+
+async def wait_until(pilot: Any, condition: Any, timeout: float = 15.0) -> None:
+    with anyio.fail_after(timeout):
+        while not condition():
+            await pilot.pause(0.02)

@@ -6,17 +6,20 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from workbench.cli.args import Parser, add_provider_arguments
-from workbench.cli.commands import EXIT_USAGE, ask_for_cwd, load
+from workbench.cli.commands import EXIT_USAGE, ask_for_cwd
 from workbench.cli.headless import recording_exit_code, say_recording_problem
 from workbench.providers.settings import settings_from_args
 from workbench.runtime import build_runtime
 from workbench.sanitize import literal
-from workbench.session_runs import ForkRequest, fork_choices, fork_options, scenario_of
+from workbench.session_runs import ForkChoice, ForkRequest, fork_choices, fork_options, scenario_of
 from workbench.sessions.checkpoints import has_checkpoints
 from workbench.sessions.history import first_prompt
+from workbench.sessions.reader import Session, read_session
 from workbench.sessions.scrub import ScrubFold
 
 
@@ -62,28 +65,49 @@ def replay_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def session_reader(
+    path: Path, scrub: ScrubFold, choices: Callable[[Session], list[ForkChoice]]
+) -> Callable[[Callable[[int], None]], tuple[Session, list[ForkChoice]]]:
+    """How replay reads `path` (`ReplayApp(read=...)`): in one pass that folds it into
+    `scrub`, saying how many events so far; with the models a fork can use."""
+
+    def read(progress: Callable[[int], None]) -> tuple[Session, list[ForkChoice]]:
+        read_so_far = 0
+
+        def feed(batch: list[Any]) -> None:
+            nonlocal read_so_far
+            scrub.feed(batch)
+            read_so_far += len(batch)
+            progress(read_so_far)
+
+        session = read_session(path, feed)
+        return session, choices(session)
+
+    return read
+
+
 def replay_main(argv: list[str]) -> int:
     """`workbench replay FILE [--at N] [fork options]`."""
     from widgets.replay_app import ForkedApp, ReplayApp  # the screens: Textual, loaded here
 
     args = replay_parser().parse_args(argv)
-    scrub = ScrubFold()
-    session = load(args.file, "replay", on_batch=scrub.feed)  # read and folded in one pass
-    if session is None:
-        return EXIT_USAGE
-    if args.at is not None and not 0 <= args.at <= len(session.events):
-        print(
-            f"workbench replay: --at {args.at} is outside 0..{len(session.events)}", file=sys.stderr
-        )
-        return EXIT_USAGE
     try:
         flag_settings = settings_from_args(args)
     except ValueError as exc:
         print(f"workbench replay: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    request = ReplayApp(
-        session, at=args.at, fork_choices=fork_choices(session, flag_settings), scrub=scrub
-    ).run()
+    scrub = ScrubFold()
+    read = session_reader(args.file, scrub, lambda session: fork_choices(session, flag_settings))
+    app = ReplayApp(read=read, at=args.at, scrub=scrub)
+    request = app.run()
+    if app.start_error is not None:
+        print(f"workbench replay: {literal(app.start_error)}", file=sys.stderr)
+        return EXIT_USAGE
+    session = app.session
+    if session is None:  # quit while it was being read
+        return 0
+    for warning in session.warnings:
+        print(f"workbench replay: warning: {literal(warning)}", file=sys.stderr)
     if not isinstance(request, ForkRequest):
         return 0
     restores = has_checkpoints(session) and not args.in_place
