@@ -147,6 +147,55 @@ def test_two_processes_refreshing_at_once_both_succeed(tmp_path: Path) -> None:
         assert fts == 40
 
 
+_OPEN_AT_ONCE = """
+import sys, tempfile, threading
+from pathlib import Path
+from workbench.sessions.library import Library
+from tests.sessions.helpers import write_session
+
+failed = []
+for _ in range(150):
+    directory = Path(tempfile.mkdtemp(dir=sys.argv[1]))
+    write_session(directory / "one.jsonl", "fix the config")
+    both = threading.Barrier(2)
+
+    def run(job):
+        both.wait()
+        try:
+            with Library(directory) as library:
+                job(library)
+        except Exception as exc:
+            failed.append(repr(exc))
+
+    jobs = [lambda library: library.refresh(), lambda library: library.entries()]
+    threads = [threading.Thread(target=run, args=(job,)) for job in jobs]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    with Library(directory) as library:
+        if len(library.entries()) != 1:
+            failed.append("the session is not listed")
+print(failed)
+"""
+
+
+def test_a_new_index_opened_by_two_at_once_serves_both(tmp_path: Path) -> None:
+    """The session library's screen lists while its worker indexes: on a new index both
+    connections set it up at the same moment. Neither may fail, and neither may take the
+    other's half-made file for a broken one and delete it (which crashed the process
+    with SIGBUS). In a child process, so a crash fails this test only."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", _OPEN_AT_ONCE, str(tmp_path)],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]"
+
+
 def test_search_needs_every_word_and_reads_none_as_syntax(tmp_path: Path) -> None:
     write_session(
         tmp_path / "a.jsonl",

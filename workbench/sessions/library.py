@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -143,6 +144,8 @@ class Library:
             self.directory.mkdir(parents=True, exist_ok=True)
             try:
                 self._db = self._open()
+            except sqlite3.OperationalError:  # locked, say: another connection's business
+                raise
             except sqlite3.DatabaseError:  # not a database (a torn copy, another file)
                 self._remove_files()
                 self._db = self._open()
@@ -154,7 +157,7 @@ class Library:
         os.close(os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600))
         db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
         try:
-            db.execute("PRAGMA journal_mode = WAL")
+            _use_wal(db)
             db.execute("PRAGMA synchronous = NORMAL")
             if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
                 self._create(db)
@@ -390,6 +393,21 @@ def _delete(db: sqlite3.Connection, name: str) -> None:
     db.execute("DELETE FROM text WHERE rowid = ?", found)
     db.execute("DELETE FROM calls WHERE session_id = ?", found)
     db.execute("DELETE FROM sessions WHERE id = ?", found)
+
+
+def _use_wal(db: sqlite3.Connection) -> None:
+    """Put the index in WAL mode (a no-op once it is), waiting for another connection that
+    is opening it at the same moment: the switch needs the file to itself, and SQLite
+    fails it at once instead of waiting out the busy timeout."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 class _transaction:
