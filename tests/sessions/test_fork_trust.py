@@ -97,8 +97,9 @@ def test_replay_asks_before_forking_into_the_current_directory(
     def fork_once_read(self: ReplayApp) -> Any:  # the replay reads the session, then f
         async def drive() -> None:
             async with self.run_test() as pilot:
-                while self.session is None:
+                while getattr(self, "main", None) is None:  # the session is on screen
                     await pilot.pause(0.02)
+                await self.main.mounted.wait()
                 self.exit(ForkRequest(1, SCRIPTED))
 
         asyncio.run(drive())
