@@ -30,7 +30,7 @@ from widgets.permission_dialogs import PermissionDialogs
 from widgets.prompt_bar import PromptBar
 from widgets.result_images import ResultImages
 from widgets.screen_stats import ScreenStats
-from widgets.starting_screen import StartingScreen
+from widgets.starting_screen import SlowStart, StartingScreen
 from widgets.stepping_actions import SteppingActions
 from widgets.terminal_safety import SafeTextApp
 from workbench import gc_policy
@@ -78,12 +78,14 @@ class WorkbenchApp(
     McpLifecycle,
     ResultImages,
     HandCallActions,
+    SlowStart,
     App[int],
 ):
     """The workbench: timeline, inspector, status, prompt, and the dialogs."""
 
     CSS_PATH = "app.tcss"
     TITLE = "Agent Workbench"
+    START_FAILED = 2  # the app's result is its exit code
     HORIZONTAL_BREAKPOINTS = responsive.BREAKPOINTS
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -126,14 +128,12 @@ class WorkbenchApp(
     ) -> None:
         """Run `runtime`, or the one `start` builds once the first frame is up (the
         starting screen shows meanwhile; if `start` raises OSError or ValueError the app
-        exits with 2 and `start_error` says why). `stats`: filled in with what the screen
-        did (benchmarks and tests)."""
+        exits with 2 and `start_error` says why: `SlowStart`). `stats`: filled in with
+        what the screen did (benchmarks and tests)."""
         super().__init__()
         if (runtime is None) == (start is None):
             raise TypeError("WorkbenchApp takes a runtime or a way to start one (`start`)")
         self._start = start
-        self.start_error: str | None = None
-        """Why `start` could not build the runtime (None: it did, or was not needed)."""
         self.stats = stats
         self._prefill = prefill
         self._mcp_started: asyncio.Event | None = None
@@ -229,14 +229,10 @@ class WorkbenchApp(
 
     @work(group="start")
     async def _start_runtime(self) -> None:
-        """Build the runtime (its imports are most of the start-up), then show it. In a
-        thread: the starting screen keeps answering (ctrl+q, a resize) meanwhile."""
+        """Build the runtime (its imports are most of the start-up), then show it."""
         assert self._start is not None
-        try:
-            runtime = await asyncio.to_thread(self._start)
-        except (OSError, ValueError) as exc:
-            self.start_error = str(exc)
-            self.exit(2, return_code=2)
+        runtime = await self.made_in_thread(self._start, errors=(OSError, ValueError))
+        if runtime is None:
             return
         self._use(runtime)
         starting = self.screen

@@ -18,7 +18,6 @@ into a new session file that names its parent (`workbench.session_runs.fork_opti
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -37,7 +36,7 @@ from widgets import responsive
 from widgets.app import WorkbenchApp
 from widgets.main_screen import MainScreen
 from widgets.scrubber import Scrubber
-from widgets.starting_screen import StartingScreen
+from widgets.starting_screen import SlowStart, StartingScreen
 from widgets.terminal_safety import SafeTextApp
 from widgets.timeline import Timeline
 from widgets.tool_inspector import ToolInspector
@@ -87,7 +86,7 @@ class ForkModal(ModalScreen[ForkChoice | None]):
         self.dismiss(None)
 
 
-class ReplayApp(SafeTextApp, App[ForkRequest | None]):
+class ReplayApp(SlowStart, SafeTextApp, App[ForkRequest | None]):
     """A recorded session, one event at a time. Returns a ForkRequest if the user forks."""
 
     CSS_PATH = "app.tcss"
@@ -137,8 +136,6 @@ class ReplayApp(SafeTextApp, App[ForkRequest | None]):
         if (session is None) == (read is None):
             raise TypeError("ReplayApp takes a session or a way to read one (`read`)")
         self._read_session = read
-        self.start_error: str | None = None
-        """Why the session could not be replayed (None: it could)."""
         self._at = at
         self.selected_id: str | None = None
         self._render_busy = False
@@ -222,23 +219,21 @@ class ReplayApp(SafeTextApp, App[ForkRequest | None]):
 
         assert self._read_session is not None
         starting = self.screen
+        assert isinstance(starting, StartingScreen)
         said = 0.0
 
         def progress(events: int) -> None:
             nonlocal said
-            if isinstance(starting, StartingScreen) and time.monotonic() - said > 0.1:
+            if time.monotonic() - said > 0.1:
                 said = time.monotonic()
                 self.call_from_thread(starting.say, f"Reading the session… {events:,} events")
 
-        try:
-            session, choices = await asyncio.to_thread(self._read_session, progress)
-        except SessionError as exc:
-            self.start_error = str(exc)
-            self.exit(None, return_code=2)
+        read = await self.made_in_thread(self._read_session, progress, errors=(SessionError,))
+        if read is None:
             return
+        session, choices = read
         if self._at is not None and not 0 <= self._at <= len(session.events):
-            self.start_error = f"--at {self._at} is outside 0..{len(session.events)}"
-            self.exit(None, return_code=2)
+            self.cannot_start(f"--at {self._at} is outside 0..{len(session.events)}")
             return
         self._use(session, choices)
         await self.push_screen(self._main_screen())  # over the starting screen
