@@ -43,17 +43,12 @@ if which == "minimal":
     app = Minimal()
 else:  # what `workbench --no-record` runs: its entry module, then the app, which
     # builds the runtime after its first frame
-    from workbench.__main__ import options_from_args
+    from workbench.__main__ import runtime_of
     from workbench.cli.args import build_parser
     from widgets.app import make_app
 
-    def start():
-        from workbench.runtime import build_runtime
-
-        args = build_parser().parse_args(["--no-record"])
-        return build_runtime(options_from_args(args, False, "ask"))
-
-    app = make_app(start=start)
+    args = build_parser().parse_args(["--no-record"])
+    app = make_app(start=lambda: runtime_of(args, False, "ask", lambda note: None))
 
 async def main():
     done = asyncio.Event()

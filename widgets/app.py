@@ -10,6 +10,7 @@ agent. Permission requests, pauses and the end of a run are shown at once.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     from workbench.view.fold import ViewState
 
 
+@functools.cache
 def event_kinds() -> dict[type, str]:
     """How the screen treats some of the bus's events, by class (the listener sees every
     event of a run, and a class is cheaper to look up than a pydantic field): "urgent"

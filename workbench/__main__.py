@@ -66,20 +66,10 @@ def _main(argv: list[str]) -> int:
     args = parse(parser, argv)
     headless = args.headless is not None
     approve = approve_of(parser, args, headless)
-
-    def start(say: Callable[[str], None]) -> Runtime:
-        """The runtime the flags describe. Raises OSError or ValueError."""
-        from workbench.runtime import build_runtime
-
-        options = options_from_args(args, headless, approve, say)
-        if options.workspace is not None and not options.workspace.is_dir():
-            raise ValueError(f"--workspace {options.workspace} is not a directory")
-        return build_runtime(options)
-
     if not headless:
-        return _run_app(start, args.prompt)
+        return _run_app(args, approve)
     try:
-        runtime = start(_say)
+        runtime = runtime_of(args, headless, approve, _say)
     except (OSError, ValueError) as exc:
         _say(str(exc))
         return 2
@@ -97,13 +87,29 @@ def _main(argv: list[str]) -> int:
     return anyio.run(_run_headless, runtime, prompt, args.jsonl)
 
 
-def _run_app(start: Callable[[Callable[[str], None]], Runtime], prefill: str | None) -> int:
-    """The app, on its starting screen while `start` builds the runtime (so the first
-    frame does not wait for the runtime's imports); then what each run recorded."""
+def runtime_of(
+    args: argparse.Namespace, headless: bool, approve: Any, say: Callable[[str], None]
+) -> Runtime:
+    """The runtime the flags describe (`say` hears what was done on the way).
+
+    Raises:
+        OSError, ValueError: bad input (a flag, the project file, a file they name).
+    """
+    from workbench.runtime import build_runtime
+
+    options = options_from_args(args, headless, approve, say)
+    if options.workspace is not None and not options.workspace.is_dir():
+        raise ValueError(f"--workspace {options.workspace} is not a directory")
+    return build_runtime(options)
+
+
+def _run_app(args: argparse.Namespace, approve: Any) -> int:
+    """The app, on its starting screen while the runtime is built (so the first frame
+    does not wait for the runtime's imports); then what each run recorded."""
     from widgets.app import make_app
 
     said: list[str] = []  # said once the app has left the screen
-    app = make_app(start=lambda: start(said.append), prefill=prefill)
+    app = make_app(start=lambda: runtime_of(args, False, approve, said.append), prefill=args.prompt)
     code = app.run() or 0
     for note in said:
         _say(note)
