@@ -46,6 +46,14 @@ def held_start(tmp_path: Path) -> tuple[Callable[[], Runtime], threading.Event, 
     return start, release, called
 
 
+async def main_screen_up(app: Any, pilot: Any) -> None:
+    """Until the main screen has replaced the starting one and is mounted."""
+    while not isinstance(app.screen, MainScreen):
+        await pilot.pause(0.02)
+    await app.main.mounted.wait()
+    await pilot.pause()
+
+
 async def test_the_starting_screen_shows_until_the_runtime_is_built(tmp_path: Path) -> None:
     start, release, called = held_start(tmp_path)
     app = make_app(start=start)
@@ -61,10 +69,7 @@ async def test_the_starting_screen_shows_until_the_runtime_is_built(tmp_path: Pa
             await pilot.press("ctrl+n", "f6", "ctrl+l", "f4", "ctrl+c")  # nothing to act on yet
             assert isinstance(app.screen, StartingScreen) and app.is_running
             release.set()
-            while not isinstance(app.screen, MainScreen):
-                await pilot.pause(0.02)
-            await app.main.mounted.wait()
-            await pilot.pause()
+            await main_screen_up(app, pilot)
             assert app.runtime is not None and app.runs == [app.runtime]
             assert app.prompt_bar.input.value == app.runtime.prompt  # the scenario's prompt
             assert app.sub_title.startswith("scripted:")
@@ -145,10 +150,7 @@ async def test_what_is_typed_while_starting_goes_to_the_prompt(tmp_path: Path) -
             await pilot.pause()
             assert isinstance(app.screen, StartingScreen)
             release.set()
-            while not isinstance(app.screen, MainScreen):
-                await pilot.pause(0.02)
-            await app.main.mounted.wait()
-            await pilot.pause()
+            await main_screen_up(app, pilot)
             assert app.prompt_bar.input.value == "ls -la src!"
             assert app.runs == [app.runtime] and not app.runtime.stepper.enabled
             assert not app.view_state.event_count  # nothing was sent
