@@ -382,7 +382,7 @@ class WorkbenchApp(
         prompt_bar.show_queue([_text(m) for m in steering], [_text(m) for m in follow_ups])
         prompt_bar.running = streaming
         footer_state = (pause is not None and pause.point, streaming)
-        if footer_state != self._footer_state and not pacer.burst:
+        if footer_state != self._footer_state:
             self._footer_state = footer_state
             self.refresh_bindings()
         self._open_dialogs()

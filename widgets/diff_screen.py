@@ -21,8 +21,9 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
+from widgets.footer import Footer
 from widgets.terminal_safety import SafeTextApp
 from workbench.sanitize import literal, one_line
 from workbench.sessions.diff import Difference, Turn, align, turns_of, value_lines

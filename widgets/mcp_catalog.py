@@ -22,9 +22,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Footer, Input, OptionList, Static
+from textual.widgets import Button, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from widgets.footer import Footer
 from widgets.schema_form import SchemaForm
 from workbench.mcp.catalog import Reading, expand_template, template_variables
 from workbench.mcp.failures import McpCallError

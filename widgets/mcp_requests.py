@@ -17,8 +17,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Footer, Static
+from textual.widgets import Button, Static
 
+from widgets.footer import Footer
 from widgets.json_editor import JsonEditModal
 from widgets.schema_form import SchemaForm
 from workbench.mcp.requests import SampleFn, declined

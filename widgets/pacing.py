@@ -13,9 +13,7 @@ one the agent waits. During a burst:
 - the inspector, when it follows the newest call, catches up once every
   `inspect_interval` (the newest call changes faster than anyone can read it), or
   further apart if showing a call costs more than 1/`inspect_budget` of that (a call
-  with long arguments, output or result takes a while to render);
-- the footer waits (Textual rebuilds all of it on any change), so a run that starts
-  and ends within one burst costs it nothing.
+  with long arguments, output or result takes a while to render).
 
 Times are `time.perf_counter()` seconds, passed in so tests can drive the clock.
 """

@@ -17,9 +17,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Footer, Input, Static
+from textual.widgets import Button, Input, Static
 
 from widgets.clear_checkbox import ClearCheckbox
+from widgets.footer import Footer
 from widgets.json_editor import JsonEditModal
 from widgets.render import stage_view
 from workbench.agent import AgentTool

@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from textual.screen import Screen
-from textual.widgets import Footer
+
+from widgets.footer import Footer
 
 WIDE = 110
 BREAKPOINTS = [(0, "-narrow"), (WIDE, "-wide")]

@@ -18,9 +18,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Footer, OptionList, Static, TabbedContent, TabPane
+from textual.widgets import OptionList, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
 
+from widgets.footer import Footer
 from widgets.render import format_ms
 from workbench.bus_events import ProviderResponseEvent, ResponseReleasedEvent
 from workbench.pricing import PriceTable, format_cost

@@ -29,8 +29,9 @@ from textual.app import App, ComposeResult, SuspendNotSupported
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Checkbox, DataTable, Footer, Input, Static
+from textual.widgets import Checkbox, DataTable, Input, Static
 
+from widgets.footer import Footer
 from widgets.terminal_safety import SafeTextApp
 from workbench.cli.sessions import since, when
 from workbench.sanitize import literal, one_line

@@ -3,9 +3,8 @@ lazily, and a burst of events coalesced into a few refreshes."""
 
 from __future__ import annotations
 
-from textual.widgets import Footer
-
 from tests.widgets.helpers import scenario_of, send, wait_for
+from widgets.footer import Footer
 from widgets.run_details import RunDetailsScreen
 from widgets.screen_stats import ScreenStats
 from widgets.timeline import Timeline
@@ -136,7 +135,7 @@ async def test_after_a_burst_the_screen_catches_up_with_everything(make_test_app
         assert app.inspector.record is not None and app.inspector.record.id == newest
         assert app.inspector.record.result_text == "call 19 done"
         assert any("all done" in line for line in app.timeline.plain_lines()[-4:])
-        footer_keys = [key.description for key in app.query_one(Footer).query("FooterKey")]
+        footer_keys = [key.description for key in app.query_one(Footer).items]
         assert "Cancel run" not in footer_keys  # the footer caught up with the run's end
 
 
