@@ -11,7 +11,9 @@ timing each press until the focus has moved. Prints the median and the slowest.
 Target (issue #19): every key answered within 100 ms. `--attribute` also times each
 garbage collection during the run (`gc.callbacks`) and prints, per generation, how many ran and how
 long they took, and for each key slower than 100 ms the collections that ran while it
-waited (what is left is the app's own work: a refresh, drawing text).
+waited (what is left is the app's own work: a refresh, drawing text). At the end of the
+run it prints the price of `workbench.gc_policy`: the cycles of objects it froze while
+they were alive and that have died since (kept until the policy is undone).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import math
 import statistics
 import sys
 import tempfile
@@ -42,6 +45,10 @@ class Collections:
         self._started = 0.0
         self.run_started = 0.0
         """Collections before this (the app starting) are left out of the report."""
+        self.run_ended = math.inf
+        """Collections after this (`frozen_garbage`'s own) are left out too."""
+        self.kept = (0, 0)
+        """`frozen_garbage()` at the end of the run."""
 
     def __call__(self, phase: str, info: dict) -> None:
         if phase == "start":
@@ -50,7 +57,7 @@ class Collections:
             self.spans.append((self._started, time.perf_counter(), info["generation"]))
 
     def report(self, keys: list[tuple[float, float]]) -> None:
-        spans = [span for span in self.spans if span[0] >= self.run_started]
+        spans = [span for span in self.spans if self.run_started <= span[0] < self.run_ended]
         for generation in range(3):
             ms = [(end - start) * 1000 for start, end, g in spans if g == generation]
             if ms:
@@ -67,6 +74,33 @@ class Collections:
                 ]
                 waited = (answered - pressed) * 1000
                 print(f"key answered in {waited:.0f} ms; collections meanwhile: {during or 'none'}")
+        count, size = self.kept
+        print(f"dead cycles kept frozen at the end: {count} objects, {size / 1e6:.1f} MB")
+
+
+def frozen_garbage() -> tuple[int, int]:
+    """The cycles frozen alive that have died since: how many objects, and about how
+    many bytes (`sys.getsizeof` of each and of the untracked objects, strings and the
+    like, they hold). Frozen again afterwards, as the policy leaves them."""
+    gc.unfreeze()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        gc.collect()
+        count = len(gc.garbage)
+        seen = {id(item) for item in gc.garbage}
+        size = 0
+        for item in gc.garbage:
+            size += sys.getsizeof(item)
+            for held in gc.get_referents(item):
+                if not gc.is_tracked(held) and id(held) not in seen:
+                    seen.add(id(held))
+                    size += sys.getsizeof(held)
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+    gc.collect()
+    gc.freeze()
+    return count, size
 
 
 async def measure(
@@ -91,6 +125,9 @@ async def measure(
                 keys.append((pressed, time.perf_counter()))
             await asyncio.sleep(0.1)
         seconds = time.perf_counter() - started
+        if args.attribute:
+            collections.run_ended = time.perf_counter()
+            collections.kept = frozen_garbage()
     return keys, seconds
 
 

@@ -10,20 +10,25 @@ no key is answered. None of that is garbage, so, while a session runs:
 
 - everything alive once start-up is over is frozen (`gc.freeze`): collections skip it;
 - the youngest generation is collected every `YOUNG_THRESHOLD` allocations instead
-  of 700, so young collections are ten times rarer (objects that die young, almost all
-  of them, are freed by reference counting anyway);
+  of 700, so young collections are five times rarer (objects that die young, almost
+  all of them, are freed by reference counting anyway);
 - whatever survives a full collection is frozen as well, and full collections come
   every `OLDER_THRESHOLDS[1]` collections of the middle generation: each one walks
-  only what the session made since the last one, so its pause stays the same (10 to
-  30 ms) however long the session has run, instead of growing with it. A long-lived
-  object is walked three times (once per generation), then never again.
+  only what the session made since the last one, so its pause stays the same however
+  long the session has run, instead of growing with it. A long-lived object is walked
+  three times (once per generation), then never again.
 
-The price of the last point: a cycle of objects that was alive at a full collection
-and dies later is not freed until the policy is undone (reference counting still frees
-everything outside cycles). In the app that is mostly the footer's keys, which Textual
-builds again at each change of focus: about 1.5 MB per thousand busy turns, 25 MB if
-the focus moves ten times a second all along (figures in benchmarks/README.md),
-against pauses that grow with the session.
+How long a pause is follows from the thresholds: a full collection walks what about
+`YOUNG_THRESHOLD * OLDER_THRESHOLDS[0] * OLDER_THRESHOLDS[1]` allocations left alive,
+and a key pressed meanwhile waits for it.
+
+The price of freezing: a cycle of objects that was alive at a full collection and dies
+later is not freed until the policy is undone (reference counting still frees
+everything outside cycles), and the more often full collections come, the more such
+cycles they catch. In the app they are mostly what Textual makes again when the focus
+moves (the styles of each widget's parts, drawn lines), a few megabytes per thousand
+busy turns (`benchmarks/key_latency.py --attribute` prints how much; figures in
+benchmarks/README.md).
 
 Both the app and the headless runner use the same policy, and both undo it on the
 way out (`gc.unfreeze` hands the frozen objects back to the collector).
@@ -36,7 +41,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-YOUNG_THRESHOLD = 7_000
+YOUNG_THRESHOLD = 3_500
 OLDER_THRESHOLDS = (5, 2)
 
 

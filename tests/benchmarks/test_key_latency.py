@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import pytest
 
 from benchmarks.key_latency import Collections
@@ -37,3 +40,35 @@ def test_collections_before_the_run_are_left_out(capsys) -> None:
     collections.run_started = 1.0
     collections.report([])
     assert "generation 2 collections: 1, median 20.0 ms" in capsys.readouterr().out
+
+
+def test_dead_cycles_frozen_alive_are_counted_and_the_rest_stays_frozen() -> None:
+    from benchmarks.key_latency import frozen_garbage
+    from workbench import gc_policy
+
+    class Node:
+        def __init__(self) -> None:
+            self.me = self
+            self.payload = bytearray(100_000)
+
+    previous = gc_policy.apply()
+    try:
+        nodes = [Node() for _ in range(3)]
+        watch = weakref.ref(nodes[0])
+        gc.freeze()  # as the policy does after a full collection: they are alive
+        del nodes  # now dead, but frozen: no collection can see them
+        count, size = frozen_garbage()
+        assert count >= 6  # three nodes and their __dict__s
+        assert size >= 3 * 100_000
+        assert gc.get_freeze_count() > 0  # frozen again, as the policy left it
+        assert watch() is None  # and they are gone for real
+    finally:
+        gc_policy.restore(previous)
+
+
+def test_collections_after_the_run_are_left_out(capsys) -> None:
+    collections = Collections()
+    collections.spans = [(1.0, 1.02, 2), (5.0, 5.8, 2)]  # the run's, then the count's own
+    collections.run_started, collections.run_ended = 1.0, 4.0
+    collections.report([])
+    assert "generation 2 collections: 1, median 20.0 ms, slowest 20.0 ms" in capsys.readouterr().out
