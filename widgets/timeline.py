@@ -29,7 +29,15 @@ from textual.strip import Strip
 from widgets.heights import Heights
 from widgets.line_scroll import LineScrollView
 from widgets.timeline_input import TimelineInput
-from widgets.timeline_parts import ItemView, Painter, Part, Target, estimate_lines, place
+from widgets.timeline_parts import (
+    ItemView,
+    Painter,
+    Part,
+    Target,
+    estimate_lines,
+    load_markdown,
+    place,
+)
 from widgets.timeline_settle import EstimateSettling
 from widgets.tool_card import CARD_HEIGHT, SLOW_AFTER_MS, card_key, card_strips
 from workbench.view.fold import ViewState
@@ -138,6 +146,9 @@ class Timeline(TimelineInput, EstimateSettling, LineScrollView, can_focus=True):
         """Every view's drawing is forgotten (a new width, new styles)."""
 
     # -- data ------------------------------------------------------------------------
+
+    def on_mount(self) -> None:  # beside `LineScrollView.on_mount` (Textual runs both)
+        load_markdown()
 
     def sync(self, state: ViewState, now: float, *, busy: bool = False) -> None:
         """Bring the timeline up to `state`, redrawing only the parts that changed.

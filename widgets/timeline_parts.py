@@ -7,6 +7,9 @@ says what it depends on. `Painter` draws every kind but cards (`widgets.tool_car
 
 from __future__ import annotations
 
+import importlib
+import sys
+import threading
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
@@ -19,6 +22,15 @@ from textual.strip import Strip
 
 from workbench.sanitize import literal
 from workbench.view.records import TimelineItem
+
+
+def load_markdown() -> None:
+    """Import Rich's Markdown and its parser in a thread, once: the first frame does
+    without them, and the first text of a run would otherwise wait for the import
+    (longer than a key may wait; benchmarks/README.md)."""
+    if "rich.markdown" not in sys.modules:
+        threading.Thread(target=importlib.import_module, args=("rich.markdown",)).start()
+
 
 Target = tuple[str, Hashable]
 """What a click on a line does: ("call", id), ("turn", n) or ("thinking", (item, block))."""
@@ -134,7 +146,9 @@ class Painter:
     def markdown(self, text: str) -> list[Strip]:
         if not text.strip():
             return []
-        from rich.markdown import Markdown  # here: the first frame has no text to draw
+        from rich.markdown import (
+            Markdown,  # here: the first frame has no text to draw (`load_markdown`)
+        )
 
         markdown = Markdown(literal(text), code_theme="monokai", hyperlinks=False)
         return self.render(Padding(markdown, (0, 1, 0, 2)), self.style(""))

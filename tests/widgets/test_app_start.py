@@ -156,3 +156,35 @@ async def test_what_is_typed_while_starting_goes_to_the_prompt(tmp_path: Path) -
             assert not app.view_state.event_count  # nothing was sent
     finally:
         release.set()
+
+
+def test_markdown_loads_in_a_thread_once_the_timeline_is_up() -> None:
+    """The first text a run draws does not wait for `rich.markdown` to be imported."""
+    probe = (
+        "import sys, threading, asyncio\n"
+        "from widgets.app import make_app\n"
+        "from workbench.runtime import RunOptions, build_runtime\n"
+        "from workbench.providers.scripted import Scenario\n"
+        "import tempfile, pathlib\n"
+        "runtime = build_runtime(RunOptions(scenario=Scenario.load('demo'),"
+        " workspace=pathlib.Path(tempfile.mkdtemp())))\n"
+        "app = make_app(runtime)\n"
+        "async def main():\n"
+        "    async with app.run_test() as pilot:\n"
+        "        await app.main.mounted.wait()\n"
+        "        loading = [t for t in threading.enumerate() if t is not threading.main_thread()]\n"
+        "        print('before', 'rich.markdown' in sys.modules and not loading)\n"
+        "        for thread in loading: thread.join()\n"
+        "        print('after', 'rich.markdown' in sys.modules)\n"
+        "asyncio.run(main())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "PATH": ""},
+        timeout=60,
+    )
+    assert done.stdout.split() == ["before", "False", "after", "True"]
