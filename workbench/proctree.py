@@ -31,6 +31,19 @@ MARK = "WORKBENCH_TREE"
 """The environment variable that marks a tree's processes."""
 
 
+def process_clock() -> float:
+    """Now, on the clock of psutil's `create_time()`.
+
+    On Linux that is the boot time plus the time since boot, which drifts from the wall
+    clock the longer the machine is up, as the wall clock is adjusted: a tree born "now"
+    by the wall clock would, on a machine up long enough, take its new members for
+    older than itself and never look at their mark.
+    """
+    if hasattr(time, "CLOCK_BOOTTIME"):
+        return psutil.boot_time() + time.clock_gettime(time.CLOCK_BOOTTIME)
+    return time.time()
+
+
 class ProcessTree:
     """The processes started for one purpose (a command, an MCP server).
 
@@ -42,7 +55,7 @@ class ProcessTree:
         self.token = f"{label}-{os.getpid()}-{secrets.token_hex(8)}"
         self.root: int | None = None
         self._known: dict[int, float] = {}
-        self._born = time.time() - 1.0  # (create times are rounded to clock ticks)
+        self._born = process_clock() - 1.0  # (boot time is counted in whole seconds)
 
     def env(self, base: dict[str, str]) -> dict[str, str]:
         """`base` with the tree's mark: the environment to start the root with."""
