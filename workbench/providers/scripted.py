@@ -139,7 +139,7 @@ class Scenario(BaseModel):
         return cls.model_validate_json(text)
 
 
-YIELD_EVERY = 0.003
+YIELD_EVERY = 0.001
 """At full speed, the longest the stream runs without letting other tasks of the event
 loop in (a key pressed in the app waits for the stream otherwise)."""
 
