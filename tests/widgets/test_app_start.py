@@ -107,6 +107,20 @@ async def test_ctrl_q_quits_while_starting(tmp_path: Path) -> None:
         release.set()
 
 
+def words_printed_by(probe: str) -> list[str]:
+    """What the Python code `probe` prints, run in a fresh interpreter on the checkout."""
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "PATH": ""},
+        timeout=60,
+    )
+    return done.stdout.split()
+
+
 def test_the_first_frame_loads_none_of_the_runtime() -> None:
     """What `workbench` imports before its first frame: the entry module and the app's
     class. The runtime, pydantic and the providers load after it, in `start`."""
@@ -117,15 +131,7 @@ def test_the_first_frame_loads_none_of_the_runtime() -> None:
         "or m.startswith(('workbench.agent', 'workbench.runtime', 'workbench.providers', "
         "'workbench.permissions', 'workbench.view', 'widgets.main_screen'))))"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", probe],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=ROOT,
-        env={"PYTHONPATH": str(ROOT), "PATH": ""},
-    )
-    assert done.stdout.split() == []
+    assert words_printed_by(probe) == []
 
 
 def test_make_app_takes_a_runtime_or_a_start_not_both(tmp_path: Path) -> None:
@@ -178,13 +184,4 @@ def test_markdown_loads_in_a_thread_once_the_timeline_is_up() -> None:
         "        print('after', 'rich.markdown' in sys.modules)\n"
         "asyncio.run(main())\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", probe],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=ROOT,
-        env={"PYTHONPATH": str(ROOT), "PATH": ""},
-        timeout=60,
-    )
-    assert done.stdout.split() == ["before", "False", "after", "True"]
+    assert words_printed_by(probe) == ["before", "False", "after", "True"]
