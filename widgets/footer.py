@@ -113,7 +113,7 @@ class Footer(Widget, can_focus=False):
         items = self.keys_of(screen)
         if items != self.items:
             self.items = items
-            self._hover = None
+            self._set_hover(None)  # (its tooltip may be of a key that is gone)
             self.refresh()
 
     def keys_of(self, screen: Any) -> tuple[FooterItem, ...]:
