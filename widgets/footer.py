@@ -97,6 +97,8 @@ class Footer(Widget, can_focus=False):
         self.items: tuple[FooterItem, ...] = ()
         """The keys shown, left to right (the palette's last)."""
         self._offset = 0
+        self._overflow = 0
+        """How many cells of keys the last drawing had no room for (the wheel's range)."""
         self._hover: FooterItem | None = None
         self._spans: list[_Span] = []
         self._line: tuple[tuple[Any, ...], Strip] | None = None
@@ -241,7 +243,8 @@ class Footer(Widget, can_focus=False):
             right = [Segment("▏", styles["border"]), *self._item_segments(palette, styles)]
         right_width = min(Segment.get_line_length(right), width)
         room = width - right_width
-        self._offset = max(0, min(self._offset, x - room))
+        self._overflow = max(0, x - room)
+        self._offset = min(self._offset, self._overflow)
         offset = self._offset
         self._spans = [
             _Span(span.start - offset, span.end - offset, span.item)
@@ -290,10 +293,8 @@ class Footer(Widget, can_focus=False):
         self._scroll(-SCROLL_STEP, event)
 
     def _scroll(self, cells: int, event: events.Event) -> None:
-        before = self._offset
-        self._offset = max(0, self._offset + cells)
-        self._line = None
-        self.render_line(0)  # clamps the offset to what overflows
-        if self._offset != before:
+        offset = max(0, min(self._offset + cells, self._overflow))
+        if offset != self._offset:
+            self._offset = offset
             event.stop()
             self.refresh()
