@@ -146,9 +146,8 @@ class Painter:
     def markdown(self, text: str) -> list[Strip]:
         if not text.strip():
             return []
-        from rich.markdown import (
-            Markdown,  # here: the first frame has no text to draw (`load_markdown`)
-        )
+        # Imported here, not at start-up: the first frame has no text (`load_markdown`).
+        from rich.markdown import Markdown
 
         markdown = Markdown(literal(text), code_theme="monokai", hyperlinks=False)
         return self.render(Padding(markdown, (0, 1, 0, 2)), self.style(""))

@@ -18,9 +18,9 @@ no key is answered. None of that is garbage, so, while a session runs:
   long the session has run, instead of growing with it. A long-lived object is walked
   three times (once per generation), then never again.
 
-How long a pause is follows from the thresholds: a full collection walks what about
-`YOUNG_THRESHOLD * OLDER_THRESHOLDS[0] * OLDER_THRESHOLDS[1]` allocations left alive,
-and a key pressed meanwhile waits for it.
+How long a pause is follows from the thresholds: a full collection walks what is left
+alive of about `YOUNG_THRESHOLD * OLDER_THRESHOLDS[0] * OLDER_THRESHOLDS[1]`
+allocations, and a key pressed meanwhile waits for it.
 
 The price of freezing: a cycle of objects that was alive at a full collection and dies
 later is not freed until the policy is undone (reference counting still frees
