@@ -37,7 +37,7 @@ from workbench.agent.types import Model
 from workbench.bus_events import ProviderRequestEvent
 from workbench.json_text import LINE_DEPTH, loads
 from workbench.providers.openai_errors import describe_error, redact
-from workbench.providers.openai_messages import JsonDict, build_request_body
+from workbench.providers.openai_messages import JsonDict
 from workbench.providers.openai_stream import (
     EMPTY_RESPONSE,
     ChunkReader,
@@ -45,6 +45,7 @@ from workbench.providers.openai_stream import (
     StreamError,
     error_text,
 )
+from workbench.providers.request_bodies import RequestBodies
 from workbench.providers.response_record import ResponseRecord
 from workbench.providers.settings import OpenAISettings
 from workbench.providers.stream_builder import Events, StreamBuilder
@@ -102,6 +103,8 @@ class OpenAIProvider:
         self.sticky_tool_choice = sticky_tool_choice
         self.forced_choice_used = False
         """The model has made a tool call in this run (a forced choice is spent)."""
+        self.bodies = RequestBodies()
+        """This provider's request bodies, each built from the previous one's."""
         self._client: openai.AsyncOpenAI | None = None
         self._client_key: tuple[object, object] | None = None
 
@@ -191,7 +194,7 @@ class _Exchange:
                 yield event
             return
         try:
-            body, repairs = build_request_body(self.model_id, self.context, self.settings)
+            body, repairs = self.provider.bodies.build(self.model_id, self.context, self.settings)
         except ValueError as exc:
             for event in self.builder.start() + self.builder.error(f"Invalid request: {exc}"):
                 yield event

@@ -69,48 +69,61 @@ class Repaired:
 
 def repair_transcript(messages: Sequence[Message]) -> Repaired:
     """Make `messages` a valid chat-completions transcript (see the module docstring)."""
-    out: list[Message] = []
-    notes: list[str] = []
-    pending: list[ToolCall] = []
-    answered: set[str] = set()
-    dropped_calls: set[str] = set()
+    repair = TranscriptRepair()
+    for message in messages:
+        repair.add(message)
+    repair.close_pending()
+    return Repaired(repair.out, repair.notes)
 
-    def close_pending() -> None:
-        for call in pending:
-            if call.id not in answered:
-                out.append(_missing_result(call))
-                notes.append(
+
+class TranscriptRepair:
+    """`repair_transcript` one message at a time, for a transcript that grows.
+
+    Before each message that is not a tool result, the calls still open are closed;
+    from then on nothing before that message can change, which is what lets a request
+    body be built from the previous one's (`workbench.providers.request_bodies`).
+    """
+
+    def __init__(self, dropped_calls: set[str] | None = None) -> None:
+        self.out: list[Message] = []
+        self.notes: list[str] = []
+        self.pending: list[ToolCall] = []
+        self.answered: set[str] = set()
+        self.dropped_calls: set[str] = set(dropped_calls or ())
+        """Ids of calls dropped with their reply: their results are dropped silently."""
+
+    def close_pending(self) -> None:
+        for call in self.pending:
+            if call.id not in self.answered:
+                self.out.append(_missing_result(call))
+                self.notes.append(
                     f"added a '{NO_RESULT_TEXT}' error result for call {call.id} ({call.name})"
                 )
-        pending.clear()
-        answered.clear()
+        self.pending.clear()
+        self.answered.clear()
 
-    for message in messages:
+    def add(self, message: Message) -> None:
         if isinstance(message, ToolResultMessage):
-            if (
-                any(c.id == message.tool_call_id for c in pending)
-                and message.tool_call_id not in answered
-            ):
-                answered.add(message.tool_call_id)
-                out.append(message)
-            elif message.tool_call_id not in dropped_calls:
-                notes.append(
-                    f"dropped the result for call {message.tool_call_id} ({message.tool_name}): "
+            call_id = message.tool_call_id
+            if any(c.id == call_id for c in self.pending) and call_id not in self.answered:
+                self.answered.add(call_id)
+                self.out.append(message)
+            elif call_id not in self.dropped_calls:
+                self.notes.append(
+                    f"dropped the result for call {call_id} ({message.tool_name}): "
                     "its call is not in the request"
                 )
-            continue
-        close_pending()
+            return
+        self.close_pending()
         if isinstance(message, AssistantMessage):
-            dropped_calls.update(c.id for c in message.tool_calls)
-            kept = _repair_assistant(message, notes)
+            self.dropped_calls.update(c.id for c in message.tool_calls)
+            kept = _repair_assistant(message, self.notes)
             if kept is None:
-                continue
-            dropped_calls.difference_update(c.id for c in kept.tool_calls)
-            pending.extend(kept.tool_calls)
+                return
+            self.dropped_calls.difference_update(c.id for c in kept.tool_calls)
+            self.pending.extend(kept.tool_calls)
             message = kept
-        out.append(message)
-    close_pending()
-    return Repaired(out, notes)
+        self.out.append(message)
 
 
 def _repair_assistant(message: AssistantMessage, notes: list[str]) -> AssistantMessage | None:
@@ -279,20 +292,39 @@ def build_request_body(
     """The complete JSON body of one streamed request, and the repair notes.
 
     `settings.extra_body` is merged last, so it can override any field (as the SDK does).
+    A provider that sends many requests builds them with `RequestBodies` instead, which
+    gives the same body converting each message once.
 
     Raises:
         ValueError: the settings ask for something this context cannot satisfy.
     """
     repaired = repair_transcript(context.messages)
-    body: JsonDict = {
-        "model": model,
-        "messages": convert_messages(
-            context.system_prompt,
-            repaired.messages,
-            malformed_arguments=settings.malformed_arguments,
-        ),
-        "stream": True,
-    }
+    converted = convert_messages(
+        "", repaired.messages, malformed_arguments=settings.malformed_arguments
+    )
+    wire, replaced = without_surrogates(converted)
+    return assemble_body(model, context, settings, wire, repaired.notes, replaced)
+
+
+def assemble_body(
+    model: str,
+    context: LlmContext,
+    settings: OpenAISettings,
+    messages: list[JsonDict],
+    notes: list[str],
+    replaced: int,
+) -> tuple[JsonDict, list[str]]:
+    """The body around the transcript's wire `messages` (already free of lone
+    surrogates, `replaced` of them), and the notes to show with it.
+
+    Raises:
+        ValueError: the settings ask for something this context cannot satisfy.
+    """
+    system: list[JsonDict] = []
+    if context.system_prompt:
+        system = [{"role": "system", "content": context.system_prompt}]
+    sent = system + messages
+    body: JsonDict = {"model": model, "messages": sent, "stream": True}
     if settings.include_usage:
         body["stream_options"] = {"include_usage": True}
     if settings.temperature is not None:
@@ -308,11 +340,18 @@ def build_request_body(
     elif settings.tool_choice not in (None, "auto", "none"):
         raise ValueError(f"tool choice {settings.tool_choice!r} needs tools, and none are offered")
     body.update(settings.extra_body)
-    body, replaced = without_surrogates(body)
+    for key, value in body.items():
+        if value is sent:  # the transcript's messages are clean already
+            value, more = without_surrogates(system)
+            value = value + messages if more else sent
+        else:
+            value, more = without_surrogates(value)
+        body[key] = value
+        replaced += more
     if replaced:
         return body, [
-            *repaired.notes,
+            *notes,
             f"{replaced} lone surrogate(s) (text that is not UTF-8, such as a file name's "
             "bytes) sent as U+FFFD: a request body must be UTF-8",
         ]
-    return body, repaired.notes
+    return body, notes

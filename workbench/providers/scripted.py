@@ -40,6 +40,7 @@ from workbench.agent.types import (
     text_of,
 )
 from workbench.bus_events import ProviderRequestEvent, ProviderResponseEvent
+from workbench.providers.request_bodies import RequestBodies
 from workbench.providers.stream_builder import StreamBuilder
 
 FINISH_REASONS = {"toolUse": "tool_calls", "stop": "stop", "length": "length"}
@@ -167,6 +168,8 @@ class ScriptedProvider:
         self.publish = publish
         """Awaited with the simulated wire events (None: none are made)."""
         self._tally: _Tally | None = None
+        self.bodies = RequestBodies()
+        """The simulated requests' bodies, each built from the previous one's."""
 
     @property
     def model(self) -> Model:
@@ -190,7 +193,7 @@ class ScriptedProvider:
         signal = options.signal
         turn = self.pick_turn(context)
         b = StreamBuilder(model)
-        wire = _SimulatedWire(self.publish, model, context) if self.publish else None
+        wire = _SimulatedWire(self.publish, model, context, self.bodies) if self.publish else None
         if wire is not None:
             await wire.request()
         for event in b.start():
@@ -323,9 +326,14 @@ class _SimulatedWire:
     """The wire events a real request for this turn would have made, marked simulated."""
 
     def __init__(
-        self, publish: Callable[[Event], Awaitable[None]], model: Model, context: LlmContext
+        self,
+        publish: Callable[[Event], Awaitable[None]],
+        model: Model,
+        context: LlmContext,
+        bodies: RequestBodies,
     ) -> None:
         self.publish = publish
+        self.bodies = bodies
         self.model = model
         self.context = context
         self.request_id = f"sim_{uuid.uuid4().hex[:16]}"
@@ -333,10 +341,9 @@ class _SimulatedWire:
         self.ttft_ms: float | None = None
 
     async def request(self) -> None:
-        from workbench.providers.openai_messages import build_request_body
         from workbench.providers.settings import OpenAISettings
 
-        body, repairs = build_request_body(
+        body, repairs = self.bodies.build(
             self.model.id, self.context, OpenAISettings(model=self.model.id)
         )
         self.started = time.monotonic()
