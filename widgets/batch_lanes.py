@@ -84,9 +84,9 @@ def render_lanes(
         " " * LABEL_WIDTH + "0" + " " * (cells - len(format_ms(span)) - 1) + format_ms(span) + "\n",
         style="dim",
     )
-    for name, (char, style) in PHASE_STYLE.items():
+    for phase, (char, style) in PHASE_STYLE.items():
         out.append(f"{char} ", style=style)
-        out.append(f"{PHASE_LABEL[name]}  ", style="dim")
+        out.append(f"{PHASE_LABEL[phase]}  ", style="dim")
     detail = next((r for r in records if r.id == (detail_id or selected_id)), None)
     if detail is not None and detail.started_at is not None:
         out.append("\n")

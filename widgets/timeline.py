@@ -17,6 +17,7 @@ from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
+from functools import partial
 from typing import ClassVar
 
 from rich.style import Style
@@ -370,7 +371,7 @@ class Timeline(TimelineInput, EstimateSettling, LineScrollView, can_focus=True):
                     text = block.text
                     add(
                         ("md", text, width),
-                        lambda text=text: paint.markdown(text),
+                        partial(paint.markdown, text),
                         estimate=estimate_lines(text, width - 3),
                     )
                 elif block.kind == "thinking":
@@ -378,7 +379,7 @@ class Timeline(TimelineInput, EstimateSettling, LineScrollView, can_focus=True):
                     text = block.text
                     add(  # the title, and the text if open: drawn when seen, as texts are
                         ("thinking", text, expanded, item.streaming, width),
-                        lambda text=text, e=expanded: paint.thinking(text, e, item.streaming),
+                        partial(paint.thinking, text, expanded, item.streaming),
                         estimate=1 + (estimate_lines(text, width - 4) if expanded else 0),
                         target=("thinking", (index, block_index)),
                     )

@@ -7,10 +7,11 @@ A mixin of `widgets.timeline.Timeline` (its bindings name these actions).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from textual import events
 from textual.geometry import Region
+from textual.widget import Widget
 
 from widgets.heights import Heights
 from widgets.timeline_parts import ItemView, Target
@@ -34,7 +35,6 @@ class TimelineInput:
     _hover: Target | None
     _now: float
     scroll_y: float
-    max_scroll_y: float
     post_message: Any
     scroll_end: Any
     scroll_to_region: Any
@@ -42,8 +42,13 @@ class TimelineInput:
     line_of: Any
     _locate: Any
 
+    if TYPE_CHECKING:  # Widget's, which the timeline is
+
+        @property
+        def max_scroll_y(self) -> int: ...
+
     def _target(self, event: events.MouseEvent) -> Target | None:
-        offset = event.get_content_offset(self)
+        offset = event.get_content_offset(cast(Widget, self))
         if offset is None:
             return None
         found = self._locate(int(self.scroll_y) + offset.y)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
 from rich.console import Console, RenderableType
-from rich.padding import Padding
+from rich.padding import Padding, PaddingDimensions
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
@@ -126,7 +126,7 @@ class Painter:
         lines = console.render_lines(renderable, options, style=style, pad=True)
         return [Strip(line, width) for line in lines]
 
-    def text(self, text: Text, style: Style, pad: tuple[int, ...]) -> list[Strip]:
+    def text(self, text: Text, style: Style, pad: PaddingDimensions) -> list[Strip]:
         return self.render(Padding(text, pad, style=style), style)
 
     def user(self, item: TimelineItem) -> list[Strip]:

@@ -112,7 +112,8 @@ def row_strip(
     line.add(bar)
     used = sum(cell_len(text) for text, _ in body)
     if used > room:  # cut as Rich's "ellipsis" overflow cuts: "…" in the cut run's style
-        keep, cut = room - 1, ()
+        keep = room - 1
+        cut: tuple[str, ...] = ()
         for text, styles in body:
             size = cell_len(text)
             if size > keep:
@@ -211,7 +212,7 @@ def paused_line(record: ToolCallRecord) -> Run:
     """Where the call is stopped, as its card says it."""
     pause = record.pause
     point = pause.point if pause is not None else "before_tool"
-    if point == "after_tool" and pause.result is not None:
+    if point == "after_tool" and pause is not None and pause.result is not None:
         text = "".join(getattr(c, "text", "") for c in pause.result.content)
         return ("‖ stopped at its error result (not sent yet): " + one_line(text, 200), ("yellow",))
     if point == "invalid_arguments":

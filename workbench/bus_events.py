@@ -8,11 +8,11 @@ discriminated union of all of them; `parse_event` reads one back from JSON.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union, get_args
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, TypeAdapter
 
-from workbench.agent.events import AgentEvent, ArgumentStage, Event
+from workbench.agent.events import AnyAgentEvent, ArgumentStage, Event
 from workbench.agent.tool import AgentToolResult
 from workbench.agent.types import Usage
 
@@ -265,10 +265,7 @@ WorkbenchEvent = (
 )
 """The events published by the gate, the stepper and the providers."""
 
-BusEvent = Annotated[
-    Union[get_args(AgentEvent)[0], WorkbenchEvent],  # noqa: UP007 - a union of unions
-    Field(discriminator="type"),
-]
+BusEvent = Annotated[AnyAgentEvent | WorkbenchEvent, Field(discriminator="type")]
 """Everything on the bus: the loop's `AgentEvent`s and the `WorkbenchEvent`s."""
 
 _ADAPTER: TypeAdapter[Any] = TypeAdapter(BusEvent)

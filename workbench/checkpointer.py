@@ -168,9 +168,9 @@ class Checkpointer:
             info = stats[entry.path]
             self.known[entry.path] = (info.mtime_ns, info.size)
         for item in left:
-            info = stats.get(item.path)
-            if info is not None:
-                self.known[item.path] = (info.mtime_ns, info.size)
+            kept = stats.get(item.path)
+            if kept is not None:
+                self.known[item.path] = (kept.mtime_ns, kept.size)
 
 
 def attach_checkpoints(

@@ -71,7 +71,13 @@ def recorded_servers(setup: AgentSetup | None) -> list[McpServerConfig]:
 
     recorded = setup.mcp_servers if setup is not None else []
     return [
-        McpServerConfig(name=s.name, command=s.command, url=s.url, cwd=s.cwd, source="session")
+        McpServerConfig(
+            name=s.name,
+            command=tuple(s.command) if s.command is not None else None,
+            url=s.url,
+            cwd=s.cwd,
+            source="session",
+        )
         for s in recorded
     ]
 

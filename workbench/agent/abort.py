@@ -72,7 +72,10 @@ class AbortSignal:
         key = self._next_key
         self._next_key = key + 1
         self._callbacks[key] = callback
-        return partial(self._callbacks.pop, key, None)
+        return partial(self._forget, key)
+
+    def _forget(self, key: int) -> None:
+        self._callbacks.pop(key, None)
 
     def _fire(self, reason: Any) -> None:
         if self._aborted:

@@ -164,10 +164,10 @@ class Agent:
         self._refuse_if_running("prompt")
         if isinstance(message, str):
             prompts: list[Message] = [UserMessage(content=message)]
-        elif isinstance(message, Sequence):
-            prompts = list(message)
-        else:
+        elif isinstance(message, (UserMessage, AssistantMessage, ToolResultMessage)):
             prompts = [message]
+        else:
+            prompts = list(message)
         return await self._run(prompts)
 
     async def continue_(self) -> list[Message]:

@@ -6,7 +6,7 @@ import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeAlias, TypeVar, Union, overload
 
 from pydantic import BaseModel
 
@@ -23,10 +23,14 @@ from workbench.agent.types import (
 )
 
 T = TypeVar("T")
-MaybeAwaitable = T | Awaitable[T]
+MaybeAwaitable: TypeAlias = Union[T, Awaitable[T]]  # noqa: UP007 - a generic alias needs Union
 
 
-async def resolve(value: MaybeAwaitable[T]) -> T:
+@overload
+async def resolve(value: Awaitable[T]) -> T: ...
+@overload
+async def resolve(value: MaybeAwaitable[T]) -> T: ...
+async def resolve(value: Any) -> Any:
     """Await `value` if it is awaitable: every callback may be sync or async."""
     if inspect.isawaitable(value):
         return await value

@@ -179,7 +179,7 @@ class HandCallEndEvent(Event):
     message: ToolResultMessage
 
 
-AgentEvent = Annotated[
+AnyAgentEvent = (
     AgentStartEvent
     | AgentEndEvent
     | TurnStartEvent
@@ -193,6 +193,8 @@ AgentEvent = Annotated[
     | ToolExecutionUpdateEvent
     | ToolExecutionEndEvent
     | HandCallEvent
-    | HandCallEndEvent,
-    Field(discriminator="type"),
-]
+    | HandCallEndEvent
+)
+"""Every event the loop emits, as a plain union."""
+
+AgentEvent = Annotated[AnyAgentEvent, Field(discriminator="type")]

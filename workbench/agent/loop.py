@@ -145,8 +145,8 @@ async def _guarded(
         async with anyio.create_task_group() as tg:  # one for the run, not one per batch
             state.tg = tg
             await _run_loop(state, new_messages, config, signal, emit, stream_fn)
-    except Exception as exc:  # noqa: BLE001 - nothing escapes the loop
-        exc = _root_cause(exc)
+    except Exception as raised:  # noqa: BLE001 - nothing escapes the loop
+        exc = _root_cause(raised)
         reason = f"{type(exc).__name__}: {exc}"
         context = state.context
         runner = state.runner
@@ -310,7 +310,9 @@ async def stream_assistant_response(
     # A provider should end with an "aborted" message when the signal fires; one that
     # does not is cut off after the abort grace (without a signal, nothing to guard).
     with anyio.CancelScope() if signal is not None else UNGUARDED as scope:
-        guard = None if signal is None else AbortGuard(scope, signal, config.tool_abort_grace)
+        guard = None
+        if signal is not None and scope is not None:
+            guard = AbortGuard(scope, signal, config.tool_abort_grace)
         try:
             stream = stream_fn(config.model, llm_context, StreamOptions(signal=signal))
             async for event in stream:
@@ -385,7 +387,8 @@ def _append(
 async def _poll(hook: MessagesHook | None) -> list[Message]:
     if hook is None:
         return []
-    return list(await resolve(hook()) or [])
+    polled: list[Message] | None = await resolve(hook())
+    return list(polled or [])
 
 
 def _require(stream_fn: StreamFn | None) -> StreamFn:

@@ -73,10 +73,10 @@ def apply_stream_event(
             block = ToolCall(id=id_, name=name, raw_arguments="")
         return open_at(content, index, block, _empty_text)
     if kind == "toolcall_end" and index < len(content):
-        call = content[index]
-        if call.type == "toolCall":
-            call.arguments = parse_arguments_leniently(call.raw_arguments or "")  # type: ignore[union-attr]
-            return call
+        ended = content[index]
+        if isinstance(ended, ToolCall):
+            ended.arguments = parse_arguments_leniently(ended.raw_arguments or "")
+            return ended
     return None
 
 

@@ -137,7 +137,10 @@ class EventPrinter:
         self.started[event.tool_call_id] = event.timestamp
         raw = self.raw.get(event.tool_call_id)
         if raw is not None and not _is_json_object(raw):
-            shown = (one_line(raw, 100) or repr(raw), ("  (raw: not a JSON object)", "red"))
+            shown: tuple[str | tuple[str, str], ...] = (
+                one_line(raw, 100) or repr(raw),
+                ("  (raw: not a JSON object)", "red"),
+            )
         else:
             shown = (one_line(json.dumps(event.args, ensure_ascii=False), 100),)
         self.line(

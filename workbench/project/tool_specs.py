@@ -300,7 +300,10 @@ def origin_of(t: AgentTool, base: Path) -> str | None:
 
 def _found(module: ModuleType, spec: ToolSpec) -> str:
     """What the module defines instead of tools, for the error message."""
-    functions, untyped, classes, other = [], [], [], []
+    functions: list[str] = []
+    untyped: list[str] = []
+    classes: list[str] = []
+    other: list[str] = []
     for name, value in vars(module).items():
         if name.startswith("_"):
             continue

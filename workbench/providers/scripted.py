@@ -19,7 +19,7 @@ import json
 import math
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from importlib import resources
 from itertools import islice
 from pathlib import Path
@@ -35,6 +35,8 @@ from workbench.agent.types import (
     AssistantMessage,
     Model,
     StopReason,
+    TextContent,
+    ThinkingContent,
     ToolResultMessage,
     Usage,
     text_of,
@@ -272,7 +274,7 @@ class ScriptedProvider:
             and tally.messages == messages[: len(tally.messages)]  # by identity, or equal
         ):
             played, replies, chars = tally.played, tally.replies, tally.chars
-            new = islice(messages, len(tally.messages), None)
+            new: Iterator[Any] = islice(messages, len(tally.messages), None)
         else:
             played = replies = chars = 0
             new = iter(messages)
@@ -291,12 +293,11 @@ class ScriptedProvider:
         prompt_chars = len(context.system_prompt) + self._count(context.messages).chars
         reply_chars = 0
         for c in reply.content:  # by type: a failed getattr on a pydantic model is slow
-            kind = c.type
-            if kind == "text":
+            if isinstance(c, TextContent):
                 reply_chars += len(c.text)
-            elif kind == "thinking":
+            elif isinstance(c, ThinkingContent):
                 reply_chars += len(c.thinking)
-            elif kind == "toolCall":
+            else:
                 reply_chars += len(c.raw_arguments or "")
         prompt, output = prompt_chars // 4 + 1, reply_chars // 4 + 1
         return Usage(input=prompt, output=output, total_tokens=prompt + output)

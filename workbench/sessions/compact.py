@@ -302,7 +302,7 @@ class Expander:
                     if not isinstance(text, str):
                         raise ValueError("an update's output is not text")
                 else:
-                    before = self._outputs.get(call_id)
+                    before = self._outputs.get(call_id) if call_id is not None else None
                     drop, append = output.get("drop", 0), output.get("append", "")
                     if (
                         before is None
@@ -312,7 +312,8 @@ class Expander:
                     ):
                         raise ValueError("an update's output does not follow the one before")
                     text = before[drop:] + append
-                self._outputs[call_id] = text
+                if call_id is not None:
+                    self._outputs[call_id] = text
                 partial = dict(data.get("partial_result") or {})
                 partial["content"] = [{"type": "text", "text": text}]
                 data = {**data, "partial_result": partial}

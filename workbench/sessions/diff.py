@@ -113,9 +113,9 @@ def turns_of(session: Session) -> list[Turn]:
                     calls[block.id] = call
                     current.calls.append(call)
         else:
-            call = calls.get(event.tool_call_id)
-            if call is not None:
-                _add(call, event)
+            found = calls.get(event.tool_call_id)
+            if found is not None:
+                _add(found, event)
     return turns
 
 

@@ -11,6 +11,7 @@ This module only cuts; running the fork is `workbench.session_runs.fork_options`
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,7 +61,7 @@ def fork_point(session: Session, turn: int) -> ForkPoint:
     return point
 
 
-def carry_answers(point: ForkPoint, session: Session, events: list[Any]) -> None:
+def carry_answers(point: ForkPoint, session: Session, events: Sequence[Any]) -> None:
     """Keep the parent's "always" answers and breakpoints (up to the cut) in `point`.
 
     An "always" answer becomes an allow rule of the fork's gate, so it is kept only

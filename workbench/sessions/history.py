@@ -48,7 +48,7 @@ class Marks:
         self.total = len(events)
         self.positions: dict[MarkKind, list[int]] = {kind: [] for kind in _PREDICATES}
         if isinstance(events, EventLog):  # from what the log noted: nothing to decode
-            kinds = {
+            kinds: dict[str, MarkKind] = {
                 "turn_start": "turn",
                 "tool_execution_start": "call",
                 "permission_decision": "decision",

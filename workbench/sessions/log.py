@@ -364,7 +364,7 @@ def _ts(raw: bytes) -> float:
     return float(ts) if isinstance(ts, (int, float)) else 0.0
 
 
-def of_kinds(events: Sequence[Any], kinds: Iterable[str]) -> Iterator[Any]:
+def of_kinds(events: Iterable[Any], kinds: Iterable[str]) -> Iterator[Any]:
     """The events of these types, in order (an `EventLog` decodes only those)."""
     if isinstance(events, EventLog):
         return events.iter_kinds(kinds)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from workbench.agent.types import result_text
-from workbench.view.records import Block, TimelineItem, ToolCallRecord
+from workbench.view.records import Block, CallPhase, TimelineItem, ToolCallRecord
 
 if TYPE_CHECKING:
     from workbench.view.fold import ViewState
@@ -176,7 +176,7 @@ def permission_decision(state: ViewState, e: Any) -> None:
     record.decision = e
     if e.edited_args is not None:
         record.edited_args, record.edited_in = e.edited_args, "the permission dialog"
-    phase = None
+    phase: CallPhase | None = None
     if e.request_id is not None:
         state.pending_requests.pop(e.request_id, None)
         phase = "queued"  # answered: the call waits for its turn
@@ -224,7 +224,7 @@ def step_resumed(state: ViewState, e: Any) -> None:
         record.injected_at = "in place of its error result" if after else "before it ran"
     if record.status == "paused":
         record.status = record.status_before_pause or "validated"
-    resumed_phase = "queued" if paused.point == "before_tool" else None
+    resumed_phase: CallPhase | None = "queued" if paused.point == "before_tool" else None
     record.note(e.timestamp, f"resumed: {e.action}", phase=resumed_phase)
 
 

@@ -22,7 +22,7 @@ from workbench.agent.types import (
     text_of,
 )
 from workbench.view.fold_calls import new_call
-from workbench.view.records import Block, NetworkRecord, TimelineItem, TurnRecord
+from workbench.view.records import Block, NetworkRecord, NoticeLevel, TimelineItem, TurnRecord
 
 if TYPE_CHECKING:
     from workbench.view.fold import ViewState
@@ -210,7 +210,7 @@ def response_released(state: ViewState, e: Any) -> None:
 # -- notices from MCP servers --------------------------------------------------------
 
 
-def _notice(state: ViewState, e: Any, level: str = "info") -> None:
+def _notice(state: ViewState, e: Any, level: NoticeLevel = "info") -> None:
     item = TimelineItem(
         "notice", state.turn, [Block("text", e.text)], level=level, timestamp=e.timestamp
     )

@@ -50,6 +50,9 @@ RunState = Literal[
 ]
 
 
+NoticeLevel = Literal["info", "warning", "error"]
+"""How a timeline notice is shown."""
+
 CallPhase = Literal["preflight", "approval", "paused", "queued", "executing", "after_hook", "end"]
 """A stretch of a call's time, as its lanes and times show it: preflight (the argument
 pipeline and the hooks), approval, paused, queued (ready, waiting for its batch),
@@ -210,7 +213,7 @@ class TimelineItem:
     streaming: bool = False
     stop_reason: str | None = None
     error: str | None = None
-    level: Literal["info", "warning", "error"] = "info"
+    level: NoticeLevel = "info"
     """For notices."""
     steering: bool = False
     """A user message injected while the run was going (steering or follow-up)."""

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from workbench.pricing import PriceTable, add_costs
 from workbench.view.fold import ViewState
-from workbench.view.records import ToolCallRecord, TurnRecord
+from workbench.view.records import CallPhase, ToolCallRecord, TurnRecord
 
 
 @dataclass
@@ -56,9 +56,9 @@ def phase_durations(record: ToolCallRecord, now: float) -> dict[str, float]:
     return out
 
 
-def phase_spans(record: ToolCallRecord, now: float) -> list[tuple[str, float, float]]:
+def phase_spans(record: ToolCallRecord, now: float) -> list[tuple[CallPhase, float, float]]:
     """(phase, start, end) for each phase of the call, in order."""
-    spans = []
+    spans: list[tuple[CallPhase, float, float]] = []
     phases = record.phases
     for i, (name, start) in enumerate(phases):
         if name == "end":
