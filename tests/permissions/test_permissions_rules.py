@@ -81,7 +81,7 @@ def test_path_globs(glob: str, value: str, ok: bool) -> None:
         ("pytest $(rm -rf ~)", False),
         ("pytest `id`", False),
         ("pytest -q\nrm -rf ~", False),
-        ("pytest $HOME/tests", True),
+        ("pytest $HOME/tests", False),  # an expansion: only an exact rule or a person
         ("mypytest x", False),
     ],
 )
@@ -90,9 +90,12 @@ def test_command_globs_do_not_cross_shell_operators(command: str, ok: bool) -> N
     assert pattern.matches("run_command", {"command": command}) is ok
 
 
-def test_explicit_operators_in_a_pattern_still_match() -> None:
+def test_a_list_of_commands_is_only_allowed_by_its_exact_text() -> None:
     pattern = CallPattern.parse('run_command(command="make * && make test")')
-    assert pattern.matches("run_command", {"command": "make build && make test"})
+    assert not pattern.matches("run_command", {"command": "make build && make test"})
+    exact = CallPattern.parse('run_command(command="make build && make test")')
+    assert exact.matches("run_command", {"command": "make build && make test"})
+    assert not exact.matches("run_command", {"command": "make build  && make test"})
 
 
 def test_other_arguments_and_tool_globs() -> None:
@@ -143,9 +146,26 @@ def test_defaults() -> None:
 
 
 def test_more_argument_patterns_beat_fewer() -> None:
-    rules = RuleSet([rule('run_command(command="pytest *")', "allow"), rule("run_command", "deny")])
+    rules = RuleSet([rule('run_command(command="pytest *")', "allow"), rule("run_command", "ask")])
     assert rules.match("run_command", {"command": "pytest -q"}).action == "allow"  # type: ignore[union-attr]
-    assert rules.match("run_command", {"command": "ls"}).action == "deny"  # type: ignore[union-attr]
+    assert rules.match("run_command", {"command": "ls"}).action == "ask"  # type: ignore[union-attr]
+
+
+def test_a_deny_wins_over_any_allow() -> None:
+    for order in (1, -1):
+        rules = RuleSet(
+            [
+                rule('run_command(command="pytest -q tests/unit *")', "allow"),
+                rule("run_command", "deny"),
+                rule('write_file(path="src/secrets/key.pem")', "allow"),
+                rule('write_file(path="src/**")', "deny"),
+            ][::order]
+        )
+        for tool, args in [
+            ("run_command", {"command": "pytest -q tests/unit -x"}),
+            ("write_file", {"path": "src/secrets/key.pem"}),
+        ]:
+            assert rules.match(tool, args).action == "deny"  # type: ignore[union-attr]
 
 
 def test_longer_literal_beats_shorter_regardless_of_order() -> None:
@@ -161,7 +181,7 @@ def test_longer_literal_beats_shorter_regardless_of_order() -> None:
 
 
 def test_exact_tool_beats_tool_glob_and_last_wins_ties() -> None:
-    rules = RuleSet([rule("write_file", "allow", "a"), rule("*", "deny")])
+    rules = RuleSet([rule("write_file", "allow", "a"), rule("*", "ask")])
     assert rules.match("write_file", {}).source == "a"  # type: ignore[union-attr]
     tie = RuleSet([rule("write_file", "allow", "first"), rule("write_file", "deny", "second")])
     assert tie.match("write_file", {}).source == "second"  # type: ignore[union-attr]
