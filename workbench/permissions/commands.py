@@ -141,9 +141,13 @@ def literal_command(command: str) -> SimpleCommand | None:
         if not _only_word_nodes(child) or child.start_byte < pos:
             return None
         gap = data[pos : child.start_byte]
-        if raw and (not gap or gap.strip(b" \t")):
+        text = data[child.start_byte : child.end_byte].decode()
+        if gap.strip(b" \t"):
             return None
-        raw.append(data[child.start_byte : child.end_byte].decode())
+        if raw and not gap:  # no blank between: bash reads one word (`''\$`)
+            raw[-1] += text
+        else:
+            raw.append(text)
         pos = child.end_byte
     if not raw or node.children[0].type != "command_name":
         return None
