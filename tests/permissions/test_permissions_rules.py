@@ -279,6 +279,24 @@ def test_rules_file_with_file_and_line_sources(tmp_path: Path) -> None:
         ),
         ('[[rule]]\ntool = "x"\naction = ["allow"]\n', r"r.toml:1: action must be one of"),
         ('[[rule]]\ntool = "x"\naction = "allow"\n\n[[rule]]\naction = "deny"\n', r"r.toml:5: "),
+        (
+            '# deny\n[[rules]]\ntool = "x"\naction = "deny"\n',
+            r"r.toml:2: unknown table or key 'rules' \(did you mean \[\[rule\]\]\?\)",
+        ),
+        ('[[rule]]\ntool = "x"\naction = "deny"\n[[Rule]]\n', r"r.toml:4: .*'Rule' \(did you"),
+        ("\n\n[settings]\nx = 1\n", r"r.toml:3: unknown table or key 'settings'; a rules"),
+        ('  "rulez" = 1\n', r"r.toml:1: unknown table or key 'rulez';"),
+        ("\n'a b'.c = 1\n", r"r.toml:2: unknown table or key 'a b';"),
+        ('\n"\\u0061bc" = 1\n', r"r.toml:1: unknown table or key 'abc';"),  # line not found
+        ('[[rule]]\ntool = "x[z-a]"\naction = "deny"\n', r"r.toml:1: Invalid tool name .*z-a"),
+        (
+            '\n[[rule]]\ntool = "x"\nargs = { q = "[9-0]" }\naction = "deny"\n',
+            r"r.toml:2: Invalid glob '\[9-0\]': bad character range 9-0",
+        ),
+        (
+            '[[rule]]\nmatch = \'x(path="src/[z-a]")\'\naction = "deny"\n',
+            r"r.toml:1: Invalid glob 'src/\[z-a\]'",
+        ),
     ],
 )
 def test_rules_file_errors_name_the_line(tmp_path: Path, body: str, message: str) -> None:

@@ -191,6 +191,12 @@ def rules_from_text(text: str, name: str) -> list[Rule]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise RuleError(f"{name}: {exc}") from None
+    for unknown in sorted(set(data) - {"rule"}):
+        hint = " (did you mean [[rule]]?)" if unknown.casefold().rstrip("s") == "rule" else ""
+        raise RuleError(
+            f"{name}:{_key_line(text, unknown)}: unknown table or key {unknown!r}{hint}; "
+            "a rules file holds only [[rule]] tables"
+        )
     entries = data.get("rule", [])
     key = _RULE_KEY.search(text)
     key_line = text.count("\n", 0, key.start()) + 1 if key else 1
@@ -207,6 +213,13 @@ def rules_from_text(text: str, name: str) -> list[Rule]:
         )
         rules.append(_rule_from_table(entry, where))
     return rules
+
+
+def _key_line(text: str, key: str) -> int:
+    """The line where a top-level `key` is first written (a header or `key =`), or 1."""
+    name = "(?:" + "|".join(re.escape(k) for k in (key, f'"{key}"', f"'{key}'")) + ")"
+    found = re.search(rf"^[ \t]*(?:\[\[?[ \t]*{name}[ \t]*[\].]|{name}[ \t]*[.=])", text, re.M)
+    return text.count("\n", 0, found.start()) + 1 if found else 1
 
 
 def _rule_from_table(entry: Any, where: str) -> Rule:
