@@ -163,9 +163,13 @@ def test_build_runtime_makes_an_unstarted_hub_only_when_asked(tmp_path: Path) ->
 def test_rules_and_breakpoints_can_name_a_whole_server(tmp_path: Path) -> None:
     assert str(CallPattern.parse("mcp:files")) == "files__*"
     assert CallPattern.parse('mcp:files(path="src/**")').matches("files__read", {"path": "src/a"})
-    rules = load_rules(tmp_path, deny=["mcp:files"], allow=["files__stat", "mcp:*"])
+    rules = load_rules(
+        tmp_path, deny=["mcp:files"], ask=["mcp:shell"], allow=["files__stat", "shell__ls", "mcp:*"]
+    )
     assert rules.match("files__write", {}).action == "deny"  # type: ignore[union-attr]
-    assert rules.match("files__stat", {}).action == "allow"  # type: ignore[union-attr]
+    assert rules.match("files__stat", {}).action == "deny"  # type: ignore[union-attr]  # deny wins
+    assert rules.match("shell__ls", {}).action == "allow"  # type: ignore[union-attr]
+    assert rules.match("shell__rm", {}).action == "ask"  # type: ignore[union-attr]
     assert rules.match("other__thing", {}).action == "allow"  # type: ignore[union-attr]
     assert rules.match("run_command", {"command": "ls"}).action == "ask"  # type: ignore[union-attr]
     assert rules.match("files_like_builtin", {}).action == "ask"  # type: ignore[union-attr]

@@ -81,7 +81,7 @@ def test_path_globs(glob: str, value: str, ok: bool) -> None:
         ("pytest $(rm -rf ~)", False),
         ("pytest `id`", False),
         ("pytest -q\nrm -rf ~", False),
-        ("pytest $HOME/tests", True),
+        ("pytest $HOME/tests", False),  # an expansion: only an exact rule or a person
         ("mypytest x", False),
     ],
 )
@@ -90,9 +90,12 @@ def test_command_globs_do_not_cross_shell_operators(command: str, ok: bool) -> N
     assert pattern.matches("run_command", {"command": command}) is ok
 
 
-def test_explicit_operators_in_a_pattern_still_match() -> None:
+def test_a_list_of_commands_is_only_allowed_by_its_exact_text() -> None:
     pattern = CallPattern.parse('run_command(command="make * && make test")')
-    assert pattern.matches("run_command", {"command": "make build && make test"})
+    assert not pattern.matches("run_command", {"command": "make build && make test"})
+    exact = CallPattern.parse('run_command(command="make build && make test")')
+    assert exact.matches("run_command", {"command": "make build && make test"})
+    assert not exact.matches("run_command", {"command": "make build  && make test"})
 
 
 def test_other_arguments_and_tool_globs() -> None:
@@ -143,9 +146,26 @@ def test_defaults() -> None:
 
 
 def test_more_argument_patterns_beat_fewer() -> None:
-    rules = RuleSet([rule('run_command(command="pytest *")', "allow"), rule("run_command", "deny")])
+    rules = RuleSet([rule('run_command(command="pytest *")', "allow"), rule("run_command", "ask")])
     assert rules.match("run_command", {"command": "pytest -q"}).action == "allow"  # type: ignore[union-attr]
-    assert rules.match("run_command", {"command": "ls"}).action == "deny"  # type: ignore[union-attr]
+    assert rules.match("run_command", {"command": "ls"}).action == "ask"  # type: ignore[union-attr]
+
+
+def test_a_deny_wins_over_any_allow() -> None:
+    for order in (1, -1):
+        rules = RuleSet(
+            [
+                rule('run_command(command="pytest -q tests/unit *")', "allow"),
+                rule("run_command", "deny"),
+                rule('write_file(path="src/secrets/key.pem")', "allow"),
+                rule('write_file(path="src/**")', "deny"),
+            ][::order]
+        )
+        for tool, args in [
+            ("run_command", {"command": "pytest -q tests/unit -x"}),
+            ("write_file", {"path": "src/secrets/key.pem"}),
+        ]:
+            assert rules.match(tool, args).action == "deny"  # type: ignore[union-attr]
 
 
 def test_longer_literal_beats_shorter_regardless_of_order() -> None:
@@ -161,7 +181,7 @@ def test_longer_literal_beats_shorter_regardless_of_order() -> None:
 
 
 def test_exact_tool_beats_tool_glob_and_last_wins_ties() -> None:
-    rules = RuleSet([rule("write_file", "allow", "a"), rule("*", "deny")])
+    rules = RuleSet([rule("write_file", "allow", "a"), rule("*", "ask")])
     assert rules.match("write_file", {}).source == "a"  # type: ignore[union-attr]
     tie = RuleSet([rule("write_file", "allow", "first"), rule("write_file", "deny", "second")])
     assert tie.match("write_file", {}).source == "second"  # type: ignore[union-attr]
@@ -259,6 +279,24 @@ def test_rules_file_with_file_and_line_sources(tmp_path: Path) -> None:
         ),
         ('[[rule]]\ntool = "x"\naction = ["allow"]\n', r"r.toml:1: action must be one of"),
         ('[[rule]]\ntool = "x"\naction = "allow"\n\n[[rule]]\naction = "deny"\n', r"r.toml:5: "),
+        (
+            '# deny\n[[rules]]\ntool = "x"\naction = "deny"\n',
+            r"r.toml:2: unknown table or key 'rules' \(did you mean \[\[rule\]\]\?\)",
+        ),
+        ('[[rule]]\ntool = "x"\naction = "deny"\n[[Rule]]\n', r"r.toml:4: .*'Rule' \(did you"),
+        ("\n\n[settings]\nx = 1\n", r"r.toml:3: unknown table or key 'settings'; a rules"),
+        ('  "rulez" = 1\n', r"r.toml:1: unknown table or key 'rulez';"),
+        ("\n'a b'.c = 1\n", r"r.toml:2: unknown table or key 'a b';"),
+        ('\n"\\u0061bc" = 1\n', r"r.toml:1: unknown table or key 'abc';"),  # line not found
+        ('[[rule]]\ntool = "x[z-a]"\naction = "deny"\n', r"r.toml:1: Invalid tool name .*z-a"),
+        (
+            '\n[[rule]]\ntool = "x"\nargs = { q = "[9-0]" }\naction = "deny"\n',
+            r"r.toml:2: Invalid glob '\[9-0\]': bad character range 9-0",
+        ),
+        (
+            '[[rule]]\nmatch = \'x(path="src/[z-a]")\'\naction = "deny"\n',
+            r"r.toml:1: Invalid glob 'src/\[z-a\]'",
+        ),
     ],
 )
 def test_rules_file_errors_name_the_line(tmp_path: Path, body: str, message: str) -> None:

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from workbench.agent import AgentTool
 from workbench.agent.clock import now_ms
 from workbench.bus_events import DecidedBy
-from workbench.permissions.patterns import CallPattern, PatternError
+from workbench.permissions.patterns import CallPattern, PatternError, literal_tool
 from workbench.permissions.rules import Rule, RuleError, append_rule
 
 AnswerKind = Literal[
@@ -105,7 +105,10 @@ def always_rule(
             rule that cannot be saved.
     """
     if answer.kind == "allow_always_tool":
-        pattern = CallPattern(req.tool_name)
+        try:
+            pattern = CallPattern(literal_tool(req.tool_name))
+        except PatternError as exc:
+            raise AnswerError(str(exc)) from None
     else:
         try:
             pattern = CallPattern.parse(answer.pattern or req.suggested_pattern)

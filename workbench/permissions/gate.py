@@ -185,7 +185,7 @@ class PermissionGate:
         question because the call changes a protected path the rule does not name.
         `builtin=False`: the tool only shares a built-in's name (see `RuleSet.match`).
         """
-        rule = self.rules.match(tool_name, judged, builtin=builtin)
+        rule = self.rules.match(tool_name, judged, builtin=builtin, files=self.protected_files)
         action: Action = rule.action if rule is not None else "ask"
         path = judged.get("path")
         if tool_name == "edit_file" and isinstance(path, str):

@@ -66,7 +66,7 @@ def apply_hints(
     if hints is None:
         return rule, action
     if action == "allow" and hints.destructive and rule is not None:
-        if rule.pattern.tool != tool_name:  # allowed only through a wildcard
+        if rule.pattern.exact_tool != tool_name:  # allowed only through a wildcard
             return None, "ask"
     default_ask = rule is None or (rule.is_default and action == "ask")
     if default_ask and hints.trusted and hints.read_only and not hints.destructive:

@@ -12,14 +12,29 @@ How an argument glob matches depends on the argument's name, because the same
   gives built-in tools' paths in the canonical form the tool opens); `*` and `?`
   stay within one path segment, `**` crosses segments (`src/**` is everything
   under src/, `**/*.py` every Python file).
-- `command` / `cmd`: `*` matches any text except shell operators
-  (`;` `&` `|` `` ` `` `$(` `<` `>` and newlines), so `pytest *` allows
-  `pytest -q tests/` but not `pytest; rm -rf ~` or `pytest > ~/.bashrc`.
+- `command` / `cmd`: the command must be one simple command whose every word
+  is literal (see `commands`: no expansion, substitution, redirection, operator,
+  glob or anything else the shell would read as more than its text, and at most
+  `commands.MAX_COMMAND` bytes). The glob is matched against its words in
+  canonical form: plain words as they are, any other in single quotes, joined by
+  single spaces; `*` (and `**`) matches any run of characters there, across
+  words. So `pytest *` allows `pytest -q tests/` and `pytest -k "a or b"`, but
+  not `pytest; rm -rf ~`, `pytest > x`, `pytest $HOME` or `pytest $(id)`. A glob
+  without wildcards also matches the command's text exactly as written: the only
+  way a rule allows a command that is not literal. A glob with wildcards never
+  allows a command naming a protected path (`.git`, `.workbench`, the rules file:
+  see `protected`); a person or an exact rule must. A rule that denies or asks is
+  read the other way round: its glob also matches the command's text as written,
+  `*` matching anything, so `rm *` denies `rm -rf $HOME` too.
 - anything else: `*` matches any text.
 
-Matching is case-sensitive and anchored (the whole value must match). A
-non-string value is matched as its JSON text. A pattern naming an argument the
-call lacks does not match.
+Tool-name, command and text globs are matched without backtracking (see
+`globs`), in time bounded by the value's length times the glob's; a path value
+longer than `MAX_PATH` characters is never allowed by a path glob (and always
+matched by one that denies or asks). Matching is case-sensitive and anchored (the
+whole value must match). A non-string value is matched as its JSON text. A
+pattern naming an argument the call lacks does not match. A glob that cannot be
+read (`[z-a]`) is an error when the pattern is made, not when it is used.
 
 MCP tools are named `server__tool`, so `files__*` names every tool of the MCP
 server `files`; `mcp:files` is a short form of it (and `mcp:*` names every MCP
@@ -31,16 +46,18 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Literal
 
+from workbench.permissions.commands import literal_command, names_protected, quote, runs_others
+from workbench.permissions.globs import Glob, GlobError
+
 Style = Literal["path", "command", "text"]
 
-_SHELL_SAFE = r"(?:(?!\$\()[^;&|`<>\n])"
-"""One character a command glob's `*` may match: not a shell operator."""
-_GLOB_CHARS = set("*?[")
+MAX_PATH = 4096
+"""Characters: longer path values are beyond every path glob (no file has such a name)."""
 
 
 class PatternError(ValueError):
@@ -55,9 +72,8 @@ def style_of(arg_name: str) -> Style:
     return "text"
 
 
-def _translate(pattern: str, style: Style) -> str:
-    """A glob as an anchored regular expression, per the module docstring's rules."""
-    any_char = {"path": "[^/]", "command": _SHELL_SAFE, "text": "."}[style]
+def _path_regex(pattern: str) -> str:
+    """A path glob as an anchored regular expression, per the module docstring's rules."""
     out: list[str] = []
     i, n = 0, len(pattern)
     while i < n:
@@ -65,15 +81,15 @@ def _translate(pattern: str, style: Style) -> str:
         if c == "*":
             if pattern.startswith("**", i):
                 i += 2
-                if style == "path" and pattern.startswith("/", i):
+                if pattern.startswith("/", i):
                     out.append("(?:.*/)?")
                     i += 1
                 else:
-                    out.append(".*" if style != "command" else f"{_SHELL_SAFE}*")
+                    out.append(".*")
                 continue
-            out.append(f"{any_char}*")
+            out.append("[^/]*")
         elif c == "?":
-            out.append(any_char)
+            out.append("[^/]")
         elif c == "[" and (end := pattern.find("]", i + 2)) != -1 and pattern[i + 1 : end] != "!":
             body = pattern[i + 1 : end]
             negate = body.startswith("!")
@@ -96,14 +112,38 @@ def normalise_path(value: str) -> str:
     return posixpath.normpath(value) if value else value
 
 
-def _glob_text(glob: str, style: Style) -> str:
-    """A path glob is normalised like the paths it is matched against (`./a/` is `a`)."""
-    return normalise_path(glob) if style == "path" else glob
+Matcher = Glob | re.Pattern[str]
+Files = Sequence[str]
 
 
-def _value_text(value: Any, style: Style) -> str:
+def _matcher(glob: str, style: Style) -> Matcher:
+    """A glob read for its style (see the module docstring).
+
+    Raises:
+        PatternError: the glob cannot be read.
+    """
+    try:
+        if style == "path":
+            return re.compile(_path_regex(normalise_path(glob)))
+        return Glob.parse(glob)
+    except (GlobError, re.error) as exc:
+        raise PatternError(f"Invalid glob {glob!r}: {exc}") from None
+
+
+def _value_matches(matcher: Matcher, style: Style, value: Any, widen: bool, files: Files) -> bool:
     text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
-    return normalise_path(text) if style == "path" else text
+    if isinstance(matcher, re.Pattern):
+        if len(text) > MAX_PATH:
+            return widen
+        return matcher.match(normalise_path(text)) is not None
+    if style == "text":
+        return matcher.matches(text)
+    if matcher.literal == text or (widen and matcher.matches(text)):
+        return True
+    command = literal_command(text)
+    if command is None or not matcher.matches(command.canonical):
+        return False
+    return widen or matcher.literal is not None or names_protected(command, files) is None
 
 
 @dataclass(frozen=True)
@@ -114,25 +154,45 @@ class CallPattern:
     args: tuple[tuple[str, str], ...] = ()
     """(argument name, glob) pairs, as written."""
 
+    def __post_init__(self) -> None:
+        _ = self._compiled  # a glob that cannot be read fails here, not at its first use
+
     @cached_property
-    def _compiled(self) -> tuple[re.Pattern[str], tuple[tuple[str, Style, re.Pattern[str]], ...]]:
-        tool = re.compile(_translate(self.tool, "text"))
+    def _compiled(self) -> tuple[Glob, tuple[tuple[str, Style, Matcher], ...]]:
+        try:
+            tool = Glob.parse(self.tool)
+        except GlobError as exc:
+            raise PatternError(f"Invalid tool name pattern {self.tool!r}: {exc}") from None
         args = tuple(
-            (name, style, re.compile(_translate(_glob_text(glob, style), style)))
+            (name, style, _matcher(glob, style))
             for name, glob in self.args
             for style in [style_of(name)]
         )
         return tool, args
 
-    def matches(self, tool_name: str, args: Mapping[str, Any]) -> bool:
-        """Whether a call of `tool_name` with (validated) `args` fits this pattern."""
-        tool_re, arg_res = self._compiled
-        if not tool_re.match(tool_name):
+    @property
+    def exact_tool(self) -> str | None:
+        """The one tool name this pattern names, or None when its tool is a glob."""
+        return self._compiled[0].literal
+
+    def matches(
+        self, tool_name: str, args: Mapping[str, Any], *, widen: bool = False, files: Files = ()
+    ) -> bool:
+        """Whether a call of `tool_name` with (validated) `args` fits this pattern.
+
+        Args:
+            widen: read command globs as a rule that denies or asks does (they also
+                match the command's text as written; see the module docstring).
+            files: protected files besides `.git` and `.workbench` (the rules file),
+                which a command glob with wildcards never allows.
+        """
+        tool, matchers = self._compiled
+        if not tool.matches(tool_name):
             return False
-        for name, style, regex in arg_res:
+        for name, style, matcher in matchers:
             if name not in args or args[name] is None:
                 return False
-            if not regex.match(_value_text(args[name], style)):
+            if not _value_matches(matcher, style, args[name], widen, files):
                 return False
         return True
 
@@ -140,8 +200,7 @@ class CallPattern:
     def specificity(self) -> tuple[int, int, int]:
         """(argument globs, exact tool name, literal characters): bigger is more specific."""
         literal = sum(len(glob) - sum(glob.count(c) for c in "*?[]") for _, glob in self.args)
-        exact = 0 if _GLOB_CHARS & set(self.tool) else 1
-        return (len(self.args), exact, literal)
+        return (len(self.args), int(self.exact_tool is not None), literal)
 
     def __str__(self) -> str:
         if not self.args:
@@ -237,38 +296,16 @@ def escape_glob(text: str) -> str:
     return "".join(f"[{ch}]" if ch in "*?[" else ch for ch in text)
 
 
-_RUNS_ANYTHING = frozenset(
-    {
-        "rm",
-        "sudo",
-        "su",
-        "doas",
-        "sh",
-        "bash",
-        "zsh",
-        "fish",
-        "dash",
-        "ksh",
-        "csh",
-        "tcsh",
-        "env",
-        "xargs",
-        "exec",
-        "eval",
-        "command",
-        "builtin",
-        "nohup",
-        "nice",
-        "timeout",
-        "time",
-        "watch",
-        "ssh",
-        "find",
-    }
-)
-"""Commands whose arguments are themselves a command (or that delete): suggested exactly."""
-_PLAIN_WORD = re.compile(r"[\w/][\w./:@+-]*")
-"""A command word without shell syntax, quotes, globs or a leading '-' (an option)."""
+def literal_tool(name: str) -> str:
+    """A tool pattern naming exactly the tool `name` (a name like `mcp:x` or `a*b` is
+    escaped, so it is never read as a server's tools or a glob).
+
+    Raises:
+        PatternError: the name holds characters no pattern can (spaces, quotes...).
+    """
+    escaped = escape_glob(name)
+    escaped = f"[m]{escaped[1:]}" if escaped.startswith("mcp:") else escaped
+    return _tool_glob(escaped)
 
 
 def suggest_pattern(tool_name: str, args: Mapping[str, Any]) -> CallPattern:
@@ -295,18 +332,18 @@ def suggest_pattern(tool_name: str, args: Mapping[str, Any]) -> CallPattern:
 def command_pattern(tool_name: str, arg: str, command: str) -> CallPattern:
     """`git commit -m x` -> `git commit *`; otherwise the exact command.
 
-    The broader form needs a program and a first argument that are plain words
-    (no shell syntax, globs, quotes, assignments or options such as `-c`), a
-    program that does not run other commands or delete (`sudo`, shells, `rm`,
-    `xargs`...), and at least one more argument; and it must cover the call.
+    The broader form needs a literal simple command (see `commands`) of at least
+    three words whose program and first argument are written plain (no quotes,
+    escapes or a leading '-': `r'm' build dist` is suggested exactly), a program
+    that does not run other programs or delete (`commands.runs_others`), and it
+    must cover the call (not so when the command names a protected path).
     """
     exact = CallPattern(tool_name, ((arg, escape_glob(command)),))
-    words = command.split()
-    if (
-        len(words) < 3
-        or not all(_PLAIN_WORD.fullmatch(word) for word in words[:2])
-        or posixpath.basename(words[0]) in _RUNS_ANYTHING
-    ):
+    parsed = literal_command(command)
+    if parsed is None or len(parsed.words) < 3 or runs_others(parsed.words):
         return exact
-    broad = CallPattern(tool_name, ((arg, f"{words[0]} {words[1]} *"),))
+    program, first = parsed.raw[:2]
+    if any(not quote(word) == word or word.startswith("-") for word in (program, first)):
+        return exact
+    broad = CallPattern(tool_name, ((arg, f"{program} {first} *"),))
     return broad if broad.matches(tool_name, {arg: command}) else exact

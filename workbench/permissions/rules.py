@@ -11,9 +11,10 @@ decision can say who made it:
   when the answer was saved to the rules file).
 
 Precedence (see `RuleSet.match`): the defaults apply only when no other rule
-matches. Among the other matching rules the most specific wins: more argument
-patterns first, then an exact tool name over a tool glob, then more literal
-(non-wildcard) characters in the argument patterns. On a full tie the rule added
+matches. A deny among the other matching rules always wins, however specific an
+allow is. Otherwise the most specific wins: more argument patterns first, then
+an exact tool name over a tool glob, then more literal (non-wildcard) characters
+in the argument patterns. On a full tie the rule added
 last wins; rules are added file first (top to bottom), then flags (`--allow`,
 then `--ask`, then `--deny`, so on a tie deny beats ask beats allow), then
 session answers in the order given.
@@ -112,18 +113,24 @@ class RuleSet:
         self.rules.append(rule)
 
     def match(
-        self, tool_name: str, args: Mapping[str, Any], *, builtin: bool = True
+        self,
+        tool_name: str,
+        args: Mapping[str, Any],
+        *,
+        builtin: bool = True,
+        files: Sequence[str] = (),
     ) -> Rule | None:
         """The deciding rule for a call (see the module docstring), or None.
 
         `builtin=False` (a tool from elsewhere that shares a built-in's name): the
-        defaults that allow the read-only built-ins do not apply to it.
+        defaults that allow the read-only built-ins do not apply to it. `files`:
+        protected files a command glob never allows (see `CallPattern.matches`).
         """
         ranked = [
-            ((not rule.is_default, rule.pattern.specificity, index), rule)
+            ((not rule.is_default, rule.action == "deny", rule.pattern.specificity, index), rule)
             for index, rule in enumerate(self.rules)
-            if rule.pattern.matches(tool_name, args)
-            and (builtin or not rule.is_default or rule.action != "allow")
+            if (builtin or not rule.is_default or rule.action != "allow")
+            and rule.pattern.matches(tool_name, args, widen=rule.action != "allow", files=files)
         ]
         return max(ranked, key=lambda pair: pair[0])[1] if ranked else None
 
@@ -184,6 +191,12 @@ def rules_from_text(text: str, name: str) -> list[Rule]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise RuleError(f"{name}: {exc}") from None
+    for unknown in sorted(set(data) - {"rule"}):
+        hint = " (did you mean [[rule]]?)" if unknown.casefold().rstrip("s") == "rule" else ""
+        raise RuleError(
+            f"{name}:{_key_line(text, unknown)}: unknown table or key {unknown!r}{hint}; "
+            "a rules file holds only [[rule]] tables"
+        )
     entries = data.get("rule", [])
     key = _RULE_KEY.search(text)
     key_line = text.count("\n", 0, key.start()) + 1 if key else 1
@@ -200,6 +213,13 @@ def rules_from_text(text: str, name: str) -> list[Rule]:
         )
         rules.append(_rule_from_table(entry, where))
     return rules
+
+
+def _key_line(text: str, key: str) -> int:
+    """The line where a top-level `key` is first written (a header or `key =`), or 1."""
+    name = "(?:" + "|".join(re.escape(k) for k in (key, f'"{key}"', f"'{key}'")) + ")"
+    found = re.search(rf"^[ \t]*(?:\[\[?[ \t]*{name}[ \t]*[\].]|{name}[ \t]*[.=])", text, re.M)
+    return text.count("\n", 0, found.start()) + 1 if found else 1
 
 
 def _rule_from_table(entry: Any, where: str) -> Rule:
