@@ -55,6 +55,7 @@ from workbench.runtime import Runtime
 from workbench.stepper import Stepper
 
 if TYPE_CHECKING:
+    from workbench.proxy.formats.chat import ChatEvent, SentCall
     from workbench.proxy.server import Proxy
 
 ANY_OBJECT: dict[str, Any] = {"type": "object"}
@@ -93,8 +94,9 @@ class PendingRelease:
         exchange: Exchange,
         request_id: str,
         message: AssistantMessage,
-        held: list[bytes] | None,
+        held: list[ChatEvent] | None,
         body: dict[str, Any] | None,
+        sent: dict[str, SentCall] | None = None,
     ) -> None:
         self.exchange = exchange
         self.request_id = request_id
@@ -103,6 +105,8 @@ class PendingRelease:
         """A streamed response: the SSE events from the first tool call on."""
         self.body = body
         """A whole response: its JSON."""
+        self.sent = sent or {}
+        """The calls streamed to the agent before the response was held."""
         self.calls = {c.id: c for c in message.tool_calls}
         self.outcome: dict[str, ReleasedCall | RemovedCall] = {}
 

@@ -16,10 +16,12 @@ it answers. A request that extends none starts a new conversation.
 from __future__ import annotations
 
 import contextlib
+import functools
 import ipaddress
 import json
 import logging
 import socket
+import ssl
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -265,7 +267,7 @@ class Proxy:
         timeout = httpx2.Timeout(connect=10.0, read=None, write=30.0, pool=10.0)
         try:
             async with (
-                httpx2.AsyncClient(timeout=timeout) as client,
+                httpx2.AsyncClient(timeout=timeout, verify=tls_context()) as client,
                 anyio.create_task_group() as tg,
             ):
                 self.client, self._tg = client, tg
@@ -304,6 +306,13 @@ class _Server(uvicorn.Server):
 
 async def _serve(server: uvicorn.Server, sock: socket.socket) -> None:
     await server.serve(sockets=[sock])
+
+
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """The upstream's TLS settings (httpx's defaults), made once: loading the system's
+    certificates takes a noticeable part of a second."""
+    return ssl.create_default_context()
 
 
 def is_loopback(host: str) -> bool:

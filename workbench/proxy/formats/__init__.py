@@ -1,0 +1,1 @@
+"""The wire formats the proxy reads and rewrites, one module each (no I/O here)."""
