@@ -24,11 +24,15 @@ class UpstreamCut(Exception):
 
 
 class Exchange:
-    def __init__(self, body: JsonDict, raw: bytes, headers: dict[str, str]) -> None:
+    def __init__(
+        self, body: JsonDict, raw: bytes, headers: dict[str, str], forward: dict[str, str]
+    ) -> None:
         self.body = body
         self.raw = raw
         self.headers = headers
-        """The agent's headers, credentials and hop-by-hop ones removed."""
+        """The agent's headers as recorded: no key of any kind, no hop-by-hop ones."""
+        self.forward = forward
+        """The agent's headers as forwarded (gateway keys kept; see `guard`)."""
         messages = body.get("messages")
         self.messages: list[Any] = messages if isinstance(messages, list) else []
         self.keys: list[MessageKey] = message_keys(self.messages)

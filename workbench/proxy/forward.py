@@ -183,7 +183,7 @@ class _Turn:
             async with self.proxy.client.stream(
                 "POST",
                 self.proxy.chat_url,
-                headers=self.proxy.upstream_headers(exchange.headers),
+                headers=self.proxy.upstream_headers(exchange.forward),
                 content=exchange.raw
                 if not notes
                 else json.dumps(body, ensure_ascii=False).encode(),

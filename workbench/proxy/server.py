@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import ipaddress
 import json
 import logging
 import socket
 import ssl
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -37,12 +37,22 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
+from workbench.json_text import LINE_DEPTH, loads
 from workbench.oversight import Oversight
 from workbench.permissions import CallPattern, Rule, load_rules
 from workbench.permissions.rules import RULES_FILE, display_path
 from workbench.proxy.conversation import Conversation
 from workbench.proxy.exchange import Exchange, UpstreamCut
-from workbench.proxy.wire import safe_headers
+from workbench.proxy.guard import (
+    Refusal,
+    check_json_body,
+    check_request,
+    forwarded_headers,
+    matches_any,
+    normal_path,
+    recorded_headers,
+)
+from workbench.proxy.wire import HOP_HEADERS
 from workbench.stepper import Breakpoint, Stepper
 
 
@@ -60,6 +70,8 @@ logging.getLogger("uvicorn.error").addFilter(_QuietCuts())
 
 NO_RULE = "proxy default: no rule matched"
 """The source named when the proxy's own catch-all rule lets a call through."""
+UNJUDGED_LOG = "proxy-unjudged.log"
+"""Where requests forwarded without judging are noted (JSON lines, in the session folder)."""
 METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD"]
 
 
@@ -82,6 +94,10 @@ class ProxyOptions(Oversight):
     """Keep every upstream chunk for the network view and the session."""
     workspace: Path | None = None
     """Named in the sessions, and where `.workbench/rules.toml` is read (default: cwd)."""
+    token: str | None = None
+    """When set, a client must send it as its API key (`--token`)."""
+    pass_through: list[str] = field(default_factory=list)
+    """Globs of paths forwarded without judging (`--pass-through`), shown and recorded."""
 
 
 class Proxy:
@@ -114,6 +130,9 @@ class Proxy:
         for text in options.breakpoints:
             Breakpoint.parse(text)  # a bad breakpoint fails now, not at the first request
         self.conversations: list[Conversation] = []
+        self.unjudged: list[dict[str, Any]] = []
+        """Requests forwarded without judging (`--pass-through`)."""
+        self.on_unjudged: list[Callable[[dict[str, Any]], Any]] = []
         self.on_conversation: list[Callable[[Conversation], Any]] = []
         """Called with each new conversation before its first event (the app, the printer)."""
         self.client: httpx2.AsyncClient | None = None
@@ -177,12 +196,18 @@ class Proxy:
         assert self._tg is not None, "the proxy is not running"
         self._tg.start_soon(fn, *args)
 
-    def upstream_headers(self, agent_headers: dict[str, str]) -> dict[str, str]:
-        """The agent's headers (credentials already removed) plus the upstream's key."""
+    def upstream_headers(
+        self, agent_headers: dict[str, str], style: str = "bearer"
+    ) -> dict[str, str]:
+        """The agent's headers (its key already removed) plus the upstream's key, sent the
+        way the format's clients send theirs (`style`: bearer, x-api-key, x-goog-api-key)."""
         headers = dict(agent_headers)
         headers["accept-encoding"] = "identity"  # chunks are copied as they are read
         if self.options.api_key:
-            headers["authorization"] = f"Bearer {self.options.api_key}"
+            if style == "bearer":
+                headers["authorization"] = f"Bearer {self.options.api_key}"
+            else:
+                headers[style] = self.options.api_key
         return headers
 
     # -- HTTP --------------------------------------------------------------------------
@@ -191,17 +216,73 @@ class Proxy:
         return Starlette(routes=[Route("/{path:path}", self._handle, methods=METHODS)])
 
     async def _handle(self, request: Request) -> Response:
-        path = request.url.path
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        refusal = check_request(
+            headers, port=self.port, bound_host=self.options.host, token=self.options.token
+        )
+        if refusal is not None:
+            return refuse(refusal)
+        raw_path = request.scope.get("raw_path") or request.url.path.encode()
+        path = normal_path(raw_path.decode("latin-1").split("?")[0])
         sub = path[3:] if path == "/v1" or path.startswith("/v1/") else path
         raw = await request.body()
         if request.method == "POST" and sub.rstrip("/") == "/chat/completions":
+            refusal = check_json_body(headers.get("content-type"))
+            if refusal is not None:
+                return refuse(refusal)
             try:
-                body = json.loads(raw)
+                body = loads(raw, LINE_DEPTH)
             except ValueError:
                 body = None
-            if isinstance(body, dict) and isinstance(body.get("messages"), list):
-                return await self._chat(Exchange(body, raw, safe_headers(request.headers.items())))
-        return await self._pass_through(request, sub, raw)
+            if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+                return refuse(
+                    Refusal(400, "Not a chat completions request: a JSON object with messages")
+                )
+            return await self._chat(
+                Exchange(
+                    body,
+                    raw,
+                    recorded_headers(request.headers.items(), HOP_HEADERS),
+                    self.forwarded(request),
+                )
+            )
+        if request.method in ("GET", "HEAD") and (sub == "/models" or sub.startswith("/models/")):
+            return await self._pass_through(request, sub, raw)  # a list of names: no call
+        if matches_any(path, self.options.pass_through):
+            self.note_unjudged(request.method, path, headers)
+            return await self._pass_through(request, sub, raw)
+        return refuse(
+            Refusal(
+                404,
+                f"The workbench proxy does not judge {request.method} {path}, so it does not "
+                "forward it (pass --pass-through GLOB to forward such paths unjudged)",
+            )
+        )
+
+    def forwarded(self, request: Request) -> dict[str, str]:
+        """The client's headers as sent upstream: its own key only when the proxy has none
+        to put in its place (and no --token took the key's place)."""
+        keep = not self.options.api_key and self.options.token is None
+        return forwarded_headers(request.headers.items(), HOP_HEADERS, keep_key=keep)
+
+    def note_unjudged(self, method: str, path: str, headers: dict[str, str]) -> None:
+        """Show and record a request forwarded without judging it (`--pass-through`)."""
+        entry = {
+            "time": time.time(),
+            "method": method,
+            "path": path,
+            "headers": recorded_headers(headers.items(), HOP_HEADERS),
+        }
+        self.unjudged.append(entry)
+        for callback in self.on_unjudged:
+            callback(entry)
+        if self.options.record:
+            from workbench.sessions.header import default_session_dir
+
+            directory = self.options.session_dir or default_session_dir()
+            directory.mkdir(parents=True, exist_ok=True)
+            with open(directory / UNJUDGED_LOG, "a", encoding="utf-8") as out:
+                out.write(json.dumps(entry, ensure_ascii=False) + "\n")
 
     async def _chat(self, exchange: Exchange) -> Response:
         self.route(exchange)
@@ -222,19 +303,21 @@ class Proxy:
             request.method,
             url,
             content=raw,
-            headers=self.upstream_headers(safe_headers(request.headers.items())),
+            headers=self.upstream_headers(self.forwarded(request)),
         )
         try:
             response = await self.client.send(upstream, stream=True)
         except httpx2.HTTPError as exc:
             message = f"The workbench proxy could not reach {self.upstream}: {exc}"
-            return Response(
-                json.dumps({"error": {"message": message}}), 502, media_type="application/json"
-            )
+            return refuse(Refusal(502, message))
         return StreamingResponse(
             response.aiter_raw(),
             response.status_code,
-            headers=safe_headers(response.headers.items()),
+            headers={
+                k: v
+                for k, v in response.headers.items()
+                if k.lower() not in HOP_HEADERS and not k.lower().startswith("access-control-")
+            },
             background=BackgroundTask(response.aclose),
         )
 
@@ -315,14 +398,10 @@ def tls_context() -> ssl.SSLContext:
     return ssl.create_default_context()
 
 
-def is_loopback(host: str) -> bool:
-    """Whether `host` is reachable from this machine only."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+def refuse(refusal: Refusal) -> Response:
+    """An error every format's SDK reads: `error.message` (and `error.type`)."""
+    body = {"error": {"message": refusal.message, "type": "workbench_proxy_error"}}
+    return Response(json.dumps(body), refusal.status, media_type="application/json")
 
 
 def bind(host: str, port: int) -> socket.socket:

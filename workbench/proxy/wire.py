@@ -20,8 +20,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.redact import CREDENTIAL_HEADERS
-
 JsonDict = dict[str, Any]
 MessageKey = tuple[Any, ...]
 
@@ -70,15 +68,6 @@ def message_key(message: Any) -> MessageKey:
 
 def message_keys(messages: Iterable[Any]) -> list[MessageKey]:
     return [message_key(m) for m in messages]
-
-
-def safe_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
-    """The headers worth recording and forwarding: no credentials, no hop-by-hop ones."""
-    return {
-        k: v
-        for k, v in headers
-        if k.lower() not in CREDENTIAL_HEADERS and k.lower() not in HOP_HEADERS
-    }
 
 
 # -- decisions and the rewritten response ------------------------------------------------
