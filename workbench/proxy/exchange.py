@@ -15,6 +15,8 @@ from typing import Any
 
 import anyio
 
+from workbench.proxy.formats.base import Tool, WireFormat
+from workbench.proxy.formats.chat import CHAT
 from workbench.proxy.wire import JsonDict, MessageKey, message_keys
 
 
@@ -25,18 +27,28 @@ class UpstreamCut(Exception):
 
 class Exchange:
     def __init__(
-        self, body: JsonDict, raw: bytes, headers: dict[str, str], forward: dict[str, str]
+        self,
+        body: JsonDict,
+        raw: bytes,
+        headers: dict[str, str],
+        forward: dict[str, str],
+        *,
+        wire_format: WireFormat = CHAT,
+        url: str = "",
     ) -> None:
+        self.format = wire_format
+        self.url = url
+        """Where the request goes upstream."""
         self.body = body
         self.raw = raw
         self.headers = headers
         """The agent's headers as recorded: no key of any kind, no hop-by-hop ones."""
         self.forward = forward
         """The agent's headers as forwarded (gateway keys kept; see `guard`)."""
-        messages = body.get("messages")
-        self.messages: list[Any] = messages if isinstance(messages, list) else []
+        self.messages: list[Any] = wire_format.messages(body)
+        """The request's messages in the shape conversations are kept in (chat-like)."""
         self.keys: list[MessageKey] = message_keys(self.messages)
-        self.stream = body.get("stream") is True
+        self.tools: list[Tool] = wire_format.tools(body)
         self.status = 502
         self.media_type = "application/json"
         self.whole: bytes | None = None

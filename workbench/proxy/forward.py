@@ -24,19 +24,12 @@ import anyio
 from workbench.agent import AssistantMessageEvent, LlmContext, Model, StreamOptions
 from workbench.bus_events import ProviderRequestEvent, ResponseReleasedEvent
 from workbench.json_text import LINE_DEPTH, loads, normal
-from workbench.providers.openai_stream import ChunkReader, StreamError, error_text
+from workbench.providers.openai_stream import StreamError, error_text
 from workbench.providers.response_record import ResponseRecord
 from workbench.providers.stream_builder import Events, StreamBuilder
 from workbench.proxy.exchange import Exchange
-from workbench.proxy.formats.chat import (
-    ChatEvent,
-    SentCall,
-    read_event,
-    release_completion,
-    release_stream,
-    without_unjudged,
-)
-from workbench.proxy.wire import MessageKey, ReleasedCall, Verdict, restore_removed
+from workbench.proxy.formats.base import SentCall, WireEvent
+from workbench.proxy.wire import MessageKey, ReleasedCall, Verdict
 from workbench.sse import SSESplitter
 
 if TYPE_CHECKING:
@@ -107,7 +100,7 @@ class Forwarder:
             removed=[c.id for c in verdict.removed],
         )
         if pending.held is not None:
-            out = release_stream(pending.held, verdict, pending.sent)
+            out = exchange.format.release_stream(pending.held, verdict, pending.sent)
             if out.refused:
                 log.warning("a held stream was cut: %s", out.refused)
                 conv.failed(exchange)
@@ -127,7 +120,7 @@ class Forwarder:
             key = reply_key(verdict.released_text, [(c.id, c.name) for c in verdict.kept])
             conv.remember_removed(exchange, key, verdict, message)
             conv.expect(exchange, key, [c.id for c in verdict.kept])
-            body = release_completion(pending.body or {}, verdict)
+            body = exchange.format.release_whole(pending.body or {}, verdict)
             released = released.model_copy(update={"body": body})
             exchange.start(200, "application/json", json.dumps(body, ensure_ascii=False).encode())
         await conv.proxy.publish(conv, released)
@@ -142,11 +135,11 @@ class _Turn:
         self.proxy = self.conv.proxy
         self.exchange = exchange
         self.builder = builder
-        self.reader = ChunkReader(builder)
+        self.reader = exchange.format.reader(builder)
         self.record = ResponseRecord(self.reader, capture_chunks=self.proxy.options.capture_chunks)
         self.holding = False
-        self.held: list[ChatEvent] = []
-        self.last: list[ChatEvent] = []
+        self.held: list[WireEvent] = []
+        self.last: list[WireEvent] = []
         """The stream's closing events, sent once the conversation is up to date."""
         self.whole: dict[str, Any] | None = None
         self.sent: dict[str, SentCall] = {}
@@ -161,14 +154,14 @@ class _Turn:
 
     async def run(self) -> AsyncIterator[AssistantMessageEvent]:
         conv, exchange = self.conv, self.exchange
-        body, notes = restore_removed(exchange.body, conv.repairs)
+        body, notes = exchange.format.restore_removed(exchange.body, conv.repairs)
         await self.proxy.publish(
             conv,
             ProviderRequestEvent(
                 request_id=self.record.request_id,
                 provider="proxy",
                 model=self.builder.message.model,
-                url=self.proxy.chat_url,
+                url=exchange.url,
                 body=body,
                 headers=exchange.headers,
                 repairs=notes,
@@ -182,8 +175,8 @@ class _Turn:
         try:
             async with self.proxy.client.stream(
                 "POST",
-                self.proxy.chat_url,
-                headers=self.proxy.upstream_headers(exchange.forward),
+                exchange.url,
+                headers=self.proxy.upstream_headers(exchange.forward, exchange.format.auth),
                 content=exchange.raw
                 if not notes
                 else json.dumps(body, ensure_ascii=False).encode(),
@@ -214,7 +207,7 @@ class _Turn:
     async def _stream(self, response: Any) -> AsyncIterator[AssistantMessageEvent]:
         splitter = SSESplitter()
         async for piece in response.aiter_raw():
-            events = [read_event(e) for e in splitter.feed(piece)]
+            events = [self.exchange.format.read_event(e) for e in splitter.feed(piece)]
             sent = [self._pass_early(e) for e in events]
             if any(sent):  # let the agent's copy be written before the reading below
                 await anyio.lowlevel.checkpoint()
@@ -222,10 +215,10 @@ class _Turn:
                 for e in self._event(event, was_sent):
                     yield e
         for event in splitter.rest():
-            for e in self._event(read_event(event), False):
+            for e in self._event(self.exchange.format.read_event(event), False):
                 yield e
 
-    def _pass_early(self, event: ChatEvent) -> bool:
+    def _pass_early(self, event: WireEvent) -> bool:
         """Copy an event on before reading it, when reading it cannot make it wait: not
         while holding, and not an event that may start a tool call or end the stream."""
         if self.holding or self.last or self.broken or event.calls or event.done:
@@ -233,17 +226,13 @@ class _Turn:
         self.exchange.send(event.raw)
         return True
 
-    def _event(self, event: ChatEvent, sent: bool) -> Events:
+    def _event(self, event: WireEvent, sent: bool) -> Events:
         """One SSE event: read, and copied on (or held) unless it already was."""
         data = event.event.data
         events: Events = []
         broken_before = self.broken is not None
         if data is not None:
             self.record.keep(data)
-            if event.done:
-                self.last.append(event)
-                self.reader.saw_done = True
-                return events
             if not broken_before:
                 before = self._arguments() if event.calls and not self.holding else None
                 try:
@@ -256,6 +245,10 @@ class _Turn:
                 self.record.mark_first_token()
                 if before is not None:
                     self._check_hold(events, before)
+            if event.done:
+                self.last.append(event)
+                self.reader.saw_done = True
+                return events
         if sent or broken_before:
             pass  # after what the proxy could not read, nothing reaches the agent
         elif self.last:
@@ -332,7 +325,7 @@ class _Turn:
             else:  # a 200 the proxy cannot judge must not reach the agent as it is
                 self.exchange.fail(502, message)
             raise StreamError(message)
-        clean, changed = without_unjudged(parsed)
+        clean, changed = self.exchange.format.without_unjudged(parsed)
         self.whole = clean
         events = self.reader.feed(clean)
         self.reader.saw_done = True

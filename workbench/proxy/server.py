@@ -43,6 +43,7 @@ from workbench.permissions import CallPattern, Rule, load_rules
 from workbench.permissions.rules import RULES_FILE, display_path
 from workbench.proxy.conversation import Conversation
 from workbench.proxy.exchange import Exchange, UpstreamCut
+from workbench.proxy.formats import format_for
 from workbench.proxy.guard import (
     Refusal,
     check_json_body,
@@ -111,7 +112,6 @@ class Proxy:
                 "--upstream holds a password: put the key in an environment variable "
                 "(--api-key-env)"
             )
-        self.chat_url = self.upstream + "/chat/completions"
         self.workspace = (options.workspace or Path.cwd()).resolve()
         file = options.rules_file or self.workspace / RULES_FILE
         self.rules = load_rules(
@@ -153,7 +153,9 @@ class Proxy:
         }
         for conv in self.conversations:
             n = len(conv.known)
-            if conv.busy or not n or exchange.keys[:n] != conv.known:
+            if conv.busy or not n or conv.format is not exchange.format:
+                continue
+            if exchange.keys[:n] != conv.known:
                 continue
             score = (n, sum(1 for i in conv.unanswered if i in answered))
             if score >= best_score:
@@ -226,7 +228,8 @@ class Proxy:
         path = normal_path(raw_path.decode("latin-1").split("?")[0])
         sub = path[3:] if path == "/v1" or path.startswith("/v1/") else path
         raw = await request.body()
-        if request.method == "POST" and sub.rstrip("/") == "/chat/completions":
+        fmt = format_for(request.method, sub.rstrip("/"))
+        if fmt is not None:
             refusal = check_json_body(headers.get("content-type"))
             if refusal is not None:
                 return refuse(refusal)
@@ -234,16 +237,17 @@ class Proxy:
                 body = loads(raw, LINE_DEPTH)
             except ValueError:
                 body = None
-            if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
-                return refuse(
-                    Refusal(400, "Not a chat completions request: a JSON object with messages")
-                )
+            if not fmt.is_request(body):
+                return refuse(Refusal(400, f"Not a {fmt.title} request"))
+            query = f"?{request.url.query}" if request.url.query else ""
             return await self._chat(
                 Exchange(
                     body,
                     raw,
                     recorded_headers(request.headers.items(), HOP_HEADERS),
                     self.forwarded(request),
+                    wire_format=fmt,
+                    url=self.upstream + sub.rstrip("/") + query,
                 )
             )
         if request.method in ("GET", "HEAD") and (sub == "/models" or sub.startswith("/models/")):

@@ -18,38 +18,25 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.proxy.wire import JsonDict, Verdict, content_text
+from workbench.providers.openai_stream import ChunkReader
+from workbench.providers.stream_builder import StreamBuilder
+from workbench.proxy.formats.base import SentCall, StreamRelease, Tool, WireEvent, WireFormat
+from workbench.proxy.wire import JsonDict, Repair, Verdict, content_text, restore_removed
 from workbench.sse import SSEEvent, sse_event
 
 
-@dataclass
-class ChatEvent:
-    """One streamed event as the proxy and the agent both read it."""
-
-    event: SSEEvent
-    chunk: Any
-    """The data parsed as JSON (None: no data, `[DONE]`, or not JSON)."""
-    raw: bytes
-    """What the agent may be sent: the event's own bytes, or the event re-written
-    without what the proxy cannot judge."""
-    done: bool = False
-    calls: bool = False
-    """The first choice's delta carries tool-call pieces."""
-
-
-def read_event(event: SSEEvent) -> ChatEvent:
+def read_event(event: SSEEvent) -> WireEvent:
     data = event.data
     if data is not None and data.strip() == "[DONE]":
-        return ChatEvent(event, None, event.raw, done=True)
+        return WireEvent(event, None, event.raw, done=True)
     chunk = event.json()
     if not isinstance(chunk, dict):
-        return ChatEvent(event, chunk, event.raw)
+        return WireEvent(event, chunk, event.raw)
     clean, changed = without_unjudged(chunk)
     raw = sse_event(clean, event.name) if changed else event.raw
-    return ChatEvent(event, clean, raw, calls=_has_calls(clean))
+    return WireEvent(event, clean, raw, calls=_has_calls(clean))
 
 
 def _first(choice: Any) -> bool:
@@ -86,27 +73,8 @@ def without_unjudged(chunk: JsonDict) -> tuple[JsonDict, bool]:
     return ({**chunk, "choices": out} if changed else chunk), changed
 
 
-@dataclass
-class SentCall:
-    """A call streamed to the agent before the response was held: where, and how much."""
-
-    wire_index: int
-    arguments: str
-    """The argument text the agent has received."""
-
-
-@dataclass
-class StreamRelease:
-    """The held tail of a stream as released, or why it cannot be."""
-
-    pieces: list[bytes] = field(default_factory=list)
-    refused: str = ""
-    """Set when a call already streamed was denied or edited: the agent has part of it,
-    so the stream is cut (the agent runs nothing) rather than finished."""
-
-
 def release_stream(
-    held: Sequence[ChatEvent], verdict: Verdict, sent: dict[str, SentCall]
+    held: Sequence[WireEvent], verdict: Verdict, sent: dict[str, SentCall]
 ) -> StreamRelease:
     """The held part of a streamed response, as released to the agent.
 
@@ -219,3 +187,66 @@ def _has_content(delta: Any) -> bool:
     return (
         any(v not in (None, "", [], {}) for k, v in delta.items() if k != "role") or "role" in delta
     )
+
+
+class ChatFormat(WireFormat):
+    name = "chat"
+    title = "chat completions"
+
+    def is_request(self, body: Any) -> bool:
+        return isinstance(body, dict) and isinstance(body.get("messages"), list)
+
+    def messages(self, body: JsonDict) -> list[JsonDict]:
+        return [m for m in body.get("messages") or () if isinstance(m, dict)]
+
+    def tools(self, body: JsonDict) -> list[Tool]:
+        out = []
+        definitions = body.get("tools")
+        for definition in definitions if isinstance(definitions, list) else ():
+            function = definition.get("function") if isinstance(definition, dict) else None
+            if isinstance(function, dict) and isinstance(function.get("name"), str):
+                schema = function.get("parameters")
+                out.append(
+                    Tool(
+                        function["name"],
+                        str(function.get("description") or ""),
+                        schema if isinstance(schema, dict) else None,
+                    )
+                )
+        return out
+
+    def system(self, body: JsonDict) -> str:
+        return "\n\n".join(
+            content_text(m.get("content"))
+            for m in self.messages(body)
+            if m.get("role") in ("system", "developer")
+        )
+
+    def read_event(self, event: SSEEvent) -> WireEvent:
+        return read_event(event)
+
+    def reader(self, builder: StreamBuilder) -> ChunkReader:
+        return ChunkReader(builder)
+
+    def without_unjudged(self, body: JsonDict) -> tuple[JsonDict, bool]:
+        return without_unjudged(body)
+
+    def release_stream(
+        self, held: Sequence[WireEvent], verdict: Verdict, sent: dict[str, SentCall]
+    ) -> StreamRelease:
+        return release_stream(held, verdict, sent)
+
+    def release_whole(self, body: JsonDict, verdict: Verdict) -> JsonDict:
+        return release_completion(body, verdict)
+
+    def restore_removed(
+        self, body: JsonDict, repairs: Sequence[Repair]
+    ) -> tuple[JsonDict, list[str]]:
+        return restore_removed(body, repairs)
+
+    @property
+    def repairs(self) -> bool:
+        return True
+
+
+CHAT = ChatFormat()
