@@ -70,6 +70,26 @@ def upstream_reply(
     return stream_reply([*head, *body, finish("tool_calls")], cuts=cut or None)
 
 
+def watch_and_decide(conv: Any) -> None:
+    """Answer each breakpoint of `conv` as the call's name says."""
+    stepper = conv.runtime.stepper
+
+    def on_event(event: Any, _signal: Any = None) -> None:
+        if event.type != "step_paused":
+            return
+        pause = stepper.paused
+        name = pause.tool_name or ""
+        if name.startswith("edit_"):
+            action = Resume.edit(edited(pause.args or {}))
+        elif name.startswith("hand_"):
+            action = Resume.inject("answered by hand")
+        else:
+            action = Resume("continue")
+        asyncio.get_running_loop().call_soon(stepper.resume, pause.pause_id, action)
+
+    conv.agent.subscribe(on_event)
+
+
 async def client_view(proxy_url: str, names: list[str], streamed: bool) -> tuple[str, list[Any]]:
     client = openai.AsyncOpenAI(
         base_url=proxy_url,
@@ -115,26 +135,7 @@ async def one_case(
             breakpoints=["hold_*", "edit_*", "hand_*"],
             record=False,
         ) as proxy:
-
-            def watch(conv: Any) -> None:
-                stepper = conv.runtime.stepper
-
-                def on_event(event: Any, _signal: Any = None) -> None:
-                    if event.type != "step_paused":
-                        return
-                    pause = stepper.paused
-                    name = pause.tool_name or ""
-                    if name.startswith("edit_"):
-                        action = Resume.edit(edited(pause.args or {}))
-                    elif name.startswith("hand_"):
-                        action = Resume.inject("answered by hand")
-                    else:
-                        action = Resume("continue")
-                    asyncio.get_running_loop().call_soon(stepper.resume, pause.pause_id, action)
-
-                conv.agent.subscribe(on_event)
-
-            proxy.on_conversation.append(watch)
+            proxy.on_conversation.append(watch_and_decide)
             content, got = await asyncio.wait_for(
                 client_view(proxy.url, [n for _, n, _ in calls], streamed), 20
             )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from workbench.proxy.formats.base import WireFormat
 from workbench.proxy.formats.chat import CHAT
+from workbench.proxy.formats.responses import RESPONSES
 
 
 def format_for(method: str, path: str) -> WireFormat | None:
@@ -13,4 +14,6 @@ def format_for(method: str, path: str) -> WireFormat | None:
         return None
     if path == "/chat/completions":
         return CHAT
+    if path == "/responses":
+        return RESPONSES
     return None
