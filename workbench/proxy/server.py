@@ -43,7 +43,7 @@ from workbench.permissions import CallPattern, Rule, load_rules
 from workbench.permissions.rules import RULES_FILE, display_path
 from workbench.proxy.conversation import Conversation
 from workbench.proxy.exchange import Exchange, UpstreamCut
-from workbench.proxy.formats import format_for
+from workbench.proxy.formats import format_for, tool_less
 from workbench.proxy.guard import (
     Refusal,
     check_json_body,
@@ -250,8 +250,9 @@ class Proxy:
                     url=self.upstream + sub.rstrip("/") + query,
                 )
             )
-        if request.method in ("GET", "HEAD") and (sub == "/models" or sub.startswith("/models/")):
-            return await self._pass_through(request, sub, raw)  # a list of names: no call
+        style = tool_less(request.method, sub.rstrip("/"))
+        if style is not None:
+            return await self._pass_through(request, sub, raw, style)
         if matches_any(path, self.options.pass_through):
             self.note_unjudged(request.method, path, headers)
             return await self._pass_through(request, sub, raw)
@@ -300,14 +301,16 @@ class Proxy:
             headers={"cache-control": "no-cache"},
         )
 
-    async def _pass_through(self, request: Request, sub: str, raw: bytes) -> Response:
+    async def _pass_through(
+        self, request: Request, sub: str, raw: bytes, style: str = "bearer"
+    ) -> Response:
         assert self.client is not None
         url = self.upstream + sub + (f"?{request.url.query}" if request.url.query else "")
         upstream = self.client.build_request(
             request.method,
             url,
             content=raw,
-            headers=self.upstream_headers(self.forwarded(request)),
+            headers=self.upstream_headers(self.forwarded(request), style),
         )
         try:
             response = await self.client.send(upstream, stream=True)

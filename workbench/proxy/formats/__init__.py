@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from workbench.proxy.formats.anthropic import ANTHROPIC
 from workbench.proxy.formats.base import WireFormat
 from workbench.proxy.formats.chat import CHAT
 from workbench.proxy.formats.responses import RESPONSES
@@ -16,4 +17,16 @@ def format_for(method: str, path: str) -> WireFormat | None:
         return CHAT
     if path == "/responses":
         return RESPONSES
+    if path == "/messages":
+        return ANTHROPIC
+    return None
+
+
+def tool_less(method: str, path: str) -> str | None:
+    """How to send the key for a known endpoint whose answer can hold no tool call (a
+    model list, a token count): forwarded unjudged without `--pass-through`. None: not one."""
+    if method in ("GET", "HEAD") and (path == "/models" or path.startswith("/models/")):
+        return "bearer"
+    if method == "POST" and path == "/messages/count_tokens":
+        return ANTHROPIC.auth
     return None
