@@ -124,7 +124,7 @@ class Conversation:
         body = first.body
         self.format = first.format
         model = Model(
-            id=first.format.model(body, first.url), provider="proxy", base_url=proxy.upstream
+            id=first.format.model(body, first.path), provider="proxy", base_url=proxy.upstream
         )
         system = first.format.system(body)
         self.forwarder = Forwarder(self)

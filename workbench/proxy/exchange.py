@@ -35,7 +35,10 @@ class Exchange:
         *,
         wire_format: WireFormat = CHAT,
         url: str = "",
+        path: str = "",
     ) -> None:
+        self.path = path
+        """The path the client asked for, normalised (where Gemini names the model)."""
         self.format = wire_format
         self.url = url
         """Where the request goes upstream."""

@@ -81,7 +81,7 @@ class Forwarder:
         """Send a held response as the decisions say, and note what the agent received."""
         conv = self.conversation
         message = pending.message
-        verdict = Verdict(text=message.text)
+        verdict = Verdict(text=message.text, order=[c.id for c in message.tool_calls])
         for call in message.tool_calls:
             outcome = pending.outcome[call.id]
             if isinstance(outcome, ReleasedCall):
@@ -135,7 +135,7 @@ class _Turn:
         self.proxy = self.conv.proxy
         self.exchange = exchange
         self.builder = builder
-        self.reader = exchange.format.reader(builder)
+        self.reader = exchange.format.reader(builder, exchange.body)
         self.record = ResponseRecord(self.reader, capture_chunks=self.proxy.options.capture_chunks)
         self.holding = False
         self.held: list[WireEvent] = []

@@ -248,6 +248,7 @@ class Proxy:
                     self.forwarded(request),
                     wire_format=fmt,
                     url=self.upstream + sub.rstrip("/") + query,
+                    path=sub.rstrip("/"),
                 )
             )
         style = tool_less(request.method, sub.rstrip("/"))

@@ -123,6 +123,8 @@ class Verdict:
     """The reply's text as the model wrote it."""
     kept: list[ReleasedCall] = field(default_factory=list)
     removed: list[RemovedCall] = field(default_factory=list)
+    order: list[str] = field(default_factory=list)
+    """Every call's id, in the model's order."""
 
     @property
     def notice(self) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from workbench.proxy.formats.anthropic import ANTHROPIC
 from workbench.proxy.formats.base import WireFormat
 from workbench.proxy.formats.chat import CHAT
+from workbench.proxy.formats.gemini import GEMINI, PATH, VERBS
 from workbench.proxy.formats.responses import RESPONSES
 
 
@@ -19,6 +20,9 @@ def format_for(method: str, path: str) -> WireFormat | None:
         return RESPONSES
     if path == "/messages":
         return ANTHROPIC
+    match = PATH.match(path)
+    if match and match.group("verb") in VERBS:
+        return GEMINI
     return None
 
 
@@ -29,4 +33,7 @@ def tool_less(method: str, path: str) -> str | None:
         return "bearer"
     if method == "POST" and path == "/messages/count_tokens":
         return ANTHROPIC.auth
+    match = PATH.match(path)
+    if method == "POST" and match and match.group("verb") == "countTokens":
+        return GEMINI.auth
     return None

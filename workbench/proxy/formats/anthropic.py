@@ -112,7 +112,7 @@ class AnthropicFormat(WireFormat):
         calls = kind in CALL_EVENTS or kind == "message_delta"
         return WireEvent(event, chunk, event.raw, done=kind == "message_stop", calls=calls)
 
-    def reader(self, builder: StreamBuilder) -> AnthropicReader:
+    def reader(self, builder: StreamBuilder, body: JsonDict) -> AnthropicReader:
         return AnthropicReader(builder)
 
     def release_stream(

@@ -139,7 +139,7 @@ class WireFormat:
     def read_event(self, event: SSEEvent) -> WireEvent:
         raise NotImplementedError
 
-    def reader(self, builder: StreamBuilder) -> Reader:
+    def reader(self, builder: StreamBuilder, body: JsonDict) -> Reader:
         raise NotImplementedError
 
     def without_unjudged(self, body: JsonDict) -> tuple[JsonDict, bool]:

@@ -225,7 +225,7 @@ class ChatFormat(WireFormat):
     def read_event(self, event: SSEEvent) -> WireEvent:
         return read_event(event)
 
-    def reader(self, builder: StreamBuilder) -> ChunkReader:
+    def reader(self, builder: StreamBuilder, body: JsonDict) -> ChunkReader:
         return ChunkReader(builder)
 
     def without_unjudged(self, body: JsonDict) -> tuple[JsonDict, bool]:

@@ -133,7 +133,7 @@ class ResponsesFormat(WireFormat):
             calls = is_call(chunk.get("item"))  # type: ignore[union-attr]
         return WireEvent(event, chunk, event.raw, done=kind in END_EVENTS, calls=calls)
 
-    def reader(self, builder: StreamBuilder) -> ResponsesReader:
+    def reader(self, builder: StreamBuilder, body: JsonDict) -> ResponsesReader:
         return ResponsesReader(builder)
 
     def release_stream(
