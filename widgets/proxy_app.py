@@ -57,6 +57,7 @@ class ProxyApp(WorkbenchApp):
         self._queues: dict[int, list[Any]] = {}
         self._listing: tuple[Any, ...] = ()
         proxy.on_conversation.append(self._conversation_started)
+        proxy.on_unjudged.append(self._unjudged)
 
     def side_panel(self) -> ComposeResult:
         yield ConversationList(id="conversations")
@@ -100,6 +101,14 @@ class ProxyApp(WorkbenchApp):
         if type(event) in ATTENTION and not self._waiting_on_person():
             self.call_later(self.show_conversation, conv)
         self._schedule_refresh()
+
+    def _unjudged(self, entry: dict[str, Any]) -> None:
+        self.notify(
+            f"Forwarded UNJUDGED (--pass-through): {entry['method']} {entry['path']}",
+            severity="warning",
+            timeout=4,
+            markup=False,
+        )
 
     def _waiting_on_person(self) -> bool:
         state = self.view_state

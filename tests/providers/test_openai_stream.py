@@ -19,12 +19,12 @@ from tests.support.chat_server import (
 from workbench.agent import Model, ToolCall
 from workbench.providers.openai_stream import (
     ChunkReader,
-    SSEDecoder,
     StreamError,
     error_text,
     usage_from,
 )
 from workbench.providers.stream_builder import StreamBuilder
+from workbench.sse import SSEDecoder
 
 
 def read(chunks: list[dict[str, Any]], *, done: bool = True) -> tuple[ChunkReader, list[Any]]:

@@ -74,7 +74,7 @@ def test_a_host_beyond_loopback_is_warned_about(tmp_path):
 
 
 def test_loopback_hosts_are_not_warned_about():
-    from workbench.proxy.server import is_loopback
+    from workbench.proxy.guard import is_loopback
 
     assert all(is_loopback(h) for h in ("127.0.0.1", "127.0.0.2", "::1", "localhost"))
     assert not any(is_loopback(h) for h in ("0.0.0.0", "192.168.1.5", "::", "example.com"))

@@ -186,6 +186,10 @@ class ChatServer:
         """The base URL to give the client (`/chat/completions` is appended by it)."""
         return f"http://127.0.0.1:{self.port}/v1"
 
+    def accepts(self, path: str) -> bool:
+        """Whether a POST to `path` takes a scripted reply (others get 404)."""
+        return path.split("?")[0].rstrip("/").endswith("/chat/completions")
+
     def script(self, *replies: ReplySource) -> None:
         """Queue replies, one per coming request, in order."""
         with self._lock:
@@ -231,7 +235,7 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         headers = {k.lower(): v for k, v in self.headers.items()}
         request = ReceivedRequest("POST", self.path, headers, raw)
-        if not self.path.rstrip("/").endswith("/chat/completions"):
+        if not self.chat_server.accepts(self.path):
             self.chat_server.requests.append(request)
             self._send_whole(Reply.error(404, {"error": {"message": f"no route POST {self.path}"}}))
             return

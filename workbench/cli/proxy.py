@@ -55,6 +55,21 @@ def proxy_parser() -> argparse.ArgumentParser:
         "it replaces whatever key the agent sends, and is never recorded",
     )
     parser.add_argument(
+        "--token-env",
+        metavar="NAME",
+        help="environment variable holding a token clients must send as their API key "
+        "(without it, any program of this machine may use the proxy)",
+    )
+    parser.add_argument(
+        "--pass-through",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="forward requests to paths matching GLOB (e.g. '/v1/embeddings') without judging "
+        "them; they are shown and noted in the session folder. Other paths the proxy does not "
+        "understand are refused",
+    )
+    parser.add_argument(
         "--headless",
         action="store_true",
         help="no app: print each conversation's events and record them, until Ctrl-C",
@@ -88,7 +103,7 @@ def proxy_parser() -> argparse.ArgumentParser:
 
 def proxy_main(argv: list[str]) -> int:
     from workbench.proxy import Proxy, ProxyOptions
-    from workbench.proxy.server import is_loopback
+    from workbench.proxy.guard import is_loopback
 
     parser = proxy_parser()
     args = parser.parse_args(argv)
@@ -105,9 +120,17 @@ def proxy_main(argv: list[str]) -> int:
             f"workbench proxy: ${args.api_key_env} is not set: forwarding without a key",
             file=sys.stderr,
         )
+    token = None
+    if args.token_env:
+        token = os.environ.get(args.token_env) or None
+        if token is None:
+            print(f"workbench proxy: ${args.token_env} is not set", file=sys.stderr)
+            return 2
     try:
         proxy = Proxy(
             ProxyOptions(
+                token=token,
+                pass_through=list(args.pass_through),
                 upstream=args.upstream,
                 api_key=key,
                 host=args.host,
@@ -151,6 +174,17 @@ async def serve_headless(proxy: Any, console: Console | None = None) -> int:
         console.print(Text(literal(f"workbench proxy: {conv.name} started{where}"), style="bold"))
 
     proxy.on_conversation.append(announce)
+    proxy.on_unjudged.append(
+        lambda entry: console.print(
+            Text(
+                literal(
+                    f"workbench proxy: forwarded UNJUDGED (--pass-through): "
+                    f"{entry['method']} {entry['path']}"
+                ),
+                style="bold yellow",
+            )
+        )
+    )
     with anyio.open_signal_receiver(signals.SIGINT, signals.SIGTERM) as received:
         async with proxy.running():
             console.print(

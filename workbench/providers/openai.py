@@ -41,7 +41,6 @@ from workbench.providers.openai_messages import JsonDict
 from workbench.providers.openai_stream import (
     EMPTY_RESPONSE,
     ChunkReader,
-    SSEDecoder,
     StreamError,
     error_text,
 )
@@ -50,6 +49,7 @@ from workbench.providers.response_record import ResponseRecord
 from workbench.providers.settings import OpenAISettings
 from workbench.providers.stream_builder import Events, StreamBuilder
 from workbench.redact import CREDENTIAL_HEADERS
+from workbench.sse import SSEDecoder
 
 __all__ = ["OpenAIProvider", "describe_error", "redact"]
 

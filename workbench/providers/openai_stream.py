@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from workbench.agent.types import StopReason, ToolCall, Usage
@@ -123,41 +123,6 @@ def _partial_suffix(text: str, tag: str) -> int:
     return 0
 
 
-# -- SSE -----------------------------------------------------------------------------
-
-
-@dataclass
-class SSEDecoder:
-    """Assembles server-sent events from lines (`data:` fields joined by newlines)."""
-
-    _data: list[str] = field(default_factory=list)
-    _event: str | None = None
-
-    def feed(self, line: str) -> tuple[str | None, str] | None:
-        """Feed one line (without its line ending); returns (event, data) when one completes."""
-        if line == "":
-            return self.flush()
-        if line.startswith(":"):
-            return None  # a comment (keep-alives, OpenRouter's "PROCESSING")
-        name, _, value = line.partition(":")
-        if value.startswith(" "):
-            value = value[1:]
-        if name == "data":
-            self._data.append(value)
-        elif name == "event":
-            self._event = value
-        return None
-
-    def flush(self) -> tuple[str | None, str] | None:
-        """The pending event, if any (at a blank line or at the end of the body)."""
-        if not self._data:
-            self._event = None
-            return None
-        event, data = self._event, "\n".join(self._data)
-        self._data, self._event = [], None
-        return event, data
-
-
 # -- chunks --------------------------------------------------------------------------
 
 _STOP_REASONS: dict[str, StopReason] = {
@@ -213,6 +178,10 @@ class ChunkReader:
             raise StreamError(
                 f"Malformed chunk from the server (invalid JSON: {exc}): {_clip(data)}"
             ) from None
+        return self.feed_parsed(chunk, data, event)
+
+    def feed_parsed(self, chunk: Any, data: str, event: str | None = None) -> Events:
+        """One SSE event's data already parsed as JSON (`data` is its text, for messages)."""
         if event == "error" or (isinstance(chunk, dict) and chunk.get("error")):
             raise StreamError(f"The server reported an error mid-stream: {error_text(chunk)}")
         if not isinstance(chunk, dict):
@@ -298,6 +267,13 @@ class ChunkReader:
         if isinstance(arguments, str) and arguments:
             events += self.builder.tool_call_delta(call.content_index, arguments)
         return events
+
+    def wire_index(self, content_index: int) -> int | None:
+        """The `index` the server gave the call at `content_index` (None: not a call)."""
+        for wire, call in self._calls.items():
+            if call.content_index == content_index:
+                return wire
+        return None
 
     def _index_of(self, index: Any, call_id: str, position: int) -> int:
         """The call a delta belongs to, when the server left out `index`."""

@@ -43,6 +43,7 @@ from workbench.agent.types import Message
 from workbench.permissions import PermissionGate, chain_before
 from workbench.permissions.hooks import wait_unless_aborted
 from workbench.proxy.exchange import Exchange
+from workbench.proxy.formats.base import Tool
 from workbench.proxy.wire import (
     MessageKey,
     ReleasedCall,
@@ -55,6 +56,7 @@ from workbench.runtime import Runtime
 from workbench.stepper import Stepper
 
 if TYPE_CHECKING:
+    from workbench.proxy.formats.base import SentCall, WireEvent
     from workbench.proxy.server import Proxy
 
 ANY_OBJECT: dict[str, Any] = {"type": "object"}
@@ -93,8 +95,9 @@ class PendingRelease:
         exchange: Exchange,
         request_id: str,
         message: AssistantMessage,
-        held: list[bytes] | None,
+        held: list[WireEvent] | None,
         body: dict[str, Any] | None,
+        sent: dict[str, SentCall] | None = None,
     ) -> None:
         self.exchange = exchange
         self.request_id = request_id
@@ -103,6 +106,8 @@ class PendingRelease:
         """A streamed response: the SSE events from the first tool call on."""
         self.body = body
         """A whole response: its JSON."""
+        self.sent = sent or {}
+        """The calls streamed to the agent before the response was held."""
         self.calls = {c.id: c for c in message.tool_calls}
         self.outcome: dict[str, ReleasedCall | RemovedCall] = {}
 
@@ -117,14 +122,11 @@ class Conversation:
         self.number = number
         self.name = f"conversation {number}"
         body = first.body
+        self.format = first.format
         model = Model(
-            id=str(body.get("model") or "unknown"), provider="proxy", base_url=proxy.upstream
+            id=first.format.model(body, first.path), provider="proxy", base_url=proxy.upstream
         )
-        system = "\n\n".join(
-            content_text(m.get("content"))
-            for m in first.messages
-            if isinstance(m, dict) and m.get("role") in ("system", "developer")
-        )
+        system = first.format.system(body)
         self.forwarder = Forwarder(self)
         self.agent = Agent(
             stream_fn=self.forwarder,
@@ -187,7 +189,7 @@ class Conversation:
     def deliver(self, exchange: Exchange) -> None:
         """Take the agent's next request: answer the calls it answers, run what it adds."""
         self.busy = True
-        self.declare_tools(exchange.body.get("tools"))
+        self.declare_tools(exchange.tools)
         new = [m for m in exchange.messages[len(self.known) :] if isinstance(m, dict)]
         if not self.known:  # a first request may carry history: the run starts after it
             start = len(new)
@@ -241,18 +243,10 @@ class Conversation:
         finally:
             self._running = False
 
-    def declare_tools(self, definitions: Any) -> None:
+    def declare_tools(self, tools: list[Tool]) -> None:
         """Foreign tools for the functions a request declares (new names only)."""
-        for definition in definitions if isinstance(definitions, list) else ():
-            function = definition.get("function") if isinstance(definition, dict) else None
-            if isinstance(function, dict) and isinstance(function.get("name"), str):
-                self.foreign_tool(
-                    function["name"],
-                    str(function.get("description") or ""),
-                    function.get("parameters")
-                    if isinstance(function.get("parameters"), dict)
-                    else None,
-                )
+        for tool in tools:
+            self.foreign_tool(tool.name, tool.description, tool.schema)
 
     def foreign_tool(
         self, name: str, description: str = "", schema: dict[str, Any] | None = None
@@ -340,7 +334,7 @@ class Conversation:
     def remember_removed(
         self, exchange: Exchange, reply_key: MessageKey, verdict: Verdict, message: AssistantMessage
     ) -> None:
-        if not verdict.removed:
+        if not verdict.removed or not exchange.format.repairs:
             return
         kept = {c.id: c for c in verdict.kept}
         calls = []

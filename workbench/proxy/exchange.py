@@ -15,6 +15,8 @@ from typing import Any
 
 import anyio
 
+from workbench.proxy.formats.base import Tool, WireFormat
+from workbench.proxy.formats.chat import CHAT
 from workbench.proxy.wire import JsonDict, MessageKey, message_keys
 
 
@@ -24,15 +26,32 @@ class UpstreamCut(Exception):
 
 
 class Exchange:
-    def __init__(self, body: JsonDict, raw: bytes, headers: dict[str, str]) -> None:
+    def __init__(
+        self,
+        body: JsonDict,
+        raw: bytes,
+        headers: dict[str, str],
+        forward: dict[str, str],
+        *,
+        wire_format: WireFormat = CHAT,
+        url: str = "",
+        path: str = "",
+    ) -> None:
+        self.path = path
+        """The path the client asked for, normalised (where Gemini names the model)."""
+        self.format = wire_format
+        self.url = url
+        """Where the request goes upstream."""
         self.body = body
         self.raw = raw
         self.headers = headers
-        """The agent's headers, credentials and hop-by-hop ones removed."""
-        messages = body.get("messages")
-        self.messages: list[Any] = messages if isinstance(messages, list) else []
+        """The agent's headers as recorded: no key of any kind, no hop-by-hop ones."""
+        self.forward = forward
+        """The agent's headers as forwarded (gateway keys kept; see `guard`)."""
+        self.messages: list[Any] = wire_format.messages(body)
+        """The request's messages in the shape conversations are kept in (chat-like)."""
         self.keys: list[MessageKey] = message_keys(self.messages)
-        self.stream = body.get("stream") is True
+        self.tools: list[Tool] = wire_format.tools(body)
         self.status = 502
         self.media_type = "application/json"
         self.whole: bytes | None = None

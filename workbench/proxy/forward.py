@@ -23,25 +23,25 @@ import anyio
 
 from workbench.agent import AssistantMessageEvent, LlmContext, Model, StreamOptions
 from workbench.bus_events import ProviderRequestEvent, ResponseReleasedEvent
-from workbench.providers.openai_stream import ChunkReader, StreamError, error_text
+from workbench.json_text import LINE_DEPTH, loads, normal
+from workbench.providers.openai_stream import StreamError, error_text
 from workbench.providers.response_record import ResponseRecord
 from workbench.providers.stream_builder import Events, StreamBuilder
 from workbench.proxy.exchange import Exchange
-from workbench.proxy.wire import (
-    MessageKey,
-    ReleasedCall,
-    SSESplitter,
-    Verdict,
-    event_data,
-    restore_removed,
-    rewrite_completion,
-    rewrite_stream,
-)
+from workbench.proxy.formats.base import SentCall, WireEvent
+from workbench.proxy.wire import MessageKey, ReleasedCall, Verdict
+from workbench.sse import SSESplitter
 
 if TYPE_CHECKING:
     from workbench.proxy.conversation import Conversation, PendingRelease
 
 log = logging.getLogger(__name__)
+
+
+def _data_of(piece: bytes) -> str | None:
+    """The data of one event the proxy wrote (for the network view)."""
+    events = SSESplitter().feed(piece)
+    return events[0].data if events else None
 
 
 def reply_key(text: str, calls: list[tuple[str, str]]) -> MessageKey:
@@ -81,16 +81,17 @@ class Forwarder:
         """Send a held response as the decisions say, and note what the agent received."""
         conv = self.conversation
         message = pending.message
-        verdict = Verdict(text=message.text)
+        verdict = Verdict(text=message.text, order=[c.id for c in message.tool_calls])
         for call in message.tool_calls:
             outcome = pending.outcome[call.id]
             if isinstance(outcome, ReleasedCall):
+                outcome.raw_arguments = call.raw_arguments or ""
+                outcome.untouched = normal(outcome.raw_arguments) == normal(
+                    json.dumps(outcome.arguments)
+                )
                 verdict.kept.append(outcome)
             else:
                 verdict.removed.append(outcome)
-        key = reply_key(verdict.released_text, [(c.id, c.name) for c in verdict.kept])
-        conv.remember_removed(pending.exchange, key, verdict, message)
-        conv.expect(pending.exchange, key, [c.id for c in verdict.kept])
         exchange = pending.exchange
         released = ResponseReleasedEvent(
             request_id=pending.request_id,
@@ -99,15 +100,27 @@ class Forwarder:
             removed=[c.id for c in verdict.removed],
         )
         if pending.held is not None:
-            pieces = rewrite_stream(pending.held, verdict)
+            out = exchange.format.release_stream(pending.held, verdict, pending.sent)
+            if out.refused:
+                log.warning("a held stream was cut: %s", out.refused)
+                conv.failed(exchange)
+                exchange.cut()
+                await conv.proxy.publish(conv, released.model_copy(update={"chunks": []}))
+                return
+            key = reply_key(verdict.released_text, [(c.id, c.name) for c in verdict.kept])
+            conv.remember_removed(exchange, key, verdict, message)
+            conv.expect(exchange, key, [c.id for c in verdict.kept])
             released = released.model_copy(
-                update={"chunks": [d for d in (event_data(p)[1] for p in pieces) if d is not None]}
+                update={"chunks": [d for d in (_data_of(p) for p in out.pieces) if d is not None]}
             )
-            for piece in pieces:
+            for piece in out.pieces:
                 exchange.send(piece)
             exchange.close()
         else:
-            body = rewrite_completion(pending.body or {}, verdict)
+            key = reply_key(verdict.released_text, [(c.id, c.name) for c in verdict.kept])
+            conv.remember_removed(exchange, key, verdict, message)
+            conv.expect(exchange, key, [c.id for c in verdict.kept])
+            body = exchange.format.release_whole(pending.body or {}, verdict)
             released = released.model_copy(update={"body": body})
             exchange.start(200, "application/json", json.dumps(body, ensure_ascii=False).encode())
         await conv.proxy.publish(conv, released)
@@ -122,13 +135,15 @@ class _Turn:
         self.proxy = self.conv.proxy
         self.exchange = exchange
         self.builder = builder
-        self.reader = ChunkReader(builder)
+        self.reader = exchange.format.reader(builder, exchange.body)
         self.record = ResponseRecord(self.reader, capture_chunks=self.proxy.options.capture_chunks)
         self.holding = False
-        self.held: list[bytes] = []
-        self.last: list[bytes] = []
+        self.held: list[WireEvent] = []
+        self.last: list[WireEvent] = []
         """The stream's closing events, sent once the conversation is up to date."""
         self.whole: dict[str, Any] | None = None
+        self.sent: dict[str, SentCall] = {}
+        """The calls the agent had received (in part) when the stream began to be held."""
         self.passed: dict[int, str] = {}
         """Tool calls copied on as they came, by content index, with their names then."""
         self.cut = False
@@ -139,14 +154,14 @@ class _Turn:
 
     async def run(self) -> AsyncIterator[AssistantMessageEvent]:
         conv, exchange = self.conv, self.exchange
-        body, notes = restore_removed(exchange.body, conv.repairs)
+        body, notes = exchange.format.restore_removed(exchange.body, conv.repairs)
         await self.proxy.publish(
             conv,
             ProviderRequestEvent(
                 request_id=self.record.request_id,
                 provider="proxy",
                 model=self.builder.message.model,
-                url=self.proxy.chat_url,
+                url=exchange.url,
                 body=body,
                 headers=exchange.headers,
                 repairs=notes,
@@ -160,8 +175,8 @@ class _Turn:
         try:
             async with self.proxy.client.stream(
                 "POST",
-                self.proxy.chat_url,
-                headers=self.proxy.upstream_headers(exchange.headers),
+                exchange.url,
+                headers=self.proxy.upstream_headers(exchange.forward, exchange.format.auth),
                 content=exchange.raw
                 if not notes
                 else json.dumps(body, ensure_ascii=False).encode(),
@@ -192,55 +207,67 @@ class _Turn:
     async def _stream(self, response: Any) -> AsyncIterator[AssistantMessageEvent]:
         splitter = SSESplitter()
         async for piece in response.aiter_raw():
-            events = splitter.feed(piece)
-            sent = [self._pass_early(raw) for raw in events]
+            events = [self.exchange.format.read_event(e) for e in splitter.feed(piece)]
+            sent = [self._pass_early(e) for e in events]
             if any(sent):  # let the agent's copy be written before the reading below
                 await anyio.lowlevel.checkpoint()
-            for raw, was_sent in zip(events, sent, strict=True):
-                for e in self._event(raw, was_sent):
+            for event, was_sent in zip(events, sent, strict=True):
+                for e in self._event(event, was_sent):
                     yield e
-        rest = splitter.rest()
-        if rest.strip():
-            for e in self._event(rest, False):
+        for event in splitter.rest():
+            for e in self._event(self.exchange.format.read_event(event), False):
                 yield e
 
-    def _pass_early(self, raw: bytes) -> bool:
+    def _pass_early(self, event: WireEvent) -> bool:
         """Copy an event on before reading it, when reading it cannot make it wait: not
         while holding, and not an event that may start a tool call or end the stream."""
-        if self.holding or self.last or b"tool_calls" in raw or b"[DONE]" in raw:
+        if self.holding or self.last or self.broken or event.calls or event.done:
             return False
-        self.exchange.send(raw)
+        self.exchange.send(event.raw)
         return True
 
-    def _event(self, raw: bytes, sent: bool) -> Events:
+    def _event(self, event: WireEvent, sent: bool) -> Events:
         """One SSE event: read, and copied on (or held) unless it already was."""
-        name, data = event_data(raw)
+        data = event.event.data
         events: Events = []
+        broken_before = self.broken is not None
         if data is not None:
             self.record.keep(data)
-            if data.strip() == "[DONE]":
-                self.last.append(raw)
-                self.reader.saw_done = True
-                return events
-            if self.broken is None:
+            if not broken_before:
+                before = self._arguments() if event.calls and not self.holding else None
                 try:
-                    events = self.reader.feed_data(data, name)
+                    if event.chunk is None:
+                        events = self.reader.feed_data(data, event.event.name)
+                    else:
+                        events = self.reader.feed_parsed(event.chunk, data, event.event.name)
                 except StreamError as exc:
                     self.broken = str(exc)
-            self.record.mark_first_token()
-            if not self.holding and b"tool_calls" in raw:
-                self._check_hold(events)
-        if sent:
-            pass
+                self.record.mark_first_token()
+                if before is not None:
+                    self._check_hold(events, before)
+            if event.done:
+                self.last.append(event)
+                self.reader.saw_done = True
+                return events
+        if sent or broken_before:
+            pass  # after what the proxy could not read, nothing reaches the agent
         elif self.last:
-            self.last.append(raw)  # anything after [DONE] keeps its place
+            self.last.append(event)  # anything after [DONE] keeps its place
         elif self.holding:
-            self.held.append(raw)
+            self.held.append(event)
         else:
-            self.exchange.send(raw)
+            self.exchange.send(event.raw)
         return events
 
-    def _check_hold(self, events: Events) -> None:
+    def _arguments(self) -> dict[int, str]:
+        """The argument text of each call so far, by content index."""
+        return {
+            i: block.raw_arguments or ""
+            for i, block in enumerate(self.builder.message.content)
+            if getattr(block, "type", "") == "toolCall"
+        }
+
+    def _check_hold(self, events: Events, before: dict[int, str]) -> None:
         """Hold from a tool call on if a rule or breakpoint could stop it. A name that
         grows after its first piece (some servers send it in parts) and only then
         needs holding cuts the stream: the agent has the call's first pieces, and
@@ -257,7 +284,16 @@ class _Turn:
             if self.proxy.must_hold(current, stepper):
                 self.holding = True
                 self.cut = index not in self._new(events)
+                self._note_sent(before)
                 return
+
+    def _note_sent(self, before: dict[int, str]) -> None:
+        """The calls the agent already has (in part) as the stream starts to be held."""
+        content = self.builder.message.content
+        for index, arguments in before.items():
+            wire = self.reader.wire_index(index)
+            if wire is not None:
+                self.sent[content[index].id] = SentCall(wire, arguments)  # type: ignore[union-attr]
 
     @staticmethod
     def _new(events: Events) -> set[int]:
@@ -277,19 +313,25 @@ class _Turn:
         self.record.keep(data.decode("utf-8", errors="replace"))
         parsed: Any = None
         try:
-            parsed = json.loads(data)
+            parsed = loads(data, LINE_DEPTH)
         except ValueError:
             pass
-        if self.record.status != 200 or not isinstance(parsed, dict) or parsed.get("error"):
-            self.exchange.start(self.record.status or 502, media, data)
+        status = self.record.status or 502
+        if status != 200 or not isinstance(parsed, dict) or parsed.get("error"):
             shown = parsed if parsed is not None else data.decode("utf-8", errors="replace")
-            raise StreamError(f"The upstream answered {self.record.status}: {error_text(shown)}")
-        self.whole = parsed
-        events = self.reader.feed(parsed)
+            message = f"The upstream answered {status}: {error_text(shown)}"
+            if status != 200:
+                self.exchange.start(status, media, data)  # clients run nothing from an error
+            else:  # a 200 the proxy cannot judge must not reach the agent as it is
+                self.exchange.fail(502, message)
+            raise StreamError(message)
+        clean, changed = self.exchange.format.without_unjudged(parsed)
+        self.whole = clean
+        events = self.reader.feed(clean)
         self.reader.saw_done = True
         self.record.ttft_ms = self.record.elapsed_ms()
         if not self.builder.message.tool_calls:
-            self.exchange.start(200, media, data)
+            self.exchange.start(200, media, json.dumps(clean).encode() if changed else data)
         return events
 
     async def _settle(self, final: Events) -> None:
@@ -315,6 +357,7 @@ class _Turn:
                 message,
                 held=self.held + self.last if self.whole is None else None,
                 body=self.whole,
+                sent=self.sent,
             )
             return
         if (
@@ -330,8 +373,8 @@ class _Turn:
         if not exchange.ready.is_set():
             exchange.fail(502, message.error_message if message is not None else "no response")
         if not self.holding:
-            for raw in self.last:
-                exchange.send(raw)
+            for event in self.last:
+                exchange.send(event.raw)
         # else: the reply failed after its calls were held, and no call may go out
         # undecided: the agent sees the stream cut, as if the upstream had failed.
         failed = message is not None and message.stop_reason in ("error", "aborted")

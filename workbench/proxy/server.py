@@ -16,12 +16,14 @@ it answers. A request that extends none starts a new conversation.
 from __future__ import annotations
 
 import contextlib
-import ipaddress
+import functools
 import json
 import logging
 import socket
+import ssl
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -35,12 +37,23 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
+from workbench.json_text import LINE_DEPTH, loads
 from workbench.oversight import Oversight
 from workbench.permissions import CallPattern, Rule, load_rules
 from workbench.permissions.rules import RULES_FILE, display_path
 from workbench.proxy.conversation import Conversation
 from workbench.proxy.exchange import Exchange, UpstreamCut
-from workbench.proxy.wire import safe_headers
+from workbench.proxy.formats import format_for, tool_less
+from workbench.proxy.guard import (
+    Refusal,
+    check_json_body,
+    check_request,
+    forwarded_headers,
+    matches_any,
+    normal_path,
+    recorded_headers,
+)
+from workbench.proxy.wire import HOP_HEADERS
 from workbench.stepper import Breakpoint, Stepper
 
 
@@ -58,6 +71,8 @@ logging.getLogger("uvicorn.error").addFilter(_QuietCuts())
 
 NO_RULE = "proxy default: no rule matched"
 """The source named when the proxy's own catch-all rule lets a call through."""
+UNJUDGED_LOG = "proxy-unjudged.log"
+"""Where requests forwarded without judging are noted (JSON lines, in the session folder)."""
 METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD"]
 
 
@@ -80,6 +95,10 @@ class ProxyOptions(Oversight):
     """Keep every upstream chunk for the network view and the session."""
     workspace: Path | None = None
     """Named in the sessions, and where `.workbench/rules.toml` is read (default: cwd)."""
+    token: str | None = None
+    """When set, a client must send it as its API key (`--token`)."""
+    pass_through: list[str] = field(default_factory=list)
+    """Globs of paths forwarded without judging (`--pass-through`), shown and recorded."""
 
 
 class Proxy:
@@ -93,7 +112,6 @@ class Proxy:
                 "--upstream holds a password: put the key in an environment variable "
                 "(--api-key-env)"
             )
-        self.chat_url = self.upstream + "/chat/completions"
         self.workspace = (options.workspace or Path.cwd()).resolve()
         file = options.rules_file or self.workspace / RULES_FILE
         self.rules = load_rules(
@@ -112,6 +130,9 @@ class Proxy:
         for text in options.breakpoints:
             Breakpoint.parse(text)  # a bad breakpoint fails now, not at the first request
         self.conversations: list[Conversation] = []
+        self.unjudged: list[dict[str, Any]] = []
+        """Requests forwarded without judging (`--pass-through`)."""
+        self.on_unjudged: list[Callable[[dict[str, Any]], Any]] = []
         self.on_conversation: list[Callable[[Conversation], Any]] = []
         """Called with each new conversation before its first event (the app, the printer)."""
         self.client: httpx2.AsyncClient | None = None
@@ -132,7 +153,9 @@ class Proxy:
         }
         for conv in self.conversations:
             n = len(conv.known)
-            if conv.busy or not n or exchange.keys[:n] != conv.known:
+            if conv.busy or not n or conv.format is not exchange.format:
+                continue
+            if exchange.keys[:n] != conv.known:
                 continue
             score = (n, sum(1 for i in conv.unanswered if i in answered))
             if score >= best_score:
@@ -175,12 +198,18 @@ class Proxy:
         assert self._tg is not None, "the proxy is not running"
         self._tg.start_soon(fn, *args)
 
-    def upstream_headers(self, agent_headers: dict[str, str]) -> dict[str, str]:
-        """The agent's headers (credentials already removed) plus the upstream's key."""
+    def upstream_headers(
+        self, agent_headers: dict[str, str], style: str = "bearer"
+    ) -> dict[str, str]:
+        """The agent's headers (its key already removed) plus the upstream's key, sent the
+        way the format's clients send theirs (`style`: bearer, x-api-key, x-goog-api-key)."""
         headers = dict(agent_headers)
         headers["accept-encoding"] = "identity"  # chunks are copied as they are read
         if self.options.api_key:
-            headers["authorization"] = f"Bearer {self.options.api_key}"
+            if style == "bearer":
+                headers["authorization"] = f"Bearer {self.options.api_key}"
+            else:
+                headers[style] = self.options.api_key
         return headers
 
     # -- HTTP --------------------------------------------------------------------------
@@ -189,17 +218,77 @@ class Proxy:
         return Starlette(routes=[Route("/{path:path}", self._handle, methods=METHODS)])
 
     async def _handle(self, request: Request) -> Response:
-        path = request.url.path
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        refusal = check_request(
+            headers, port=self.port, bound_host=self.options.host, token=self.options.token
+        )
+        if refusal is not None:
+            return refuse(refusal)
+        raw_path = request.scope.get("raw_path") or request.url.path.encode()
+        path = normal_path(raw_path.decode("latin-1").split("?")[0])
         sub = path[3:] if path == "/v1" or path.startswith("/v1/") else path
         raw = await request.body()
-        if request.method == "POST" and sub.rstrip("/") == "/chat/completions":
+        fmt = format_for(request.method, sub.rstrip("/"))
+        if fmt is not None:
+            refusal = check_json_body(headers.get("content-type"))
+            if refusal is not None:
+                return refuse(refusal)
             try:
-                body = json.loads(raw)
+                body = loads(raw, LINE_DEPTH)
             except ValueError:
                 body = None
-            if isinstance(body, dict) and isinstance(body.get("messages"), list):
-                return await self._chat(Exchange(body, raw, safe_headers(request.headers.items())))
-        return await self._pass_through(request, sub, raw)
+            if not fmt.is_request(body):
+                return refuse(Refusal(400, f"Not a {fmt.title} request"))
+            query = f"?{request.url.query}" if request.url.query else ""
+            return await self._chat(
+                Exchange(
+                    body,
+                    raw,
+                    recorded_headers(request.headers.items(), HOP_HEADERS),
+                    self.forwarded(request),
+                    wire_format=fmt,
+                    url=self.upstream + sub.rstrip("/") + query,
+                    path=sub.rstrip("/"),
+                )
+            )
+        style = tool_less(request.method, sub.rstrip("/"))
+        if style is not None:
+            return await self._pass_through(request, sub, raw, style)
+        if matches_any(path, self.options.pass_through):
+            self.note_unjudged(request.method, path, headers)
+            return await self._pass_through(request, sub, raw)
+        return refuse(
+            Refusal(
+                404,
+                f"The workbench proxy does not judge {request.method} {path}, so it does not "
+                "forward it (pass --pass-through GLOB to forward such paths unjudged)",
+            )
+        )
+
+    def forwarded(self, request: Request) -> dict[str, str]:
+        """The client's headers as sent upstream: its own key only when the proxy has none
+        to put in its place (and no --token took the key's place)."""
+        keep = not self.options.api_key and self.options.token is None
+        return forwarded_headers(request.headers.items(), HOP_HEADERS, keep_key=keep)
+
+    def note_unjudged(self, method: str, path: str, headers: dict[str, str]) -> None:
+        """Show and record a request forwarded without judging it (`--pass-through`)."""
+        entry = {
+            "time": time.time(),
+            "method": method,
+            "path": path,
+            "headers": recorded_headers(headers.items(), HOP_HEADERS),
+        }
+        self.unjudged.append(entry)
+        for callback in self.on_unjudged:
+            callback(entry)
+        if self.options.record:
+            from workbench.sessions.header import default_session_dir
+
+            directory = self.options.session_dir or default_session_dir()
+            directory.mkdir(parents=True, exist_ok=True)
+            with open(directory / UNJUDGED_LOG, "a", encoding="utf-8") as out:
+                out.write(json.dumps(entry, ensure_ascii=False) + "\n")
 
     async def _chat(self, exchange: Exchange) -> Response:
         self.route(exchange)
@@ -213,26 +302,30 @@ class Proxy:
             headers={"cache-control": "no-cache"},
         )
 
-    async def _pass_through(self, request: Request, sub: str, raw: bytes) -> Response:
+    async def _pass_through(
+        self, request: Request, sub: str, raw: bytes, style: str = "bearer"
+    ) -> Response:
         assert self.client is not None
         url = self.upstream + sub + (f"?{request.url.query}" if request.url.query else "")
         upstream = self.client.build_request(
             request.method,
             url,
             content=raw,
-            headers=self.upstream_headers(safe_headers(request.headers.items())),
+            headers=self.upstream_headers(self.forwarded(request), style),
         )
         try:
             response = await self.client.send(upstream, stream=True)
         except httpx2.HTTPError as exc:
             message = f"The workbench proxy could not reach {self.upstream}: {exc}"
-            return Response(
-                json.dumps({"error": {"message": message}}), 502, media_type="application/json"
-            )
+            return refuse(Refusal(502, message))
         return StreamingResponse(
             response.aiter_raw(),
             response.status_code,
-            headers=safe_headers(response.headers.items()),
+            headers={
+                k: v
+                for k, v in response.headers.items()
+                if k.lower() not in HOP_HEADERS and not k.lower().startswith("access-control-")
+            },
             background=BackgroundTask(response.aclose),
         )
 
@@ -265,7 +358,7 @@ class Proxy:
         timeout = httpx2.Timeout(connect=10.0, read=None, write=30.0, pool=10.0)
         try:
             async with (
-                httpx2.AsyncClient(timeout=timeout) as client,
+                httpx2.AsyncClient(timeout=timeout, verify=tls_context()) as client,
                 anyio.create_task_group() as tg,
             ):
                 self.client, self._tg = client, tg
@@ -306,14 +399,17 @@ async def _serve(server: uvicorn.Server, sock: socket.socket) -> None:
     await server.serve(sockets=[sock])
 
 
-def is_loopback(host: str) -> bool:
-    """Whether `host` is reachable from this machine only."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """The upstream's TLS settings (httpx's defaults), made once: loading the system's
+    certificates takes a noticeable part of a second."""
+    return ssl.create_default_context()
+
+
+def refuse(refusal: Refusal) -> Response:
+    """An error every format's SDK reads: `error.message` (and `error.type`)."""
+    body = {"error": {"message": refusal.message, "type": "workbench_proxy_error"}}
+    return Response(json.dumps(body), refusal.status, media_type="application/json")
 
 
 def bind(host: str, port: int) -> socket.socket:

@@ -1,0 +1,165 @@
+"""What every wire format gives the conversation core: no I/O here.
+
+A format reads a request into the shape the core keeps conversations in (chat-like
+messages: `role`, `content`, `tool_calls` with `id` and `function.name`, and
+`tool_call_id` on results, so keys and routing are one mechanism for all), reads
+a response (streamed or whole) into stream events with a reader, and rewrites the
+response once the gate has decided (`release_stream`, `release_whole`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from workbench.providers.stream_builder import Events, StreamBuilder
+from workbench.proxy.wire import JsonDict, Repair, Verdict
+from workbench.sse import SSEEvent
+
+
+@dataclass
+class WireEvent:
+    """One streamed event as the proxy and the agent both read it."""
+
+    event: SSEEvent
+    chunk: Any
+    """The data parsed as JSON (None: no data, `[DONE]`, or not JSON)."""
+    raw: bytes
+    """What the agent may be sent: the event's own bytes, or the event re-written
+    without what the proxy cannot judge."""
+    done: bool = False
+    """The stream's closing event: sent once the conversation knows what the agent got."""
+    calls: bool = False
+    """The event may start, carry or restate a tool call."""
+
+
+@dataclass
+class SentCall:
+    """A call streamed to the agent before the response was held: where, and how much."""
+
+    wire_index: int
+    arguments: str
+    """The argument text the agent has received."""
+
+
+@dataclass
+class StreamRelease:
+    """The held tail of a stream as released, or why it cannot be."""
+
+    pieces: list[bytes] = field(default_factory=list)
+    refused: str = ""
+    """Set when a call already streamed was denied or edited: the agent has part of it,
+    so the stream is cut (the agent runs nothing) rather than finished."""
+
+
+@dataclass
+class Tool:
+    name: str
+    description: str = ""
+    schema: JsonDict | None = None
+
+
+class Reader(Protocol):
+    """Reads one response into a `StreamBuilder` (`ChunkReader` for chat)."""
+
+    builder: StreamBuilder
+    finish_reason: str | None
+    usage: Any
+    server_model: str | None
+    saw_done: bool
+    chunk_count: int
+    first_content: bool
+
+    def feed_parsed(self, chunk: Any, data: str, event: str | None = None) -> Events: ...
+    def feed_data(self, data: str, event: str | None = None) -> Events: ...
+    def feed(self, whole: JsonDict) -> Events: ...
+    def finish(self) -> Events: ...
+    def held(self) -> Events: ...
+    def wire_index(self, content_index: int) -> int | None: ...
+
+
+class ReaderBase:
+    """What a format's reader keeps (what `ResponseRecord` reports on)."""
+
+    def __init__(self, builder: StreamBuilder) -> None:
+        self.builder = builder
+        self.finish_reason: str | None = None
+        self.usage: Any = None
+        self.server_model: str | None = None
+        self.saw_done = False
+        self.chunk_count = 0
+        self.first_content = False
+
+    def feed_parsed(self, chunk: Any, data: str, event: str | None = None) -> Events:
+        raise NotImplementedError
+
+    def feed_data(self, data: str, event: str | None = None) -> Events:
+        raise NotImplementedError
+
+    def feed(self, whole: JsonDict) -> Events:
+        """A whole (non-streamed) response."""
+        raise NotImplementedError
+
+    def finish(self) -> Events:
+        raise NotImplementedError
+
+    def held(self) -> Events:
+        return []
+
+    def wire_index(self, content_index: int) -> int | None:
+        raise NotImplementedError
+
+
+class WireFormat:
+    name = ""
+    title = ""
+    """What the format is called in messages."""
+    auth = "bearer"
+    """How the upstream's key is sent: bearer, x-api-key or x-goog-api-key."""
+
+    def is_request(self, body: Any) -> bool:
+        raise NotImplementedError
+
+    def messages(self, body: JsonDict) -> list[JsonDict]:
+        raise NotImplementedError
+
+    def tools(self, body: JsonDict) -> list[Tool]:
+        raise NotImplementedError
+
+    def system(self, body: JsonDict) -> str:
+        raise NotImplementedError
+
+    def streamed(self, body: JsonDict, path: str) -> bool:
+        return body.get("stream") is True
+
+    def model(self, body: JsonDict, path: str) -> str:
+        return str(body.get("model") or "unknown")
+
+    def read_event(self, event: SSEEvent) -> WireEvent:
+        raise NotImplementedError
+
+    def reader(self, builder: StreamBuilder, body: JsonDict) -> Reader:
+        raise NotImplementedError
+
+    def without_unjudged(self, body: JsonDict) -> tuple[JsonDict, bool]:
+        return body, False
+
+    def release_stream(
+        self, held: Sequence[WireEvent], verdict: Verdict, sent: dict[str, SentCall]
+    ) -> StreamRelease:
+        raise NotImplementedError
+
+    def release_whole(self, body: JsonDict, verdict: Verdict) -> JsonDict:
+        raise NotImplementedError
+
+    def restore_removed(
+        self, body: JsonDict, repairs: Sequence[Repair]
+    ) -> tuple[JsonDict, list[str]]:
+        """The request as forwarded, with the calls the agent never received put back
+        (only formats with a repair do; the others forward the agent's own request)."""
+        return body, []
+
+    @property
+    def repairs(self) -> bool:
+        return False

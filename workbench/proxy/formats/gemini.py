@@ -1,0 +1,311 @@
+"""Gemini (`POST /v1beta/models/{model}:generateContent`, `:streamGenerateContent?alt=sse`).
+
+The model is in the path. A request's `contents` become the core's messages: a
+`model` turn's text and `functionCall` parts one assistant message, a turn's
+`functionResponse` parts one `tool` message each, then its text. Calls come whole
+(one part each, `args` an object), in any chunk. A call without an `id` is named
+by its place, `NAME#TURN.K` (the K-th call of that name in the TURN-th model turn),
+which the client's next request repeats, so its answer is matched the same way.
+
+Release: a removed call's part is dropped, an edited call's `args` replaced, and a
+reply left with no call gets a text part saying why. Calls in any candidate but the
+first (which the proxy does not read) are dropped before anything is sent.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from workbench.agent.types import Usage
+from workbench.providers.openai_stream import StreamError, error_text
+from workbench.providers.stream_builder import Events, StreamBuilder
+from workbench.proxy.formats.base import (
+    ReaderBase,
+    SentCall,
+    StreamRelease,
+    Tool,
+    WireEvent,
+    WireFormat,
+)
+from workbench.proxy.wire import JsonDict, Verdict
+from workbench.sse import SSEEvent, sse_event
+
+PATH = re.compile(r"^/v1(?:beta|alpha)?\d*/models/(?P<model>[^/:]+):(?P<verb>\w+)$")
+VERBS = frozenset({"generateContent", "streamGenerateContent"})
+
+
+def _parts(content: Any) -> list[JsonDict]:
+    parts = content.get("parts") if isinstance(content, dict) else None
+    return [p for p in parts if isinstance(p, dict)] if isinstance(parts, list) else []
+
+
+def _text(parts: list[JsonDict]) -> str:
+    return "".join(
+        str(p["text"]) for p in parts if isinstance(p.get("text"), str) and not p.get("thought")
+    )
+
+
+class _Namer:
+    """Ids for calls without one, by their place (see the module's docstring)."""
+
+    def __init__(self, turn: int) -> None:
+        self.turn = turn
+        self.seen: dict[str, int] = {}
+
+    def __call__(self, part: JsonDict) -> str:
+        body = part.get("functionCall") or part.get("functionResponse") or {}
+        name = str(body.get("name") or "")
+        k = self.seen.get(name, 0)
+        self.seen[name] = k + 1
+        given = body.get("id")
+        return given if isinstance(given, str) and given else f"{name}#{self.turn}.{k}"
+
+
+class GeminiFormat(WireFormat):
+    name = "gemini"
+    title = "Gemini generateContent"
+    auth = "x-goog-api-key"
+
+    def is_request(self, body: Any) -> bool:
+        return isinstance(body, dict) and isinstance(body.get("contents"), list)
+
+    def messages(self, body: JsonDict) -> list[JsonDict]:
+        out: list[JsonDict] = []
+        turn = 0
+        for content in body.get("contents") or ():
+            parts = _parts(content)
+            if isinstance(content, dict) and content.get("role") == "model":
+                name = _Namer(turn)
+                turn += 1
+                calls = [
+                    {
+                        "id": name(p),
+                        "type": "function",
+                        "function": {
+                            "name": p["functionCall"].get("name"),
+                            "arguments": json.dumps(
+                                p["functionCall"].get("args") or {}, ensure_ascii=False
+                            ),
+                        },
+                    }
+                    for p in parts
+                    if isinstance(p.get("functionCall"), dict)
+                ]
+                out.append({"role": "assistant", "content": _text(parts), "tool_calls": calls})
+                continue
+            answer = _Namer(turn - 1)
+            for part in parts:
+                if isinstance(part.get("functionResponse"), dict):
+                    response = part["functionResponse"].get("response")
+                    out.append(
+                        {
+                            "role": "tool",
+                            "tool_call_id": answer(part),
+                            "content": json.dumps(response, ensure_ascii=False),
+                        }
+                    )
+            text = _text(parts)
+            if text or not any("functionResponse" in p for p in parts):
+                out.append({"role": "user", "content": text})
+        return out
+
+    def tools(self, body: JsonDict) -> list[Tool]:
+        out = []
+        for tool in body.get("tools") or ():
+            declarations = tool.get("functionDeclarations") if isinstance(tool, dict) else None
+            for d in declarations if isinstance(declarations, list) else ():
+                if isinstance(d, dict) and isinstance(d.get("name"), str):
+                    schema = d.get("parametersJsonSchema") or d.get("parameters")
+                    out.append(
+                        Tool(
+                            d["name"],
+                            str(d.get("description") or ""),
+                            schema if isinstance(schema, dict) else None,
+                        )
+                    )
+        return out
+
+    def system(self, body: JsonDict) -> str:
+        return _text(_parts(body.get("systemInstruction") or body.get("system_instruction")))
+
+    def streamed(self, body: JsonDict, path: str) -> bool:
+        return path.split("?")[0].endswith(":streamGenerateContent")
+
+    def model(self, body: JsonDict, path: str) -> str:
+        match = PATH.match(path.split("?")[0])
+        return match.group("model") if match else "unknown"
+
+    def read_event(self, event: SSEEvent) -> WireEvent:
+        chunk = event.json()
+        if isinstance(chunk, dict):
+            clean, changed = self.without_unjudged(chunk)
+            raw = sse_event(clean, event.name) if changed else event.raw
+            calls = any("functionCall" in p for p in _parts(_first(clean)))
+            candidates = clean.get("candidates")
+            first = candidates[0] if isinstance(candidates, list) and candidates else None
+            done = isinstance(first, dict) and first.get("finishReason") is not None
+            return WireEvent(event, clean, raw, calls=calls, done=done)
+        return WireEvent(event, chunk, event.raw)
+
+    def reader(self, builder: StreamBuilder, body: JsonDict) -> GeminiReader:
+        turns = [c for c in body.get("contents") or () if isinstance(c, dict)]
+        return GeminiReader(builder, sum(1 for c in turns if c.get("role") == "model"))
+
+    def without_unjudged(self, body: JsonDict) -> tuple[JsonDict, bool]:
+        candidates = body.get("candidates")
+        if not isinstance(candidates, list) or len(candidates) < 2:
+            return body, False
+        out = [candidates[0]]
+        changed = False
+        for candidate in candidates[1:]:
+            parts = _parts(candidate.get("content") if isinstance(candidate, dict) else None)
+            if any("functionCall" in p for p in parts):
+                content = {
+                    **candidate["content"],
+                    "parts": [p for p in parts if "functionCall" not in p],
+                }
+                candidate = {**candidate, "content": content}
+                changed = True
+            out.append(candidate)
+        return ({**body, "candidates": out} if changed else body), changed
+
+    def release_stream(
+        self, held: Sequence[WireEvent], verdict: Verdict, sent: dict[str, SentCall]
+    ) -> StreamRelease:
+        for call in verdict.removed:
+            if call.id in sent:
+                return StreamRelease(refused=f"{call.id} was streamed, then denied")
+        ids = iter(verdict.order[len(sent) :])
+        out: list[bytes] = []
+        last = len(held) - 1
+        while last >= 0 and not isinstance(held[last].chunk, dict):
+            last -= 1
+        for n, item in enumerate(held):
+            if not isinstance(item.chunk, dict):
+                out.append(item.raw)
+                continue
+            chunk, changed = _released(item.chunk, verdict, ids, notice=n == last)
+            out.append(sse_event(chunk, item.event.name) if changed else item.raw)
+        return StreamRelease(out)
+
+    def release_whole(self, body: JsonDict, verdict: Verdict) -> JsonDict:
+        chunk, _ = _released(body, verdict, iter(verdict.order), notice=True)
+        return chunk
+
+
+def _first(chunk: JsonDict) -> Any:
+    candidates = chunk.get("candidates")
+    first = candidates[0] if isinstance(candidates, list) and candidates else None
+    return first.get("content") if isinstance(first, dict) else None
+
+
+def _released(
+    chunk: JsonDict, verdict: Verdict, ids: Any, *, notice: bool
+) -> tuple[JsonDict, bool]:
+    kept = {c.id: c for c in verdict.kept}
+    parts = _parts(_first(chunk))
+    out: list[JsonDict] = []
+    changed = False
+    for part in parts:
+        if "functionCall" in part:
+            call = kept.get(next(ids, ""))
+            if call is None:
+                changed = True
+                continue
+            if not call.untouched:
+                part = {**part, "functionCall": {**part["functionCall"], "args": call.arguments}}
+                changed = True
+        out.append(part)
+    if notice and not verdict.kept and verdict.removed:
+        out.append({"text": verdict.notice})
+        changed = True
+    if not changed:
+        return chunk, False
+    result = copy.deepcopy(chunk)
+    if not result.get("candidates"):
+        result["candidates"] = [{"content": {"role": "model", "parts": []}, "index": 0}]
+    first = result["candidates"][0]
+    first["content"] = {**(first.get("content") or {"role": "model"}), "parts": out}
+    return result, True
+
+
+class GeminiReader(ReaderBase):
+    def __init__(self, builder: StreamBuilder, turn: int = 0) -> None:
+        super().__init__(builder)
+        self.turn = turn
+        """How many model turns the request held: names calls without an id."""
+        self._name = _Namer(turn)
+        self._order: list[int] = []
+        """Content index of each call, in order (its place is its wire index)."""
+
+    def feed_data(self, data: str, event: str | None = None) -> Events:
+        raise StreamError(f"Malformed event from the server (not JSON): {data[:300]}")
+
+    def feed_parsed(self, chunk: Any, data: str, event: str | None = None) -> Events:
+        if not isinstance(chunk, dict):
+            raise StreamError(f"Malformed event from the server (not an object): {data[:300]}")
+        if chunk.get("error"):
+            raise StreamError(f"The server reported an error mid-stream: {error_text(chunk)}")
+        return self.feed(chunk)
+
+    def feed(self, whole: JsonDict) -> Events:
+        self.chunk_count += 1
+        if isinstance(whole.get("modelVersion"), str):
+            self.server_model = whole["modelVersion"]
+        events: Events = []
+        for part in _parts(_first(whole)):
+            call = part.get("functionCall")
+            if isinstance(call, dict):
+                content, started = self.builder.begin_tool_call(
+                    self._name(part), str(call.get("name") or "")
+                )
+                self._order.append(content)
+                args = json.dumps(call.get("args") or {}, ensure_ascii=False)
+                events += started + self.builder.tool_call_delta(content, args)
+            elif isinstance(part.get("text"), str):
+                if part.get("thought"):
+                    events += self.builder.thinking(part["text"])
+                else:
+                    events += self.builder.text(part["text"])
+        candidates = whole.get("candidates")
+        first = candidates[0] if isinstance(candidates, list) and candidates else {}
+        if isinstance(first, dict) and isinstance(first.get("finishReason"), str):
+            self.finish_reason = first["finishReason"]
+        usage = whole.get("usageMetadata")
+        if isinstance(usage, dict):
+            prompt = usage.get("promptTokenCount") or 0
+            output = (usage.get("candidatesTokenCount") or 0) + (
+                usage.get("thoughtsTokenCount") or 0
+            )
+            cached = usage.get("cachedContentTokenCount") or 0
+            self.usage = Usage(
+                input=max(prompt - cached, 0),
+                output=output,
+                cache_read=cached,
+                total_tokens=prompt + output,
+            )
+        if events:
+            self.first_content = True
+        return events
+
+    def finish(self) -> Events:
+        if self.chunk_count == 0:
+            raise StreamError(
+                "The stream ended before any chunk (the connection may have been cut)"
+            )
+        if self.finish_reason is None:
+            raise StreamError(
+                f"The stream ended early: no finishReason after {self.chunk_count} chunk(s)"
+            )
+        stop = "length" if self.finish_reason == "MAX_TOKENS" else None
+        return self.builder.done(stop, self.usage)  # type: ignore[arg-type]
+
+    def wire_index(self, content_index: int) -> int | None:
+        return self._order.index(content_index) if content_index in self._order else None
+
+
+GEMINI = GeminiFormat()
