@@ -143,16 +143,16 @@ def run_prompt(steps: list[dict[str, Any]]) -> str:
                 return "end_turn"
         elif "read" in step:
             answer = call_client("fs/read_text_file", {"path": step["read"]})
-            say(json.dumps(answer.get("result", answer.get("error"))))
+            say(json.dumps(answer.get("result", answer.get("error"))) + "\n")
         elif "write" in step:
             answer = call_client(
                 "fs/write_text_file", {"path": step["write"], "content": step["content"]}
             )
-            say(json.dumps(answer.get("result", answer.get("error"))))
+            say(json.dumps(answer.get("result", answer.get("error"))) + "\n")
         elif "terminal" in step:
             made = call_client("terminal/create", {"command": step["terminal"]})
             if "error" in made:
-                say(json.dumps(made["error"]))
+                say(json.dumps(made["error"]) + "\n")
                 continue
             terminal = made["result"]["terminalId"]
             if "call" in step:
@@ -175,7 +175,10 @@ def run_prompt(steps: list[dict[str, Any]]) -> str:
                         "status": "completed",
                     }
                 )
-            say(json.dumps({"exit": exited.get("result"), "output": output["result"]["output"]}))
+            say(
+                json.dumps({"exit": exited.get("result"), "output": output["result"]["output"]})
+                + "\n"
+            )
         elif "hang" in step:
             _cancelled.wait()
             return "cancelled"

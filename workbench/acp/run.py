@@ -356,6 +356,8 @@ class AcpRun:
         """A `tool_call` (`new`) or `tool_call_update`, or a permission request's call."""
         call_id = str(fields.get("toolCallId"))
         call = self.calls.get(call_id)
+        if new and call is not None and call.finished:
+            call = None  # an id used again for a new call
         fresh = call is None
         if call is None:
             call = self.calls[call_id] = AcpCall(call_id)

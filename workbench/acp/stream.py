@@ -137,8 +137,11 @@ class AcpStream:
             return []
         call.settled = True
         raw = call.raw_json
-        events = builder.tool_call_delta(index, raw) if raw else []
-        return events + builder.end_block(index)
+        if raw is None:  # not reported: no raw string (the stages show it as such)
+            block = builder.message.content[index]
+            block.raw_arguments = None  # type: ignore[union-attr]
+            return builder.end_block(index)
+        return builder.tool_call_delta(index, raw) + builder.end_block(index)
 
     def _settle_all(self, builder: StreamBuilder, open_calls: dict[str, int]) -> Events:
         events: Events = []
