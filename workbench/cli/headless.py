@@ -92,6 +92,8 @@ class EventPrinter:
                     (f"model {message.stop_reason}: ", "bold red"), message.error_message or ""
                 )
             usage = message.usage
+            if message.provider == "acp":  # ACP reports no tokens (a notice says any usage)
+                return
             self.replies.append((message.provider, message.model, usage))
             cost = self.prices.cost(message.model, usage, message.provider)
             self.line(
@@ -192,6 +194,14 @@ class EventPrinter:
         who = event.decided_by + (f" ({event.rule} from {event.rule_source})" if event.rule else "")
         reason = f": {event.reason}" if event.reason else ""
         self.line(("  ! ", "magenta"), f"{event.decision} {event.tool_name} by {who}{reason}")
+
+    def on_acp_notice(self, event: Any) -> None:
+        for row in event.text.splitlines():
+            self.line(("  ~ ", "cyan"), row)
+
+    def on_acp_call_update(self, event: Any) -> None:
+        detail = f": {event.detail}" if event.detail else ""
+        self.line(("    · ", "dim"), (f"{event.label}{detail} [{event.tool_call_id}]", "dim"))
 
     def on_run_limit(self, event: Any) -> None:
         self.line(("■ ", "bold yellow"), (event.text, "bold yellow"))
