@@ -167,9 +167,9 @@ class AcpCall:
             self.title = fields["title"]
             lines.append(("agent: title", str(self.title)))
         if "rawInput" in fields and fields["rawInput"] is not None:
-            first = not self.raw_input_reported
+            changed = not self.raw_input_reported or fields["rawInput"] != self.raw_input
             self.raw_input, self.raw_input_reported = fields["rawInput"], True
-            if first:
+            if changed:
                 lines.append(("agent: raw input", json.dumps(self.arguments)[:200]))
         if fields.get("locations"):
             self.locations = list(fields["locations"])

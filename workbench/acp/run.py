@@ -381,7 +381,8 @@ class AcpRun:
     def settle_if_known(self, call: AcpCall) -> None:
         if call.settled:
             return
-        if call.raw_input_reported or call.asked is not None or call.status != "pending":
+        # an empty raw input is what some agents announce before the model's arguments
+        if call.arguments or call.asked is not None or call.status != "pending":
             call.settled = True
             self.feed(FeedItem("settled", call=call))
 

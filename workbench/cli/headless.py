@@ -216,10 +216,10 @@ class EventPrinter:
         tokens_in = sum(u.input for _p, _m, u in self.replies)
         tokens_out = sum(u.output for _p, _m, u in self.replies)
         cost = self.prices.total(self.replies)
-        summary = (
-            f"{self.prefix}end: {self.turn} turns, {self.tool_calls} tool calls, "
-            f"tokens {tokens_in:,}↑ {tokens_out:,}↓, cost {format_cost(cost)}"
-        )
+        summary = f"{self.prefix}end: {self.turn} turns, {self.tool_calls} tool calls"
+        if self.replies:  # an ACP agent reports none: no figures rather than zeros
+            summary += f", tokens {tokens_in:,}↑ {tokens_out:,}↓, cost {format_cost(cost)}"
+
         self.console.rule(Text(summary, style="bold"), style="dim")
         unpriced = sorted({m for p, m, _u in self.replies if self.prices.price_of(m, p) is None})
         if unpriced:
