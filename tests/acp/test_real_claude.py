@@ -141,6 +141,9 @@ async def test_cancel_mid_call_ends_the_command_and_the_prompt(claude: Any) -> N
     assert run.agent.state.messages[-1].stop_reason == "aborted"  # type: ignore[union-attr]
     assert not running(pid)
     assert run.terminals.open == {}
+    (record,) = fold(bus.events).calls.values()
+    assert record.status == "aborted"
+    assert len(bus.of("agent_end")) == 1
 
 
 async def test_an_edit_is_shown_as_a_diff(claude: Any) -> None:

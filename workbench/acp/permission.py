@@ -30,6 +30,7 @@ from workbench.agent import (
     BeforeToolCallResult,
     TextContent,
 )
+from workbench.agent.abort import AbortError
 from workbench.agent.config import BeforeToolCall
 from workbench.permissions.edits import InvalidEdit, revalidate
 from workbench.permissions.hooks import wait_unless_aborted
@@ -148,13 +149,13 @@ async def execute(
         if text != shown and text and not call.finished:
             on_update(AgentToolResult(content=[TextContent(text=text)], details=call.details()))
             shown = text
+        if signal is not None and signal.aborted:  # what the agent reports after a cancel
+            error = AbortError(f"Aborted while the agent ran the call\n{text}".rstrip())
+            error.details = call.details()  # type: ignore[attr-defined]
+            raise error
         if call.finished or run.turn_over:
             break
-        if not await wait_unless_aborted(call.changed, signal):
-            return AgentToolResult(
-                content=[TextContent(text="Aborted while the agent ran the call")],
-                details={"aborted": True, **call.details()},
-            )
+        await wait_unless_aborted(call.changed, signal)
     text = run.render(call)
     if call.status == "failed":
         raise AcpCallFailed(text or "The agent reported that the call failed")

@@ -168,9 +168,11 @@ class Terminals:
     async def release(self, terminal_id: str) -> Any:
         from acp.schema import ReleaseTerminalResponse
 
+        if terminal_id in self._released:  # the agent's release and the run's end may race
+            return ReleaseTerminalResponse()
         terminal = self._get(terminal_id)
-        await terminal.tree.end(TREE_GRACE)
         self._released[terminal_id] = self.open.pop(terminal_id)
+        await terminal.tree.end(TREE_GRACE)
         return ReleaseTerminalResponse()
 
     async def release_all(self) -> None:
