@@ -58,6 +58,9 @@ class AcpOptions(Oversight):
     """`workbench.mcp.McpServerConfig`s passed to the agent in `session/new`."""
     mode: str | None = None
     """A mode to switch to once the session is open (`session/set_mode`)."""
+    auth: str | None = None
+    """The `authenticate` method to use when the agent asks (default: the first whose
+    environment variables are set)."""
     load_session: str | None = None
     """Resume the agent's session of this id (`session/load`) instead of a new one."""
     pass_env: list[str] = field(default_factory=list)
@@ -230,7 +233,9 @@ class AcpRun:
             )
             self.session_id = self.options.load_session
         else:
-            response = await self.conn.new_session(cwd=cwd, mcp_servers=servers)
+            response = await self._authenticated(
+                data, lambda: self.conn.new_session(cwd=cwd, mcp_servers=servers)
+            )
             self.session_id = response.session_id
         opened = (
             response.model_dump(mode="json", by_alias=True, exclude_none=True) if response else {}
@@ -241,6 +246,38 @@ class AcpRun:
         await self.notice("session", self._session_text(data), {"initialize": data, **opened})
         if self.options.mode is not None:
             await self.set_mode(self.options.mode)
+
+    async def _authenticated(self, init: dict[str, Any], open_session: Any) -> Any:
+        """`open_session()`, after `authenticate` if the agent asks for it: with the
+        method `--auth` names, else the first one whose environment variables the agent
+        has (an API key set for it); a person's login (a browser) is never started."""
+        from acp import RequestError
+
+        try:
+            return await open_session()
+        except RequestError as exc:
+            if "auth" not in str(exc).lower():
+                raise
+        env = {**os.environ, **self.options.env}
+        methods = init.get("authMethods") or []
+        chosen = self.options.auth or next(
+            (
+                m.get("id")
+                for m in methods
+                if m.get("type") == "env_var"
+                and all(v.get("name") in env for v in m.get("vars") or [])
+            ),
+            None,
+        )
+        if chosen is None:
+            offered = ", ".join(str(m.get("id")) for m in methods) or "none"
+            raise AcpError(
+                f"the agent asks to authenticate and none of its methods ({offered}) has its "
+                "variables set; set them, or name one with --auth"
+            )
+        await self.conn.authenticate(method_id=chosen)
+        await self.notice("session", f"authenticated with {chosen}", {"methodId": chosen})
+        return await open_session()
 
     def _session_text(self, init: dict[str, Any]) -> str:
         info = init.get("agentInfo") or {}

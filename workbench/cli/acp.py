@@ -71,6 +71,9 @@ def acp_parser() -> argparse.ArgumentParser:
         "--load-session", metavar="ID", help="resume the agent's session ID (session/load)"
     )
     parser.add_argument(
+        "--auth", metavar="METHOD", help="the agent's authenticate method, when it asks for one"
+    )
+    parser.add_argument(
         "--pass-env",
         action="append",
         default=[],
@@ -113,6 +116,7 @@ def acp_main(argv: list[str]) -> int:
             step=args.step,
             breakpoints=args.breakpoints,
             load_session=args.load_session,
+            auth=args.auth,
             mcp_servers=_mcp_servers(args),
             pass_env=args.pass_env,
             record=not args.no_record,
