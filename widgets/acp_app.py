@@ -37,6 +37,7 @@ class AcpApp(WorkbenchApp):
     def main_ready(self) -> None:
         super().main_ready()
         self.timeline.empty_text = f"Starting the ACP agent {self.run.label}…"
+        self.prompt_bar.queue_kind = "follow_up"  # ACP has no steering
         self._serve_agent()
 
     @work(group="acp", exit_on_error=False)
@@ -62,7 +63,8 @@ class AcpApp(WorkbenchApp):
         message = self.outgoing(event.text)
         if self.agent.state.is_streaming:  # ACP has no steering: it waits for the turn's end
             self.agent.follow_up(message)
-            self.notify("Queued: sent when the agent ends this prompt.", timeout=3)
+            self.prompt_bar.queue_kind = "follow_up"
+            self.notify("Queued: sent when the agent ends this prompt (ACP has no steering).")
             self._refresh_now()
             return
         self._run_prompt(message)
@@ -99,6 +101,11 @@ class AcpApp(WorkbenchApp):
             severity="warning",
             timeout=4,
         )
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("new_run", "call_by_hand"):
+            return False  # hidden from the footer (the keys say why)
+        return super().check_action(action, parameters)
 
     def _refresh_now(self) -> None:
         if len(self.agent.state.tools) != len(self.descriptions):  # the agent named more tools

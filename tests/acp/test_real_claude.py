@@ -170,6 +170,6 @@ async def test_an_edit_is_shown_as_a_diff(claude: Any) -> None:
     record = next(iter(fold(bus.events).calls.values()))
     assert record.status == "done"
     assert "-old line\n+new line" in record.result_text
-    assert record.result_text.startswith(f"--- a/{notes}")
+    assert record.result_text.startswith("--- a/notes.txt\n+++ b/notes.txt")
     history = [label for _t, label, _d in record.events]
     assert f"client: read {notes}" in history and f"client: write {notes}" in history

@@ -93,7 +93,7 @@ async def test_allowed_by_a_rule_it_runs_and_the_model_gets_the_output(codex: An
         await run.agent.prompt("say hi")
     assert run.agent_info["agentInfo"]["name"] == "codex-acp"
     (record,) = fold(bus.events).calls.values()
-    assert (record.name, record.status) == ("execute", "done")
+    assert (record.name, record.status) == ("execute", "done"), (record.result_text, record.events)
     assert record.decision is not None and record.decision.decided_by == "rule"
     assert "hi\nthere" in record.result_text
     assert record.parsed is not None and record.parsed["command"][-1] == "echo hi; echo there"

@@ -55,20 +55,28 @@ def unified_diff(path: str, old: str | None, new: str) -> str:
     """A diff block as a unified diff (a new file: from /dev/null)."""
     before = (old or "").splitlines(keepends=True)
     after = new.splitlines(keepends=True)
+    name = path.lstrip("/")
     lines = difflib.unified_diff(
-        before, after, "/dev/null" if old is None else f"a/{path}", f"b/{path}", lineterm=""
+        before, after, "/dev/null" if old is None else f"a/{name}", f"b/{name}", lineterm=""
     )
     return "\n".join(line.rstrip("\n") for line in lines)
 
 
-def content_text(items: list[dict[str, Any]], terminal_output: Callable[[str], str | None]) -> str:
-    """The call's content (as JSON) as one text: texts, diffs, terminals' output."""
+def content_text(
+    items: list[dict[str, Any]],
+    terminal_output: Callable[[str], str | None],
+    shown: Callable[[str], str] = str,
+) -> str:
+    """The call's content (as JSON) as one text: texts, diffs (their paths as `shown`
+    gives them), terminals' output."""
     parts: list[str] = []
     for item in items:
         kind = item.get("type")
         if kind == "diff":
             parts.append(
-                unified_diff(str(item.get("path")), item.get("oldText"), item.get("newText") or "")
+                unified_diff(
+                    shown(str(item.get("path"))), item.get("oldText"), item.get("newText") or ""
+                )
             )
         elif kind == "terminal":
             terminal = str(item.get("terminalId"))

@@ -38,8 +38,17 @@ class AcpClient:
     def on_connect(self, conn: Any) -> None:
         pass
 
-    async def session_update(self, session_id: str, update: Any, **_kwargs: Any) -> None:
-        data = _json(update)
+    def observe(self, event: Any) -> None:
+        """Every message from the agent, in the order it came (the connection hands each
+        notification to a task of its own, and a prompt's answer may overtake them):
+        its `session/update`s are taken here, in order."""
+        message = event.message
+        if event.direction.value != "incoming" or message.get("method") != "session/update":
+            return
+        params = message.get("params") or {}
+        if params.get("sessionId") != self.run.session_id and self.run.session_id is not None:
+            return
+        data = params.get("update") or {}
         kind = data.get("sessionUpdate")
         run = self.run
         if kind == "agent_message_chunk":
@@ -50,7 +59,15 @@ class AcpClient:
             run.report(data, new=True)
         elif kind == "tool_call_update":
             run.report(data, new=False)
-        elif kind == "plan":
+        else:
+            run.spawn(self._notice(kind, data))
+
+    async def session_update(self, session_id: str, update: Any, **_kwargs: Any) -> None:
+        """Taken by `observe` (in order) already."""
+
+    async def _notice(self, kind: Any, data: dict[str, Any]) -> None:
+        run = self.run
+        if kind == "plan":
             await run.notice("plan", plan_text(data.get("entries") or []), data)
         elif kind == "available_commands_update":
             run.commands = list(data.get("availableCommands") or [])

@@ -169,7 +169,10 @@ class AcpRun:
             ) from exc
         tree.adopt(process.pid)
         assert process.stdin is not None and process.stdout is not None
-        self.conn = ClientSideConnection(AcpClient(self), process.stdin, process.stdout)
+        client = AcpClient(self)
+        self.conn = ClientSideConnection(
+            client, process.stdin, process.stdout, observers=[client.observe]
+        )
         self._live = True
         self.spawn(self._read_stderr(process))
         try:
@@ -369,7 +372,7 @@ class AcpRun:
 
     # -- calls -------------------------------------------------------------------------
 
-    def tool_for(self, name: str) -> AgentTool:
+    def tool_for(self, name: str, kind: str | None = None) -> AgentTool:
         """The foreign tool the loop runs for calls named `name` (made on first use)."""
         tool = self.tools.get(name)
         if tool is None:
@@ -379,7 +382,7 @@ class AcpRun:
 
             tool = AgentTool(
                 name=name,
-                label=name,
+                label=kind or name,
                 description=f"a tool of the ACP agent {self.label} (it runs in the agent)",
                 parameters=ANY_OBJECT,
                 execute=run_call,
@@ -400,7 +403,7 @@ class AcpRun:
             call = self.calls[call_id] = AcpCall(call_id)
         lines = call.apply(fields)
         if fresh:
-            self.tool_for(call.name)
+            self.tool_for(call.name, call.kind)
             if not call.raw_input_reported:
                 lines.append(("agent: raw input", "not reported"))
             self.feed(FeedItem("call", call=call))
@@ -460,7 +463,15 @@ class AcpRun:
     def render(self, call: AcpCall) -> str:
         from workbench.acp.calls import content_text
 
-        return content_text(call.content, self.terminals.output_of)
+        return content_text(call.content, self.terminals.output_of, self.shown_path)
+
+    def shown_path(self, path: str) -> str:
+        """A path the agent names, relative to the workspace when it lies inside."""
+        root = self.options.workspace
+        try:
+            return Path(path).relative_to(root).as_posix() if os.path.isabs(path) else path
+        except ValueError:
+            return path
 
 
 def mcp_server(config: Any) -> Any:
