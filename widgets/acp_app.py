@@ -25,7 +25,8 @@ class AcpApp(WorkbenchApp):
     BINDINGS: ClassVar[list[BindingType]] = [Binding("f3", "next_mode", "Mode")]
 
     def __init__(self, run: Any) -> None:
-        self.run = run
+        self.acp = run
+        """The ACP run (the agent, its connection, its session)."""
         super().__init__(
             run.runtime,
             prefill="",
@@ -36,7 +37,7 @@ class AcpApp(WorkbenchApp):
 
     def main_ready(self) -> None:
         super().main_ready()
-        self.timeline.empty_text = f"Starting the ACP agent {self.run.label}…"
+        self.timeline.empty_text = f"Starting the ACP agent {self.acp.label}…"
         self.prompt_bar.queue_kind = "follow_up"  # ACP has no steering
         self._serve_agent()
 
@@ -45,9 +46,9 @@ class AcpApp(WorkbenchApp):
         from workbench.acp import AcpError
 
         try:
-            async with self.run.connected():
+            async with self.acp.connected():
                 self.timeline.empty_text = (
-                    f"{self.run.label} is ready: type a message below (it is sent as "
+                    f"{self.acp.label} is ready: type a message below (it is sent as "
                     "session/prompt)"
                 )
                 self.timeline.refresh()
@@ -70,18 +71,18 @@ class AcpApp(WorkbenchApp):
         self._run_prompt(message)
 
     def action_next_mode(self) -> None:
-        modes = self.run.modes
+        modes = self.acp.modes
         if not modes:
             self.notify("This agent offers no modes.", severity="warning", timeout=3)
             return
         ids = [str(m.get("id")) for m in modes]
-        current = ids.index(self.run.mode) if self.run.mode in ids else -1
+        current = ids.index(self.acp.mode) if self.acp.mode in ids else -1
         self._set_mode(ids[(current + 1) % len(ids)])
 
     @work(group="acp-mode", exit_on_error=False)
     async def _set_mode(self, mode_id: str) -> None:
         try:
-            await self.run.set_mode(mode_id)
+            await self.acp.set_mode(mode_id)
         except Exception as exc:  # noqa: BLE001 - the agent's refusal, shown
             self.notify(f"The agent did not switch mode: {exc}", severity="error", markup=False)
             return

@@ -17,6 +17,7 @@ order. Each step is an object with one of these keys:
 - "terminal": a command line run through `terminal/create`, then
   `terminal/wait_for_exit`, `terminal/output`, `terminal/release`; with "call", the
   terminal is shown in that call first;
+- "spawn": a command started in a session of its own (its pid is said);
 - "hang": wait for `session/cancel`, then end the prompt cancelled;
 - "stop": the stop reason to end with (default end_turn).
 
@@ -179,6 +180,11 @@ def run_prompt(steps: list[dict[str, Any]]) -> str:
                 json.dumps({"exit": exited.get("result"), "output": output["result"]["output"]})
                 + "\n"
             )
+        elif "spawn" in step:  # a child that leaves the agent's process group
+            import subprocess
+
+            child = subprocess.Popen(step["spawn"], start_new_session=True)
+            say(json.dumps({"pid": child.pid}) + "\n")
         elif "hang" in step:
             _cancelled.wait()
             return "cancelled"

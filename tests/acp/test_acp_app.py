@@ -27,7 +27,7 @@ async def test_the_dialog_answers_the_agents_request(tmp_path: Path) -> None:
     fake = Fake(tmp_path, [[{"say": "Listing."}, *ask_call(), {"say": "Done."}]])
     app = AcpApp(fake.run(approve="ask"))
     async with app.run_test(size=(140, 40)) as pilot:
-        await wait_for(pilot, lambda: app.run.ready.is_set())
+        await wait_for(pilot, lambda: app.acp.ready.is_set())
         await send(pilot, app, lambda: isinstance(app.screen, PermissionModal), text="list")
         assert app.screen.record.name == "Bash"
         assert app.screen.record.raw == '{"command": "ls -la"}'
@@ -44,7 +44,7 @@ async def test_ctrl_c_cancels_a_pending_request_and_the_prompt(tmp_path: Path) -
     fake = Fake(tmp_path, [[*ask_call()], [{"say": "still here"}]])
     app = AcpApp(fake.run(approve="ask"))
     async with app.run_test(size=(140, 40)) as pilot:
-        await wait_for(pilot, lambda: app.run.ready.is_set())
+        await wait_for(pilot, lambda: app.acp.ready.is_set())
         await send(pilot, app, lambda: isinstance(app.screen, PermissionModal))
         await pilot.press("ctrl+c")
         await wait_for(pilot, lambda: app.view_state.run_state == "aborted")
@@ -59,7 +59,7 @@ async def test_a_breakpoint_holds_the_call_until_continued(tmp_path: Path) -> No
     fake = Fake(tmp_path, [[*ask_call()]])
     app = AcpApp(fake.run(approve="ask", allow=["Bash"], breakpoints=["Bash"]))
     async with app.run_test(size=(140, 40)) as pilot:
-        await wait_for(pilot, lambda: app.run.ready.is_set())
+        await wait_for(pilot, lambda: app.acp.ready.is_set())
         await send(pilot, app, lambda: app.view_state.pause is not None)
         assert app.view_state.calls["c1"].status == "paused"
         assert outcomes(fake) == []  # the agent waits for its answer meanwhile
@@ -72,10 +72,10 @@ async def test_f3_switches_the_agents_mode(tmp_path: Path) -> None:
     fake = Fake(tmp_path, [])
     app = AcpApp(fake.run())
     async with app.run_test(size=(140, 40)) as pilot:
-        await wait_for(pilot, lambda: app.run.ready.is_set())
-        assert app.run.mode == "default"
+        await wait_for(pilot, lambda: app.acp.ready.is_set())
+        assert app.acp.mode == "default"
         await pilot.press("f3")
-        await wait_for(pilot, lambda: app.run.mode == "plan")
+        await wait_for(pilot, lambda: app.acp.mode == "plan")
     assert fake.sent("session/set_mode")[0]["params"]["modeId"] == "plan"
 
 

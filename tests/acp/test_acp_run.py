@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from tests.acp.helpers import Fake, ask_call
 from workbench.acp import AcpError
 from workbench.bus_events import PermissionRequestEvent
 from workbench.permissions.answers import PermissionAnswer
+from workbench.proctree import running
 from workbench.view.fold import fold
 
 pytestmark = pytest.mark.timeout(60)
@@ -241,3 +243,15 @@ async def test_an_agent_that_does_not_start_is_a_clear_error(tmp_path: Path) -> 
     with pytest.raises(AcpError, match="its stderr"):
         async with crashing.connected():
             pass
+
+
+async def test_the_agents_process_tree_ends_with_the_run(tmp_path: Path) -> None:
+    fake = Fake(tmp_path, [[{"spawn": ["sleep", "60"]}]])
+    run = fake.run()
+    bus = Bus(run)
+    async with run.connected():
+        await run.agent.prompt("go")
+        text = bus.of("message_end")[-1].message.text
+        pid = json.loads(text)["pid"]
+        assert running(pid)
+    assert not running(pid)

@@ -12,6 +12,7 @@ session (`session/new` with the workspace as `cwd`, or `session/load`). Then
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import os
 from collections.abc import AsyncIterator
@@ -36,6 +37,7 @@ from workbench.proctree import ProcessTree
 from workbench.runtime import Runtime
 from workbench.stepper import Stepper
 
+log = logging.getLogger(__name__)
 ANY_OBJECT: dict[str, Any] = {"type": "object"}
 START_TIMEOUT = 120.0
 """Seconds for the agent to answer `initialize` and `session/new` (npx may download)."""
@@ -189,7 +191,10 @@ class AcpRun:
                 self._live = False
                 for task in list(self._tasks):
                     task.cancel()
-                await self.terminals.release_all()
+                try:  # whatever fails here, the agent's process tree still ends below
+                    await self.terminals.release_all()
+                except Exception:  # noqa: BLE001
+                    log.exception("releasing the ACP agent's terminals failed")
                 try:
                     await self.conn.close()
                 except Exception:  # noqa: BLE001, S110 - the agent may be gone already

@@ -177,4 +177,7 @@ class Terminals:
 
     async def release_all(self) -> None:
         for terminal_id in list(self.open):
-            await self.release(terminal_id)
+            terminal = self.open.pop(terminal_id, None)
+            if terminal is not None:
+                self._released[terminal_id] = terminal
+                await terminal.tree.end(TREE_GRACE)
