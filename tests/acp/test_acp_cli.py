@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.acp.helpers import Fake, ask_call
+from tests.widgets.helpers import send, wait_for
 from workbench.__main__ import main
 from workbench.sessions.reader import read_session
 from workbench.view.fold import fold
@@ -80,3 +82,31 @@ def test_bad_input_exits_2(
     with pytest.raises(SystemExit) as exited:
         main(["acp", "--approve", "ask", "--headless", "hi", "--", "x"])
     assert exited.value.code == 2
+
+
+def test_the_command_opens_the_app(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from textual.app import App
+
+    from widgets.acp_app import AcpApp
+
+    fake = Fake(tmp_path, [[{"say": "hello from the app"}]])
+    monkeypatch.chdir(fake.workspace)
+    seen: list[str] = []
+
+    async def drive(pilot: Any) -> None:
+        app = pilot.app
+        await wait_for(pilot, lambda: app.acp.ready.is_set())
+        await send(pilot, app, lambda: app.view_state.run_state == "finished", text="hi")
+        seen.append(app.view_state.items[-1].text)
+        app.exit(0)
+
+    def headless_run(self: AcpApp, **_kwargs: Any) -> Any:
+        return App.run(self, headless=True, size=(120, 40), auto_pilot=drive)
+
+    monkeypatch.setattr(AcpApp, "run", headless_run)
+    session = tmp_path / "app.jsonl"
+    code = main(["acp", "--session", str(session), "--", *fake.command()])
+    assert code == 0 and seen == ["hello from the app"]
+    assert f"session recorded to {session}" in capsys.readouterr().err
