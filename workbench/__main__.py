@@ -52,6 +52,10 @@ def leave(code: int) -> int:
 
 
 def _main(argv: list[str]) -> int:
+    if argv and argv[0] == "acp":
+        from workbench.cli.acp import acp_main
+
+        return acp_main(argv[1:])
     if argv and argv[0] == "proxy":
         from workbench.cli.proxy import proxy_main
 

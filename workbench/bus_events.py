@@ -250,6 +250,36 @@ def _gist(text: str, limit: int = 120) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
+# -- ACP agents ----------------------------------------------------------------------
+
+AcpNoticeKind = Literal["session", "plan", "mode", "commands", "usage", "info", "agent_stderr"]
+
+
+class AcpNoticeEvent(Event):
+    """What an ACP agent said that is neither a message nor a tool call: the session it
+    opened, its plan, its current mode, its slash commands (see `workbench.acp`)."""
+
+    type: Literal["acp_notice"] = "acp_notice"
+    kind: AcpNoticeKind
+    text: str
+    """One line or a few, as the timeline shows it."""
+    data: dict[str, Any] = Field(default_factory=dict)
+    """The update as the agent sent it (JSON), for exports and replay."""
+
+
+class AcpCallUpdateEvent(Event):
+    """What an ACP agent reported of one of its tool calls: its kind and title, a status
+    change, its locations, a stage it does not report. A line of the call's history."""
+
+    type: Literal["acp_call_update"] = "acp_call_update"
+    tool_call_id: str
+    tool_name: str
+    label: str
+    detail: str = ""
+    data: dict[str, Any] = Field(default_factory=dict)
+    """The `tool_call` / `tool_call_update` fields as the agent sent them (JSON)."""
+
+
 WorkbenchEvent = (
     RunLimitEvent
     | McpToolsChangedEvent
@@ -262,6 +292,8 @@ WorkbenchEvent = (
     | ProviderRequestEvent
     | ProviderResponseEvent
     | ResponseReleasedEvent
+    | AcpNoticeEvent
+    | AcpCallUpdateEvent
 )
 """The events published by the gate, the stepper and the providers."""
 

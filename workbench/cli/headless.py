@@ -92,6 +92,8 @@ class EventPrinter:
                     (f"model {message.stop_reason}: ", "bold red"), message.error_message or ""
                 )
             usage = message.usage
+            if message.provider == "acp":  # ACP reports no tokens (a notice says any usage)
+                return
             self.replies.append((message.provider, message.model, usage))
             cost = self.prices.cost(message.model, usage, message.provider)
             self.line(
@@ -196,6 +198,14 @@ class EventPrinter:
         reason = f": {event.reason}" if event.reason else ""
         self.line(("  ! ", "magenta"), f"{event.decision} {event.tool_name} by {who}{reason}")
 
+    def on_acp_notice(self, event: Any) -> None:
+        for row in event.text.splitlines():
+            self.line(("  ~ ", "cyan"), row)
+
+    def on_acp_call_update(self, event: Any) -> None:
+        detail = f": {event.detail}" if event.detail else ""
+        self.line(("    · ", "dim"), (f"{event.label}{detail} [{event.tool_call_id}]", "dim"))
+
     def on_run_limit(self, event: Any) -> None:
         self.line(("■ ", "bold yellow"), (event.text, "bold yellow"))
 
@@ -209,10 +219,10 @@ class EventPrinter:
         tokens_in = sum(u.input for _p, _m, u in self.replies)
         tokens_out = sum(u.output for _p, _m, u in self.replies)
         cost = self.prices.total(self.replies)
-        summary = (
-            f"{self.prefix}end: {self.turn} turns, {self.tool_calls} tool calls, "
-            f"tokens {tokens_in:,}↑ {tokens_out:,}↓, cost {format_cost(cost)}"
-        )
+        summary = f"{self.prefix}end: {self.turn} turns, {self.tool_calls} tool calls"
+        if self.replies:  # an ACP agent reports none: no figures rather than zeros
+            summary += f", tokens {tokens_in:,}↑ {tokens_out:,}↓, cost {format_cost(cost)}"
+
         self.console.rule(Text(summary, style="bold"), style="dim")
         unpriced = sorted({m for p, m, _u in self.replies if self.prices.price_of(m, p) is None})
         if unpriced:

@@ -113,6 +113,9 @@ class ProjectConfig(BaseModel):
     checkpoints: CheckpointCaps | None = None
     """`[checkpoints]`: the bounds of the workspace files each session records
     (`enabled`, `max_file_bytes`, `max_total_bytes`, `max_files`)."""
+    acp: dict[str, Any] | None = None
+    """`[acp]`: the ACP agent `workbench acp` starts (`command`, `args`, `env`, `mode`);
+    read by `workbench.acp.config`."""
     path: Path | None = Field(default=None, exclude=True)
     """The file it was read from."""
 

@@ -36,6 +36,8 @@ from workbench.agent.events import (
 )
 from workbench.agent.stream_apply import DELTAS
 from workbench.bus_events import (
+    AcpCallUpdateEvent,
+    AcpNoticeEvent,
     McpSamplingEvent,
     McpToolsChangedEvent,
     PermissionDecisionEvent,
@@ -231,6 +233,8 @@ HANDLERS: dict[type, Callable[[ViewState, Any], None]] = {
     ResponseReleasedEvent: fold_run.response_released,
     McpToolsChangedEvent: fold_run.mcp_tools_changed,
     McpSamplingEvent: fold_run.mcp_sampling,
+    AcpNoticeEvent: fold_run.acp_notice,
+    AcpCallUpdateEvent: fold_calls.acp_call_update,
     ToolExecutionStartEvent: fold_calls.execution_start,
     ToolArgumentsEvent: fold_calls.arguments,
     ToolExecutionPhaseEvent: fold_calls.execution_phase,

@@ -129,6 +129,12 @@ def execution_end(state: ViewState, e: Any) -> None:
         state.run_state = "streaming"
 
 
+def acp_call_update(state: ViewState, e: Any) -> None:
+    """A line of an ACP agent's own account of the call (kind, title, status, ...)."""
+    record = _call(state, e)
+    record.note(e.timestamp, e.label, e.detail)
+
+
 # -- calls by hand -------------------------------------------------------------------
 
 

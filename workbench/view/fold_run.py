@@ -221,6 +221,10 @@ def mcp_tools_changed(state: ViewState, e: Any) -> None:
     _notice(state, e)
 
 
+def acp_notice(state: ViewState, e: Any) -> None:
+    _notice(state, e, "warning" if e.kind == "agent_stderr" else "info")
+
+
 def mcp_sampling(state: ViewState, e: Any) -> None:
     _notice(state, e, "info" if e.decision in ("sent", "edited") else "warning")
     prefix = f"{e.server}__"  # the running call of that server asked, if only one runs

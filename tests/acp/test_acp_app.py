@@ -1,0 +1,88 @@
+"""The app on an ACP agent: messages typed go as prompts, permission requests open our
+dialog, ctrl+c cancels, F3 switches the agent's mode, breakpoints hold its calls."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.acp.helpers import Fake, ask_call
+from tests.widgets.helpers import send, wait_for
+from widgets.acp_app import AcpApp
+from widgets.permission_modal import PermissionModal
+
+pytestmark = pytest.mark.timeout(90)
+
+
+def outcomes(fake: Fake) -> list[dict[str, str]]:
+    return [
+        m["result"]["outcome"]
+        for m in fake.answers()
+        if isinstance(m.get("result"), dict) and "outcome" in m["result"]
+    ]
+
+
+async def test_the_dialog_answers_the_agents_request(tmp_path: Path) -> None:
+    fake = Fake(tmp_path, [[{"say": "Listing."}, *ask_call(), {"say": "Done."}]])
+    app = AcpApp(fake.run(approve="ask"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_for(pilot, lambda: app.acp.ready.is_set())
+        await send(pilot, app, lambda: isinstance(app.screen, PermissionModal), text="list")
+        assert app.screen.record.name == "Bash"
+        assert app.screen.record.raw == '{"command": "ls -la"}'
+        await pilot.press("ctrl+y")
+        await wait_for(pilot, lambda: app.view_state.run_state == "finished")
+        call = app.view_state.calls["c1"]
+        assert call.status == "done" and call.decision.decided_by == "user"
+        assert call.result_text == "a.txt"
+    assert outcomes(fake) == [{"outcome": "selected", "optionId": "allow-once"}]
+    assert fake.sent("session/prompt")[0]["params"]["prompt"][0]["text"] == "list"
+
+
+async def test_ctrl_c_cancels_a_pending_request_and_the_prompt(tmp_path: Path) -> None:
+    fake = Fake(tmp_path, [[*ask_call()], [{"say": "still here"}]])
+    app = AcpApp(fake.run(approve="ask"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_for(pilot, lambda: app.acp.ready.is_set())
+        await send(pilot, app, lambda: isinstance(app.screen, PermissionModal))
+        await pilot.press("ctrl+c")
+        await wait_for(pilot, lambda: app.view_state.run_state == "aborted")
+        assert app.view_state.calls["c1"].status in ("denied", "aborted")
+        await send(pilot, app, lambda: app.view_state.run_state == "finished", text="again")
+        assert app.view_state.items[-1].text == "still here"
+    assert outcomes(fake) == [{"outcome": "cancelled"}]
+    assert len(fake.sent("session/cancel")) == 1
+
+
+async def test_a_breakpoint_holds_the_call_until_continued(tmp_path: Path) -> None:
+    fake = Fake(tmp_path, [[*ask_call()]])
+    app = AcpApp(fake.run(approve="ask", allow=["Bash"], breakpoints=["Bash"]))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_for(pilot, lambda: app.acp.ready.is_set())
+        await send(pilot, app, lambda: app.view_state.pause is not None)
+        assert app.view_state.calls["c1"].status == "paused"
+        assert outcomes(fake) == []  # the agent waits for its answer meanwhile
+        await pilot.press("f5")
+        await wait_for(pilot, lambda: app.view_state.run_state == "finished")
+    assert outcomes(fake) == [{"outcome": "selected", "optionId": "allow-once"}]
+
+
+async def test_f3_switches_the_agents_mode(tmp_path: Path) -> None:
+    fake = Fake(tmp_path, [])
+    app = AcpApp(fake.run())
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_for(pilot, lambda: app.acp.ready.is_set())
+        assert app.acp.mode == "default"
+        await pilot.press("f3")
+        await wait_for(pilot, lambda: app.acp.mode == "plan")
+    assert fake.sent("session/set_mode")[0]["params"]["modeId"] == "plan"
+
+
+async def test_an_agent_that_cannot_start_ends_the_app_with_2(tmp_path: Path) -> None:
+    fake = Fake(tmp_path, [])
+    app = AcpApp(fake.run(command=["/nonexistent/agent"]))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_for(pilot, lambda: app.failure is not None)
+    assert app.return_value == 2
+    assert "cannot start /nonexistent/agent" in (app.failure or "")

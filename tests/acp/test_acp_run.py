@@ -1,0 +1,257 @@
+"""An ACP agent under the workbench's loop: turns, calls, the gate's answers, cancel."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from tests.acp.helpers import Fake, ask_call
+from workbench.acp import AcpError
+from workbench.bus_events import PermissionRequestEvent
+from workbench.permissions.answers import PermissionAnswer
+from workbench.proctree import running
+from workbench.view.fold import fold
+
+pytestmark = pytest.mark.timeout(60)
+
+
+class Bus:
+    """Every event of a run, and a wait for the first of a kind."""
+
+    def __init__(self, run: Any) -> None:
+        self.events: list[Any] = []
+        self._wanted: dict[str, anyio.Event] = {}
+        run.agent.subscribe(self)
+
+    def __call__(self, event: Any, _signal: Any = None) -> None:
+        self.events.append(event)
+        wanted = self._wanted.get(event.type)
+        if wanted is not None:
+            wanted.set()
+
+    async def first(self, kind: str) -> Any:
+        if not any(e.type == kind for e in self.events):
+            event = self._wanted.setdefault(kind, anyio.Event())
+            with anyio.fail_after(20):
+                await event.wait()
+        return next(e for e in self.events if e.type == kind)
+
+    def of(self, kind: str) -> list[Any]:
+        return [e for e in self.events if e.type == kind]
+
+
+def selected(fake: Fake) -> list[Any]:
+    """The outcomes the client sent for the agent's permission requests."""
+    return [
+        m["result"]["outcome"]
+        for m in fake.answers()
+        if isinstance(m.get("result"), dict) and "outcome" in m["result"]
+    ]
+
+
+async def test_a_rule_allows_and_the_agent_is_told_allow_once(tmp_path: Path) -> None:
+    fake = Fake(tmp_path, [[{"think": "hm"}, {"say": "Listing."}, *ask_call(), {"say": "Done."}]])
+    run = fake.run(allow=['Bash(command="ls *")'], approve="rules")
+    bus = Bus(run)
+    async with run.connected():
+        await run.agent.prompt("list the files")
+    assert selected(fake) == [{"outcome": "selected", "optionId": "allow-once"}]
+    state = fold(bus.events)
+    call = state.calls["c1"]
+    assert (call.name, call.status, call.result_text) == ("Bash", "done", "a.txt")
+    assert call.parsed == {"command": "ls -la"}
+    decision = bus.of("permission_decision")[0]
+    assert (decision.decision, decision.decided_by) == ("allow", "rule")
+    texts = [i.text for i in state.items if i.kind == "assistant"]
+    assert texts == ["Listing.", "Done."]
+    labels = [label for _t, label, _d in call.events]
+    assert "agent: in_progress" in labels and "agent: completed" in labels
+    prompt = fake.sent("session/prompt")[0]["params"]["prompt"]
+    assert prompt == [{"type": "text", "text": "list the files"}]
+    new = fake.sent("session/new")[0]["params"]
+    assert new["cwd"] == str(fake.workspace)
+
+
+async def test_no_rule_headless_rejects_and_the_call_fails(tmp_path: Path) -> None:
+    fake = Fake(tmp_path, [[*ask_call()]])
+    run = fake.run(approve="rules")
+    bus = Bus(run)
+    async with run.connected():
+        await run.agent.prompt("go")
+    assert selected(fake) == [{"outcome": "selected", "optionId": "reject-once"}]
+    state = fold(bus.events)
+    assert state.calls["c1"].status == "denied"
+    assert "no allow rule covers this call" in state.calls["c1"].result_text
+
+
+async def test_a_person_answers_always_the_agent_still_gets_once(tmp_path: Path) -> None:
+    fake = Fake(tmp_path, [[*ask_call()], [*ask_call("c2", "ls -l")]])
+    run = fake.run(approve="ask")
+    bus = Bus(run)
+    gate = run.runtime.gate
+    assert gate is not None
+    async with run.connected():
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run.agent.prompt, "first")
+            request = await bus.first("permission_request")
+            assert isinstance(request, PermissionRequestEvent)
+            assert (request.tool_name, request.args) == ("Bash", {"command": "ls -la"})
+            gate.decide(request.request_id, PermissionAnswer(kind="allow_always_tool"))
+        await run.agent.prompt("second")  # the agent asks again: the gate's rule answers
+    assert selected(fake) == [{"outcome": "selected", "optionId": "allow-once"}] * 2
+    decisions = bus.of("permission_decision")
+    assert [(d.decided_by, d.scope) for d in decisions] == [
+        ("user", "always_tool"),
+        ("session", "once"),
+    ]
+
+
+async def test_a_person_denies_with_a_reason(tmp_path: Path) -> None:
+    fake = Fake(tmp_path, [[*ask_call()]])
+    run = fake.run(approve="ask")
+    bus = Bus(run)
+    gate = run.runtime.gate
+    assert gate is not None
+    async with run.connected(), anyio.create_task_group() as tg:
+        tg.start_soon(run.agent.prompt, "go")
+        request = await bus.first("permission_request")
+        gate.decide(request.request_id, PermissionAnswer(kind="deny", reason="not now"))
+    assert selected(fake) == [{"outcome": "selected", "optionId": "reject-once"}]
+    record = fold(bus.events).calls["c1"]
+    assert record.status == "denied"
+    assert "not now" in record.result_text
+
+
+async def test_cancel_while_a_permission_request_waits(tmp_path: Path) -> None:
+    fake = Fake(tmp_path, [[*ask_call()]])
+    run = fake.run(approve="ask")
+    bus = Bus(run)
+    async with run.connected(), anyio.create_task_group() as tg:
+        tg.start_soon(run.agent.prompt, "go")
+        await bus.first("permission_request")
+        run.agent.abort("Cancelled by the user (ctrl+c)")
+    assert selected(fake) == [{"outcome": "cancelled"}]
+    assert len(fake.sent("session/cancel")) == 1
+    last = run.agent.state.messages[-1]
+    assert getattr(last, "stop_reason", None) == "aborted"
+    decision = bus.of("permission_decision")[0]
+    assert decision.decided_by == "abort"
+
+
+async def test_cancel_mid_prompt_ends_the_run_cleanly(tmp_path: Path) -> None:
+    fake = Fake(tmp_path, [[{"say": "working"}, {"hang": True}], [{"say": "again"}]])
+    run = fake.run()
+    bus = Bus(run)
+    async with run.connected():
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run.agent.prompt, "go")
+            await bus.first("message_update")
+            run.agent.abort("ctrl+c")
+        assert len(fake.sent("session/cancel")) == 1
+        assert run.agent.state.messages[-1].stop_reason == "aborted"  # type: ignore[union-attr]
+        await run.agent.prompt("next")  # the session goes on with the next prompt
+    assert run.agent.state.messages[-1].text == "again"  # type: ignore[union-attr]
+
+
+async def test_a_call_the_agent_runs_without_asking_says_so(tmp_path: Path) -> None:
+    read = {
+        "toolCallId": "r1",
+        "title": "Read notes.txt",
+        "kind": "read",
+        "status": "pending",
+        "locations": [{"path": "notes.txt", "line": 3}],
+    }
+    fake = Fake(
+        tmp_path,
+        [
+            [
+                {"call": read},
+                {"update": {"toolCallId": "r1", "status": "in_progress"}},
+                {
+                    "update": {
+                        "toolCallId": "r1",
+                        "status": "completed",
+                        "content": [
+                            {
+                                "type": "diff",
+                                "path": "notes.txt",
+                                "oldText": "a\n",
+                                "newText": "b\n",
+                            }
+                        ],
+                    }
+                },
+            ]
+        ],
+    )
+    run = fake.run(deny=["read"], approve="rules")
+    bus = Bus(run)
+    async with run.connected():
+        await run.agent.prompt("go")
+    record = fold(bus.events).calls["r1"]
+    assert record.name == "read" and record.status == "done"
+    assert record.raw is None  # the agent never reported its raw input
+    history = {label: detail for _t, label, detail in record.events}
+    assert history["agent: raw input"] == "not reported"
+    assert history["agent: locations"] == "notes.txt:3"
+    assert "without asking" in history["not asked"]
+    assert "would have denied it" in history["not asked"]
+    assert record.result_text.splitlines() == [
+        "--- a/notes.txt",
+        "+++ b/notes.txt",
+        "@@ -1 +1 @@",
+        "-a",
+        "+b",
+    ]
+
+
+async def test_plan_mode_and_commands_are_notices(tmp_path: Path) -> None:
+    fake = Fake(
+        tmp_path,
+        [
+            [
+                {"plan": [{"content": "read", "status": "completed", "priority": "high"}]},
+                {"commands": [{"name": "review", "description": "Review"}]},
+                {"say": "ok"},
+            ]
+        ],
+    )
+    run = fake.run(mode="plan")
+    bus = Bus(run)
+    async with run.connected():
+        assert run.mode == "plan"
+        await run.agent.prompt("go")
+    notices = [i.text for i in fold(bus.events).items if i.kind == "notice"]
+    assert notices[0].startswith("ACP agent fake-agent 1.0: session fake-session-1")
+    assert "mode set to plan" in notices
+    assert "plan:\n✓ read  (high)" in notices
+    assert "slash commands: /review" in notices
+    assert fake.sent("session/set_mode")[0]["params"]["modeId"] == "plan"
+
+
+async def test_an_agent_that_does_not_start_is_a_clear_error(tmp_path: Path) -> None:
+    fake = Fake(tmp_path, [])
+    run = fake.run(command=["/nonexistent/agent-binary"])
+    with pytest.raises(AcpError, match="cannot start /nonexistent/agent-binary"):
+        async with run.connected():
+            pass
+    crashing = fake.run(command=[*fake.command()[:2], str(tmp_path / "missing.json")])
+    with pytest.raises(AcpError, match="its stderr"):
+        async with crashing.connected():
+            pass
+
+
+async def test_the_agents_process_tree_ends_with_the_run(tmp_path: Path) -> None:
+    fake = Fake(tmp_path, [[{"spawn": ["sleep", "60"]}]])
+    run = fake.run()
+    bus = Bus(run)
+    async with run.connected():
+        await run.agent.prompt("go")
+        text = bus.of("message_end")[-1].message.text
+        pid = json.loads(text)["pid"]
+        assert running(pid)
+    assert not running(pid)
