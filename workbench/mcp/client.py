@@ -216,6 +216,11 @@ class McpConnection:
         self._done = self._done or anyio.Event()
         await self._done.wait()
 
+    async def wait_stopped(self) -> None:
+        """Return once `run()` has returned, or at once if it never started."""
+        if self._done is not None:
+            await self._done.wait()
+
     async def wait_settled(self) -> None:
         """Return once the server is ready or has failed to start."""
         self._settled = self._settled or anyio.Event()

@@ -32,6 +32,10 @@ from workbench.mcp.client import McpConnection
 from workbench.mcp.config import McpServerConfig
 from workbench.mcp.requests import Asker, PolicyAsker, SampleFn, Sampler
 from workbench.mcp.tools import server_tools
+from workbench.mcp.transports import kill_server_trees
+
+SHUTDOWN_TIMEOUT = 10.0
+"""Seconds `shutdown` waits for the servers to stop before killing their processes."""
 
 
 class McpHub:
@@ -220,6 +224,18 @@ class McpHub:
         # a cancelled caller still waits for the servers to stop; each stop is bounded.
         tg.cancel_scope.shield = True
         await tg.__aexit__(None, None, None)
+
+    async def shutdown(self, timeout: float = SHUTDOWN_TIMEOUT) -> None:
+        """Stop every server and return once each has stopped (a stdio server's
+        processes ended); past `timeout`, whatever is left of their processes is killed.
+        For a caller outside the task that started the hub (an app quitting)."""
+        for connection in self.connections:
+            connection.stop()
+        with anyio.move_on_after(timeout) as scope:
+            for connection in self.connections:
+                await connection.wait_stopped()
+        if scope.cancelled_caught:
+            kill_server_trees()
 
     @asynccontextmanager
     async def attach(self, agent: Any) -> AsyncIterator[McpHub]:
