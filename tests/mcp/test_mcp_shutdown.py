@@ -4,10 +4,13 @@ ignores SIGTERM included) and end its whole process tree."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -103,3 +106,58 @@ async def test_quitting_the_app_ends_every_server_process_first(tmp_path: Path, 
         # ended before the app did, not by the interpreter's exit
         assert not any(alive(p) for p in pids_in(pids))
     assert await wait_dead(pids_in(pids), within=0.1)
+
+
+def headless(tmp_path: Path, pids: Path, *flags: str) -> subprocess.Popen[str]:
+    config = tmp_path / "mcp.json"
+    server = {"command": sys.executable, "args": [str(HOSTILE), *flags]}
+    server["env"] = {"PIDS_FILE": str(pids)}  # type: ignore[assignment]
+    config.write_text(json.dumps({"mcpServers": {"hostile": server}}))
+    scenario = tmp_path / "scenario.json"
+    turns = [calls(("hostile__chatter", {}), ("hostile__spawn", {})), calls(("hostile__hang", {}))]
+    scenario.write_text(json.dumps({"name": "s", "prompt": "go", "turns": turns}))
+    command = [sys.executable, "-m", "workbench", "--headless", "--no-record"]
+    command += ["--scenario", str(scenario), "--mcp-config", str(config)]
+    command += ["--allow", "mcp:hostile", "--workspace", str(tmp_path)]
+    return subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+
+async def wait_until(condition: Callable[[], bool], within: float = 30.0) -> None:
+    with anyio.fail_after(within):
+        while not condition():
+            await anyio.sleep(0.05)
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGHUP"])
+async def test_a_signal_ends_a_headless_run_and_its_servers(tmp_path: Path, how: str) -> None:
+    pids = tmp_path / "pids"
+    proc = headless(tmp_path, pids)
+    try:
+        await wait_until(lambda: pids.exists() and len(pids_in(pids)) == 2)
+        proc.send_signal(getattr(signal, how))
+        await wait_until(lambda: proc.poll() is not None)
+        _, err = proc.communicate()
+    finally:
+        proc.kill()
+    assert proc.returncode == 130
+    assert f"workbench: stopped by {how}; the MCP servers were stopped" in err
+    assert "Traceback" not in err
+    assert not any(alive(p) for p in pids_in(pids))
+
+
+async def test_ctrl_c_while_the_servers_start_stops_them_without_a_traceback(
+    tmp_path: Path,
+) -> None:
+    pids = tmp_path / "pids"
+    proc = headless(tmp_path, pids, "--slow-start")
+    try:
+        await wait_until(lambda: pids.exists() and len(pids_in(pids)) == 1)
+        proc.send_signal(signal.SIGINT)
+        await wait_until(lambda: proc.poll() is not None)
+        _, err = proc.communicate()
+    finally:
+        proc.kill()
+    assert proc.returncode == 130
+    assert "stopped by SIGINT while the MCP servers were starting" in err
+    assert "Traceback" not in err
+    assert not any(alive(p) for p in pids_in(pids))

@@ -10,7 +10,8 @@ Tools:
 - `storm` (`count`): sends that many `notifications/tools/list_changed`, then answers;
 - `hang`: never answers (a `notifications/cancelled` for it is written to stderr).
 
-SIGTERM is ignored. With `--endless-pages`, `tools/list` always gives a next cursor.
+SIGTERM is ignored. With `--endless-pages`, `tools/list` always gives a next cursor;
+with `--slow-start`, the server waits a minute before it reads anything.
 """
 
 from __future__ import annotations
@@ -126,6 +127,8 @@ def answer(request: dict[str, Any]) -> None:
 
 def main() -> None:
     note_pid(os.getpid())
+    if "--slow-start" in sys.argv:
+        time.sleep(60)
     for line in sys.stdin:
         if line.strip():
             answer(json.loads(line))
