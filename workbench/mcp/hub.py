@@ -107,8 +107,14 @@ class McpHub:
             self.on_log(connection, line)
 
     async def _relist(self, connection: McpConnection) -> None:
+        """List the server's tools again; say so only if anything changed (a burst of
+        notifications re-lists twice at most, and the second usually finds nothing)."""
         before = {t.name for t in self.tools if t.source == f"mcp:{connection.name}"}
+        listed = [t.model_dump() for t in connection.tools]
         await connection.relist_tools()
+        if [t.model_dump() for t in connection.tools] == listed:
+            connection.note("tools/list_changed: listed again, nothing changed")
+            return
         after = {t.name for t in self._replace_tools(connection)}
         added, removed = sorted(after - before), sorted(before - after)
         await self._publish(

@@ -15,11 +15,12 @@ from contextlib import asynccontextmanager
 from typing import IO, Any
 
 import anyio
-from mcp import StdioServerParameters, stdio_client
+from mcp import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from workbench.mcp.bounds import SERVER_TREE_GRACE, end_tree_when_server_exits
 from workbench.mcp.config import McpServerConfig
+from workbench.mcp.stdio import stdio_client
 from workbench.proctree import ProcessTree
 
 LIVE_TREES: set[ProcessTree] = set()
