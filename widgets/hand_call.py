@@ -104,7 +104,7 @@ class HandCallModal(ModalScreen[dict[str, Any] | None]):
     def __init__(self, tool: AgentTool) -> None:
         super().__init__()
         self.tool = tool
-        self.schema = form_schema(tool.json_schema)
+        self.schema = tool.json_schema
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -113,7 +113,7 @@ class HandCallModal(ModalScreen[dict[str, Any] | None]):
             yield Static(title, classes="title")
             yield Static(
                 "It runs like a model's call (the gate asks as usual) and the model never "
-                "sees it. Nested objects and arrays: use raw JSON (ctrl+j).",
+                "sees it. Fields left empty are not sent; ctrl+j edits the arguments as JSON.",
                 classes="hint",
             )
             yield SchemaForm(self.schema)
@@ -128,9 +128,9 @@ class HandCallModal(ModalScreen[dict[str, Any] | None]):
         inputs = self.query(Input)
         (inputs.first() if inputs else self.query_one("#run")).focus()
 
-    @on(Button.Pressed)
-    def _pressed(self, event: Button.Pressed) -> None:
-        self.run_action(str(event.button.id))
+    @on(Button.Pressed, "#run, #raw, #cancel")
+    async def _pressed(self, event: Button.Pressed) -> None:
+        await self.run_action(str(event.button.id))
 
     @on(Input.Submitted)
     def _submitted(self) -> None:
@@ -164,22 +164,6 @@ class HandCallModal(ModalScreen[dict[str, Any] | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
-
-
-def form_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """`schema` with each optional property's `anyOf: [X, null]` (as pydantic writes
-    `X | None`) taken as X, so the form gives it a typed field."""
-    properties = {}
-    for name, spec in (schema.get("properties") or {}).items():
-        options = spec.get("anyOf") if isinstance(spec, dict) else None
-        if isinstance(options, list):
-            real = [o for o in options if isinstance(o, dict) and o.get("type") != "null"]
-            if len(real) == 1 and len(real) < len(options):
-                spec = {**{k: v for k, v in spec.items() if k != "anyOf"}, **real[0]}
-                if spec.get("default", 0) is None:
-                    del spec["default"]
-        properties[name] = spec
-    return {**schema, "properties": properties}
 
 
 class HandCallActions:

@@ -81,9 +81,9 @@ class ArgumentsModal(ModalScreen[dict[str, str] | None]):
         inputs = self.query(Input)
         (inputs.first() if inputs else self.query_one("#accept")).focus()
 
-    @on(Button.Pressed)
-    def _pressed(self, event: Button.Pressed) -> None:
-        self.run_action(str(event.button.id))
+    @on(Button.Pressed, "#accept, #cancel")
+    async def _pressed(self, event: Button.Pressed) -> None:
+        await self.run_action(str(event.button.id))
 
     @on(Input.Submitted)
     def _submitted(self) -> None:

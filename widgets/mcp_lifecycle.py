@@ -3,11 +3,16 @@
 A mixin of `WorkbenchApp`. The servers start in a worker that holds them for the
 app's lifetime; their tools join the agent's, each server's outcome is a
 notification, and a prompt sent before they are up waits for them.
+
+Quitting (ctrl+q, or SIGTERM / SIGHUP while servers run) first stops every server and
+waits for their processes to end (bounded: see `McpHub.shutdown`), then exits: a
+worker cancelled as the app's loop winds down could not be relied on to finish that.
 """
 
 from __future__ import annotations
 
 import asyncio
+import signal
 from collections.abc import Iterable
 from typing import Any
 
@@ -24,6 +29,9 @@ class McpLifecycle:
     sources: dict[str, str]
     _mcp_started: asyncio.Event | None
     notify: Any
+    exit: Any
+    call_later: Any
+    workers: Any
     push_screen: Any
     _refresh_now: Any
     open_mcp_catalog: Any
@@ -42,6 +50,7 @@ class McpLifecycle:
         the agent's, and each server's outcome is a notification."""
         hub = self.runtime.mcp
         assert hub is not None and self._mcp_started is not None
+        self._quit_on_signals()
         if self.runtime.gate is not None and self.runtime.gate.policy == "ask":
             from widgets.mcp_requests import AppAsker
 
@@ -66,6 +75,29 @@ class McpLifecycle:
             self.notify(f"MCP servers could not be started: {exc}", severity="error", markup=False)
         finally:
             self._mcp_started.set()
+            loop = asyncio.get_running_loop()
+            for each in (signal.SIGTERM, signal.SIGHUP):
+                loop.remove_signal_handler(each)
+
+    def _quit_on_signals(self) -> None:
+        """SIGTERM and SIGHUP quit as ctrl+q does (the servers stop first)."""
+        loop = asyncio.get_running_loop()
+        for each in (signal.SIGTERM, signal.SIGHUP):
+            loop.add_signal_handler(each, self.call_later, self.action_quit)
+
+    async def action_quit(self) -> None:
+        """Stop the MCP servers (their processes end), then exit."""
+        await self.stop_mcp_servers()
+        self.exit()
+
+    async def stop_mcp_servers(self) -> None:
+        """Stop every MCP server of this run and wait until they have stopped."""
+        hub = self.runtime.mcp if self.runtime is not None else None
+        if hub is None:
+            return
+        if any(c.status == "ready" for c in hub.connections):
+            self.notify("Stopping the MCP servers…", timeout=3)
+        await hub.shutdown()
 
     def _mcp_server_exited(self, connection: Any) -> None:
         from workbench.mcp.hub import describe_failure

@@ -53,9 +53,9 @@ class _AskModal(ModalScreen[Any]):
             yield Button("Decline (ctrl+n)", variant="error", id="decline", compact=True)
             yield Button("Cancel (esc)", id="cancel", compact=True)
 
-    @on(Button.Pressed)
-    def _pressed(self, event: Button.Pressed) -> None:
-        self.run_action(str(event.button.id))
+    @on(Button.Pressed, "#accept, #decline, #cancel")
+    async def _pressed(self, event: Button.Pressed) -> None:
+        await self.run_action(str(event.button.id))
 
     def action_decline(self) -> None:
         self.dismiss(("decline", None))

@@ -284,16 +284,9 @@ async def _run_headless(runtime: Any, prompt: str, jsonl: bool = False) -> int:
 
     if runtime.mcp is None:
         return await run_headless(runtime, prompt, jsonl=jsonl)
-    from workbench.mcp.hub import describe_failure
+    from workbench.mcp.headless import run_with_servers
 
-    async with runtime.mcp.attach(runtime.agent) as hub:
-        for line in hub.report():
-            print(f"workbench: {literal(line)}", file=sys.stderr)
-        hub.on_change = lambda c: print(
-            f"workbench: {literal(describe_failure(c))}", file=sys.stderr
-        )
-        hub.asker.on_note = lambda text: print(f"workbench: {literal(text)}", file=sys.stderr)
-        return await run_headless(runtime, prompt, jsonl=jsonl)
+    return await run_with_servers(runtime, lambda: run_headless(runtime, prompt, jsonl=jsonl))
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@ for a changed tool list, and answering its sampling and elicitation requests.
 - **logging**: a server's `notifications/message` lines are kept in its `server_log`
   (with their level and logger); `--mcp-log-level` asks servers for that level.
 - **tools/list_changed**: the server's tools are listed again and `on_tools_changed`
-  is told, so the new list takes effect for the next model request.
+  is told, so the new list takes effect for the next model request (a burst of them
+  costs one re-list, and one more if some came during it).
 - **resources/list_changed**, **prompts/list_changed**: `on_list_changed` lists them
   again (`McpConnection.catalog`).
 - **sampling** and **elicitation**: passed to the `Asker` (a person in the app, the
@@ -53,6 +54,7 @@ class ClientSide:
         """Awaited with "resources" or "prompts" after that list changed (the connection
         lists it again)."""
         self._relisting: anyio.Event | None = None
+        self._tools_stale = False
         self.server = ""
         """The server's name, for the asker's questions."""
         self.asker: Asker | None = None
@@ -85,15 +87,26 @@ class ClientSide:
             await self.on_list_changed(kind)
             return
         if isinstance(message, mcp_types.ToolListChangedNotification):
-            if self.on_tools_changed is None:
-                return
-            done = self._relisting = anyio.Event()
-            try:
+            await self._tools_changed()
+
+    async def _tools_changed(self) -> None:
+        """Re-list once per burst: a notification that comes while a re-list is going
+        only asks for one more after it (each notification runs in a task of its own,
+        so a storm of them would otherwise re-list once each)."""
+        if self.on_tools_changed is None:
+            return
+        self._tools_stale = True
+        if self._relisting is not None and not self._relisting.is_set():
+            return
+        done = self._relisting = anyio.Event()
+        try:
+            while self._tools_stale:
+                self._tools_stale = False
                 outcome = self.on_tools_changed()
                 if hasattr(outcome, "__await__"):
                     await outcome
-            finally:
-                done.set()
+        finally:
+            done.set()
 
     async def settled(self) -> None:
         """Wait for a tool list that changed to be listed again: a call whose server

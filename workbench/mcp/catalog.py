@@ -65,7 +65,7 @@ class Catalog:
     async def _list(self, fetch: Callable[..., Awaitable[Any]], field_name: str) -> list[Any]:
         method = {"resource_templates": "resources/templates"}.get(field_name, field_name)
         try:
-            return await all_pages(fetch, field_name)
+            return await all_pages(fetch, field_name, self.problems.append)
         except MCPError as exc:
             why = f"error {exc.error.code}: {exc.error.message}"
         except ValidationError as exc:

@@ -154,7 +154,7 @@ class McpConnection:
                 with anyio.fail_after(self.config.startup_timeout) as self._start_scope:
                     info = await session.initialize()
                     await self._set_log_level(session, info)
-                    self.tools = await list_tools(session)
+                    self.tools = await list_tools(session, self._tool_dropped)
                     bound_output_schemas(session, self.tools)
                     await self.catalog.load(session, info.capabilities, ("resources", "prompts"))
                 if self._start_scope.cancelled_caught:
@@ -215,6 +215,11 @@ class McpConnection:
         """Return once `run()` has returned."""
         self._done = self._done or anyio.Event()
         await self._done.wait()
+
+    async def wait_stopped(self) -> None:
+        """Return once `run()` has returned, or at once if it never started."""
+        if self._done is not None:
+            await self._done.wait()
 
     async def wait_settled(self) -> None:
         """Return once the server is ready or has failed to start."""
@@ -365,7 +370,7 @@ class McpConnection:
         """List the server's tools again (after it said its list changed)."""
         session = self._session
         if session is not None and self.status == "ready":
-            self.tools = await list_tools(session)
+            self.tools = await list_tools(session, self._tool_dropped)
             bound_output_schemas(session, self.tools)
 
     async def _set_log_level(self, session: ClientSession, info: Any) -> None:

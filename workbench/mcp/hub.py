@@ -32,6 +32,10 @@ from workbench.mcp.client import McpConnection
 from workbench.mcp.config import McpServerConfig
 from workbench.mcp.requests import Asker, PolicyAsker, SampleFn, Sampler
 from workbench.mcp.tools import server_tools
+from workbench.mcp.transports import kill_server_trees
+
+SHUTDOWN_TIMEOUT = 10.0
+"""Seconds `shutdown` waits for the servers to stop before killing their processes."""
 
 
 class McpHub:
@@ -103,8 +107,14 @@ class McpHub:
             self.on_log(connection, line)
 
     async def _relist(self, connection: McpConnection) -> None:
+        """List the server's tools again; say so only if anything changed (a burst of
+        notifications re-lists twice at most, and the second usually finds nothing)."""
         before = {t.name for t in self.tools if t.source == f"mcp:{connection.name}"}
+        listed = [t.model_dump() for t in connection.tools]
         await connection.relist_tools()
+        if [t.model_dump() for t in connection.tools] == listed:
+            connection.note("tools/list_changed: listed again, nothing changed")
+            return
         after = {t.name for t in self._replace_tools(connection)}
         added, removed = sorted(after - before), sorted(before - after)
         await self._publish(
@@ -220,6 +230,18 @@ class McpHub:
         # a cancelled caller still waits for the servers to stop; each stop is bounded.
         tg.cancel_scope.shield = True
         await tg.__aexit__(None, None, None)
+
+    async def shutdown(self, timeout: float = SHUTDOWN_TIMEOUT) -> None:
+        """Stop every server and return once each has stopped (a stdio server's
+        processes ended); past `timeout`, whatever is left of their processes is killed.
+        For a caller outside the task that started the hub (an app quitting)."""
+        for connection in self.connections:
+            connection.stop()
+        with anyio.move_on_after(timeout) as scope:
+            for connection in self.connections:
+                await connection.wait_stopped()
+        if scope.cancelled_caught:
+            kill_server_trees()
 
     @asynccontextmanager
     async def attach(self, agent: Any) -> AsyncIterator[McpHub]:

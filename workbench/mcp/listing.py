@@ -12,8 +12,13 @@ MAX_PAGES = 100
 """A server that pages forever cannot hang the start."""
 
 
-async def all_pages(fetch: Callable[..., Awaitable[Any]], field: str) -> list[Any]:
-    """The items under `field` of every page `fetch(params=...)` returns."""
+async def all_pages(
+    fetch: Callable[..., Awaitable[Any]],
+    field: str,
+    warn: Callable[[str], None] | None = None,
+) -> list[Any]:
+    """The items under `field` of every page `fetch(params=...)` returns; `warn` is
+    told when the server still had a next page after `MAX_PAGES`."""
     items: list[Any] = []
     cursor: str | None = None
     for _ in range(MAX_PAGES):
@@ -23,8 +28,16 @@ async def all_pages(fetch: Callable[..., Awaitable[Any]], field: str) -> list[An
         cursor = page.next_cursor
         if not cursor:
             break
+    if cursor and warn is not None:
+        method = {"resource_templates": "resources/templates"}.get(field, field)
+        warn(
+            f"{method}/list still gave a next page after {MAX_PAGES} pages: the list was "
+            f"cut there ({len(items)} items)"
+        )
     return items
 
 
-async def list_tools(session: ClientSession) -> list[mcp_types.Tool]:
-    return await all_pages(session.list_tools, "tools")
+async def list_tools(
+    session: ClientSession, warn: Callable[[str], None] | None = None
+) -> list[mcp_types.Tool]:
+    return await all_pages(session.list_tools, "tools", warn)

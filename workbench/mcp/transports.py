@@ -1,22 +1,38 @@
 """Opening an MCP server's transport: a stdio process (and every process it starts),
 streamable HTTP, or the older HTTP+SSE.
 
-Each is an async context manager yielding the SDK's (read, write) streams.
+Each is an async context manager yielding the SDK's (read, write) streams. Every
+stdio server's process tree is kept in `LIVE_TREES` while it runs: whatever way the
+workbench ends (a signal, an exception, a loop torn down before the servers were
+stopped), `kill_server_trees` runs at interpreter exit and ends what is left.
 """
 
 from __future__ import annotations
 
+import atexit
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import IO, Any
 
 import anyio
-from mcp import StdioServerParameters, stdio_client
+from mcp import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from workbench.mcp.bounds import SERVER_TREE_GRACE, end_tree_when_server_exits
 from workbench.mcp.config import McpServerConfig
+from workbench.mcp.stdio import stdio_client
 from workbench.proctree import ProcessTree
+
+LIVE_TREES: set[ProcessTree] = set()
+"""The process trees of the stdio servers running now."""
+_at_exit: list[bool] = []
+
+
+def kill_server_trees() -> None:
+    """SIGKILL every process of every stdio server still running (no time to wait)."""
+    for tree in list(LIVE_TREES):
+        tree.kill()
+        LIVE_TREES.discard(tree)
 
 
 @asynccontextmanager
@@ -27,6 +43,9 @@ async def stdio_transport(
     every process it started ends too."""
     assert config.command is not None
     tree = ProcessTree(f"mcp-{config.name}")
+    if not _at_exit:
+        atexit.register(kill_server_trees)
+        _at_exit.append(True)
     params = StdioServerParameters(
         command=config.command[0],
         args=list(config.command[1:]),
@@ -34,6 +53,7 @@ async def stdio_transport(
         cwd=config.cwd,
         encoding_error_handler="replace",  # bytes that are not UTF-8 read as U+FFFD
     )
+    LIVE_TREES.add(tree)
     try:
         async with stdio_client(params, errlog=stderr) as (read, write):
             async with anyio.create_task_group() as tg:
@@ -45,6 +65,7 @@ async def stdio_transport(
         # (setsid, double fork) end here, whether the server exited or was stopped.
         with anyio.CancelScope(shield=True):
             await tree.end(SERVER_TREE_GRACE)
+        LIVE_TREES.discard(tree)
 
 
 @asynccontextmanager

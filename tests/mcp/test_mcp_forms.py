@@ -1,0 +1,236 @@
+"""Forms built from the JSON Schema constructs real servers send, and every button of
+every MCP dialog clicked (not only their keys)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mcp_types
+from textual.app import App
+from textual.widgets import Checkbox, Input, Select, SelectionList
+
+from tests.widgets.helpers import wait_for
+from widgets.hand_call import HandCallModal
+from widgets.json_editor import JsonEditModal
+from widgets.mcp_catalog import ArgumentsModal
+from widgets.mcp_requests import ElicitationModal, SamplingModal
+from widgets.schema_form import SchemaForm
+from workbench.agent import AgentTool
+
+EVERYTHING: dict[str, Any] = {
+    "type": "object",
+    "$defs": {"Place": {"type": "object", "properties": {"city": {"type": "string"}}}},
+    "properties": {
+        "color": {"type": "string", "enum": ["red", "green"]},  # no default: crashed
+        "size": {"type": "string", "enum": ["s", "m", "l"], "default": "m"},
+        "tone": {"type": "string", "enum": ["a", "b"], "enumNames": ["Alpha", "Beta"]},
+        "level": {"oneOf": [{"const": 1, "title": "one"}, {"const": 2, "title": "two"}]},
+        "gear": {
+            "type": "array",
+            "items": {"type": "string", "enum": ["Guitar", "Drums", "Bass"]},
+            "default": ["Guitar"],
+        },
+        "owner": {
+            "type": "object",
+            "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+            "required": ["name"],
+        },
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "place": {"$ref": "#/$defs/Place"},
+        "note": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None},
+        "loud": {"type": "boolean"},
+        "ok": {"type": "boolean"},
+        "count": {"type": "integer", "minimum": 0},
+    },
+    "required": ["color", "ok", "owner"],
+}
+
+
+async def click(pilot: Any, selector: str) -> None:
+    """Scroll the widget into view, as a person would, then click it (once a button
+    clicked just before is clickable again: it ignores clicks while it flashes)."""
+    widget = pilot.app.screen.query_one(selector)
+    await wait_for(pilot, lambda: not widget.has_class("-active"))
+    widget.scroll_visible(animate=False, immediate=True)
+    await pilot.pause()
+    await pilot.click(selector)
+
+
+class Host(App[None]):
+    def __init__(self, screen: Any) -> None:
+        super().__init__()
+        self.modal = screen
+        self.results: list[Any] = []
+
+    def on_mount(self) -> None:
+        self.push_screen(self.modal, self.results.append)
+
+
+def elicitation(schema: dict[str, Any]) -> ElicitationModal:
+    params = mcp_types.ElicitRequestFormParams(mode="form", message="fill", requested_schema=schema)
+    return ElicitationModal("srv", params)
+
+
+async def test_every_construct_makes_a_field_and_reads_back_in_its_type() -> None:
+    app = Host(elicitation(EVERYTHING))
+    async with app.run_test(size=(120, 60)) as pilot:
+        await pilot.pause()
+        modal = app.screen
+        assert isinstance(modal, ElicitationModal)
+        form = modal.query_one(SchemaForm)
+        # left alone: the defaults, and nothing for the optional fields without one
+        assert form.values() == {"size": "m", "gear": ["Guitar"], "owner": {}, "ok": False}
+        assert modal.query_one("#f-0", Select).value == Select.NULL
+        labels = [str(o[0]) for o in modal.query_one("#f-2", Select)._options]
+        assert labels[1:] == ["Alpha", "Beta"]
+        modal.query_one("#f-0", Select).value = 1
+        modal.query_one("#f-2", Select).value = 0
+        modal.query_one("#f-3", Select).value = 1
+        gear = modal.query_one("#f-4", SelectionList)
+        gear.select(2)
+        modal.query_one("#f-5-0", Input).value = "Ann"
+        modal.query_one("#f-5-1", Input).value = "41"
+        await click(pilot, "#f-6-add")
+        await click(pilot, "#f-6-add")
+        await wait_for(pilot, lambda: len(modal.query("#f-6 Input")) == 2)
+        modal.query_one("#f-6-i0", Input).value = "x"
+        modal.query_one("#f-6-i1", Input).value = "y"
+        await click(pilot, "#f-6-i0-remove")
+        await wait_for(pilot, lambda: len(modal.query("#f-6 Input")) == 1)
+        modal.query_one("#f-7-0", Input).value = "Oslo"
+        modal.query_one("#f-9", Select).value = 1  # the optional flag, set to false
+        modal.query_one("#f-10", Checkbox).value = True
+        modal.query_one("#f-11", Input).value = "3"
+        await click(pilot, "#accept")
+        await wait_for(pilot, lambda: bool(app.results))
+    assert app.results == [
+        (
+            "accept",
+            {
+                "color": "green",
+                "size": "m",
+                "tone": "a",
+                "level": 2,
+                "gear": ["Guitar", "Bass"],
+                "owner": {"name": "Ann", "age": 41},
+                "tags": ["y"],
+                "place": {"city": "Oslo"},
+                "loud": False,
+                "ok": True,
+                "count": 3,
+            },
+        )
+    ]
+
+
+async def test_a_required_multi_select_and_nested_field_are_checked() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "pick": {"type": "array", "items": {"enum": ["a", "b"]}, "minItems": 1},
+            "owner": {
+                "type": "object",
+                "properties": {"name": {"type": "string"}},
+                "required": ["name"],
+            },
+        },
+        "required": ["pick", "owner"],
+    }
+    app = Host(elicitation(schema))
+    async with app.run_test(size=(120, 50)) as pilot:
+        await pilot.pause()
+        modal = app.screen
+        await click(pilot, "#accept")
+        await pilot.pause()
+        error = str(modal.query_one("#elicit-error").render())
+        assert "owner: 'name' is a required property" in error
+        assert "pick: [] should be non-empty" in error
+        assert not app.results
+        modal.query_one("#f-0", SelectionList).select(1)
+        modal.query_one("#f-1-0", Input).value = "Bo"
+        await click(pilot, "#accept")
+        await wait_for(pilot, lambda: bool(app.results))
+    assert app.results == [("accept", {"pick": ["b"], "owner": {"name": "Bo"}})]
+
+
+async def test_elicitation_buttons_decline_and_cancel() -> None:
+    for button, action in (("#decline", "decline"), ("#cancel", "cancel")):
+        app = Host(elicitation(EVERYTHING))
+        async with app.run_test(size=(120, 60)) as pilot:
+            await pilot.pause()
+            await click(pilot, button)
+            await wait_for(pilot, lambda app=app: bool(app.results))
+        assert app.results == [(action, None)]
+
+
+async def test_sampling_buttons_each_decide() -> None:
+    request = {"system_prompt": "", "messages": [{"role": "user", "text": "hi"}], "max_tokens": 5}
+    for button, action in (("#accept", "accept"), ("#decline", "decline"), ("#cancel", "cancel")):
+        app = Host(SamplingModal("srv", dict(request)))
+        async with app.run_test(size=(120, 50)) as pilot:
+            await pilot.pause()
+            await click(pilot, button)
+            await wait_for(pilot, lambda app=app: bool(app.results))
+        assert app.results[0][0] == action
+
+
+async def test_prompt_argument_buttons_send_and_cancel() -> None:
+    fields = [("code", "the code", True), ("focus", "", False)]
+    app = Host(ArgumentsModal("Prompt review", fields))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        await click(pilot, "#accept")  # refused: code is required
+        await pilot.pause()
+        assert "'code' is a required property" in str(app.screen.query_one("#args-error").render())
+        app.screen.query_one("#f-0", Input).value = "x = 1"
+        await click(pilot, "#accept")
+        await wait_for(pilot, lambda: bool(app.results))
+    assert app.results == [{"code": "x = 1"}]
+    app = Host(ArgumentsModal("Prompt review", fields))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        await click(pilot, "#cancel")
+        await wait_for(pilot, lambda: bool(app.results))
+    assert app.results == [None]
+
+
+def tool(schema: dict[str, Any]) -> AgentTool:
+    async def execute(*_args: Any, **_kwargs: Any) -> Any:
+        raise AssertionError("not run here")
+
+    return AgentTool(name="pick", label="pick", description="", parameters=schema, execute=execute)
+
+
+async def test_hand_call_buttons_run_raw_json_and_cancel() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"mode": {"type": "string", "enum": ["fast", "slow"]}},
+        "required": ["mode"],
+    }
+    app = Host(HandCallModal(tool(schema)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        await click(pilot, "#run")  # refused: mode is required
+        await pilot.pause()
+        assert "'mode' is a required property" in str(app.screen.query_one("#hand-error").render())
+        app.screen.query_one("#f-0", Select).value = 1
+        await click(pilot, "#run")
+        await wait_for(pilot, lambda: bool(app.results))
+    assert app.results == [{"mode": "slow"}]
+
+    app = Host(HandCallModal(tool(schema)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        app.screen.query_one("#f-0", Select).value = 0
+        await click(pilot, "#raw")
+        await wait_for(pilot, lambda: isinstance(app.screen, JsonEditModal))
+        await click(pilot, "#apply")
+        await wait_for(pilot, lambda: bool(app.results))
+    assert app.results == [{"mode": "fast"}]
+
+    app = Host(HandCallModal(tool(schema)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        await click(pilot, "#cancel")
+        await wait_for(pilot, lambda: bool(app.results))
+    assert app.results == [None]
