@@ -169,6 +169,7 @@ def test_an_exact_rule_is_the_only_way_to_allow_a_command_that_is_not_literal() 
 
 
 def test_a_command_over_the_size_limit_is_beyond_every_glob() -> None:
+    assert MAX_COMMAND == 8192
     head = "git log "
     fits = head + "a" * (MAX_COMMAND - len(head))
     assert literal_command(fits) is not None and allows("git log *", fits)
@@ -293,11 +294,99 @@ def test_some_commands_are_only_ever_suggested_exactly(command: str) -> None:
     assert pattern.matches("run_command", {"command": command})
 
 
+RUNS_OTHERS = (
+    "rm sudo su doas pkexec runuser sh bash zsh fish dash ksh csh tcsh busybox toybox env xargs "
+    "parallel exec eval command builtin nohup nice ionice chrt taskset timeout time watch entr "
+    "stdbuf setsid chroot unshare nsenter flock strace ltrace gdb valgrind script expect tmux "
+    "screen ssh find npx pnpx bunx uvx pipx fakeroot firejail systemd-run dbus-run-session "
+    "nix-shell"
+).split()
+RUNS_OTHERS_WITH = [
+    ("uv", "run"),
+    ("uv", "tool"),
+    ("npm", "exec"),
+    ("npm", "x"),
+    ("pnpm", "exec"),
+    ("pnpm", "dlx"),
+    ("yarn", "exec"),
+    ("yarn", "dlx"),
+    ("bun", "x"),
+    ("bun", "run"),
+    ("poetry", "run"),
+    ("pipenv", "run"),
+    ("pdm", "run"),
+    ("hatch", "run"),
+    ("conda", "run"),
+    ("mamba", "run"),
+    ("pixi", "run"),
+    ("pixi", "exec"),
+    ("git", "submodule"),
+    ("git", "bisect"),
+    ("git", "rebase"),
+    ("git", "filter-branch"),
+    ("git", "difftool"),
+    ("git", "mergetool"),
+    ("docker", "run"),
+    ("docker", "exec"),
+    ("podman", "run"),
+    ("podman", "exec"),
+    ("kubectl", "exec"),
+    ("kubectl", "run"),
+    ("kubectl", "debug"),
+    ("nix", "run"),
+    ("nix", "shell"),
+    ("nix", "develop"),
+]
+
+
+@pytest.mark.parametrize("program", RUNS_OTHERS)
+def test_programs_that_run_others_are_suggested_exactly(program: str) -> None:
+    assert runs_others([program, "a", "b"]) and runs_others([f"/usr/bin/{program}"])
+    command = f"{program} target more args"
+    assert suggest_pattern("run_command", {"command": command}).args == (("command", command),)
+
+
+@pytest.mark.parametrize(("program", "first"), RUNS_OTHERS_WITH)
+def test_programs_that_run_others_after_a_first_argument(program: str, first: str) -> None:
+    assert runs_others([program, first, "x"]) and runs_others([f"/opt/{program}", first])
+    assert not runs_others([program, "status", first]) and not runs_others([program])
+    command = f"{program} {first} some-tool x"
+    assert suggest_pattern("run_command", {"command": command}).args == (("command", command),)
+    other = f"{program} list x"
+    assert suggest_pattern("run_command", {"command": other}).args == (
+        ("command", f"{program} list *"),
+    )
+
+
 def test_runs_others_knows_programs_and_their_first_arguments() -> None:
     assert runs_others(["/usr/local/bin/uv", "run", "x"])
     assert not runs_others(["uv", "pip", "list"])
     assert runs_others(["npx"])
     assert not runs_others(["git", "log"]) and runs_others(["git", "submodule"])
+    assert not runs_others(["git"]) and not runs_others(["uv", ""])
+
+
+def test_a_parsed_command_cannot_be_changed_once_cached() -> None:
+    from dataclasses import FrozenInstanceError
+
+    parsed = literal_command("git log x")
+    assert parsed is not None and parsed is literal_command("git log x")
+    with pytest.raises(FrozenInstanceError):
+        parsed.words = ("rm", "-rf", "x")  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git log 'a\x1bb'",
+        "git log 'a\u202eb'",
+        "git log 'a\nb'",
+        "git log 'a\u200bb'",
+        "git log 'a\x7f'",
+    ],
+)
+def test_a_control_or_invisible_character_even_quoted_is_not_literal(command: str) -> None:
+    assert literal_command(command) is None and not allows("git log *", command)
 
 
 def test_plain_commands_are_suggested_by_program_and_first_argument() -> None:

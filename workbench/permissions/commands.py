@@ -149,7 +149,7 @@ def literal_command(command: str) -> SimpleCommand | None:
         else:
             raw.append(text)
         pos = child.end_byte
-    if not raw or node.children[0].type != "command_name":
+    if node.children[0].type != "command_name":
         return None
     words = tuple(_unquote(word) for word in raw)
     if any(word is None for word in words) or _split(command) != raw:
@@ -249,5 +249,6 @@ def runs_others(words: Sequence[str]) -> bool:
     """Whether a command's program (with its first argument) runs other programs or
     deletes: such a command is only ever suggested exactly, never as `PROG ARG *`."""
     program = posixpath.basename(words[0])
-    first = words[1] if len(words) > 1 else ""
-    return program in _RUNS_OTHERS or first in _RUNS_OTHERS_WITH.get(program, ())
+    return program in _RUNS_OTHERS or any(
+        first in _RUNS_OTHERS_WITH.get(program, ()) for first in words[1:2]
+    )
