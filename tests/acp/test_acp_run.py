@@ -255,3 +255,34 @@ async def test_the_agents_process_tree_ends_with_the_run(tmp_path: Path) -> None
         pid = json.loads(text)["pid"]
         assert running(pid)
     assert not running(pid)
+
+
+async def test_a_request_after_the_call_ran_is_answered_by_the_rules(tmp_path: Path) -> None:
+    from workbench.acp.permission import PermissionAsk, answer_late
+
+    options = [
+        {"optionId": "yes", "kind": "allow_once"},
+        {"optionId": "no", "kind": "reject_once"},
+    ]
+    run = Fake(tmp_path, []).run(approve="ask", deny=['Bash(command="rm *")'], allow=["Bash"])
+    bus = Bus(run)
+    answers = []
+    for command in ("rm -rf x", "ls"):
+        call = run.report(
+            {
+                "toolCallId": command,
+                "rawInput": {"command": command},
+                "_meta": {"x": {"toolName": "Bash"}},
+            },
+            new=True,
+        )
+        await run.opened(call)
+        ask = PermissionAsk(call, options)
+        await answer_late(run, ask)
+        answers.append(ask.answer.result())
+    assert answers == [
+        {"outcome": "selected", "optionId": "no"},
+        {"outcome": "selected", "optionId": "yes"},
+    ]
+    notes = [e.detail for e in bus.of("acp_call_update") if e.label == "asked after it ran"]
+    assert notes == ["answered by the rules alone: deny", "answered by the rules alone: allow"]
