@@ -286,3 +286,43 @@ async def test_a_request_after_the_call_ran_is_answered_by_the_rules(tmp_path: P
     ]
     notes = [e.detail for e in bus.of("acp_call_update") if e.label == "asked after it ran"]
     assert notes == ["answered by the rules alone: deny", "answered by the rules alone: allow"]
+
+
+async def test_an_agent_that_dies_mid_prompt_ends_the_run_with_an_error(tmp_path: Path) -> None:
+    fake = Fake(tmp_path, [[{"say": "working"}, *ask_call()[:1], {"exit": 3}]])
+    run = fake.run(approve="all")
+    bus = Bus(run)
+    async with run.connected():
+        with anyio.fail_after(20):
+            await run.agent.prompt("go")
+    last = run.agent.state.messages[-1]
+    assert last.stop_reason == "error"  # type: ignore[union-attr]
+    assert "The agent failed the prompt" in (last.error_message or "")  # type: ignore[union-attr]
+    assert fold(bus.events).run_state in ("error", "finished")
+
+
+async def test_a_line_that_is_not_json_is_skipped(tmp_path: Path) -> None:
+    fake = Fake(tmp_path, [[{"garbage": "this is not json {"}, {"say": "still fine"}]])
+    run = fake.run()
+    async with run.connected():
+        with anyio.fail_after(20):
+            await run.agent.prompt("go")
+    assert run.agent.state.messages[-1].text == "still fine"  # type: ignore[union-attr]
+
+
+async def test_mcp_servers_are_passed_to_the_agent(tmp_path: Path) -> None:
+    from workbench.mcp.config import McpServerConfig
+
+    fake = Fake(tmp_path, [])
+    servers = [
+        McpServerConfig(name="files", command=("npx", "server-files"), env={"A": "1"}),
+        McpServerConfig(name="web", url="http://127.0.0.1:9/mcp"),
+    ]
+    async with fake.run(mcp_servers=servers).connected():
+        pass
+    (new,) = fake.sent("session/new")
+    assert new["params"]["mcpServers"] == [
+        {"name": "files", "command": "npx", "args": ["server-files"],
+         "env": [{"name": "A", "value": "1"}]},
+        {"type": "http", "name": "web", "url": "http://127.0.0.1:9/mcp", "headers": []},
+    ]  # fmt: skip
