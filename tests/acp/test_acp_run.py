@@ -326,3 +326,19 @@ async def test_mcp_servers_are_passed_to_the_agent(tmp_path: Path) -> None:
          "env": [{"name": "A", "value": "1"}]},
         {"type": "http", "name": "web", "url": "http://127.0.0.1:9/mcp", "headers": []},
     ]  # fmt: skip
+
+
+async def test_each_prompt_is_a_line_of_the_network_view(tmp_path: Path) -> None:
+    fake = Fake(tmp_path, [[{"say": "one"}], [{"say": "two"}, {"stop": "max_tokens"}]])
+    run = fake.run()
+    bus = Bus(run)
+    async with run.connected():
+        await run.agent.prompt("first")
+        await run.agent.prompt("second")
+    network = fold(bus.events).network
+    assert list(network) == ["acp-prompt-1", "acp-prompt-2"]
+    first, second = network.values()
+    assert first.request.body["params"]["prompt"] == [{"type": "text", "text": "first"}]
+    assert first.response is not None and first.response.finish_reason == "end_turn"
+    assert second.response is not None and second.response.finish_reason == "max_tokens"
+    assert run.agent.state.messages[-1].stop_reason == "length"  # type: ignore[union-attr]

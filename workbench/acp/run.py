@@ -15,6 +15,7 @@ import asyncio
 import logging
 import math
 import os
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -30,7 +31,13 @@ from workbench.acp.permission import AcpHook, PermissionAsk, execute
 from workbench.acp.stream import AcpStream, FeedItem, next_or_abort
 from workbench.acp.terminals import Terminals
 from workbench.agent import Agent, AgentTool, Model
-from workbench.bus_events import AcpCallUpdateEvent, AcpNoticeEvent, AcpNoticeKind
+from workbench.bus_events import (
+    AcpCallUpdateEvent,
+    AcpNoticeEvent,
+    AcpNoticeKind,
+    ProviderRequestEvent,
+    ProviderResponseEvent,
+)
 from workbench.oversight import Oversight
 from workbench.permissions import PermissionGate, chain_before
 from workbench.proctree import ProcessTree
@@ -130,6 +137,7 @@ class AcpRun:
         """`session/cancel` was sent for the current prompt."""
         self.pass_env: list[str] = list(options.pass_env)
         self._backlog: dict[str, list[AcpCallUpdateEvent]] = {}
+        self._prompts = 0
         self._send, self._receive = anyio.create_memory_object_stream[FeedItem](math.inf)
         self._tasks: set[asyncio.Future[Any]] = set()
         self._live = False
@@ -237,10 +245,24 @@ class AcpRun:
         signal = self.agent.signal
         if signal is not None:
             signal.add_listener(lambda _reason: self.spawn(self.cancel()))
-        self.spawn(self._prompt(blocks))
+        self._prompts += 1
+        request_id = f"acp-prompt-{self._prompts}"
+        await self.agent.publish(  # the network view's line for this prompt
+            ProviderRequestEvent(
+                request_id=request_id,
+                provider="acp",
+                model=self.label,
+                url=None,
+                body={
+                    "method": "session/prompt",
+                    "params": {"sessionId": self.session_id, "prompt": blocks},
+                },
+            )
+        )
+        self.spawn(self._prompt(blocks, request_id))
         return None
 
-    async def _prompt(self, blocks: list[dict[str, Any]]) -> None:
+    async def _prompt(self, blocks: list[dict[str, Any]], request_id: str) -> None:
         from acp.schema import ImageContentBlock, TextContentBlock
 
         prompt = [
@@ -248,12 +270,23 @@ class AcpRun:
             for b in blocks
         ]
         item = FeedItem("end")
+        started = time.monotonic()
         try:
             response = await self.conn.prompt(session_id=self.session_id, prompt=prompt)
             item.stop_reason = response.stop_reason
         except Exception as exc:  # noqa: BLE001 - the agent's error ends the prompt
             item.error = str(exc) or type(exc).__name__
         finally:
+            with anyio.CancelScope(shield=True):
+                await self.agent.publish(
+                    ProviderResponseEvent(
+                        request_id=request_id,
+                        total_ms=round((time.monotonic() - started) * 1000.0, 3),
+                        error=item.error,
+                        finish_reason=item.stop_reason,
+                        aborted=item.stop_reason == "cancelled",
+                    )
+                )
             self.turn_over, self.prompting = True, False
             for call in self.calls.values():
                 call.touch()
