@@ -41,6 +41,8 @@ def _status_label(response: ProviderResponseEvent | None) -> tuple[str, str]:
         return (
             "sim" if not response.error else "sim error"
         ), "cyan" if not response.error else "red"
+    if response.status is None and response.finish_reason and not response.error:
+        return response.finish_reason, "green"  # no HTTP: an ACP prompt's stop reason
     if response.status == 200 and not response.error:
         return "200", "green"
     return (str(response.status) if response.status else "error"), "red"
@@ -142,6 +144,9 @@ class RunDetailsScreen(ModalScreen[None]):
                 "an OpenAI-compatible server would be sent for this turn.",
                 style="cyan",
             )
+        elif request.provider == "acp":
+            text.append("JSON-RPC ", style="bold")
+            text.append("session/prompt over the ACP agent's stdio")
         else:
             text.append("POST ", style="bold")
             text.append(literal(request.url or "(url not recorded)"))
@@ -163,6 +168,10 @@ class RunDetailsScreen(ModalScreen[None]):
                     f" by the run's abort signal (the server had answered {status})",
                     style="#ff8700",
                 )
+            elif request.provider == "acp":
+                reason = response.finish_reason or "none"
+                style = "bold red" if response.error else "bold green"
+                text.append(f"stopReason {literal(reason)}", style=style)
             else:
                 text.append(
                     f"status {status}", style="bold green" if response.status == 200 else "bold red"
@@ -195,7 +204,7 @@ class RunDetailsScreen(ModalScreen[None]):
                     text.append("\n" + literal(chunk), style="dim")
             else:
                 text.append("  (r shows them)", style="dim")
-        elif response is not None and not response.simulated:
+        elif response is not None and not response.simulated and request.provider != "acp":
             text.append(
                 "\n\nraw chunks were not captured (start with --capture-chunks)", style="dim"
             )

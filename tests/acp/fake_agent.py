@@ -18,6 +18,7 @@ order. Each step is an object with one of these keys:
   `terminal/wait_for_exit`, `terminal/output`, `terminal/release`; with "call", the
   terminal is shown in that call first;
 - "spawn": a command started in a session of its own (its pid is said);
+- "exit": the process exits at once with this code; "garbage": a line that is not JSON;
 - "hang": wait for `session/cancel`, then end the prompt cancelled;
 - "stop": the stop reason to end with (default end_turn).
 
@@ -185,6 +186,12 @@ def run_prompt(steps: list[dict[str, Any]]) -> str:
 
             child = subprocess.Popen(step["spawn"], start_new_session=True)
             say(json.dumps({"pid": child.pid}) + "\n")
+        elif "exit" in step:  # the agent dies mid-prompt
+            os._exit(int(step["exit"]))
+        elif "garbage" in step:  # a line that is not JSON-RPC
+            with _lock:
+                sys.stdout.write(step["garbage"] + "\n")
+                sys.stdout.flush()
         elif "hang" in step:
             _cancelled.wait()
             return "cancelled"

@@ -255,3 +255,90 @@ async def test_the_agents_process_tree_ends_with_the_run(tmp_path: Path) -> None
         pid = json.loads(text)["pid"]
         assert running(pid)
     assert not running(pid)
+
+
+async def test_a_request_after_the_call_ran_is_answered_by_the_rules(tmp_path: Path) -> None:
+    from workbench.acp.permission import PermissionAsk, answer_late
+
+    options = [
+        {"optionId": "yes", "kind": "allow_once"},
+        {"optionId": "no", "kind": "reject_once"},
+    ]
+    run = Fake(tmp_path, []).run(approve="ask", deny=['Bash(command="rm *")'], allow=["Bash"])
+    bus = Bus(run)
+    answers = []
+    for command in ("rm -rf x", "ls"):
+        call = run.report(
+            {
+                "toolCallId": command,
+                "rawInput": {"command": command},
+                "_meta": {"x": {"toolName": "Bash"}},
+            },
+            new=True,
+        )
+        await run.opened(call)
+        ask = PermissionAsk(call, options)
+        await answer_late(run, ask)
+        answers.append(ask.answer.result())
+    assert answers == [
+        {"outcome": "selected", "optionId": "no"},
+        {"outcome": "selected", "optionId": "yes"},
+    ]
+    notes = [e.detail for e in bus.of("acp_call_update") if e.label == "asked after it ran"]
+    assert notes == ["answered by the rules alone: deny", "answered by the rules alone: allow"]
+
+
+async def test_an_agent_that_dies_mid_prompt_ends_the_run_with_an_error(tmp_path: Path) -> None:
+    fake = Fake(tmp_path, [[{"say": "working"}, *ask_call()[:1], {"exit": 3}]])
+    run = fake.run(approve="all")
+    bus = Bus(run)
+    async with run.connected():
+        with anyio.fail_after(20):
+            await run.agent.prompt("go")
+    last = run.agent.state.messages[-1]
+    assert last.stop_reason == "error"  # type: ignore[union-attr]
+    assert "The agent failed the prompt" in (last.error_message or "")  # type: ignore[union-attr]
+    assert fold(bus.events).run_state in ("error", "finished")
+
+
+async def test_a_line_that_is_not_json_is_skipped(tmp_path: Path) -> None:
+    fake = Fake(tmp_path, [[{"garbage": "this is not json {"}, {"say": "still fine"}]])
+    run = fake.run()
+    async with run.connected():
+        with anyio.fail_after(20):
+            await run.agent.prompt("go")
+    assert run.agent.state.messages[-1].text == "still fine"  # type: ignore[union-attr]
+
+
+async def test_mcp_servers_are_passed_to_the_agent(tmp_path: Path) -> None:
+    from workbench.mcp.config import McpServerConfig
+
+    fake = Fake(tmp_path, [])
+    servers = [
+        McpServerConfig(name="files", command=("npx", "server-files"), env={"A": "1"}),
+        McpServerConfig(name="web", url="http://127.0.0.1:9/mcp"),
+    ]
+    async with fake.run(mcp_servers=servers).connected():
+        pass
+    (new,) = fake.sent("session/new")
+    assert new["params"]["mcpServers"] == [
+        {"name": "files", "command": "npx", "args": ["server-files"],
+         "env": [{"name": "A", "value": "1"}]},
+        {"type": "http", "name": "web", "url": "http://127.0.0.1:9/mcp", "headers": []},
+    ]  # fmt: skip
+
+
+async def test_each_prompt_is_a_line_of_the_network_view(tmp_path: Path) -> None:
+    fake = Fake(tmp_path, [[{"say": "one"}], [{"say": "two"}, {"stop": "max_tokens"}]])
+    run = fake.run()
+    bus = Bus(run)
+    async with run.connected():
+        await run.agent.prompt("first")
+        await run.agent.prompt("second")
+    network = fold(bus.events).network
+    assert list(network) == ["acp-prompt-1", "acp-prompt-2"]
+    first, second = network.values()
+    assert first.request.body["params"]["prompt"] == [{"type": "text", "text": "first"}]
+    assert first.response is not None and first.response.finish_reason == "end_turn"
+    assert second.response is not None and second.response.finish_reason == "max_tokens"
+    assert run.agent.state.messages[-1].stop_reason == "length"  # type: ignore[union-attr]

@@ -83,9 +83,7 @@ def test_an_acp_run(snap_compare: Any, tmp_path: Path) -> None:
         for box in pilot.app.query(Input):
             box.cursor_blink = False
         await wait_for(pilot, lambda: app.acp.ready.is_set())
-        await send(
-            pilot, app, lambda: app.view_state.run_state == "finished", text="run the tests"
-        )
+        await send(pilot, app, lambda: app.view_state.run_state == "finished", text="run the tests")
         app.select_call("e1")
         await pilot.pause(0.3)
         await pilot.wait_for_scheduled_animations()

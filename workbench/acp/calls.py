@@ -136,6 +136,8 @@ class AcpCall:
     """Set (and replaced) on every report: the loop's waits wake on it."""
     asked: Any = None
     """The pending `PermissionAsk` once the agent asked about this call."""
+    judged: bool = False
+    """The loop's hook is past this call (a request about it now is answered by rules)."""
     allowed: bool = False
     """The agent asked about it and was told to go on."""
     settled: bool = False

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from acp import RequestError
 
 from workbench.acp.calls import block_text
-from workbench.acp.permission import PermissionAsk
+from workbench.acp.permission import PermissionAsk, answer_late
 from workbench.acp.served import read_text_file, write_text_file
 from workbench.acp.stream import FeedItem
 
@@ -100,6 +100,8 @@ class AcpClient:
         ask = PermissionAsk(call, ask_options)
         if not run.prompting or run.cancelled:
             ask.cancel()
+        elif call.judged:
+            await answer_late(run, ask)
         else:
             run.asks.append(ask)
             call.asked = ask

@@ -99,6 +99,7 @@ class AcpHook:
             if not await wait_unless_aborted(call.changed, signal):
                 return BeforeToolCallResult(block=True, reason="Operation aborted")
         ask: PermissionAsk | None = call.asked
+        call.judged = True
         if ask is None:
             await self._not_asked(ctx, call)
             return None
@@ -166,3 +167,25 @@ async def execute(
 
 class AcpCallFailed(Exception):
     """The agent reported the call as failed (its content is the message)."""
+
+
+async def answer_late(run: AcpRun, ask: PermissionAsk) -> None:
+    """A request about a call the loop already followed (the agent ran it first, then
+    asked): no dialog can hold it any more, so the rules alone answer (and the policy
+    `--approve all`); anything else is rejected."""
+    call = ask.call
+    gate = run.runtime.gate
+    action = "ask"
+    if gate is not None:
+        try:
+            tool = run.tools.get(call.name)
+            rule, action, _ = gate.judge(call.name, gate.judged_args(tool, call.arguments))
+        except OSError:
+            action = "deny"
+        if action == "ask" and gate.policy == "all":
+            action = "allow"
+    await run.note(call, "asked after it ran", f"answered by the rules alone: {action}")
+    if action == "allow":
+        ask.select("allow_once", "allow_always")
+    else:
+        ask.select("reject_once", "reject_always")

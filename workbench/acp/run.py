@@ -15,6 +15,7 @@ import asyncio
 import logging
 import math
 import os
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -23,14 +24,20 @@ from typing import Any
 
 import anyio
 
-from workbench import __version__
 from workbench.acp.calls import AcpCall
 from workbench.acp.client import AcpClient
+from workbench.acp.opening import AcpError, open_session
 from workbench.acp.permission import AcpHook, PermissionAsk, execute
 from workbench.acp.stream import AcpStream, FeedItem, next_or_abort
 from workbench.acp.terminals import Terminals
 from workbench.agent import Agent, AgentTool, Model
-from workbench.bus_events import AcpCallUpdateEvent, AcpNoticeEvent, AcpNoticeKind
+from workbench.bus_events import (
+    AcpCallUpdateEvent,
+    AcpNoticeEvent,
+    AcpNoticeKind,
+    ProviderRequestEvent,
+    ProviderResponseEvent,
+)
 from workbench.oversight import Oversight
 from workbench.permissions import PermissionGate, chain_before
 from workbench.proctree import ProcessTree
@@ -43,10 +50,6 @@ START_TIMEOUT = 120.0
 """Seconds for the agent to answer `initialize` and `session/new` (npx may download)."""
 TREE_GRACE = 2.0
 STDERR_LINES = 40
-
-
-class AcpError(Exception):
-    """The agent could not be started or would not open a session."""
 
 
 @dataclass(kw_only=True)
@@ -134,6 +137,7 @@ class AcpRun:
         """`session/cancel` was sent for the current prompt."""
         self.pass_env: list[str] = list(options.pass_env)
         self._backlog: dict[str, list[AcpCallUpdateEvent]] = {}
+        self._prompts = 0
         self._send, self._receive = anyio.create_memory_object_stream[FeedItem](math.inf)
         self._tasks: set[asyncio.Future[Any]] = set()
         self._live = False
@@ -180,7 +184,7 @@ class AcpRun:
         try:
             try:
                 with anyio.fail_after(START_TIMEOUT):
-                    await self._open()
+                    await open_session(self)
             except Exception as exc:  # noqa: BLE001 - any failure to start is the agent's
                 raise AcpError(self._why(exc)) from None
             self.ready.set()
@@ -214,89 +218,6 @@ class AcpRun:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _open(self) -> None:
-        from acp import PROTOCOL_VERSION
-        from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
-
-        init = await self.conn.initialize(
-            protocol_version=PROTOCOL_VERSION,
-            client_capabilities=ClientCapabilities(
-                fs=FileSystemCapabilities(read_text_file=True, write_text_file=True),
-                terminal=True,
-            ),
-            client_info=Implementation(name="agent-workbench", version=__version__),
-        )
-        data = init.model_dump(mode="json", by_alias=True, exclude_none=True)
-        self.agent_info = data
-        caps = data.get("agentCapabilities") or {}
-        self.takes_images = bool((caps.get("promptCapabilities") or {}).get("image"))
-        self.can_load = bool(caps.get("loadSession"))
-        servers = [mcp_server(s) for s in self.options.mcp_servers]
-        cwd = str(self.options.workspace)
-        if self.options.load_session is not None:
-            if not self.can_load:
-                raise AcpError("the agent cannot load a session (no loadSession capability)")
-            response = await self.conn.load_session(
-                cwd=cwd, session_id=self.options.load_session, mcp_servers=servers
-            )
-            self.session_id = self.options.load_session
-        else:
-            response = await self._authenticated(
-                data, lambda: self.conn.new_session(cwd=cwd, mcp_servers=servers)
-            )
-            self.session_id = response.session_id
-        opened = (
-            response.model_dump(mode="json", by_alias=True, exclude_none=True) if response else {}
-        )
-        modes = opened.get("modes") or {}
-        self.modes = list(modes.get("availableModes") or [])
-        self.mode = modes.get("currentModeId")
-        await self.notice("session", self._session_text(data), {"initialize": data, **opened})
-        if self.options.mode is not None:
-            await self.set_mode(self.options.mode)
-
-    async def _authenticated(self, init: dict[str, Any], open_session: Any) -> Any:
-        """`open_session()`, after `authenticate` if the agent asks for it: with the
-        method `--auth` names, else the first one whose environment variables the agent
-        has (an API key set for it); a person's login (a browser) is never started."""
-        from acp import RequestError
-
-        try:
-            return await open_session()
-        except RequestError as exc:
-            if "auth" not in str(exc).lower():
-                raise
-        env = {**os.environ, **self.options.env}
-        methods = init.get("authMethods") or []
-        chosen = self.options.auth or next(
-            (
-                m.get("id")
-                for m in methods
-                if m.get("type") == "env_var"
-                and all(v.get("name") in env for v in m.get("vars") or [])
-            ),
-            None,
-        )
-        if chosen is None:
-            offered = ", ".join(str(m.get("id")) for m in methods) or "none"
-            raise AcpError(
-                f"the agent asks to authenticate and none of its methods ({offered}) has its "
-                "variables set; set them, or name one with --auth"
-            )
-        await self.conn.authenticate(method_id=chosen)
-        await self.notice("session", f"authenticated with {chosen}", {"methodId": chosen})
-        return await open_session()
-
-    def _session_text(self, init: dict[str, Any]) -> str:
-        info = init.get("agentInfo") or {}
-        name = info.get("title") or info.get("name") or self.label
-        version = f" {info['version']}" if info.get("version") else ""
-        text = f"ACP agent {name}{version}: session {self.session_id} in {self.options.workspace}"
-        if self.modes:
-            names = ", ".join(str(m.get("id")) for m in self.modes)
-            text += f"\nmodes: {names} (now {self.mode})"
-        return text
-
     def _why(self, exc: BaseException) -> str:
         what = "did not open a session in time" if isinstance(exc, TimeoutError) else str(exc)
         tail = "\n".join(self.stderr[-8:])
@@ -324,10 +245,24 @@ class AcpRun:
         signal = self.agent.signal
         if signal is not None:
             signal.add_listener(lambda _reason: self.spawn(self.cancel()))
-        self.spawn(self._prompt(blocks))
+        self._prompts += 1
+        request_id = f"acp-prompt-{self._prompts}"
+        await self.agent.publish(  # the network view's line for this prompt
+            ProviderRequestEvent(
+                request_id=request_id,
+                provider="acp",
+                model=self.label,
+                url=None,
+                body={
+                    "method": "session/prompt",
+                    "params": {"sessionId": self.session_id, "prompt": blocks},
+                },
+            )
+        )
+        self.spawn(self._prompt(blocks, request_id))
         return None
 
-    async def _prompt(self, blocks: list[dict[str, Any]]) -> None:
+    async def _prompt(self, blocks: list[dict[str, Any]], request_id: str) -> None:
         from acp.schema import ImageContentBlock, TextContentBlock
 
         prompt = [
@@ -335,12 +270,23 @@ class AcpRun:
             for b in blocks
         ]
         item = FeedItem("end")
+        started = time.monotonic()
         try:
             response = await self.conn.prompt(session_id=self.session_id, prompt=prompt)
             item.stop_reason = response.stop_reason
         except Exception as exc:  # noqa: BLE001 - the agent's error ends the prompt
             item.error = str(exc) or type(exc).__name__
         finally:
+            with anyio.CancelScope(shield=True):
+                await self.agent.publish(
+                    ProviderResponseEvent(
+                        request_id=request_id,
+                        total_ms=round((time.monotonic() - started) * 1000.0, 3),
+                        error=item.error,
+                        finish_reason=item.stop_reason,
+                        aborted=item.stop_reason == "cancelled",
+                    )
+                )
             self.turn_over, self.prompting = True, False
             for call in self.calls.values():
                 call.touch()
@@ -477,18 +423,3 @@ class AcpRun:
             return Path(path).relative_to(root).as_posix() if os.path.isabs(path) else path
         except ValueError:
             return path
-
-
-def mcp_server(config: Any) -> Any:
-    """A `McpServerConfig` as ACP's `session/new` names an MCP server."""
-    from acp.schema import EnvVariable, HttpHeader, HttpMcpServer, McpServerStdio, SseMcpServer
-
-    if config.command:
-        program, *args = config.command
-        env = [EnvVariable(name=k, value=v) for k, v in config.env.items()]
-        return McpServerStdio(name=config.name, command=program, args=list(args), env=env)
-    headers = [HttpHeader(name=k, value=v) for k, v in config.headers.items()]
-    cls = SseMcpServer if config.sse else HttpMcpServer
-    return cls(
-        name=config.name, url=config.url, headers=headers, type="sse" if config.sse else "http"
-    )

@@ -44,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
             "`workbench restore FILE --turn N --to DIR` writes its files as they were then. "
             "`workbench proxy --upstream URL` debugs any agent that talks to an "
             "OpenAI-compatible API (docs/proxy.md). "
+            "`workbench acp -- AGENT ARGS` opens an ACP agent (docs/acp.md). "
             "Your own agent: `workbench init` writes a workbench.toml here, "
             "`workbench run FILE.py:NAME` opens an Agent you built in Python. "
             "Each has its own --help."
