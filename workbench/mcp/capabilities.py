@@ -123,10 +123,12 @@ class ClientSide:
     async def sample(self, _context: Any, params: Any) -> Any:
         sent: list[mcp_types.CreateMessageRequestParams] = []
 
-        async def run(request: mcp_types.CreateMessageRequestParams) -> Any:
+        async def run(
+            request: mcp_types.CreateMessageRequestParams, model: str | None = None
+        ) -> Any:
             sent.append(request)  # what went to the model, after any edit
             assert self.sampler is not None
-            return await self.sampler(request)
+            return await self.sampler(request, model)
 
         outcome: Any
         if self.asker is None or self.sampler is None:

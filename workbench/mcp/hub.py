@@ -30,7 +30,7 @@ from workbench.bus_events import McpToolsChangedEvent
 from workbench.mcp.capabilities import ClientSide, LogLevel
 from workbench.mcp.client import McpConnection
 from workbench.mcp.config import McpServerConfig
-from workbench.mcp.requests import Asker, PolicyAsker, SampleFn, Sampler
+from workbench.mcp.requests import Asker, PolicyAsker, Sampler
 from workbench.mcp.tools import server_tools
 from workbench.mcp.transports import kill_server_trees
 
@@ -61,7 +61,7 @@ class McpHub:
         self.on_log: Callable[[McpConnection, str], None] | None = None
         """Called with each line a server logs (`notifications/message`)."""
         self._asker: Asker = PolicyAsker("none" if approve == "ask" else approve)
-        self._sampler: SampleFn | None = None
+        self._sampler: Sampler | None = None
         for connection in self.connections:
             client = connection.client
             client.on_tools_changed = partial(self._relist, connection)
@@ -95,6 +95,11 @@ class McpHub:
         """Mask known secrets in what the servers' wire logs keep."""
         for connection in self.connections:
             connection.wire.redact = redact
+
+    @property
+    def sampler(self) -> Sampler | None:
+        """What answers sampling requests (None until `use_model`)."""
+        return self._sampler
 
     def use_model(self, stream_fn: Any, model: Any) -> None:
         """Answer sampling requests with this provider and model."""
