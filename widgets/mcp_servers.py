@@ -4,14 +4,17 @@ Left, one line per server (its state and tool count); right, the chosen server:
 transport and target, what its `initialize` said (name, instructions), its tools and
 the ones left out, the lines it logged (`notifications/message`), protocol noise, and
 its last stderr lines, and its wire: the JSON-RPC messages both ways, with the time
-each answer took. `r` starts a failed or exited server again; `o` opens the chosen
-server's resources, templates and prompts (`widgets.mcp_catalog`). Everything a
-server sent is shown literally.
+each answer took. `r` starts the chosen server again (a running one, wedged perhaps,
+is stopped first; a disabled one starts), `d` stops it until `r`, `t` edits the
+roots offered to it (the server is told, `roots/list_changed`); `o` opens its
+resources, templates and prompts (`widgets.mcp_catalog`). Everything a server sent
+is shown literally.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -31,6 +34,7 @@ STATE_STYLES = {
     "failed": "bold red",
     "exited": "bold red",
     "closed": "dim",
+    "disabled": "dim",
 }
 
 
@@ -62,6 +66,8 @@ def server_details(connection: Any, tool_names: list[str]) -> Text:
     if connection.server_info:
         out.append("server: ", style="dim")
         out.append(f"{literal(connection.server_info)}\n")
+    heading("Roots offered (t edits them)")
+    lines([str(p) for p in connection.client.roots])
     if connection.error:
         heading("Why it stopped")
         lines(connection.error.splitlines(), "red")
@@ -104,6 +110,8 @@ class McpServersScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,f7,q", "dismiss", "Close"),
         Binding("r", "restart", "Restart server"),
+        Binding("d", "disable", "Disable server"),
+        Binding("t", "roots", "Roots"),
         Binding("o", "catalog", "Resources & prompts"),
     ]
 
@@ -117,12 +125,21 @@ class McpServersScreen(ModalScreen[None]):
     """
 
     def __init__(
-        self, hub: Any, restart: Callable[[str], Any], open_catalog: Callable[[Any], Any]
+        self,
+        hub: Any,
+        restart: Callable[[str], Any],
+        open_catalog: Callable[[Any], Any],
+        disable: Callable[[str], Any] | None = None,
+        set_roots: Callable[[str, list[Path]], Any] | None = None,
+        workspace: Path | None = None,
     ) -> None:
         super().__init__()
         self.hub = hub
         self._restart = restart
         self._open_catalog = open_catalog
+        self._disable = disable
+        self._set_roots = set_roots
+        self._workspace = workspace
 
     def compose(self) -> ComposeResult:
         with Horizontal():
@@ -168,14 +185,48 @@ class McpServersScreen(ModalScreen[None]):
         connection = self.chosen
         if connection is None:
             return
-        if connection.status not in ("failed", "exited"):
+        if connection.status == "starting":
             self.notify(
-                f"MCP server {connection.name} is {connection.status}: nothing to restart",
+                f"MCP server {connection.name} is starting: wait for it (or its timeout)",
                 severity="warning",
                 markup=False,
             )
             return
         self._restart(connection.name)
+
+    def action_disable(self) -> None:
+        connection = self.chosen
+        if connection is None or self._disable is None:
+            return
+        if connection.status == "disabled":
+            self.notify(f"MCP server {connection.name} is disabled: r starts it", markup=False)
+            return
+        self._disable(connection.name)
+
+    def action_roots(self) -> None:
+        """Edit the chosen server's roots: a JSON list of directories."""
+        connection = self.chosen
+        if connection is None or self._set_roots is None:
+            return
+        from widgets.json_editor import JsonEditModal
+        from workbench.mcp.roots import parse_roots
+
+        name, set_roots = connection.name, self._set_roots
+        base = self._workspace or Path.cwd()
+
+        def submit(value: dict[str, Any]) -> list[Path]:
+            roots = value.get("roots")
+            if not isinstance(roots, list) or not all(isinstance(v, str) for v in roots):
+                raise ValueError('"roots": a list of directories, e.g. [".", "/srv/data"]')
+            return parse_roots(roots, base)
+
+        def closed(value: dict[str, Any] | None) -> None:
+            if value is not None:
+                set_roots(name, submit(value))
+
+        shown = {"roots": [str(p) for p in connection.client.roots]}
+        title = f"Roots of MCP server {name} (relative paths from {base})"
+        self.app.push_screen(JsonEditModal(title, shown, submit), closed)
 
     def action_catalog(self) -> None:
         connection = self.chosen

@@ -249,7 +249,8 @@ def test_the_mcp_servers_catalog_of_other_clients_imports(tmp_path: Path) -> Non
         ),
         encoding="utf-8",
     )
-    files, remote, legacy = load_mcp_json(path)
+    files, remote, legacy, off = load_mcp_json(path)
+    assert [files.enabled, off.enabled] == [True, False]  # kept, not started
     assert files.name == "files" and files.transport == "stdio" and files.env == {"LOG": "1"}
     assert files.command == ("npx", "-y", "@modelcontextprotocol/server-filesystem", ".")
     assert remote.transport == "http" and remote.headers == {"Authorization": "Bearer t"}

@@ -63,7 +63,7 @@ from workbench.mcp.wire import Wire
 LOG_LINES = 200
 """How many lines of protocol noise a connection keeps (`McpConnection.log`)."""
 
-Status = Literal["starting", "ready", "failed", "exited", "closed"]
+Status = Literal["starting", "ready", "failed", "exited", "closed", "disabled"]
 
 
 class ProgressFn(Protocol):
@@ -87,7 +87,7 @@ class McpConnection:
         """Every JSON-RPC message with the server, both ways (the last few hundred)."""
         self.instructions: str | None = None
         """What the server's `initialize` answer says about using it, if anything."""
-        self.status: Status = "starting"
+        self.status: Status = "starting" if config.enabled else "disabled"
         self.error: str | None = None
         """Why the server failed or exited (None while it is fine)."""
         self.tools: list[mcp_types.Tool] = []
