@@ -297,6 +297,8 @@ def load_mcp_json(path: Path) -> list[McpServerConfig]:
     use: `{"mcpServers": {NAME: {...}}}` (or VS Code's `{"servers": {...}}`), each with
     `command` + `args` (+ `env`, `cwd`) or `url` (+ `headers`, and `type` "sse" for the
     older transport). Entries turned off (`"disabled": true`) are kept, not started.
+    Variables (`${env:X}`, `${X}`, `${workspaceFolder}`, `envFile`...) are expanded as
+    those clients do (see `workbench.mcp.variables`).
 
     Raises:
         ValueError: the file cannot be read, or an entry is invalid (named).
@@ -310,10 +312,17 @@ def load_mcp_json(path: Path) -> list[McpServerConfig]:
     table = data.get("mcpServers", data.get("servers")) if isinstance(data, dict) else None
     if not isinstance(table, dict):
         raise ValueError(f'{path} has no "mcpServers" object of servers')
+    from workbench.mcp.variables import Expander, workspace_of
+
+    expander = Expander(workspace_of(path), inputs=data.get("inputs"))
     servers = []
     for name, entry in table.items():
         if not isinstance(entry, dict):
             raise ValueError(f"Bad MCP server {name!r} in {path}: expected an object")
+        try:
+            entry = expander.entry(entry)
+        except ValueError as exc:
+            raise ValueError(f"Bad MCP server {name!r} in {path}: {exc}") from None
         kind = str(entry.get("type") or entry.get("transport") or "")
         fields: dict[str, Any] = {"name": name, "source": str(path)}
         fields["enabled"] = entry.get("disabled") is not True
