@@ -135,6 +135,7 @@ class McpLifecycle:
                 self.open_mcp_catalog,
                 disable=self.disable_mcp_server,
                 set_roots=self.set_mcp_roots,
+                set_log_level=self.set_mcp_log_level,
                 workspace=self.runtime.workspace,
             )
         )
@@ -147,6 +148,14 @@ class McpLifecycle:
         await hub.disable(name)
         self.notify(f"MCP server {name} disabled: its tools are gone (r starts it)")
         self._refresh_now()
+
+    @work(group="mcp-log", exit_on_error=False)
+    async def set_mcp_log_level(self, name: str, level: Any) -> None:
+        """Ask MCP server `name` for log lines of `level` and above."""
+        hub = self.runtime.mcp
+        assert hub is not None
+        said = await hub.set_log_level(name, level)
+        self.notify(said, markup=False)
 
     @work(group="mcp-roots", exit_on_error=False)
     async def set_mcp_roots(self, name: str, roots: list[Any]) -> None:

@@ -26,6 +26,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from widgets.footer import Footer
+from workbench.mcp.stderr import STDERR_KEPT_LINES
 from workbench.sanitize import literal
 
 STATE_STYLES = {
@@ -92,13 +93,14 @@ def server_details(connection: Any, tool_names: list[str]) -> Text:
     if connection.dropped:
         heading("Left out of its tool list")
         lines(connection.dropped, "yellow")
-    heading("Its log (notifications/message)")
+    level = connection.client.log_level or "the server's own"
+    heading(f"Its log (notifications/message; level {level}: l changes it)")
     lines(list(connection.client.server_log)[-100:])
     heading("Protocol noise")
     lines(list(connection.log)[-50:], "yellow")
     if config.transport == "stdio":
-        heading("Its last stderr lines")
-        lines(connection.stderr_lines(30))
+        heading(f"Its last stderr lines (up to {STDERR_KEPT_LINES})")
+        lines(connection.stderr_lines(STDERR_KEPT_LINES))
     heading("Wire: JSON-RPC both ways, newest last (→ sent, ← received)")
     lines([f"{e.line()}  {e.text[:160]}" for e in list(connection.wire.entries)[-60:]])
     return out
@@ -112,6 +114,7 @@ class McpServersScreen(ModalScreen[None]):
         Binding("r", "restart", "Restart server"),
         Binding("d", "disable", "Disable server"),
         Binding("t", "roots", "Roots"),
+        Binding("l", "log_level", "Log level"),
         Binding("o", "catalog", "Resources & prompts"),
     ]
 
@@ -131,6 +134,7 @@ class McpServersScreen(ModalScreen[None]):
         open_catalog: Callable[[Any], Any],
         disable: Callable[[str], Any] | None = None,
         set_roots: Callable[[str, list[Path]], Any] | None = None,
+        set_log_level: Callable[[str, str], Any] | None = None,
         workspace: Path | None = None,
     ) -> None:
         super().__init__()
@@ -139,6 +143,7 @@ class McpServersScreen(ModalScreen[None]):
         self._open_catalog = open_catalog
         self._disable = disable
         self._set_roots = set_roots
+        self._set_log_level = set_log_level
         self._workspace = workspace
 
     def compose(self) -> ComposeResult:
@@ -202,6 +207,17 @@ class McpServersScreen(ModalScreen[None]):
             self.notify(f"MCP server {connection.name} is disabled: r starts it", markup=False)
             return
         self._disable(connection.name)
+
+    def action_log_level(self) -> None:
+        """Ask the chosen server for the next log level (debug, info, ... emergency)."""
+        from workbench.mcp.capabilities import LOG_LEVELS
+
+        connection = self.chosen
+        if connection is None or self._set_log_level is None:
+            return
+        now = connection.client.log_level
+        index = LOG_LEVELS.index(now) + 1 if now in LOG_LEVELS else 0
+        self._set_log_level(connection.name, LOG_LEVELS[index % len(LOG_LEVELS)])
 
     def action_roots(self) -> None:
         """Edit the chosen server's roots: a JSON list of directories."""

@@ -373,6 +373,16 @@ class McpConnection:
             self.tools = await list_tools(session, self._tool_dropped)
             bound_output_schemas(session, self.tools)
 
+    async def set_log_level(self, level: Any) -> str:
+        """Ask the running server for `level` (`logging/setLevel`); the outcome in words."""
+        session = self.session_for(f"logging/setLevel {level}")
+        try:
+            await session.set_logging_level(level)
+        except MCPError as exc:  # a server without the logging capability, often
+            self.note(f"logging/setLevel {level} was refused: {exc.error.message}")
+            return f"MCP server {self.name} refused log level {level}: {exc.error.message}"
+        return f"MCP server {self.name} now logs at {level} and above"
+
     async def _set_log_level(self, session: ClientSession, info: Any) -> None:
         level = self.client.log_level
         if level is None or getattr(info.capabilities, "logging", None) is None:

@@ -146,6 +146,15 @@ class McpHub:
             if session is not None and connection.status == "ready":
                 await session.send_roots_list_changed()
 
+    async def set_log_level(self, name: str, level: LogLevel) -> str:
+        """Ask server `name` for log lines of `level` and above (`logging/setLevel`);
+        what became of it, in words."""
+        connection = self.connection(name)
+        connection.client.log_level = level
+        if connection.status != "ready":
+            return f"MCP server {name} will be asked for {level} when it starts"
+        return await connection.set_log_level(level)
+
     def _changed(self, connection: McpConnection) -> None:
         if self.on_change is not None:
             self.on_change(connection)
