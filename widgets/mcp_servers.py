@@ -3,12 +3,13 @@
 Left, one line per server (its state and tool count); right, the chosen server:
 transport and target, what its `initialize` said (name, instructions), its tools and
 the ones left out, the lines it logged (`notifications/message`), protocol noise, and
-its last stderr lines, and its wire: the JSON-RPC messages both ways, with the time
-each answer took. `r` starts the chosen server again (a running one, wedged perhaps,
-is stopped first; a disabled one starts), `d` stops it until `r`, `t` edits the
-roots offered to it (the server is told, `roots/list_changed`); `o` opens its
-resources, templates and prompts (`widgets.mcp_catalog`). Everything a server sent
-is shown literally.
+its last stderr lines, and its latest JSON-RPC messages both ways, with the time each
+answer took (`w` opens every message, whole, to filter, search and copy: see
+`widgets.mcp_wire`). `r` starts the chosen server again (a running one, wedged
+perhaps, is stopped first; a disabled one starts), `d` stops it until `r`, `t` edits
+the roots offered to it (the server is told, `roots/list_changed`), `l` changes the
+log level it is asked for; `o` opens its resources, templates and prompts
+(`widgets.mcp_catalog`). Everything a server sent is shown literally.
 """
 
 from __future__ import annotations
@@ -101,8 +102,9 @@ def server_details(connection: Any, tool_names: list[str]) -> Text:
     if config.transport == "stdio":
         heading(f"Its last stderr lines (up to {STDERR_KEPT_LINES})")
         lines(connection.stderr_lines(STDERR_KEPT_LINES))
-    heading("Wire: JSON-RPC both ways, newest last (→ sent, ← received)")
-    lines([f"{e.line()}  {e.text[:160]}" for e in list(connection.wire.entries)[-60:]])
+    entries = list(connection.wire.entries)
+    heading(f"Wire: {len(entries)} JSON-RPC messages kept (w shows them whole, filtered)")
+    lines([f"{e.line()}  {e.text[:160]}" for e in entries[-20:]])
     return out
 
 
@@ -115,6 +117,7 @@ class McpServersScreen(ModalScreen[None]):
         Binding("d", "disable", "Disable server"),
         Binding("t", "roots", "Roots"),
         Binding("l", "log_level", "Log level"),
+        Binding("w", "wire", "Wire"),
         Binding("o", "catalog", "Resources & prompts"),
     ]
 
@@ -207,6 +210,13 @@ class McpServersScreen(ModalScreen[None]):
             self.notify(f"MCP server {connection.name} is disabled: r starts it", markup=False)
             return
         self._disable(connection.name)
+
+    def action_wire(self) -> None:
+        from widgets.mcp_wire import McpWireScreen
+
+        connection = self.chosen
+        start = f"server:{connection.name}" if connection is not None else ""
+        self.app.push_screen(McpWireScreen(self.hub, start))
 
     def action_log_level(self) -> None:
         """Ask the chosen server for the next log level (debug, info, ... emergency)."""
