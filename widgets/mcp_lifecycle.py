@@ -128,7 +128,44 @@ class McpLifecycle:
                 markup=False,
             )
             return
-        self.push_screen(McpServersScreen(hub, self.restart_mcp_server, self.open_mcp_catalog))
+        self.push_screen(
+            McpServersScreen(
+                hub,
+                self.restart_mcp_server,
+                self.open_mcp_catalog,
+                disable=self.disable_mcp_server,
+                set_roots=self.set_mcp_roots,
+                set_log_level=self.set_mcp_log_level,
+                workspace=self.runtime.workspace,
+            )
+        )
+
+    @work(group="mcp-restart", exit_on_error=False)
+    async def disable_mcp_server(self, name: str) -> None:
+        """Stop MCP server `name` until it is started again; its tools go."""
+        hub = self.runtime.mcp
+        assert hub is not None
+        await hub.disable(name)
+        self.notify(f"MCP server {name} disabled: its tools are gone (r starts it)")
+        self._refresh_now()
+
+    @work(group="mcp-log", exit_on_error=False)
+    async def set_mcp_log_level(self, name: str, level: Any) -> None:
+        """Ask MCP server `name` for log lines of `level` and above."""
+        hub = self.runtime.mcp
+        assert hub is not None
+        said = await hub.set_log_level(name, level)
+        self.notify(said, markup=False)
+
+    @work(group="mcp-roots", exit_on_error=False)
+    async def set_mcp_roots(self, name: str, roots: list[Any]) -> None:
+        """Offer `roots` to MCP server `name` (it is told: roots/list_changed)."""
+        hub = self.runtime.mcp
+        assert hub is not None
+        await hub.set_roots(roots, name)
+        self.notify(
+            f"MCP server {name}: {len(roots)} roots now (roots/list_changed sent)", markup=False
+        )
 
     @work(group="mcp-restart", exit_on_error=False)
     async def restart_mcp_server(self, name: str) -> None:

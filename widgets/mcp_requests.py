@@ -2,7 +2,8 @@
 (sampling), and `AppAsker`, which opens them for the hub.
 
 Both are safe to type into: no letter decides anything. ctrl+y accepts (sends),
-ctrl+n declines, Escape cancels. Everything a server sent is shown literally.
+ctrl+n declines, Escape cancels. Everything a server sent is shown literally. A
+dialog whose request the server cancels closes, and nothing it held runs after.
 """
 
 from __future__ import annotations
@@ -12,17 +13,18 @@ from typing import Any, ClassVar
 
 import mcp_types
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Static
+from textual.widgets import Button, Input, Static, TextArea
 
 from widgets.footer import Footer
 from widgets.json_editor import JsonEditModal
 from widgets.schema_form import SchemaForm
-from workbench.mcp.requests import SampleFn, declined
+from widgets.terminal_safety import LiteralInput
+from workbench.mcp.requests import WRITTEN, SampleFn, declined, sent_parameters
 from workbench.sanitize import literal
 
 
@@ -42,7 +44,11 @@ class _AskModal(ModalScreen[Any]):
     _AskModal .title { text-style: bold; margin: 0 0 1 0; }
     _AskModal .label { margin: 1 0 0 0; }
     _AskModal .error { color: $error; height: auto; }
-    _AskModal VerticalScroll { height: auto; max-height: 24; }
+    _AskModal VerticalScroll { height: auto; max-height: 16; }
+    _AskModal TextArea { height: 8; }
+    _AskModal .model { height: 1; margin: 1 0 0 0; }
+    _AskModal .model > Static { width: auto; margin: 0; }
+    _AskModal .model > Input { width: 1fr; }
     _AskModal Horizontal { height: auto; align-horizontal: right; margin: 1 0 0 0; }
     _AskModal Button { margin: 0 0 0 1; }
     """
@@ -107,15 +113,34 @@ class ElicitationModal(_AskModal):
 
 
 class SamplingModal(_AskModal):
-    """A server asks for a reply from the run's model: its request, to send as it is,
-    edit (F2) or decline. Dismissed with (action, request as a dict)."""
+    """A server asks for a model reply: its request and parameters (and which of them
+    reach the model), a reply a person writes, or generates with a model they pick
+    (ctrl+g) and then reviews and edits, and approves (ctrl+y). F2 edits the request.
+    Dismissed with (action, CreateMessageResult or None)."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("f2", "edit", "Edit request")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+g", "generate", "Generate"),
+        Binding("f2", "edit", "Edit request"),
+    ]
 
-    def __init__(self, server: str, request: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        server: str,
+        params: mcp_types.CreateMessageRequestParams,
+        generate: SampleFn | None = None,
+        *,
+        model: str = "",
+        configurable: bool = False,
+    ) -> None:
         super().__init__()
         self.server = server
-        self.request = request
+        self.params = params
+        self.request = request_of(params)
+        self.generate = generate
+        self.model = model
+        self.configurable = configurable
+        self.generated: mcp_types.CreateMessageResult | None = None
+        self.withdrawn = False
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -125,12 +150,28 @@ class SamplingModal(_AskModal):
             )
             with VerticalScroll():
                 yield Static(self._shown(), id="sample-request")
+                yield Static(self._parameters(), id="sample-parameters")
+            with Horizontal(classes="model"):
+                yield Static("model ", classes="label")
+                yield LiteralInput(
+                    self.model, id="sample-model", disabled=not self.configurable, compact=True
+                )
+            yield Static("reply (write one, or generate it with ctrl+g, then approve)")
+            yield TextArea("", id="sample-reply", soft_wrap=True)
             yield Static("", classes="error", id="sample-error")
-            yield from self.buttons("Send to the model")
+            with Horizontal():
+                yield Button("Generate (ctrl+g)", id="generate", compact=True)
+                yield Button("Approve (ctrl+y)", variant="success", id="accept", compact=True)
+                yield Button("Decline (ctrl+n)", variant="error", id="decline", compact=True)
+                yield Button("Cancel (esc)", id="cancel", compact=True)
         yield Footer()
 
+    @on(Button.Pressed, "#generate")
+    async def _generate_pressed(self) -> None:
+        await self.run_action("generate")
+
     def on_mount(self) -> None:
-        self.query_one("#accept").focus()
+        self.query_one("#generate" if self.generate else "#sample-reply").focus()
 
     def _shown(self) -> Text:
         text = Text()
@@ -140,11 +181,69 @@ class SamplingModal(_AskModal):
         for message in self.request.get("messages", []):
             text.append(f"{literal(str(message.get('role')))}  ", style="bold")
             text.append(literal(str(message.get("text", ""))) + "\n")
-        text.append(f"at most {self.request.get('max_tokens')} tokens", style="dim")
         return text
 
+    def _parameters(self) -> Text:
+        lines = sent_parameters(self.params, self.configurable)
+        return Text(literal("\n".join(lines)), style="dim")
+
+    def _say(self, text: str) -> None:
+        self.query_one("#sample-error", Static).update(Text(literal(text)))
+
+    def action_generate(self) -> None:
+        if self.withdrawn:
+            return
+        if self.generate is None:
+            self._say("This run has no model to generate a reply with: write one.")
+            return
+        self._say("Generating…")
+        self._run_model()
+
+    @work(exclusive=True, exit_on_error=False)
+    async def _run_model(self) -> None:
+        assert self.generate is not None
+        model = self.query_one("#sample-model", Input).value.strip() or None
+        try:
+            result = await self.generate(params_of(self.params, self.request), model)
+        except Exception as exc:  # noqa: BLE001 - said in the dialog; the person decides
+            self._say(f"The model failed: {exc}")
+            return
+        if self.withdrawn:
+            return
+        self.generated = result
+        self.query_one("#sample-reply", TextArea).text = reply_text(result)
+        self._say(
+            f"Generated by {result.model} (stop: {result.stop_reason}). Review or edit it, "
+            "then approve (ctrl+y)."
+        )
+
     def action_accept(self) -> None:
-        self.dismiss(("accept", self.request))
+        if self.withdrawn:
+            return
+        text = self.query_one("#sample-reply", TextArea).text
+        if not text.strip() and self.generated is None:
+            self._say("The reply is empty: write one, or generate it (ctrl+g).")
+            return
+        result = self.generated
+        if result is None or reply_text(result) != text:
+            result = mcp_types.CreateMessageResult(
+                role="assistant",
+                content=mcp_types.TextContent(type="text", text=text),
+                model=WRITTEN,
+                stop_reason="endTurn",
+            )
+        self.dismiss(("accept", result))
+
+    def withdraw(self) -> None:
+        """The server cancelled its request: close, and let nothing run after."""
+        self.withdrawn = True
+        self.workers.cancel_all()
+        app = self.app
+        while self in app.screen_stack:
+            if app.screen is self:
+                self.dismiss(("cancel", None))
+                break
+            app.pop_screen()
 
     def action_edit(self) -> None:
         def submit(edited: dict[str, Any]) -> dict[str, Any]:
@@ -157,7 +256,7 @@ class SamplingModal(_AskModal):
                 self.request = edited
                 self.query_one("#sample-request", Static).update(self._shown())
 
-        title = f"Edit the sampling request of {self.server}, then send it"
+        title = f"Edit the sampling request of {self.server}, then generate"
         self.app.push_screen(JsonEditModal(title, self.request, submit), closed)
 
 
@@ -168,11 +267,16 @@ class AppAsker:
         self.app = app
         self._one_at_a_time = asyncio.Lock()
 
-    async def _ask(self, screen: ModalScreen[Any]) -> Any:
+    async def _ask(self, screen: Any) -> Any:
         async with self._one_at_a_time:
             answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
             self.app.push_screen(screen, lambda result: answer.done() or answer.set_result(result))
-            return await answer
+            try:
+                return await answer
+            except BaseException:  # the server cancelled its request: the dialog goes
+                if hasattr(screen, "withdraw"):
+                    screen.withdraw()
+                raise
 
     async def elicit(self, server: str, params: Any) -> mcp_types.ElicitResult:
         action, content = await self._ask(ElicitationModal(server, params))
@@ -181,17 +285,30 @@ class AppAsker:
     async def sample(
         self, server: str, params: mcp_types.CreateMessageRequestParams, run: SampleFn
     ) -> mcp_types.CreateMessageResult | mcp_types.ErrorData:
-        action, request = await self._ask(SamplingModal(server, request_of(params)))
+        hub = getattr(getattr(self.app, "runtime", None), "mcp", None)
+        sampler = getattr(hub, "sampler", None)
+        screen = SamplingModal(
+            server,
+            params,
+            run,
+            model=str(getattr(getattr(sampler, "model", None), "id", "")),
+            configurable=bool(sampler is not None and sampler.configurable()),
+        )
+        action, result = await self._ask(screen)
         if action != "accept":
             return declined(
                 f"the user {'declined' if action == 'decline' else 'cancelled'} "
                 "the sampling request"
             )
-        result = await run(params_of(params, request))
-        self.app.notify(
-            f"MCP server {server}'s sampling request was answered by the model", markup=False
-        )
+        self.app.notify(f"MCP server {server}'s sampling request was answered", markup=False)
+        assert isinstance(result, mcp_types.CreateMessageResult)
         return result
+
+
+def reply_text(result: mcp_types.CreateMessageResult) -> str:
+    content = result.content
+    blocks = content if isinstance(content, list) else [content]
+    return "\n".join(getattr(b, "text", f"[{getattr(b, 'type', 'content')}]") for b in blocks)
 
 
 def request_of(params: mcp_types.CreateMessageRequestParams) -> dict[str, Any]:

@@ -3,15 +3,19 @@
 Left, one line per server (its state and tool count); right, the chosen server:
 transport and target, what its `initialize` said (name, instructions), its tools and
 the ones left out, the lines it logged (`notifications/message`), protocol noise, and
-its last stderr lines, and its wire: the JSON-RPC messages both ways, with the time
-each answer took. `r` starts a failed or exited server again; `o` opens the chosen
-server's resources, templates and prompts (`widgets.mcp_catalog`). Everything a
-server sent is shown literally.
+its last stderr lines, and its latest JSON-RPC messages both ways, with the time each
+answer took (`w` opens every message, whole, to filter, search and copy: see
+`widgets.mcp_wire`). `r` starts the chosen server again (a running one, wedged
+perhaps, is stopped first; a disabled one starts), `d` stops it until `r`, `t` edits
+the roots offered to it (the server is told, `roots/list_changed`), `l` changes the
+log level it is asked for; `o` opens its resources, templates and prompts
+(`widgets.mcp_catalog`). Everything a server sent is shown literally.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -23,6 +27,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from widgets.footer import Footer
+from workbench.mcp.stderr import STDERR_KEPT_LINES
 from workbench.sanitize import literal
 
 STATE_STYLES = {
@@ -31,6 +36,7 @@ STATE_STYLES = {
     "failed": "bold red",
     "exited": "bold red",
     "closed": "dim",
+    "disabled": "dim",
 }
 
 
@@ -62,6 +68,8 @@ def server_details(connection: Any, tool_names: list[str]) -> Text:
     if connection.server_info:
         out.append("server: ", style="dim")
         out.append(f"{literal(connection.server_info)}\n")
+    heading("Roots offered (t edits them)")
+    lines([str(p) for p in connection.client.roots])
     if connection.error:
         heading("Why it stopped")
         lines(connection.error.splitlines(), "red")
@@ -86,15 +94,17 @@ def server_details(connection: Any, tool_names: list[str]) -> Text:
     if connection.dropped:
         heading("Left out of its tool list")
         lines(connection.dropped, "yellow")
-    heading("Its log (notifications/message)")
+    level = connection.client.log_level or "the server's own"
+    heading(f"Its log (notifications/message; level {level}: l changes it)")
     lines(list(connection.client.server_log)[-100:])
     heading("Protocol noise")
     lines(list(connection.log)[-50:], "yellow")
     if config.transport == "stdio":
-        heading("Its last stderr lines")
-        lines(connection.stderr_lines(30))
-    heading("Wire: JSON-RPC both ways, newest last (→ sent, ← received)")
-    lines([f"{e.line()}  {e.text[:160]}" for e in list(connection.wire.entries)[-60:]])
+        heading(f"Its last stderr lines (up to {STDERR_KEPT_LINES})")
+        lines(connection.stderr_lines(STDERR_KEPT_LINES))
+    entries = list(connection.wire.entries)
+    heading(f"Wire: {len(entries)} JSON-RPC messages kept (w shows them whole, filtered)")
+    lines([f"{e.line()}  {e.text[:160]}" for e in entries[-20:]])
     return out
 
 
@@ -104,6 +114,10 @@ class McpServersScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,f7,q", "dismiss", "Close"),
         Binding("r", "restart", "Restart server"),
+        Binding("d", "disable", "Disable server"),
+        Binding("t", "roots", "Roots"),
+        Binding("l", "log_level", "Log level"),
+        Binding("w", "wire", "Wire"),
         Binding("o", "catalog", "Resources & prompts"),
     ]
 
@@ -117,12 +131,23 @@ class McpServersScreen(ModalScreen[None]):
     """
 
     def __init__(
-        self, hub: Any, restart: Callable[[str], Any], open_catalog: Callable[[Any], Any]
+        self,
+        hub: Any,
+        restart: Callable[[str], Any],
+        open_catalog: Callable[[Any], Any],
+        disable: Callable[[str], Any] | None = None,
+        set_roots: Callable[[str, list[Path]], Any] | None = None,
+        set_log_level: Callable[[str, str], Any] | None = None,
+        workspace: Path | None = None,
     ) -> None:
         super().__init__()
         self.hub = hub
         self._restart = restart
         self._open_catalog = open_catalog
+        self._disable = disable
+        self._set_roots = set_roots
+        self._set_log_level = set_log_level
+        self._workspace = workspace
 
     def compose(self) -> ComposeResult:
         with Horizontal():
@@ -168,14 +193,66 @@ class McpServersScreen(ModalScreen[None]):
         connection = self.chosen
         if connection is None:
             return
-        if connection.status not in ("failed", "exited"):
+        if connection.status == "starting":
             self.notify(
-                f"MCP server {connection.name} is {connection.status}: nothing to restart",
+                f"MCP server {connection.name} is starting: wait for it (or its timeout)",
                 severity="warning",
                 markup=False,
             )
             return
         self._restart(connection.name)
+
+    def action_disable(self) -> None:
+        connection = self.chosen
+        if connection is None or self._disable is None:
+            return
+        if connection.status == "disabled":
+            self.notify(f"MCP server {connection.name} is disabled: r starts it", markup=False)
+            return
+        self._disable(connection.name)
+
+    def action_wire(self) -> None:
+        from widgets.mcp_wire import McpWireScreen
+
+        connection = self.chosen
+        start = f"server:{connection.name}" if connection is not None else ""
+        self.app.push_screen(McpWireScreen(self.hub, start))
+
+    def action_log_level(self) -> None:
+        """Ask the chosen server for the next log level (debug, info, ... emergency)."""
+        from workbench.mcp.capabilities import LOG_LEVELS
+
+        connection = self.chosen
+        if connection is None or self._set_log_level is None:
+            return
+        now = connection.client.log_level
+        index = LOG_LEVELS.index(now) + 1 if now in LOG_LEVELS else 0
+        self._set_log_level(connection.name, LOG_LEVELS[index % len(LOG_LEVELS)])
+
+    def action_roots(self) -> None:
+        """Edit the chosen server's roots: a JSON list of directories."""
+        connection = self.chosen
+        if connection is None or self._set_roots is None:
+            return
+        from widgets.json_editor import JsonEditModal
+        from workbench.mcp.roots import parse_roots
+
+        name, set_roots = connection.name, self._set_roots
+        base = self._workspace or Path.cwd()
+
+        def submit(value: dict[str, Any]) -> list[Path]:
+            roots = value.get("roots")
+            if not isinstance(roots, list) or not all(isinstance(v, str) for v in roots):
+                raise ValueError('"roots": a list of directories, e.g. [".", "/srv/data"]')
+            return parse_roots(roots, base)
+
+        def closed(value: dict[str, Any] | None) -> None:
+            if value is not None:
+                set_roots(name, submit(value))
+
+        shown = {"roots": [str(p) for p in connection.client.roots]}
+        title = f"Roots of MCP server {name} (relative paths from {base})"
+        self.app.push_screen(JsonEditModal(title, shown, submit), closed)
 
     def action_catalog(self) -> None:
         connection = self.chosen

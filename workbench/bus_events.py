@@ -216,12 +216,13 @@ class McpToolsChangedEvent(Event):
         )
 
 
-SamplingDecision = Literal["sent", "edited", "declined", "failed"]
+SamplingDecision = Literal["sent", "edited", "written", "declined", "failed"]
 
 
 class McpSamplingEvent(Event):
     """An MCP server asked the run's model for a reply (`sampling/createMessage`), and
-    how that went: sent as asked, edited by a person first, declined, or failed."""
+    how that went: sent as asked, edited by a person first, answered with a reply a
+    person wrote (or changed), declined, or failed."""
 
     type: Literal["mcp_sampling"] = "mcp_sampling"
     server: str
@@ -237,8 +238,10 @@ class McpSamplingEvent(Event):
     def text(self) -> str:
         """One line: `↳ SERVER asked the model: REQUEST → REPLY` (or → declined: WHY)."""
         asked = f"↳ {self.server} asked the model: {_gist(self.request)}"
-        if self.decision in ("sent", "edited"):
-            edited = " (edited)" if self.decision == "edited" else ""
+        if self.decision in ("sent", "edited", "written"):
+            edited = {"edited": " (edited)", "written": " (reply written by the user)"}.get(
+                self.decision, ""
+            )
             return f"{asked}{edited} → {_gist(self.reply or '')}"
         why = f": {_gist(self.error)}" if self.error else ""
         return f"{asked} → {self.decision}{why}"

@@ -3,11 +3,12 @@ log lines kept per server, a changed tool list taking effect, and instructions."
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import anyio
 
-from tests.mcp.helpers import TOOLBOX, calls, mcp_run
+from tests.mcp.helpers import SERVERS, TOOLBOX, calls, mcp_run
 from workbench.mcp import McpHub, McpServerConfig, resolve_servers, server_from_command
 from workbench.mcp.hub import with_instructions
 
@@ -93,3 +94,13 @@ async def test_the_wire_keeps_every_message_both_ways_with_times_and_masks_secre
     assert call.outgoing and not answer.outgoing and answer.at >= call.at
     assert answer.summary.endswith(" ms)")
     assert "[REDACTED:X]" in answer.text and "second" not in answer.text
+
+
+async def test_the_log_level_changes_at_run_time() -> None:
+    hostile = McpServerConfig(name="hostile", command=(sys.executable, str(SERVERS / "hostile.py")))
+    async with mcp_run(configured=[hostile]) as run:
+        said = await run.hub.set_log_level("hostile", "warning")
+        assert said == "MCP server hostile now logs at warning and above"
+        assert run.hub.connection("hostile").client.log_level == "warning"
+        said = await run.hub.set_log_level("toolbox", "debug")  # it has no logging
+        assert said == "MCP server toolbox refused log level debug: Method not found"

@@ -14,6 +14,7 @@ import pytest
 from workbench.cli.args import build_parser
 from workbench.mcp.config import (
     McpServerConfig,
+    load_mcp_json,
     load_mcp_servers,
     name_for_command,
     name_for_url,
@@ -253,7 +254,8 @@ def test_the_mcp_servers_catalog_of_other_clients_imports(tmp_path: Path) -> Non
         ),
         encoding="utf-8",
     )
-    files, remote, legacy = load_mcp_json(path)
+    files, remote, legacy, off = load_mcp_json(path)
+    assert [files.enabled, off.enabled] == [True, False]  # kept, not started
     assert files.name == "files" and files.transport == "stdio" and files.env == {"LOG": "1"}
     assert files.command == ("npx", "-y", "@modelcontextprotocol/server-filesystem", ".")
     assert remote.transport == "http" and remote.headers == {"Authorization": "Bearer t"}
@@ -312,3 +314,50 @@ def test_the_command_line_brings_config_catalog_and_flag_servers(tmp_path: Path)
         ("files", "stdio"),
         ("127-0-0-1-9", "sse"),
     ]
+
+
+def test_mcp_json_variables_are_expanded_as_the_editors_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "proj"
+    (project / ".vscode").mkdir(parents=True)
+    (project / ".env").write_text("# keys\nexport TOKEN='t0k'\nMODE=fast\n", encoding="utf-8")
+    monkeypatch.setenv("MY_DIR", "/srv/data")
+    path = project / ".vscode" / "mcp.json"
+    entry = {
+        "command": "${userHome}/bin/server",
+        "args": ["${workspaceFolder}/src", "${env:MY_DIR}", "${LEVEL:-info}"],
+        "env": {"MODE": "slow", "NAME": "${workspaceFolderBasename}"},
+        "envFile": "${workspaceFolder}/.env",
+    }
+    path.write_text(json.dumps({"servers": {"s": entry}}), encoding="utf-8")
+    (server,) = load_mcp_json(path)
+    assert server.command == (
+        f"{Path.home()}/bin/server",
+        f"{project.resolve()}/src",
+        "/srv/data",
+        "info",
+    )
+    assert server.env == {"TOKEN": "t0k", "MODE": "slow", "NAME": "proj"}
+
+
+@pytest.mark.parametrize(
+    ("value", "error"),
+    [
+        ("${env:NOT_SET_HERE}", "${NOT_SET_HERE} names the environment variable NOT_SET_HERE"),
+        ("${NOT_SET_HERE}", "which is not set"),
+        ("${input:api-key}", "${input:api-key} (Your key) is asked for by the editor"),
+        ("${command:x}", "${command:x}: not a variable the workbench knows"),
+    ],
+)
+def test_an_mcp_json_variable_that_cannot_be_had_is_an_error_not_sent_literally(
+    tmp_path: Path, value: str, error: str
+) -> None:
+    path = tmp_path / "mcp.json"
+    inputs = [{"id": "api-key", "type": "promptString", "description": "Your key"}]
+    data = {"inputs": inputs, "mcpServers": {"s": {"command": "x", "env": {"K": value}}}}
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ValueError) as failed:
+        load_mcp_json(path)
+    assert str(failed.value).startswith("Bad MCP server 's' in ")
+    assert error in str(failed.value)

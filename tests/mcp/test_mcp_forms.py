@@ -3,19 +3,21 @@ every MCP dialog clicked (not only their keys)."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import mcp_types
 from textual.app import App
-from textual.widgets import Checkbox, Input, Select, SelectionList
+from textual.widgets import Checkbox, Input, Select, SelectionList, TextArea
 
 from tests.widgets.helpers import wait_for
 from widgets.hand_call import HandCallModal
 from widgets.json_editor import JsonEditModal
 from widgets.mcp_catalog import ArgumentsModal
-from widgets.mcp_requests import ElicitationModal, SamplingModal
+from widgets.mcp_requests import AppAsker, ElicitationModal, SamplingModal
 from widgets.schema_form import SchemaForm
 from workbench.agent import AgentTool
+from workbench.mcp.requests import WRITTEN
 
 EVERYTHING: dict[str, Any] = {
     "type": "object",
@@ -163,15 +165,100 @@ async def test_elicitation_buttons_decline_and_cancel() -> None:
         assert app.results == [(action, None)]
 
 
-async def test_sampling_buttons_each_decide() -> None:
-    request = {"system_prompt": "", "messages": [{"role": "user", "text": "hi"}], "max_tokens": 5}
-    for button, action in (("#accept", "accept"), ("#decline", "decline"), ("#cancel", "cancel")):
-        app = Host(SamplingModal("srv", dict(request)))
+def sampling_params(**extra: Any) -> mcp_types.CreateMessageRequestParams:
+    message = mcp_types.SamplingMessage(
+        role="user", content=mcp_types.TextContent(type="text", text="hi")
+    )
+    return mcp_types.CreateMessageRequestParams(messages=[message], max_tokens=5, **extra)
+
+
+async def generate(
+    params: mcp_types.CreateMessageRequestParams, model: str | None = None
+) -> mcp_types.CreateMessageResult:
+    return mcp_types.CreateMessageResult(
+        role="assistant",
+        content=mcp_types.TextContent(type="text", text=f"reply to {len(params.messages)}"),
+        model=model or "default",
+        stop_reason="endTurn",
+    )
+
+
+async def test_sampling_buttons_generate_approve_decline_and_cancel() -> None:
+    params = sampling_params(
+        temperature=0.2,
+        stop_sequences=["END"],
+        model_preferences=mcp_types.ModelPreferences(
+            hints=[mcp_types.ModelHint(name="claude-3-sonnet")], speed_priority=0.8
+        ),
+    )
+    app = Host(SamplingModal("srv", params, generate, model="m1", configurable=True))
+    async with app.run_test(size=(120, 50)) as pilot:
+        await pilot.pause()
+        shown = str(app.screen.query_one("#sample-parameters").render())
+        assert "maxTokens 5: sent with the request" in shown
+        assert "temperature 0.2: sent with the request" in shown
+        assert "stopSequences 'END'" in shown
+        assert "hints claude-3-sonnet; speed 0.8 (you pick the model)" in shown
+        app.screen.query_one("#sample-model", Input).value = "m2"
+        await click(pilot, "#generate")
+        reply = app.screen.query_one("#sample-reply", TextArea)
+        await wait_for(pilot, lambda: reply.text == "reply to 1")
+        await click(pilot, "#accept")
+        await wait_for(pilot, lambda: bool(app.results))
+    action, result = app.results[0]
+    assert action == "accept" and result.model == "m2"  # generated, approved as it was
+
+    app = Host(SamplingModal("srv", sampling_params(), generate, model="m1"))
+    async with app.run_test(size=(120, 50)) as pilot:
+        await pilot.pause()
+        assert "not supported by this provider" in str(
+            app.screen.query_one("#sample-parameters").render()
+        )
+        app.screen.query_one("#sample-reply", TextArea).text = "my own answer"
+        await click(pilot, "#accept")
+        await wait_for(pilot, lambda: bool(app.results))
+    action, result = app.results[0]
+    assert result.model == WRITTEN and result.content.text == "my own answer"
+
+    for button, expected in (("#decline", "decline"), ("#cancel", "cancel")):
+        app = Host(SamplingModal("srv", sampling_params(), generate))
         async with app.run_test(size=(120, 50)) as pilot:
             await pilot.pause()
             await click(pilot, button)
             await wait_for(pilot, lambda app=app: bool(app.results))
-        assert app.results[0][0] == action
+        assert app.results == [(expected, None)]
+
+
+async def test_a_sampling_dialog_whose_request_is_cancelled_closes_and_runs_nothing() -> None:
+    ran: list[object] = []
+
+    async def run(params: Any, model: str | None = None) -> Any:
+        ran.append(params)
+        return await generate(params, model)
+
+    class AskingHost(App[None]):
+        pass
+
+    app = AskingHost()
+    async with app.run_test(size=(120, 50)) as pilot:
+        asker = AppAsker(app)
+        outcome: list[object] = []
+
+        async def ask() -> None:
+            try:
+                outcome.append(await asker.sample("srv", sampling_params(), run))
+            except asyncio.CancelledError:
+                outcome.append("cancelled")
+
+        task = asyncio.create_task(ask())
+        await wait_for(pilot, lambda: isinstance(app.screen, SamplingModal))
+        modal = app.screen
+        task.cancel()  # as the SDK does when the server cancels its request
+        await wait_for(pilot, lambda: not isinstance(app.screen, SamplingModal))
+        modal.action_accept()  # too late: nothing runs
+        await modal.run_action("generate")
+        await pilot.pause()
+    assert outcome == ["cancelled"] and ran == []
 
 
 async def test_prompt_argument_buttons_send_and_cancel() -> None:

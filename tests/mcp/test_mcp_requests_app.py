@@ -80,7 +80,13 @@ async def test_sampling_shows_the_request_and_can_be_declined_or_sent(tmp_path: 
         assert "user  one" in shown or "user  two" in shown
         await pilot.press("ctrl+n")  # decline the first ...
         await wait_for(pilot, lambda: isinstance(app.screen, SamplingModal), timeout=20)
-        await pilot.press("ctrl+y")  # ... send the second
+        modal = app.screen
+        assert "maxTokens 50" in str(modal.query_one("#sample-parameters", Static).render())
+        await pilot.press("ctrl+y")  # no reply yet: refused
+        assert "The reply is empty" in str(modal.query_one("#sample-error", Static).render())
+        await pilot.press("ctrl+g")  # ... generate a reply for the second, then send it
+        await wait_for(pilot, lambda: modal.generated is not None)
+        await pilot.press("ctrl+y")
         await wait_for(pilot, lambda: app.view_state.run_state == "finished", timeout=20)
         results = sorted(c.result_text for c in app.view_state.calls.values())
         assert any("the user declined the sampling request" in r for r in results)

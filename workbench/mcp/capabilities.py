@@ -1,9 +1,10 @@
 """What the workbench offers an MCP server as its client: roots, logging, listening
 for a changed tool list, and answering its sampling and elicitation requests.
 
-- **roots**: the run's workspace is offered as the server's root (`roots/list`), so a
-  server such as server-filesystem can take its allowed directories from the client;
-  `McpHub.set_roots` tells every server when it changes (`roots/list_changed`).
+- **roots**: each server's roots (`roots/list`; by default the run's workspace and
+  the directories its command names, see `workbench.mcp.roots`), so a server such as
+  server-filesystem can take its allowed directories from the client;
+  `McpHub.set_roots` tells a server when they change (`roots/list_changed`).
 - **logging**: a server's `notifications/message` lines are kept in its `server_log`
   (with their level and logger); `--mcp-log-level` asks servers for that level.
 - **tools/list_changed**: the server's tools are listed again and `on_tools_changed`
@@ -123,10 +124,12 @@ class ClientSide:
     async def sample(self, _context: Any, params: Any) -> Any:
         sent: list[mcp_types.CreateMessageRequestParams] = []
 
-        async def run(request: mcp_types.CreateMessageRequestParams) -> Any:
+        async def run(
+            request: mcp_types.CreateMessageRequestParams, model: str | None = None
+        ) -> Any:
             sent.append(request)  # what went to the model, after any edit
             assert self.sampler is not None
-            return await self.sampler(request)
+            return await self.sampler(request, model)
 
         outcome: Any
         if self.asker is None or self.sampler is None:

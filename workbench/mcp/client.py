@@ -63,7 +63,7 @@ from workbench.mcp.wire import Wire
 LOG_LINES = 200
 """How many lines of protocol noise a connection keeps (`McpConnection.log`)."""
 
-Status = Literal["starting", "ready", "failed", "exited", "closed"]
+Status = Literal["starting", "ready", "failed", "exited", "closed", "disabled"]
 
 
 class ProgressFn(Protocol):
@@ -87,7 +87,7 @@ class McpConnection:
         """Every JSON-RPC message with the server, both ways (the last few hundred)."""
         self.instructions: str | None = None
         """What the server's `initialize` answer says about using it, if anything."""
-        self.status: Status = "starting"
+        self.status: Status = "starting" if config.enabled else "disabled"
         self.error: str | None = None
         """Why the server failed or exited (None while it is fine)."""
         self.tools: list[mcp_types.Tool] = []
@@ -372,6 +372,16 @@ class McpConnection:
         if session is not None and self.status == "ready":
             self.tools = await list_tools(session, self._tool_dropped)
             bound_output_schemas(session, self.tools)
+
+    async def set_log_level(self, level: Any) -> str:
+        """Ask the running server for `level` (`logging/setLevel`); the outcome in words."""
+        session = self.session_for(f"logging/setLevel {level}")
+        try:
+            await session.set_logging_level(level)
+        except MCPError as exc:  # a server without the logging capability, often
+            self.note(f"logging/setLevel {level} was refused: {exc.error.message}")
+            return f"MCP server {self.name} refused log level {level}: {exc.error.message}"
+        return f"MCP server {self.name} now logs at {level} and above"
 
     async def _set_log_level(self, session: ClientSession, info: Any) -> None:
         level = self.client.log_level

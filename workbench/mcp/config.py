@@ -85,6 +85,12 @@ class McpServerConfig(BaseModel):
     the built-in readers (see `workbench.permissions.hints`)."""
     use_instructions: bool = False
     """Add the `instructions` of the server's `initialize` answer to the system prompt."""
+    roots: tuple[str, ...] | None = None
+    """The directories offered to the server as its roots (relative ones from the
+    workspace); None: the workspace and the directories its command names (see
+    `workbench.mcp.roots`); empty: none."""
+    enabled: bool = True
+    """False: configured but not started (the MCP servers view can start it)."""
     startup_timeout: float = Field(default=DEFAULT_STARTUP_TIMEOUT, gt=0)
     """Seconds to start, initialize and list tools before the server counts as failed."""
     source: str = "flag"
@@ -290,7 +296,9 @@ def load_mcp_json(path: Path) -> list[McpServerConfig]:
     """The servers of a JSON file in the catalog format Claude Desktop, Cursor and VS Code
     use: `{"mcpServers": {NAME: {...}}}` (or VS Code's `{"servers": {...}}`), each with
     `command` + `args` (+ `env`, `cwd`) or `url` (+ `headers`, and `type` "sse" for the
-    older transport). Entries that are turned off (`"disabled": true`) are skipped.
+    older transport). Entries turned off (`"disabled": true`) are kept, not started.
+    Variables (`${env:X}`, `${X}`, `${workspaceFolder}`, `envFile`...) are expanded as
+    those clients do (see `workbench.mcp.variables`).
 
     Raises:
         ValueError: the file cannot be read, or an entry is invalid (named).
@@ -304,14 +312,20 @@ def load_mcp_json(path: Path) -> list[McpServerConfig]:
     table = data.get("mcpServers", data.get("servers")) if isinstance(data, dict) else None
     if not isinstance(table, dict):
         raise ValueError(f'{path} has no "mcpServers" object of servers')
+    from workbench.mcp.variables import Expander, workspace_of
+
+    expander = Expander(workspace_of(path), inputs=data.get("inputs"))
     servers = []
     for name, entry in table.items():
         if not isinstance(entry, dict):
             raise ValueError(f"Bad MCP server {name!r} in {path}: expected an object")
-        if entry.get("disabled") is True:
-            continue
+        try:
+            entry = expander.entry(entry)
+        except ValueError as exc:
+            raise ValueError(f"Bad MCP server {name!r} in {path}: {exc}") from None
         kind = str(entry.get("type") or entry.get("transport") or "")
         fields: dict[str, Any] = {"name": name, "source": str(path)}
+        fields["enabled"] = entry.get("disabled") is not True
         if "command" in entry:
             args = entry.get("args") or []
             if not isinstance(args, list):

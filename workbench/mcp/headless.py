@@ -3,7 +3,8 @@ stopped (their process trees ended) however the run ends.
 
 SIGTERM and SIGHUP abort the run (or its servers' start) and the servers stop before
 the workbench exits; Ctrl-C while the servers start stops them and says so, without
-a traceback (once the run goes, Ctrl-C aborts the run, see `cli.headless`).
+a traceback (once the run goes, Ctrl-C aborts the run, see `cli.headless`). What the
+servers log (`notifications/message`, at `--mcp-log-level`) goes to stderr.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ async def run_with_servers(runtime: Any, run: Callable[[], Awaitable[int]]) -> i
             for line in hub.report():
                 _say(line)
             hub.on_change = lambda c: _say(describe_failure(c))
+            hub.on_log = lambda c, line: _say(f"MCP server {c.name} logged: {line}")
             hub.asker.on_note = _say
             running = True
             code = await run()

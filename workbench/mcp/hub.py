@@ -30,7 +30,8 @@ from workbench.bus_events import McpToolsChangedEvent
 from workbench.mcp.capabilities import ClientSide, LogLevel
 from workbench.mcp.client import McpConnection
 from workbench.mcp.config import McpServerConfig
-from workbench.mcp.requests import Asker, PolicyAsker, SampleFn, Sampler
+from workbench.mcp.requests import Asker, PolicyAsker, Sampler
+from workbench.mcp.roots import roots_for
 from workbench.mcp.tools import server_tools
 from workbench.mcp.transports import kill_server_trees
 
@@ -54,14 +55,15 @@ class McpHub:
         approve: str = "ask",
     ) -> None:
         self.connections = [
-            McpConnection(server, ClientSide(roots, log_level)) for server in servers
+            McpConnection(server, ClientSide(roots_for(server, roots), log_level))
+            for server in servers
         ]
         self.on_tools_changed: Callable[[McpConnection, list[str], list[str]], None] | None = None
         """Called after a server's tool list changed: (server, names added, names removed)."""
         self.on_log: Callable[[McpConnection, str], None] | None = None
         """Called with each line a server logs (`notifications/message`)."""
         self._asker: Asker = PolicyAsker("none" if approve == "ask" else approve)
-        self._sampler: SampleFn | None = None
+        self._sampler: Sampler | None = None
         for connection in self.connections:
             client = connection.client
             client.on_tools_changed = partial(self._relist, connection)
@@ -96,6 +98,11 @@ class McpHub:
         for connection in self.connections:
             connection.wire.redact = redact
 
+    @property
+    def sampler(self) -> Sampler | None:
+        """What answers sampling requests (None until `use_model`)."""
+        return self._sampler
+
     def use_model(self, stream_fn: Any, model: Any) -> None:
         """Answer sampling requests with this provider and model."""
         self._sampler = Sampler(stream_fn, model)
@@ -128,13 +135,25 @@ class McpHub:
         if self._agent is not None:
             await self._agent.publish(event)
 
-    async def set_roots(self, roots: Sequence[Path]) -> None:
-        """Offer `roots` from now on, and tell every running server they changed."""
+    async def set_roots(self, roots: Sequence[Path], name: str | None = None) -> None:
+        """Offer `roots` from now on to server `name` (every server if None), and tell
+        each one running that they changed (`notifications/roots/list_changed`)."""
         for connection in self.connections:
+            if name is not None and connection.name != name:
+                continue
             connection.client.roots = list(roots)
             session = connection._session
             if session is not None and connection.status == "ready":
                 await session.send_roots_list_changed()
+
+    async def set_log_level(self, name: str, level: LogLevel) -> str:
+        """Ask server `name` for log lines of `level` and above (`logging/setLevel`);
+        what became of it, in words."""
+        connection = self.connection(name)
+        connection.client.log_level = level
+        if connection.status != "ready":
+            return f"MCP server {name} will be asked for {level} when it starts"
+        return await connection.set_log_level(level)
 
     def _changed(self, connection: McpConnection) -> None:
         if self.on_change is not None:
@@ -152,22 +171,38 @@ class McpHub:
         raise KeyError(f"no MCP server named {name!r}")
 
     async def restart(self, name: str) -> McpConnection:
-        """Start server `name` again (after it exited or failed); its tools are listed
-        anew and replace its old ones (in the attached agent's tools too).
+        """Start server `name` again (after it exited or failed, or was disabled; a
+        running one, wedged perhaps, is stopped first); its tools are listed anew and
+        replace its old ones (in the attached agent's tools too).
 
         Raises:
             KeyError: no such server.
-            RuntimeError: the hub is not started, or the server is still running.
+            RuntimeError: the hub is not started, or the server is still starting.
         """
         connection = self.connection(name)
         if self._tg is None:
             raise RuntimeError("the MCP servers are not started")
+        if connection.status == "starting":
+            raise RuntimeError(f"MCP server {name} is starting")
         if connection.status == "ready":
-            raise RuntimeError(f"MCP server {name} is running")
-        await connection.wait_done()
+            connection.stop()
+        await connection.wait_stopped()
         connection.reset()
         self._tg.start_soon(connection.run, name=f"mcp:{connection.name}")
         await connection.wait_settled()
+        self._replace_tools(connection)
+        return connection
+
+    async def disable(self, name: str) -> McpConnection:
+        """Stop server `name` until it is started again (`restart`); its tools go.
+
+        Raises:
+            KeyError: no such server.
+        """
+        connection = self.connection(name)
+        connection.stop()
+        await connection.wait_stopped()
+        connection.status = "disabled"
         self._replace_tools(connection)
         return connection
 
@@ -206,9 +241,10 @@ class McpHub:
         await tg.__aenter__()
         self._tg = tg
         try:
-            for connection in self.connections:
+            started = [c for c in self.connections if c.status != "disabled"]
+            for connection in started:
                 tg.start_soon(connection.run, name=f"mcp:{connection.name}")
-            for connection in self.connections:
+            for connection in started:
                 await connection.wait_settled()
         except BaseException:
             await self.aclose()
@@ -288,6 +324,11 @@ class McpHub:
                     first = c.instructions.strip().splitlines()[0][:100]
                     notes.append(f"  its instructions ({used}): {first}")
                 lines.append("\n".join([line, *notes]))
+            elif c.status == "disabled":
+                lines.append(
+                    f"MCP server {c.name}: disabled (enabled = false in {c.config.source}; "
+                    "F7, r starts it)"
+                )
             else:
                 lines.append(describe_failure(c))
         return lines + self.refused

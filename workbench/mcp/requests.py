@@ -8,11 +8,17 @@ person `PolicyAsker` follows the run's `--approve`: sampling runs only with
 
 A sampling request is answered by the run's own model (`Sampler`): its messages and
 system prompt go to the same provider as the agent's requests, as a request of its
-own (the network view shows it), with no tools.
+own (the network view shows it), with no tools. What the request asks for is
+honoured where the provider can: `maxTokens`, `temperature` and `stopSequences` go
+into the request of a provider with settings (an OpenAI-compatible one), the model
+can be another than the run's (a person picks it, seeing the server's
+`modelPreferences`), and a reply is cut at the first stop sequence whatever the
+provider did. `sent_parameters` says which of them reach the model.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
@@ -32,9 +38,13 @@ from workbench.bus_events import McpSamplingEvent
 DECLINED = -1
 """The JSON-RPC error code sent for a sampling request the user (or policy) declined."""
 
-SampleFn = Callable[
-    [mcp_types.CreateMessageRequestParams], Awaitable[mcp_types.CreateMessageResult]
-]
+
+class SampleFn(Protocol):
+    """Runs a sampling request on a model (the run's, or the one named `model`)."""
+
+    def __call__(
+        self, params: mcp_types.CreateMessageRequestParams, model: str | None = None
+    ) -> Awaitable[mcp_types.CreateMessageResult]: ...
 
 
 class Asker(Protocol):
@@ -95,24 +105,89 @@ class Sampler:
         self.stream_fn = stream_fn
         self.model = model
 
+    def configurable(self) -> bool:
+        """Whether the provider takes per-request settings (max tokens, temperature,
+        stop sequences, the model)."""
+        settings = getattr(self.stream_fn, "settings", None)
+        return settings is not None and hasattr(settings, "model_copy")
+
+    def _for(self, params: mcp_types.CreateMessageRequestParams, model: str | None) -> Any:
+        """The provider, set up for this request when it can be."""
+        if not self.configurable():
+            return self.stream_fn
+        settings = self.stream_fn.settings
+        update: dict[str, Any] = {"max_tokens": params.max_tokens}
+        if params.temperature is not None:
+            update["temperature"] = params.temperature
+        if model:
+            update["model"] = model
+        if params.stop_sequences:
+            update["extra_body"] = {**settings.extra_body, "stop": list(params.stop_sequences)}
+        provider = copy.copy(self.stream_fn)
+        provider.settings = settings.model_copy(update=update)
+        return provider
+
     async def __call__(
-        self, params: mcp_types.CreateMessageRequestParams
+        self, params: mcp_types.CreateMessageRequestParams, model: str | None = None
     ) -> mcp_types.CreateMessageResult:
+        provider = self._for(params, model)
+        used = getattr(provider, "model", None) or self.model
         context = LlmContext(params.system_prompt or "", to_messages(params.messages), [])
         final: AssistantMessage | None = None
-        async for event in self.stream_fn(self.model, context, StreamOptions()):
+        async for event in provider(used, context, StreamOptions()):
             if event.type in ("done", "error"):
                 final = event.message
         if final is None or final.stop_reason in ("error", "aborted"):
             why = final.error_message if final is not None else "no reply"
             raise RuntimeError(f"the model failed to answer: {why}")
         stop = {"stop": "endTurn", "length": "maxTokens"}.get(final.stop_reason, final.stop_reason)
+        text, cut = cut_at_stop(final.text, params.stop_sequences or [])
         return mcp_types.CreateMessageResult(
             role="assistant",
-            content=mcp_types.TextContent(type="text", text=final.text),
-            model=self.model.id,
-            stop_reason=stop,
+            content=mcp_types.TextContent(type="text", text=text),
+            model=used.id,
+            stop_reason="stopSequence" if cut else stop,
         )
+
+
+def cut_at_stop(text: str, stops: list[str]) -> tuple[str, bool]:
+    """`text` up to the first of `stops` in it, and whether it was cut."""
+    found = [i for i in (text.find(s) for s in stops if s) if i >= 0]
+    return (text[: min(found)], True) if found else (text, False)
+
+
+def sent_parameters(params: mcp_types.CreateMessageRequestParams, configurable: bool) -> list[str]:
+    """Each parameter of the request, and whether it reaches the model (one line each)."""
+    how = "sent with the request" if configurable else "not supported by this provider"
+    lines = [f"maxTokens {params.max_tokens}: {how}"]
+    if params.temperature is not None:
+        lines.append(f"temperature {params.temperature}: {how}")
+    if params.stop_sequences:
+        stops = ", ".join(repr(s) for s in params.stop_sequences)
+        lines.append(f"stopSequences {stops}: {how}; the reply is cut at the first one")
+    prefs = params.model_preferences
+    if prefs is not None:
+        hints = ", ".join(h.name or "?" for h in prefs.hints or [])
+        wants = [
+            f"{name} {value}"
+            for name, value in (
+                ("cost", prefs.cost_priority),
+                ("speed", prefs.speed_priority),
+                ("intelligence", prefs.intelligence_priority),
+            )
+            if value is not None
+        ]
+        lines.append(
+            "modelPreferences: "
+            + "; ".join(x for x in (f"hints {hints}" if hints else "", ", ".join(wants)) if x)
+            + " (you pick the model)"
+        )
+    if params.include_context not in (None, "none"):
+        lines.append(
+            f"includeContext {params.include_context}: not included (the workbench "
+            "shares no conversation with servers)"
+        )
+    return lines
 
 
 def to_messages(messages: list[mcp_types.SamplingMessage]) -> list[Any]:
@@ -171,9 +246,14 @@ def sampling_event(
         )
     reply = getattr(outcome.content, "text", f"[{getattr(outcome.content, 'type', 'content')}]")
     edited = sent is not None and _texts(sent) != _texts(asked)
+    written = getattr(outcome, "model", "") == WRITTEN
     return McpSamplingEvent(
         server=server,
         request=last[:KEPT_CHARS],
-        decision="edited" if edited else "sent",
+        decision="written" if written else "edited" if edited else "sent",
         reply=reply[:KEPT_CHARS],
     )
+
+
+WRITTEN = "written by the user"
+"""The `model` of a reply a person wrote or changed (no model answered it as sent)."""

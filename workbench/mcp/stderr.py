@@ -11,9 +11,9 @@ import tempfile
 from typing import IO
 
 STDERR_TAIL_LINES = 6
-STDERR_KEPT_LINES = 50
-"""How many of a stopped server's last stderr lines the status view can still show."""
-_READ_BACK = 16384
+STDERR_KEPT_LINES = 500
+"""How many of a server's last stderr lines the status view shows (after it stopped too)."""
+_READ_BACK = 256 * 1024
 """How many bytes from the end of the file are read for its last lines."""
 
 
