@@ -117,17 +117,20 @@ class Checkpointer:
         if event is not None:
             self.recorder.write_record(event)
 
-    def _walk(self) -> Walk:
+    def _walk(self) -> tuple[Walk, dict[str, Stat]]:
+        """What a walk found, less the files the rules hide (returned apart)."""
         found = walk(self.root, self.caps, skip=[self.recorder.path.parent])
-        for rel in [p for p in found.files if not self.may_record(p)]:
+        hidden = {p: s for p, s in found.files.items() if not self.may_record(p)}
+        for rel in hidden:
             del found.files[rel]
-            found.left_out.append(LeftOut(path=rel, reason=HIDDEN))
-        return found
+        return found, hidden
 
     def _manifest(self, _cause: str, _call_id: str | None) -> WorkspaceManifest:
-        found = self._walk()
+        found, hidden = self._walk()
+        found.left_out += [LeftOut(path=p, reason=HIDDEN) for p in hidden]
         done = capture(self.root, found.files, sorted(found.files), self.store, self.caps)
         self._remember(found.files, done.files, done.left_out)
+        self._remember(hidden, [], found.left_out)
         return WorkspaceManifest(
             files=done.files,
             left_out=found.left_out + done.left_out,
@@ -136,16 +139,23 @@ class Checkpointer:
         )
 
     def _scan(self, cause: str, call_id: str | None) -> WorkspaceChange | None:
-        found = self._walk()
+        found, hidden = self._walk()
         changed = [
             p
             for p, s in found.files.items()
             if p not in self.known or self.known[p] != (s.mtime_ns, s.size)
         ]
+        unseen = [
+            LeftOut(path=p, reason=HIDDEN)
+            for p, s in hidden.items()
+            if p not in self.known or self.known[p] != (s.mtime_ns, s.size)
+        ]
+        self._remember(hidden, [], unseen)
         gone = [
             p for p in self.known if p not in found.files and not os.path.lexists(self.root / p)
         ]
         done = capture(self.root, found.files, changed, self.store, self.caps)
+        done.left_out += unseen
         self._remember({p: found.files[p] for p in changed}, done.files, done.left_out)
         for path in gone:
             del self.known[path]
