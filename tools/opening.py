@@ -91,7 +91,9 @@ def open_under(
             nxt = _step(fd, name, "/".join(parts[: i + 1]), rel, make_parents)
             os.close(fd)
             fd = nxt
-        if not parts:
+        if not parts:  # the root itself: a directory, never written as a file
+            if flags & (os.O_WRONLY | os.O_RDWR):
+                raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), ".")
             return os.dup(fd)
         try:
             return os.open(parts[-1], flags | _NOFOLLOW | _CLOEXEC, mode, dir_fd=fd)

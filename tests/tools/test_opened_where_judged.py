@@ -121,21 +121,22 @@ def _bound(tool: Any, space: Workspace) -> Any:
 
 async def test_racing_swaps_never_put_a_file_outside(layout: tuple[Path, Path]) -> None:
     """A thread flips `d` between a directory and a link outside while writes go on:
-    each write lands inside or is refused; none ever lands outside."""
+    each write lands inside or is refused; none ever lands outside. The writes go on
+    until the link has been in place many times (at least 600 writes)."""
     ws, outside = layout
     write = tools_for(ws)["write_file"]
     stop = threading.Event()
-    flips = 0
+    linked = 0
 
     def flipper() -> None:
-        nonlocal flips
+        nonlocal linked
         while not stop.is_set():
             try:
                 os.rename(ws / "d", ws / "d.kept")
                 os.symlink(outside, ws / "d")
+                linked += 1
                 os.unlink(ws / "d")
                 os.rename(ws / "d.kept", ws / "d")
-                flips += 1
             except OSError:  # a write made `d` while it was away: put the original back
                 restore(ws)
 
@@ -152,25 +153,19 @@ async def test_racing_swaps_never_put_a_file_outside(layout: tuple[Path, Path]) 
 
     interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)  # switch threads as often as possible: the race is hit often
-    thread = threading.Thread(target=flipper)
+    thread = threading.Thread(target=flipper, daemon=True)
     thread.start()
-    outcomes = []
+    writes = 0
     try:
-        for i in range(600):
-            outcomes.append(await outcome(write, path=f"d/w{i}.txt", content="x"))
+        while (writes < 600 or linked < 50) and writes < 50_000:
+            await outcome(write, path=f"d/w{writes}.txt", content="x")
+            writes += 1
     finally:
         stop.set()
         thread.join()
         sys.setswitchinterval(interval)
-    assert flips > 0 and thread_alive_to_the_end(outcomes)
+    assert linked >= 50, f"the link was in place only {linked} times in {writes} writes"
     assert sorted(p.name for p in outside.iterdir()) == ["f.txt"]
-
-
-def thread_alive_to_the_end(outcomes: list[str]) -> bool:
-    """Every write came back (written, or refused naming only the relative path)."""
-    return len(outcomes) == 600 and all(
-        o.startswith(("Created d/", "Overwrote d/")) or "d" in o for o in outcomes
-    )
 
 
 # -- hard links --------------------------------------------------------------------------

@@ -65,7 +65,7 @@ def as_path(value: str, root: Path | None = None) -> str:
     """`value` in the one form protection compares: a `file://` URI's path, leading
     slashes collapsed to one, `.` and `..` resolved lexically, and, when `root` is
     given, an absolute path inside it made relative ("." for the root itself)."""
-    text = value.strip()
+    text = value
     if text[:5].casefold() == "file:":
         parts = urlsplit(text)
         text = unquote(parts.path) or "/"
