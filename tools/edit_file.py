@@ -14,6 +14,7 @@ the `edits` list before validation, as pi's own edit tool does.
 from __future__ import annotations
 
 import difflib
+import os
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -121,38 +122,14 @@ def make_edit_file(workspace: Workspace) -> AgentTool:
     async def execute(
         tool_call_id: str, params: EditFileParams, signal: AbortSignal, on_update: Any
     ) -> AgentToolResult:
-        path, shown = workspace.text_file(
-            params.path, refusal="edit_file only edits text", on_directory=", not a file"
+        fd, shown = workspace.text_file(
+            params.path,
+            refusal="edit_file only edits text",
+            on_directory=", not a file",
+            writable=True,
         )
-        file_bytes = path.stat().st_size
-        if file_bytes > MAX_EDIT_BYTES:
-            raise ValueError(
-                f"{shown} is {file_bytes} bytes; edit_file edits files up to "
-                f"{MAX_EDIT_BYTES // (1024 * 1024)} MB. Use run_command (e.g. sed) for larger ones."
-            )
-        with path.open("rb") as handle:  # no more than the cap, even if the file grew
-            raw = handle.read(MAX_EDIT_BYTES + 1).decode("utf-8")
-        if len(raw) > MAX_EDIT_BYTES:
-            raise ValueError(f"{shown} grew past {MAX_EDIT_BYTES} bytes while being edited")
-        bom = "\ufeff" if raw.startswith("\ufeff") else ""
-        body = raw[len(bom) :]
-        crlf = "\r\n" in body and body.count("\r\n") == body.count("\n")
-        before = _to_lf(body)
-        after, lines = _apply(before, params.edits, shown)
-        if after == before:
-            raise ValueError(f"No changes made to {shown}: each new_text equals its old_text")
-        signal.throw_if_aborted()
-        path.write_bytes((bom + (after.replace("\n", "\r\n") if crlf else after)).encode("utf-8"))
-        n = len(params.edits)
-        details = {
-            "path": shown,
-            "edits": n,
-            "diff": _diff(before, after, shown),
-            "first_changed_line": min(lines),
-        }
-        plural = "s" if n != 1 else ""
-        text = f"Edited {shown}: {n} replacement{plural} (first at line {min(lines)})."
-        return AgentToolResult.text(text, details=details)
+        with os.fdopen(fd, "r+b") as handle:
+            return _edit(handle, shown, params, signal)
 
     return AgentTool(
         name="edit_file",
@@ -166,3 +143,37 @@ def make_edit_file(workspace: Workspace) -> AgentTool:
         prepare_arguments=fold_flat_edit,
         source="builtin",
     )
+
+
+def _edit(handle: Any, shown: str, params: EditFileParams, signal: AbortSignal) -> AgentToolResult:
+    """Apply `params.edits` to the open file (its descriptor is where it was judged)."""
+    file_bytes = os.fstat(handle.fileno()).st_size
+    if file_bytes > MAX_EDIT_BYTES:
+        raise ValueError(
+            f"{shown} is {file_bytes} bytes; edit_file edits files up to "
+            f"{MAX_EDIT_BYTES // (1024 * 1024)} MB. Use run_command (e.g. sed) for larger ones."
+        )
+    raw = handle.read(MAX_EDIT_BYTES + 1).decode("utf-8")  # no more than the cap
+    if len(raw) > MAX_EDIT_BYTES:
+        raise ValueError(f"{shown} grew past {MAX_EDIT_BYTES} bytes while being edited")
+    bom = "\ufeff" if raw.startswith("\ufeff") else ""
+    body = raw[len(bom) :]
+    crlf = "\r\n" in body and body.count("\r\n") == body.count("\n")
+    before = _to_lf(body)
+    after, lines = _apply(before, params.edits, shown)
+    if after == before:
+        raise ValueError(f"No changes made to {shown}: each new_text equals its old_text")
+    signal.throw_if_aborted()
+    handle.seek(0)
+    handle.truncate()
+    handle.write((bom + (after.replace("\n", "\r\n") if crlf else after)).encode("utf-8"))
+    n = len(params.edits)
+    details = {
+        "path": shown,
+        "edits": n,
+        "diff": _diff(before, after, shown),
+        "first_changed_line": min(lines),
+    }
+    plural = "s" if n != 1 else ""
+    text = f"Edited {shown}: {n} replacement{plural} (first at line {min(lines)})."
+    return AgentToolResult.text(text, details=details)

@@ -6,7 +6,9 @@ straight back to `read_file`. Version-control and cache directories (`.git`,
 `node_modules`, ...) are skipped; symlinks are shown with their target and never
 followed, so a link cannot lead the listing out of the workspace or into a loop.
 Files the permission rules do not let `read_file` read are left out (counted in
-`details` only).
+`details` only), and listing one by name says it is not found, as for a missing
+one. Directories are opened from the workspace's handle, never through a link
+(`tools.opening`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 import anyio
 from pydantic import BaseModel, Field
 
+from tools.opening import DIRECTORY_FLAGS
 from tools.workspace import IGNORED_DIRS, Workspace
 from workbench.agent import AbortSignal, AgentTool, AgentToolResult
 
@@ -48,15 +51,18 @@ class _Listing:
 
 def _walk(
     ws: Workspace,
-    directory: Path,
+    fd: int,
+    base: str,
     prefix: str,
     depth: int,
     ignore: list[str],
     out: _Listing,
     signal: AbortSignal,
 ) -> None:
+    """List the directory open as `fd` (`base`: its path from the root), descending
+    through directories opened from it, never through a link."""
     try:
-        children = sorted(os.scandir(directory), key=lambda e: e.name)
+        children = sorted(os.scandir(fd), key=lambda e: e.name)
     except OSError as exc:
         out.entries.append(f"{prefix}[unreadable: {exc.strerror or exc}]")
         return
@@ -67,27 +73,33 @@ def _walk(
             out.truncated = True
             return
         rel = prefix + child.name
+        where = ws.root / base / rel if base != "." else ws.root / rel
+        is_dir = child.is_dir(follow_symlinks=False)
         if any(fnmatch.fnmatch(child.name, p) for p in ignore) or (
-            child.name in IGNORED_DIRS and child.is_dir(follow_symlinks=False)
+            child.name in IGNORED_DIRS and is_dir
         ):
             out.skipped.append(rel)
             continue
-        if (
-            not child.is_dir()
-            and ws.contains(Path(os.path.realpath(child.path)))
-            and not (ws.shown(Path(child.path)))
-        ):
+        target = Path(os.path.realpath(where))
+        if not target.is_dir() and ws.contains(target) and not ws.shown(where):
             out.hidden += 1
             continue
         if child.is_symlink():
-            target = Path(os.path.realpath(child.path))
-            where = ws.display(target) if ws.contains(target) else "(outside the workspace)"
+            shown = ws.display(target) if ws.contains(target) else "(outside the workspace)"
             slash = "/" if ws.contains(target) and target.is_dir() else ""
-            out.entries.append(f"{rel}{slash} -> {where}")
-        elif child.is_dir(follow_symlinks=False):
+            out.entries.append(f"{rel}{slash} -> {shown}")
+        elif is_dir:
             out.entries.append(rel + "/")
             if depth > 1:
-                _walk(ws, Path(child.path), rel + "/", depth - 1, ignore, out, signal)
+                try:
+                    sub = os.open(child.name, DIRECTORY_FLAGS, dir_fd=fd)
+                except OSError as exc:  # replaced (by a link?) since it was listed
+                    out.entries.append(f"{rel}/[unreadable: {exc.strerror or exc}]")
+                    continue
+                try:
+                    _walk(ws, sub, base, rel + "/", depth - 1, ignore, out, signal)
+                finally:
+                    os.close(sub)
         else:
             out.entries.append(rel)
 
@@ -98,16 +110,20 @@ def make_list_directory(workspace: Workspace) -> AgentTool:
     async def execute(
         tool_call_id: str, params: ListDirectoryParams, signal: AbortSignal, on_update: Any
     ) -> AgentToolResult:
-        path = workspace.resolve(params.path)
-        shown = workspace.display(path)
-        if not path.exists():
-            raise FileNotFoundError(f"Directory not found: {params.path}")
-        if not path.is_dir():
-            raise NotADirectoryError(f"{shown} is a file, not a directory; use read_file")
+        try:
+            fd, shown = workspace.open(params.path, DIRECTORY_FLAGS)
+        except NotADirectoryError as exc:
+            shown = exc.filename
+            if not workspace.shown(workspace.root / shown):
+                raise workspace.not_found(shown) from None
+            raise NotADirectoryError(f"{shown} is a file, not a directory; use read_file") from None
         listing = _Listing()
-        await anyio.to_thread.run_sync(
-            _walk, workspace, path, "", params.depth, params.ignore, listing, signal
-        )
+        try:
+            await anyio.to_thread.run_sync(
+                _walk, workspace, fd, shown, "", params.depth, params.ignore, listing, signal
+            )
+        finally:
+            os.close(fd)
         signal.throw_if_aborted()
         text = "\n".join(listing.entries) if listing.entries else "[empty directory]"
         if listing.truncated:

@@ -8,8 +8,8 @@ mojibake. A missing file raises, so the loop reports an error result.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -61,7 +61,7 @@ class _Window:
         return size + encoded
 
 
-def _read_window(path: Path, start: int, want: int) -> _Window:
+def _read_window(fd: int, start: int, want: int) -> _Window:
     """Lines `start`.. (1-based) up to `want` of them, within the byte cap.
 
     The file is read in pieces of at most PIECE_CHARS, so memory stays small
@@ -73,7 +73,7 @@ def _read_window(path: Path, start: int, want: int) -> _Window:
     line: str | None = None  # the window's line being read, at most PIECE_CHARS of it
     continuing = False
     scanned_after = 0
-    with path.open(encoding="utf-8", errors="replace", newline="") as handle:
+    with os.fdopen(fd, encoding="utf-8", errors="replace", newline="", closefd=False) as handle:
         while piece := handle.readline(PIECE_CHARS):
             if not continuing:
                 window.total += 1
@@ -126,14 +126,18 @@ def make_read_file(workspace: Workspace) -> AgentTool:
     async def execute(
         tool_call_id: str, params: ReadFileParams, signal: AbortSignal, on_update: Any
     ) -> AgentToolResult:
-        path, shown = workspace.text_file(
+        fd, shown = workspace.text_file(
             params.path,
             refusal="read_file only reads text",
             on_directory="; use list_directory to see what it contains",
         )
         start = params.offset or 1
         want = min(params.limit or MAX_LINES, MAX_LINES)
-        window = _read_window(path, start, want)
+        try:
+            window = _read_window(fd, start, want)
+            file_bytes = os.fstat(fd).st_size
+        finally:
+            os.close(fd)
         if window.total == 0:
             details = {"path": shown, "total_lines": 0, "truncated": False}
             return AgentToolResult.text("[The file is empty]", details=details)
@@ -141,7 +145,7 @@ def make_read_file(workspace: Workspace) -> AgentTool:
             raise ValueError(f"offset {start} is past the end of {shown} ({window.total} lines)")
         end = start + len(window.lines) - 1
         text = "".join(window.lines)
-        notice = _notice(window, start, end, path.stat().st_size)
+        notice = _notice(window, start, end, file_bytes)
         if notice:
             text = (text if text.endswith("\n") else text + "\n") + "\n" + notice
         details = {

@@ -4,22 +4,26 @@ Each match is one `path:line: text` line, so the model can go straight to
 `read_file` with an offset. Binary files, large files, ignored directories and
 symlinks that lead outside the workspace are skipped, and so are files the
 permission rules do not let `read_file` read (counted in `details` only, so
-the model does not learn they exist); the result stops at `max_results` and
-says so.
+the model does not learn they exist; searching one by name says it is not found,
+as for a missing one), or that are hard links of such a file; the result stops at
+`max_results` and says so. Files are opened from the workspace's handle, never
+through a link swapped in after the check (`tools.opening`).
 """
 
 from __future__ import annotations
 
 import fnmatch
 import os
+import posixpath
+import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import anyio
 from pydantic import BaseModel, Field
 
-from tools.workspace import IGNORED_DIRS, Workspace, is_binary, read_sample
+from tools.workspace import BINARY_SNIFF_BYTES, IGNORED_DIRS, Workspace, is_binary
 from workbench.agent import AbortSignal, AgentTool, AgentToolResult
 from workbench.safe_regex import Budget, compile_pattern
 
@@ -27,6 +31,8 @@ MAX_FILE_BYTES = 2 * 1024 * 1024
 """Files larger than this are not searched."""
 MAX_LINE_CHARS = 300
 """Matched lines longer than this are shortened in the output."""
+_READ = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 SEARCH_TIME_LIMIT = 10.0
 """Seconds of matching one search may take in all (one line may take `MATCH_TIMEOUT`)."""
 
@@ -58,53 +64,74 @@ class _Search:
     truncated: bool = False
 
 
-def _candidates(ws: Workspace, root: Path) -> list[Path]:
-    if root.is_file():
-        return [root]
-    found: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+def _run(ws: Workspace, fd: int, base: str, s: _Search) -> None:
+    """Search the file or directory open as `fd` (`base`: its path from the root),
+    walking from that handle without following links (`os.fwalk`)."""
+    if not stat.S_ISDIR(os.fstat(fd).st_mode):
+        _consider(ws, base, lambda: os.dup(fd), s)
+        return
+    for dirpath, dirnames, filenames, dirfd in os.fwalk(".", dir_fd=fd):
         dirnames[:] = sorted(d for d in dirnames if d not in IGNORED_DIRS)
-        found.extend(Path(dirpath) / name for name in sorted(filenames))
-    return found
+        for name in sorted(filenames):
+            if s.signal.aborted or s.truncated:
+                return
+            rel = posixpath.normpath(posixpath.join(base, dirpath, name))
+            _consider(ws, rel, _opener(ws, rel, name, dirfd), s)
 
 
-def _search_file(ws: Workspace, path: Path, rel: str, s: _Search) -> None:
-    if path.is_symlink() and not ws.real_inside(path):
+def _opener(ws: Workspace, rel: str, name: str, dirfd: int) -> Callable[[], int]:
+    """Opens `name` in `dirfd`; a symlink only when it leads inside, opened where it leads."""
+
+    def open_it() -> int:
+        if stat.S_ISLNK(os.lstat(name, dir_fd=dirfd).st_mode):
+            return ws.open(rel, _READ)[0]  # refused (WorkspaceError) when it leads outside
+        return os.open(name, _READ | _NOFOLLOW, dir_fd=dirfd)
+
+    return open_it
+
+
+def _consider(ws: Workspace, rel: str, opener: Callable[[], int], s: _Search) -> None:
+    name = rel.rsplit("/", 1)[-1]
+    if s.glob and not (fnmatch.fnmatch(name, s.glob) or fnmatch.fnmatch(rel, s.glob)):
+        return
+    if not ws.shown(ws.root / rel):
+        s.files_hidden += 1
+        return
+    try:
+        fd = opener()
+    except OSError:  # a link outside, or gone
         s.files_skipped += 1
         return
     try:
-        too_big = path.is_file() and path.stat().st_size > MAX_FILE_BYTES
-        if not path.is_file() or too_big or is_binary(read_sample(path)):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
             s.files_skipped += 1
-            return
-        s.files_searched += 1
-        with path.open(encoding="utf-8", errors="replace") as handle:
-            for number, line in enumerate(handle, 1):
-                if s.signal.aborted:
-                    return
-                if s.budget.search(s.regex, line):
-                    if len(s.matches) >= s.limit:
-                        s.truncated = True
-                        return
-                    text = line.rstrip("\r\n")
-                    if len(text) > MAX_LINE_CHARS:
-                        text = text[:MAX_LINE_CHARS] + "…"
-                    s.matches.append(f"{rel}:{number}: {text}")
+        elif ws.hidden_inode(info):
+            s.files_hidden += 1
+        elif is_binary(os.pread(fd, BINARY_SNIFF_BYTES, 0)):
+            s.files_skipped += 1
+        else:
+            s.files_searched += 1
+            _search_lines(fd, rel, s)
     except OSError:
         s.files_skipped += 1
+    finally:
+        os.close(fd)
 
 
-def _run(ws: Workspace, root: Path, s: _Search) -> None:
-    for path in _candidates(ws, root):
-        if s.signal.aborted or s.truncated:
-            return
-        rel = ws.display(path)
-        if s.glob and not (fnmatch.fnmatch(path.name, s.glob) or fnmatch.fnmatch(rel, s.glob)):
-            continue
-        if not ws.shown(path):
-            s.files_hidden += 1
-            continue
-        _search_file(ws, path, rel, s)
+def _search_lines(fd: int, rel: str, s: _Search) -> None:
+    with os.fdopen(fd, encoding="utf-8", errors="replace", closefd=False) as handle:
+        for number, line in enumerate(handle, 1):
+            if s.signal.aborted:
+                return
+            if s.budget.search(s.regex, line):
+                if len(s.matches) >= s.limit:
+                    s.truncated = True
+                    return
+                text = line.rstrip("\r\n")
+                if len(text) > MAX_LINE_CHARS:
+                    text = text[:MAX_LINE_CHARS] + "…"
+                s.matches.append(f"{rel}:{number}: {text}")
 
 
 async def _in_thread_until_abort(signal: AbortSignal, fn: Any, *args: Any) -> None:
@@ -125,13 +152,18 @@ def make_search_files(workspace: Workspace) -> AgentTool:
         tool_call_id: str, params: SearchFilesParams, signal: AbortSignal, on_update: Any
     ) -> AgentToolResult:
         compiled = compile_pattern(params.pattern, params.ignore_case)
-        root = workspace.resolve(params.path)
-        if not root.exists():
-            raise FileNotFoundError(f"Path not found: {params.path}")
-        search = _Search(
-            compiled, Budget(SEARCH_TIME_LIMIT), signal, params.glob, params.max_results
-        )
-        await _in_thread_until_abort(signal, _run, workspace, root, search)
+        fd, shown = workspace.open(params.path, _READ)
+        try:
+            if not stat.S_ISDIR(os.fstat(fd).st_mode) and not workspace.shown(
+                workspace.root / shown
+            ):
+                raise workspace.not_found(shown)  # as if missing: its existence is hidden too
+            search = _Search(
+                compiled, Budget(SEARCH_TIME_LIMIT), signal, params.glob, params.max_results
+            )
+            await _in_thread_until_abort(signal, _run, workspace, fd, shown, search)
+        finally:
+            os.close(fd)
         signal.throw_if_aborted()
         if search.matches:
             text = "\n".join(search.matches)
@@ -144,7 +176,7 @@ def make_search_files(workspace: Workspace) -> AgentTool:
             )
         details = {
             "pattern": params.pattern,
-            "path": workspace.display(root),
+            "path": shown,
             "matches": len(search.matches),
             "files_searched": search.files_searched,
             "files_skipped": search.files_skipped,

@@ -17,20 +17,25 @@ is exactly what gets opened.
   symlinks whose target lies outside the root.
 
 The check is made on the real path (symlinks followed), and the tools then open
-that real path, so a link inside the workspace cannot smuggle a read or write
-past it. Messages name paths only as the model gave them or relative to the
-root, never where an outside symlink points.
+that real path by walking it from a handle on the root without following any link
+(`tools.opening`), so neither a link inside the workspace nor a directory swapped
+for a link after the check can smuggle a read or write past it. A file whose other
+hard links are hidden by the rules, or lie outside, reads as missing. Messages name
+paths only relative to the root, never the root's absolute path or where an outside
+symlink points; a hidden file and a missing one get the same message (`not_found`).
 
-(A process that swaps a directory for a symlink between the check and the open
-could still race it; `run_command` is not confined: the permission gate guards it.)
+(`run_command` is not confined: the permission gate guards it.)
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import unicodedata
 from collections.abc import Callable
 from pathlib import Path
+
+from tools.opening import PathChanged, hidden_links, open_under
 
 BINARY_SNIFF_BYTES = 8192
 """How much of a file is inspected to decide whether it is binary."""
@@ -60,6 +65,15 @@ line and paragraph separators."""
 
 class WorkspaceError(PermissionError):
     """A path was refused because it leads outside the workspace."""
+
+
+class NotFound(FileNotFoundError):
+    """A file the tools may not use because it is missing or hidden (one message for both)."""
+
+    def __init__(self, shown: str) -> None:
+        super().__init__(f"File not found: {shown}")
+        self.shown = shown
+        """The path, relative to the root."""
 
 
 class Workspace:
@@ -124,26 +138,65 @@ class Workspace:
             return str(path)
         return rel.as_posix()  # the root itself is "."
 
-    def text_file(self, raw: str, *, refusal: str, on_directory: str) -> tuple[Path, str]:
-        """An existing regular text file inside the workspace: (its path, how to show it).
+    def open(self, raw: str, flags: int, *, make_parents: bool = False) -> tuple[int, str]:
+        """(file descriptor, how to show it) for the model's path `raw`, opened exactly
+        where `canonical` judged it (`tools.opening.open_under`); the caller closes it.
+
+        Raises:
+            WorkspaceError: a path outside, or one that changed while being opened.
+            FileNotFoundError: `not_found`.
+            OSError: what `open` raises otherwise, naming the relative path.
+        """
+        shown = self.canonical(raw)
+        try:
+            return open_under(self.root, shown, flags, make_parents=make_parents), shown
+        except PathChanged as exc:
+            raise WorkspaceError(str(exc)) from None
+        except FileNotFoundError:
+            raise self.not_found(shown) from None
+
+    def not_found(self, shown: str) -> NotFound:
+        """The one message for a file that is missing, hidden by the rules, or reachable
+        only through a hidden hard link: the model cannot tell them apart."""
+        return NotFound(shown)
+
+    def hidden_inode(self, info: os.stat_result) -> bool:
+        """Whether an opened file is also a file the rules hide (another hard link of it
+        is hidden, or lies outside the workspace)."""
+        return hidden_links(self.root, info, self.may_read)
+
+    def text_file(
+        self, raw: str, *, refusal: str, on_directory: str, writable: bool = False
+    ) -> tuple[int, str]:
+        """An existing regular text file inside the workspace, open: (its descriptor,
+        how to show it); the caller closes it.
 
         Args:
             raw: the path the model gave.
             refusal: finishes "X is a binary file (N bytes); ..."
                 (e.g. "read_file only reads text").
             on_directory: finishes "X is a directory..." (e.g. ", not a file").
+            writable: open it for reading and writing.
         """
-        path = self.resolve(raw)
-        shown = self.display(path)
-        if not path.exists():
-            raise FileNotFoundError(f"File not found: {raw}")
-        if path.is_dir():
-            raise IsADirectoryError(f"{shown} is a directory{on_directory}")
-        if not path.is_file():
-            raise ValueError(f"{shown} is not a regular file (a device, socket or pipe)")
-        if is_binary(read_sample(path)):
-            raise ValueError(f"{shown} is a binary file ({path.stat().st_size} bytes); {refusal}")
-        return path, shown
+        flags = (os.O_RDWR if writable else os.O_RDONLY) | getattr(os, "O_NONBLOCK", 0)
+        try:
+            fd, shown = self.open(raw, flags)
+        except IsADirectoryError as exc:
+            raise IsADirectoryError(f"{exc.filename} is a directory{on_directory}") from None
+        try:
+            info = os.fstat(fd)
+            if stat.S_ISDIR(info.st_mode):
+                raise IsADirectoryError(f"{shown} is a directory{on_directory}")
+            if not stat.S_ISREG(info.st_mode):
+                raise ValueError(f"{shown} is not a regular file (a device, socket or pipe)")
+            if self.hidden_inode(info):
+                raise self.not_found(shown)
+            if is_binary(os.pread(fd, BINARY_SNIFF_BYTES, 0)):
+                raise ValueError(f"{shown} is a binary file ({info.st_size} bytes); {refusal}")
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd, shown
 
     def shown(self, path: Path) -> bool:
         """Whether a search or a listing may show this file (its real path is readable)."""

@@ -13,7 +13,9 @@ event that caused it. They are not bus events: the reader keeps them apart
   your own tools and MCP tools): what a scan finds changed since the last record.
 
 The scans run in a worker thread; the loop waits for them, so a record describes
-the files as they were when the call ended. Nothing here raises into the run: a
+the files as they were when the call ended. A file `read_file` may not read unasked
+(denied or hidden by the rules) is never recorded: its bytes would otherwise sit in
+the blob store for anyone with the session. Nothing here raises into the run: a
 failure becomes a note in the record (or, if even that fails, a recorder problem).
 """
 
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +39,7 @@ from workbench.sessions.workspace_records import (
 from workbench.workspace_scan import (
     CheckpointCaps,
     Stat,
+    Walk,
     capture,
     read_regular,
     stat_of,
@@ -44,6 +48,9 @@ from workbench.workspace_scan import (
 
 log = logging.getLogger("workbench.sessions")
 
+HIDDEN = "hidden from read_file by the permission rules (never recorded)"
+"""Why a denied or hidden file is left out (`sessions.checkpoints` counts it as by design)."""
+
 _WRITES = ("write_file", "edit_file")
 _READS = ("read_file", "list_directory", "search_files")
 
@@ -51,8 +58,19 @@ _READS = ("read_file", "list_directory", "search_files")
 class Checkpointer:
     """Records `workspace`'s files into `recorder`'s session (see the module)."""
 
-    def __init__(self, recorder: Any, agent: Any, workspace: Path, caps: CheckpointCaps) -> None:
+    def __init__(
+        self,
+        recorder: Any,
+        agent: Any,
+        workspace: Path,
+        caps: CheckpointCaps,
+        may_record: Callable[[str], bool] | None = None,
+    ) -> None:
         self.recorder = recorder
+        self.may_record: Callable[[str], bool] = may_record or (lambda _path: True)
+        """Whether a workspace-relative file may be recorded: only what `read_file` may
+        read unasked (the gate's `may_read`), so a denied or hidden file's bytes never
+        enter the session's blob store."""
         self.agent = agent
         self.root = Path(os.path.realpath(workspace))
         self.caps = caps
@@ -99,10 +117,20 @@ class Checkpointer:
         if event is not None:
             self.recorder.write_record(event)
 
-    def _manifest(self, _cause: str, _call_id: str | None) -> WorkspaceManifest:
+    def _walk(self) -> tuple[Walk, dict[str, Stat]]:
+        """What a walk found, less the files the rules hide (returned apart)."""
         found = walk(self.root, self.caps, skip=[self.recorder.path.parent])
+        hidden = {p: s for p, s in found.files.items() if not self.may_record(p)}
+        for rel in hidden:
+            del found.files[rel]
+        return found, hidden
+
+    def _manifest(self, _cause: str, _call_id: str | None) -> WorkspaceManifest:
+        found, hidden = self._walk()
+        found.left_out += [LeftOut(path=p, reason=HIDDEN) for p in hidden]
         done = capture(self.root, found.files, sorted(found.files), self.store, self.caps)
         self._remember(found.files, done.files, done.left_out)
+        self._remember(hidden, [], found.left_out)
         return WorkspaceManifest(
             files=done.files,
             left_out=found.left_out + done.left_out,
@@ -111,16 +139,23 @@ class Checkpointer:
         )
 
     def _scan(self, cause: str, call_id: str | None) -> WorkspaceChange | None:
-        found = walk(self.root, self.caps, skip=[self.recorder.path.parent])
+        found, hidden = self._walk()
         changed = [
             p
             for p, s in found.files.items()
             if p not in self.known or self.known[p] != (s.mtime_ns, s.size)
         ]
+        unseen = [
+            LeftOut(path=p, reason=HIDDEN)
+            for p, s in hidden.items()
+            if p not in self.known or self.known[p] != (s.mtime_ns, s.size)
+        ]
+        self._remember(hidden, [], unseen)
         gone = [
             p for p in self.known if p not in found.files and not os.path.lexists(self.root / p)
         ]
         done = capture(self.root, found.files, changed, self.store, self.caps)
+        done.left_out += unseen
         self._remember({p: found.files[p] for p in changed}, done.files, done.left_out)
         for path in gone:
             del self.known[path]
@@ -141,6 +176,10 @@ class Checkpointer:
                 tool_call_id=call_id,
                 left_out=[LeftOut(path=path, reason="not a regular file after the call")],
             )
+        if not self.may_record(path):
+            left_out = [LeftOut(path=path, reason=HIDDEN)]
+            self._remember({path: info}, [], left_out)
+            return WorkspaceChange(cause=cause, tool_call_id=call_id, left_out=left_out)
         if info.size > self.caps.max_file_bytes:
             done_files: list[FileEntry] = []
             left = [
@@ -174,13 +213,18 @@ class Checkpointer:
 
 
 def attach_checkpoints(
-    agent: Any, recorder: Any, workspace: Path, caps: CheckpointCaps | None = None
+    agent: Any,
+    recorder: Any,
+    workspace: Path,
+    caps: CheckpointCaps | None = None,
+    may_record: Callable[[str], bool] | None = None,
 ) -> Checkpointer | None:
-    """Subscribe a `Checkpointer` (call it right after subscribing the recorder)."""
+    """Subscribe a `Checkpointer` (call it right after subscribing the recorder);
+    `may_record` says which files may be recorded (see `Checkpointer.may_record`)."""
     caps = caps or CheckpointCaps()
     path = Path(recorder.path)
     if not caps.enabled or (path.exists() and not path.is_file()):  # e.g. /dev/stdout
         return None
-    checkpointer = Checkpointer(recorder, agent, workspace, caps)
+    checkpointer = Checkpointer(recorder, agent, workspace, caps, may_record)
     agent.subscribe(checkpointer)
     return checkpointer

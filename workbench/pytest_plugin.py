@@ -11,7 +11,9 @@ Each item runs in a scratch directory of its own under pytest's temporary direct
 a copy of `--workbench-workspace DIR`; the files recorded at the session's start (its
 workspace checkpoints, restored by the re-run); the recorded scenario's files; or a
 copy of the directory the session says it ran in (refused for `/` and the home
-directory).
+directory). Copies leave out `.git` and `.workbench`, and a scenario never seeds
+protected files (`workbench.scratch.seed`): the re-runs follow the rules of the
+directory pytest runs in (or `--workbench-rules`), never rules a session brought.
 
 The plugin is registered through the `pytest11` entry point; without the flag it
 adds its options and does nothing else (this module imports nothing but pytest;
@@ -145,7 +147,10 @@ class SessionItem(pytest.Item):
         elif has_checkpoints(self.recorded):  # the re-run restores them into a new directory
             return root / "workspace", "the files recorded at the session's start"
         elif scenario is not None:
-            seed(root, scenario.workspace_files)
+            try:
+                seed(root, scenario.workspace_files)
+            except ValueError as exc:
+                raise pytest.fail.Exception(literal(str(exc))) from None
             return root, "the recorded scenario's files"
         else:
             recorded = self.recorded.header.workspace
@@ -158,7 +163,9 @@ class SessionItem(pytest.Item):
             why = f"a copy of the directory the session ran in, {literal(recorded)}"
         check_workspace(source)
         target = root / "workspace"
-        shutil.copytree(source, target, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+        shutil.copytree(
+            source, target, symlinks=True, ignore=shutil.ignore_patterns(".git", ".workbench")
+        )
         return target, why
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
@@ -176,6 +183,7 @@ def _rerun(session: Any, workspace: Path, config: pytest.Config) -> Any:
     import anyio
 
     from workbench.cli.rerun import rerun_setup
+    from workbench.permissions import RULES_FILE
     from workbench.session_runs import rerun
 
     flags = argparse.Namespace(
@@ -194,7 +202,8 @@ def _rerun(session: Any, workspace: Path, config: pytest.Config) -> Any:
             session,
             workspace=workspace,
             approve=config.getoption("workbench_approve"),
-            rules_file=config.invocation_params.dir / rules if rules else None,
+            # the user's rules (where pytest runs), never a file of the scratch workspace
+            rules_file=config.invocation_params.dir / (rules or RULES_FILE),
             setup=setup,
             mcp_servers=servers,
         )

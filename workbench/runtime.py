@@ -222,6 +222,18 @@ def mcp_hub(options: RunOptions, workspace: Path | None = None) -> McpHub | None
     return McpHub(servers, roots=roots, log_level=options.mcp_log_level, approve=options.approve)
 
 
+def own_files(options: RunOptions) -> list[Path]:
+    """The run's own files the model's tools may not change unasked (the gate protects
+    those inside the workspace): the MCP config files in use, the config file, the
+    sessions directory."""
+    from workbench.config_file import default_config_path
+    from workbench.sessions.header import default_session_dir
+
+    configs = {Path(s.source) for s in options.mcp_servers if Path(s.source).is_file()}
+    sessions = options.session.parent if options.session is not None else default_session_dir()
+    return [*sorted(configs), default_config_path(), sessions]
+
+
 def build_runtime(options: RunOptions) -> Runtime:
     """Build the agent described by `options` (nothing runs yet).
 
@@ -265,6 +277,7 @@ def build_runtime(options: RunOptions) -> Runtime:
         ask=options.ask,
         deny=options.deny,
         rules_file=options.rules_file,
+        protect=own_files(options),
     )
     if options.fork is not None:
         keep_always_answers(gate, options.fork)
@@ -299,7 +312,7 @@ def build_runtime(options: RunOptions) -> Runtime:
             fork=fork,
             setup=lambda: agent_setup(options, hub),
         )
-        attach_checkpoints(agent, recorder, workspace, options.checkpoints)
+        attach_checkpoints(agent, recorder, workspace, options.checkpoints, gate.may_read)
     stepper = supervise(agent, gate, step=options.step, breakpoints=options.breakpoints)
     if wire_provider is not None:
         wire_provider.publish = agent.publish

@@ -172,6 +172,23 @@ def start_workspace(
     )
 
 
+def user_rules_file(start: StartFiles, named: Path | None) -> Path:
+    """The rules file a run made from a session follows when no `--rules` is given:
+    the user's own, never one the session could have put there.
+
+    The workspace's `.workbench/rules.toml` only when the user named that directory and
+    nothing from the session was written into it; otherwise (a scratch directory, or
+    recorded files restored) the one of the directory the user is in. Scenario seeding
+    and restoring refuse `.workbench/` too (`workbench.scratch.seed`,
+    `sessions.checkpoints.unsafe`): this makes the rules independent of both.
+    """
+    from workbench.permissions import RULES_FILE
+
+    if named is not None and start.restored is None and start.workspace == named:
+        return named / RULES_FILE
+    return Path.cwd() / RULES_FILE
+
+
 def fork_options(
     session: Session,
     request: ForkRequest,
@@ -217,6 +234,7 @@ def fork_options(
         pace=pace_of(pace, headless=False),
         provider_settings=request.choice.settings,
         session=session_path,
+        rules_file=user_rules_file(start, workspace),
         fork=point,
         breakpoints=list(point.breakpoints),
         simulated_wire=True,
@@ -257,6 +275,8 @@ async def rerun(
         in_place: True: run in `workspace` as it is; False: restore into it, refusing
             one that is not empty; None: restore unless it is not empty.
         approve: how "ask" rules are answered (a re-run has nobody to ask).
+        rules_file: the rules file (default: the user's own, `user_rules_file`; never one
+            the session brought).
         tools: the tools (default: the built-in tools bound to the workspace).
         record_to: also record the re-run as a new session there.
         setup: an `AgentSetup` to build the agent from instead (its built-ins, its
@@ -278,6 +298,7 @@ async def rerun(
             "that ran them, so there is nothing here to re-run them with (replay and export work)"
         )
     scenario = scenario_of(session)
+    named = workspace
     start = start_workspace(session, 0, workspace, in_place, "the start", "re-run")
     workspace = start.workspace
     report = RerunReport(workspace=workspace, workspace_note=start.description)
@@ -304,7 +325,7 @@ async def rerun(
             allow=list(allow),
             ask=list(ask),
             deny=list(deny),
-            rules_file=rules_file,
+            rules_file=rules_file or user_rules_file(start, named),
             tool_abort_grace=tool_abort_grace,
             session=record_to,
             record=record_to is not None,

@@ -99,7 +99,9 @@ def walk(root: Path, caps: CheckpointCaps, skip: Iterable[Path] = ()) -> Walk:
                     found.left_out.append(LeftOut(path=rel + "/", reason=why))
                 else:
                     subdirs.append((rel + "/", entry.path))
-            elif entry.name in PROTECTED_DIRS:  # a worktree's `.git` file names a git dir
+            elif (
+                entry.name.casefold() in PROTECTED_DIRS
+            ):  # a worktree's `.git` file names a git dir
                 found.left_out.append(LeftOut(path=rel, reason=_WHY_PROTECTED))
             elif not stat.S_ISREG(info.st_mode):
                 found.left_out.append(LeftOut(path=rel, reason="not a regular file"))
@@ -117,7 +119,7 @@ def walk(root: Path, caps: CheckpointCaps, skip: Iterable[Path] = ()) -> Walk:
 
 def _why_skipped(rel: str, path: str, skipped: set[str]) -> str | None:
     name = rel.rsplit("/", 1)[-1]
-    if name in PROTECTED_DIRS:  # a `.git` anywhere (a vendored repository's too)
+    if name.casefold() in PROTECTED_DIRS:  # a `.git` anywhere (a vendored repository's too)
         return _WHY_PROTECTED
     if name in _IGNORED:
         return _WHY_IGNORED

@@ -31,7 +31,7 @@ RULES = (
 SCENARIO = {
     "name": "mixed",
     "prompt": "go",
-    "workspace_files": {".workbench/rules.toml": RULES},
+    "workspace_files": {},
     "turns": [
         {
             "tool_calls": [
@@ -44,11 +44,19 @@ SCENARIO = {
 }
 
 
+def own_rules(directory: Path) -> None:
+    """The user's rules, in the directory they run the workbench from (a scenario can
+    not bring rules: `workbench.scratch.seed` refuses `.workbench/`)."""
+    (directory / ".workbench").mkdir(exist_ok=True)
+    (directory / ".workbench" / "rules.toml").write_text(RULES, encoding="utf-8")
+
+
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A session of a run with --tools and an MCP server (with env and a secret header),
     recorded once for the module (starting the server is the slow part)."""
     tmp_path = tmp_path_factory.mktemp("recorded")
+    own_rules(tmp_path)
     (tmp_path / "my_tools.py").write_text(MY_TOOLS, encoding="utf-8")
     (tmp_path / "s.json").write_text(json.dumps(SCENARIO), encoding="utf-8")
     config = tmp_path / "config.toml"
@@ -73,6 +81,8 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
                 str(config),
                 "--session",
                 str(session),
+                "--rules",
+                ".workbench/rules.toml",
             ]
         )
     assert code == 0
@@ -102,7 +112,9 @@ def test_rerun_with_no_flags_reproduces_tools_and_mcp(
     monkeypatch: pytest.MonkeyPatch,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
-    monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))  # specs resolve from the record
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    own_rules(elsewhere)
+    monkeypatch.chdir(elsewhere)  # specs resolve from the record
     assert main(["rerun", str(recorded)]) == 0, capsys.readouterr()
     out = capsys.readouterr().out
     assert "add" in out and "toolbox__place_order" in out
@@ -134,6 +146,7 @@ def test_flags_replace_the_recorded_tools(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.chdir(tmp_path)
+    own_rules(tmp_path)
     (tmp_path / "other.py").write_text(
         'def add(a: int, b: int) -> int:\n    """Add, badly."""\n    return a - b\n',
         encoding="utf-8",

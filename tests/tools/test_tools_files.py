@@ -238,7 +238,7 @@ async def test_list_directory_depth_and_ignores(ws: Path) -> None:
 async def test_list_directory_errors_and_cap(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(NotADirectoryError, match="use read_file"):
         await run(ws, "list_directory", path="README.md")
-    with pytest.raises(FileNotFoundError, match="Directory not found: nope"):
+    with pytest.raises(FileNotFoundError, match="File not found: nope"):  # as for a hidden one
         await run(ws, "list_directory", path="nope")
     monkeypatch.setattr(list_directory_mod, "MAX_ENTRIES", 3)
     capped = await run(ws, "list_directory", path=".", depth=3)

@@ -16,8 +16,9 @@ refused here, with the same message). Two checks then narrow the rule's verdict:
 
 - `edit_file` is judged as strictly as `read_file` on the same path (its errors
   and diff would show a file's text), so a read deny denies the edit too;
-- a changing call into `.workbench/` or `.git/` is allowed only by a rule naming
-  that directory (see `protected`); any other allow becomes a question.
+- a changing call into a protected path (`.workbench/`, any `.git`, the project's
+  config, the run's own files: see `protected`) is allowed only by a rule naming
+  it; any other allow becomes a question.
 
 `may_read` answers the reading tools' "may this file be shown?" the same way, so
 a file `read_file` may not read never shows up in a search or a listing.
@@ -30,7 +31,7 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -61,6 +62,7 @@ from workbench.permissions.patterns import (
     suggest_pattern,
 )
 from workbench.permissions.protected import (
+    as_path,
     names_protected,
     protected_root,
     protected_target,
@@ -95,6 +97,9 @@ class PermissionGate:
         rules_file_display: how that file is named in rule sources.
         workspace: the `tools.workspace.Workspace` whose canonical paths rules
             judge (None: path arguments are judged as written, normalised).
+        protect: more of the run's own files and directories, protected like the
+            rules file when they lie in the workspace (the MCP config files in use,
+            the sessions directory).
     """
 
     def __init__(
@@ -106,16 +111,18 @@ class PermissionGate:
         rules_file: Path | None = None,
         rules_file_display: str | None = None,
         workspace: Any = None,
+        protect: Sequence[Path] = (),
     ) -> None:
         self.rules = rules if rules is not None else load_rules()
         self.workspace = workspace
         self.protected_files: tuple[str, ...] = ()
-        """The rules file, relative to the workspace, when it lies inside it (and
-        outside `.workbench/`): protected like `.workbench/` itself."""
-        if workspace is not None and rules_file is not None:
-            real = Path(os.path.realpath(rules_file))
-            if workspace.contains(real):
-                self.protected_files = (workspace.display(real),)
+        """The run's own files (the rules file, `protect`), relative to the workspace,
+        that lie inside it: protected like `.workbench/` itself."""
+        if workspace is not None:
+            for own in (rules_file, *protect):
+                real = Path(os.path.realpath(own)) if own is not None else None
+                if real is not None and workspace.contains(real) and real != workspace.root:
+                    self.protected_files += (workspace.display(real),)
         self.publish = publish
         self.policy: Policy = policy
         self.rules_file = rules_file
@@ -133,6 +140,7 @@ class PermissionGate:
         ask: tuple[str, ...] | list[str] = (),
         deny: tuple[str, ...] | list[str] = (),
         rules_file: Path | None = None,
+        protect: Sequence[Path] = (),
     ) -> PermissionGate:
         """A gate with the defaults, the workspace's rules file and the flags' rules."""
         from tools.workspace import Workspace
@@ -147,6 +155,7 @@ class PermissionGate:
             rules_file_display=display_path(file, workspace),
             # no directory, no built-in tools (they need one): paths are judged as written
             workspace=Workspace(workspace) if workspace.is_dir() else None,
+            protect=protect,
         )
 
     @property
@@ -161,7 +170,8 @@ class PermissionGate:
 
         A built-in tool's path becomes the workspace-relative path the tool will
         open (a path it would refuse raises its `WorkspaceError`). Other tools'
-        paths are judged as written, normalised, an absolute path inside the
+        paths are judged as written, normalised (`protected.as_path`: a `file://`
+        URI's path, `//` collapsed, `..` resolved), an absolute path inside the
         workspace in its relative form.
         """
         if self.workspace is None:
@@ -172,9 +182,13 @@ class PermissionGate:
                 continue
             if tool is not None and tool.source == "builtin":
                 out[name] = self.workspace.canonical(value)
-            elif os.path.isabs(value):
-                out[name] = self.workspace.display(Path(os.path.normpath(value)))
+            else:
+                out[name] = as_path(value, self.workspace.root)
         return out
+
+    @property
+    def _root(self) -> Path | None:
+        return self.workspace.root if self.workspace is not None else None
 
     def judge(
         self, tool_name: str, judged: Mapping[str, Any], *, builtin: bool = True
@@ -192,7 +206,9 @@ class PermissionGate:
             reader = self.rules.match("read_file", {"path": path})
             if reader is not None and _STRICTNESS[reader.action] > _STRICTNESS[action]:
                 rule, action = reader, reader.action
-        target = protected_target(tool_name, judged, self.protected_files)
+        target = protected_target(
+            tool_name, judged, self.protected_files, builtin=builtin, root=self._root
+        )
         if target is not None and action == "allow":
             assert rule is not None
             if not names_protected(rule.pattern, target, self.protected_files):
@@ -221,7 +237,7 @@ class PermissionGate:
             reason = f"Permission denied: {exc}"
             await self._decided(ctx, "deny", "rule", None, reason=reason, source="workspace")
             return BeforeToolCallResult(block=True, reason=reason)
-        builtin = ctx.tool is not None and ctx.tool.source == "builtin"
+        builtin = _is_builtin(ctx.tool)
         rule, action, target = self.judge(name, judged, builtin=builtin)
         if target is None:  # a protected path stays a person's (or an exact rule's) call
             rule, action = apply_hints(name, rule, action, getattr(ctx.tool, "hints", None))
@@ -292,7 +308,9 @@ class PermissionGate:
             rule=rule,
             suggested_pattern=str(suggestion),
             tool=ctx.tool,
-            protected=protection_warning(name, judged, self.protected_files),
+            protected=protection_warning(
+                name, judged, self.protected_files, builtin=_is_builtin(ctx.tool), root=self._root
+            ),
         )
         self._pending[req.request_id] = req
         try:
@@ -372,7 +390,9 @@ class PermissionGate:
     def _settle_covered(self, rule: Rule) -> None:
         """Let other pending calls that the new "always" rule now allows go on."""
         for other in self.pending:
-            decider, action, _ = self.judge(other.tool_name, other.judged)
+            decider, action, _ = self.judge(
+                other.tool_name, other.judged, builtin=_is_builtin(other.tool)
+            )
             if not other.answered.is_set() and decider is rule and action == "allow":
                 other.answer = PermissionAnswer.allow_once()
                 other.new_rule = rule
@@ -413,6 +433,10 @@ class PermissionGate:
                 waited_ms=round(now_ms() - req.started_ms, 3) if req else 0.0,
             )
         )
+
+
+def _is_builtin(tool: AgentTool | None) -> bool:
+    return tool is not None and tool.source == "builtin"
 
 
 def _by(rule: Rule) -> DecidedBy:

@@ -11,7 +11,10 @@ never restored from an older version.
 
 Paths come from the session file, which may have been written by anyone: each is
 checked to be a plain relative path that stays in the destination, and nothing is
-written under `.git/` or `.workbench/` or through a symlink.
+written under `.git/` or `.workbench/` (at any depth) or through a symlink. Nor does
+a restore bring configuration: no `workbench.toml`, no MCP config, and a
+`pyproject.toml` only without a `[tool.workbench]` table. Modes are written as
+0o755 (any execute bit recorded) or 0o644, whatever the file says.
 """
 
 from __future__ import annotations
@@ -33,8 +36,11 @@ _DESIGN = (
     "the session files",
     "a symlink",
     "not a regular file",
+    "hidden from read_file",
 )
 """Reasons a path is left out by design (not by a cap): restoring without them is whole."""
+NEVER_RESTORED_NAMES = ("workbench.toml", "mcp.json", ".mcp.json")
+"""File names (at any depth) a restore never writes: the project's configuration."""
 NEVER_RESTORED = (".workbench", ".git")
 """Top-level directories nothing is written under: the permission gate's protected
 directories (`workbench.permissions.protected.PROTECTED_DIRS`; a test pins them equal,
@@ -206,6 +212,10 @@ def restore_at(session: Any, position: int, dest: Path, *, force: bool = False) 
                     done.deleted.append(path)
         for path, entry in safe.items():
             data = state.blob(entry)
+            why = config_refusal(path, data)
+            if why is not None:
+                done.refused[path] = why
+                continue
             _write(root, path, data, entry.mode)
             done.written += 1
             done.bytes += len(data)
@@ -226,7 +236,31 @@ def unsafe(path: str) -> str | None:
     hidden = next((p for p in parts if p.casefold() in NEVER_RESTORED), None)
     if hidden is not None:
         return f"under {hidden}/ (never restored)"
+    if parts[-1].casefold() in NEVER_RESTORED_NAMES:
+        return "the project's configuration (never restored)"
     return None
+
+
+def config_refusal(path: str, data: bytes) -> str | None:
+    """Why a file's recorded content may not be written: a `pyproject.toml` holding the
+    workbench's configuration (`[tool.workbench]`) would configure the next start there."""
+    if PurePosixPath(path).name.casefold() != "pyproject.toml":
+        return None
+    import tomllib
+
+    try:
+        tool = tomllib.loads(data.decode("utf-8")).get("tool")
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None  # no configuration can be read from it either
+    if isinstance(tool, dict) and "workbench" in tool:
+        return "holds [tool.workbench], the project's configuration (never restored)"
+    return None
+
+
+def safe_mode(mode: int) -> int:
+    """The mode a restored file gets: 0o755 when any execute bit was recorded, else 0o644
+    (never a recorded 0o777, setuid or sticky bit)."""
+    return 0o755 if mode & 0o111 else 0o644
 
 
 def _inside(root: Path, directory: Path) -> bool:
@@ -245,7 +279,7 @@ def _write(root: Path, path: str, data: bytes, mode: int) -> None:
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-        os.chmod(temp, mode & 0o777)
+        os.chmod(temp, safe_mode(mode))
         os.replace(temp, target)  # replaces a link itself, never what it points to
     except BaseException:
         if os.path.lexists(temp):
