@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import ahocorasick
+from ahocorasick_rs import AhoCorasick, MatchKind
 
 from workbench.secret_env import SECRET_NAME, environment, hold_values
 
@@ -97,9 +97,8 @@ class Redactor:
     """Replaces known secret values, and every piece of them, in text. Call it with a string."""
 
     def __init__(self, secrets: Mapping[str, str | Secret]) -> None:
-        self._automaton: Any = ahocorasick.Automaton(ahocorasick.STORE_ANY)
-        self.longest = 0
-        """Characters (without whitespace) of the longest pattern."""
+        names: dict[str, str] = {}
+        """Pattern -> the name of the first secret it came from."""
         self.values: list[str] = []
         """The secret values, whole."""
         for name, secret in secrets.items():
@@ -109,11 +108,18 @@ class Redactor:
                 continue
             self.values.append(secret.value)
             for pattern in _patterns(secret):
-                if pattern not in self._automaton:
-                    self._automaton.add_word(pattern, (len(pattern), name))
-                    self.longest = max(self.longest, len(pattern))
-        if self.longest:
-            self._automaton.make_automaton()
+                names.setdefault(pattern, name)
+        self._patterns = list(names)
+        self._names = list(names.values())
+        self.longest = max(map(len, self._patterns), default=0)
+        """Characters (without whitespace) of the longest pattern."""
+        self._leftmost: Any = None
+        self._every: Any = None
+        if self._patterns:
+            # leftmost-longest: a whole value wins over its pieces, and a text made of
+            # secrets costs one match per secret, not one per piece
+            self._leftmost = AhoCorasick(self._patterns, matchkind=MatchKind.LeftmostLongest)
+            self._every = AhoCorasick(self._patterns)
 
     def __bool__(self) -> bool:
         return self.longest > 0
@@ -126,12 +132,24 @@ class Redactor:
         between the end of one text and the start of the next is still found."""
         return _Stream(self)
 
-    def spans(self, text: str) -> list[tuple[int, int, str]]:
-        """(start, end, name) of each stretch of `text` to redact, in order, not overlapping."""
+    def spans(self, text: str, keep_from: int = 0) -> list[tuple[int, int, str]]:
+        """(start, end, name) of each stretch of `text` to redact, in order, not touching.
+
+        With `keep_from`, every match that crosses that index is found too (the
+        leftmost-longest search could step over one that starts inside a match
+        lying wholly before it)."""
         if not self.longest or not text:
             return []
-        compact = _WHITESPACE.sub("", text)
-        found = list(self._automaton.iter(compact))
+        compact = "".join(text.split())
+        found = self._leftmost.find_matches_as_indexes(compact)
+        if keep_from:
+            boundary = len("".join(text[:keep_from].split()))
+            head = compact[: boundary + self.longest]
+            found += [
+                m
+                for m in self._every.find_matches_as_indexes(head, overlapping=True)
+                if m[1] < boundary < m[2]
+            ]
         if not found:
             return []
         starts, removed = _whitespace_map(text)
@@ -140,20 +158,19 @@ class Redactor:
             return index + removed[bisect.bisect_right(starts, index)]
 
         spans: list[tuple[int, int, str]] = []
-        for end, (length, name) in sorted(found, key=lambda f: f[0] - f[1][0]):
-            start, stop = original(end - length + 1), original(end) + 1
-            if spans and start < spans[-1][1]:
-                first, last, first_name = spans[-1]
-                spans[-1] = (first, max(last, stop), first_name)
+        for pattern, first, last in sorted(found, key=lambda m: m[1]):
+            start, stop = original(first), original(last - 1) + 1
+            if spans and start <= spans[-1][1]:
+                spans[-1] = (spans[-1][0], max(spans[-1][1], stop), spans[-1][2])
             else:
-                spans.append((start, stop, name))
+                spans.append((start, stop, self._names[pattern]))
         return spans
 
     def _replace(self, text: str, keep_from: int) -> str:
         """`text[keep_from:]` with every span of `text` that reaches into it replaced."""
         out: list[str] = []
         at = keep_from
-        for start, stop, name in self.spans(text):
+        for start, stop, name in self.spans(text, keep_from):
             if stop <= keep_from:
                 continue
             start = max(start, keep_from)
@@ -207,14 +224,14 @@ def _whitespace_map(text: str) -> tuple[list[int], list[int]]:
 def _patterns(secret: Secret) -> Iterable[str]:
     """What to search for (whitespace removed): the value whole, forwards and reversed,
     and every `PIECE` characters of each of its words, forwards and reversed."""
-    whole = _WHITESPACE.sub("", secret.value)
+    whole = "".join(secret.value.split())
     if not whole:
         return
     yield whole
     yield whole[::-1]
     if not secret.pieces:
         return
-    for word in _WHITESPACE.split(secret.value):
+    for word in secret.value.split():
         for at in range(len(word) - PIECE + 1):
             piece = word[at : at + PIECE]
             yield piece

@@ -23,8 +23,11 @@ class UpdatePump:
     def __init__(
         self, emit: Emit, call: ToolCall, tg: TaskGroup, redact: Callable[[str], str] | None = None
     ) -> None:
-        self.redact = redact
-        """Applied to every string of every update (updates are size-capped either way)."""
+        stream = getattr(redact, "stream", None)
+        self.redact = stream() if callable(stream) else redact
+        """Applied to every string of every update, in order (updates are size-capped
+        either way): a `Redactor`'s stream, so a secret split between two updates is
+        still found."""
         self.emit = emit
         self.call = call
         self.tg = tg
