@@ -88,9 +88,12 @@ class McpHub:
             connection.client.asker = asker
 
     def mask(self, redact: Callable[[str], str] | None) -> None:
-        """Mask known secrets in what the servers' wire logs keep."""
+        """Mask known secrets in what the servers' wire logs keep, and in what the servers
+        send that is shown, recorded or sent to a model (instructions, log lines,
+        sampling requests)."""
         for connection in self.connections:
             connection.wire.redact = redact
+            connection.client.redact = redact
 
     def use_model(self, stream_fn: Any, model: Any) -> None:
         """Answer sampling requests with this provider and model."""
