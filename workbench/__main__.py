@@ -146,6 +146,7 @@ def options_from_args(
     Raises:
         ValueError: a bad project file, prompt file or provider setting.
     """
+    from workbench.config_file import config_caps
     from workbench.providers.settings import settings_from_args
     from workbench.runtime import RunOptions, pace_of
 
@@ -176,6 +177,7 @@ def options_from_args(
         max_turns=args.max_turns,
         tool_choice_sticky=bool(args.tool_choice_sticky),
         prices=_config_prices(args),
+        caps=config_caps(args.config),  # [limits]
         simulated_wire=True,
         checkpoints=getattr(args, "project_checkpoints", None),
     )
