@@ -128,9 +128,7 @@ def reasoning_case(python: str, cwd: Path, tmp: Path, seconds: float) -> None:
     threading.Thread(target=server.serve_forever, daemon=True).start()
     session = tmp / "reasoning.jsonl"
     base = f"http://127.0.0.1:{port}/v1"
-    proc = workbench(
-        python, cwd, ["--base-url", base, "--model", "m", "--session", str(session)]
-    )
+    proc = workbench(python, cwd, ["--base-url", base, "--model", "m", "--session", str(session)])
     wall, peak, ended = watch(proc, seconds)
     server.shutdown()
     size = session.stat().st_size if session.exists() else 0

@@ -24,6 +24,7 @@ environment no longer holds it (`workbench.secret_env`).
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -158,7 +159,9 @@ class Redactor:
             return index + removed[bisect.bisect_right(starts, index)]
 
         spans: list[tuple[int, int, str]] = []
-        for pattern, first, last in sorted(found, key=lambda m: m[1]):
+        if keep_from:  # the junction's matches join the leftmost ones, which are in order
+            found.sort(key=lambda m: m[1])
+        for pattern, first, last in found:
             start, stop = original(first), original(last - 1) + 1
             if spans and start <= spans[-1][1]:
                 spans[-1] = (spans[-1][0], max(spans[-1][1], stop), spans[-1][2])
@@ -213,11 +216,9 @@ def _tail(text: str, chars: int) -> str:
 def _whitespace_map(text: str) -> tuple[list[int], list[int]]:
     """For mapping an index of `text` without whitespace back to `text`: the compact
     index where each run of whitespace stood, and how much was removed before it."""
-    starts: list[int] = []
-    removed = [0]
-    for match in _WHITESPACE.finditer(text):
-        starts.append(match.start() - removed[-1])
-        removed.append(removed[-1] + match.end() - match.start())
+    runs = [match.span() for match in _WHITESPACE.finditer(text)]
+    removed = [0, *itertools.accumulate(end - start for start, end in runs)]
+    starts = [start - before for (start, _end), before in zip(runs, removed, strict=False)]
     return starts, removed
 
 
