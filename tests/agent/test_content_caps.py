@@ -269,3 +269,49 @@ async def test_the_runtime_applies_the_runs_caps(tmp_path: Path) -> None:
     )
     runtime = build_runtime(options)
     assert runtime.agent.caps.max_image_bytes == 7
+
+
+# -- MCP: results, embedded blobs, sampling requests -----------------------------------
+
+
+@pytest.mark.parametrize("embedded", [False, True])
+async def test_an_mcp_image_is_capped_as_a_result(embedded: bool) -> None:
+    import mcp_types
+
+    from workbench.mcp.content import map_content
+
+    data = png(10, 10, 6 * MIB)
+    if embedded:
+        item: Any = mcp_types.EmbeddedResource(
+            type="resource",
+            resource=mcp_types.BlobResourceContents(
+                uri="file:///big.png", blob=data, mime_type="image/png"
+            ),
+        )
+    else:
+        item = mcp_types.ImageContent(type="image", data=data, mime_type="image/png")
+
+    @tool
+    async def server_tool() -> list[Any]:
+        """What an MCP tool's answer becomes."""
+        return map_content(item)
+
+    agent, _events = await run_tool(server_tool)
+    assert "(max_image_bytes)" in result_of(agent).text
+
+
+def test_a_sampling_requests_image_over_the_cap_never_reaches_the_model() -> None:
+    import mcp_types
+
+    from workbench.mcp.requests import to_messages
+
+    big = mcp_types.ImageContent(type="image", data=png(10, 10, 6 * MIB), mime_type="image/png")
+    small = mcp_types.ImageContent(type="image", data=png(8, 8, 100), mime_type="image/png")
+    [first, second] = to_messages(
+        [
+            mcp_types.SamplingMessage(role="user", content=big),
+            mcp_types.SamplingMessage(role="user", content=small),
+        ]
+    )
+    assert "(max_image_bytes)" in first.content[0].text
+    assert second.content[0].type == "image"
