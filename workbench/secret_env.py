@@ -72,16 +72,19 @@ def hold_environment(
         _held[name] = env.pop(name)
     if environ is None:
         _owner = True
-        wipe_from_process([_held[name] for name in moved])
+        wipe_from_process(moved, [_held[name] for name in moved])
         forbid_inspection()
     return moved
 
 
 def hide_environment() -> None:
     """For a program that embeds the workbench: its secret-named variables stay in its
-    `os.environ` (they are its own), but the process's initial environment area no
-    longer shows them to the commands it runs, and the process is made non-dumpable."""
-    wipe_from_process([v for name, v in os.environ.items() if SECRET_NAME.search(name)])
+    `os.environ` and its children's (they are its own), but the process's initial
+    environment area no longer shows them, and the process is made non-dumpable."""
+    secrets = {name: v for name, v in os.environ.items() if SECRET_NAME.search(name)}
+    for name, value in secrets.items():
+        os.putenv(name, value)  # the C environment now points at a copy of its own
+    wipe_from_process(secrets, secrets.values())
     forbid_inspection()
 
 
@@ -94,44 +97,70 @@ def hold_values(values: Iterable[str]) -> None:
     wanted = [value for value in values if isinstance(value, str) and len(value) >= MIN_WIPE]
     if not wanted:
         return
-    for name, value in list(os.environ.items()):
-        if any(secret in value for secret in wanted):
-            _held[name] = os.environ.pop(name)
-            wanted.append(_held[name])
-    wipe_from_process(wanted)
+    taken = {name: value for name, value in os.environ.items() if any(w in value for w in wanted)}
+    for name in taken:
+        _held[name] = os.environ.pop(name)
+    wipe_from_process(taken, [*wanted, *taken.values()])
     forbid_inspection()
 
 
-def wipe_from_process(values: Iterable[str]) -> int:
-    """Overwrite each of `values` with zero bytes in the process's initial environment
-    and argument areas (what `/proc/PID/environ` and `/proc/PID/cmdline` read).
-    Returns how many occurrences were overwritten (0 where `/proc` is not Linux's)."""
-    needles = sorted(
-        {os.fsencode(v) for v in values if isinstance(v, str) and len(v) >= MIN_WIPE},
-        key=len,
-        reverse=True,
-    )
-    areas = _memory_areas() if needles else []
+def wipe_from_process(names: Iterable[str], values: Iterable[str]) -> int:
+    """Overwrite secrets with zero bytes where the kernel shows the process's initial
+    environment and arguments (`/proc/PID/environ` and `/proc/PID/cmdline`).
+
+    In the environment area, the value of each variable of `names`, and of each
+    variable whose value holds one of `values` (never a piece of another variable,
+    which the C library may still read); in the argument area, every occurrence of
+    one of `values` (`--api-key KEY`). Returns how many stretches were overwritten (0
+    where there is no Linux `/proc`)."""
+    encoded = [os.fsencode(v) for v in values if isinstance(v, str)]
+    needles = sorted({v for v in encoded if len(v) >= MIN_WIPE}, key=len, reverse=True)
+    wanted = {os.fsencode(name) for name in names}
+    areas = _memory_areas()
+    if not areas or not (needles or wanted):
+        return 0
     count = 0
     try:
         with open("/proc/self/mem", "r+b", buffering=0) as mem:
-            for start, end in areas:
+            for (start, end), is_env in zip(areas, (False, True), strict=True):
                 mem.seek(start)
                 blob = mem.read(end - start)
-                for needle in needles:
-                    at = blob.find(needle)
-                    while at >= 0:
-                        mem.seek(start + at)
-                        mem.write(b"\0" * len(needle))
-                        count += 1
-                        at = blob.find(needle, at + len(needle))
+                spans = _env_values(blob, wanted, needles) if is_env else _found(blob, needles)
+                for at, length in spans:
+                    mem.seek(start + at)
+                    mem.write(b"\0" * length)
+                    count += 1
     except OSError:
         return count
     return count
 
 
+def _env_values(blob: bytes, names: set[bytes], values: list[bytes]) -> list[tuple[int, int]]:
+    """(offset, length) of the value of each `NAME=VALUE` entry of `blob` to overwrite."""
+    spans = []
+    at = 0
+    for entry in blob.split(b"\0"):
+        name, equals, value = entry.partition(b"=")
+        if equals and value and (name in names or any(v in value for v in values)):
+            spans.append((at + len(name) + 1, len(value)))
+        at += len(entry) + 1
+    return spans
+
+
+def _found(blob: bytes, values: list[bytes]) -> list[tuple[int, int]]:
+    """(offset, length) of every occurrence of each of `values` in `blob`."""
+    spans = []
+    for value in values:
+        at = blob.find(value)
+        while at >= 0:
+            spans.append((at, len(value)))
+            at = blob.find(value, at + len(value))
+    return spans
+
+
 def _memory_areas() -> list[tuple[int, int]]:
-    """(start, end) of the argument and environment areas, from `/proc/self/stat`."""
+    """(start, end) of the argument area, then of the environment area, from
+    `/proc/self/stat` (none when it cannot be read)."""
     try:
         with open("/proc/self/stat", encoding="ascii") as f:
             fields = f.read().rsplit(")", 1)[1].split()
@@ -141,7 +170,9 @@ def _memory_areas() -> list[tuple[int, int]]:
     if len(fields) < 49:
         return []
     arg_start, arg_end, env_start, env_end = (int(fields[n - 3]) for n in (48, 49, 50, 51))
-    return [(a, b) for a, b in ((arg_start, arg_end), (env_start, env_end)) if 0 < a < b]
+    if not (0 < arg_start <= arg_end and 0 < env_start <= env_end):
+        return []
+    return [(arg_start, arg_end), (env_start, env_end)]
 
 
 def forbid_inspection() -> None:

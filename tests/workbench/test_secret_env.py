@@ -194,3 +194,103 @@ def test_a_passed_on_secret_still_reaches_the_command(tmp_path: Path) -> None:
     )
     assert run.returncode == 0, run.stderr
     assert command_output(session).strip() == str(len(KEY))
+
+
+# -- in one process ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def fresh_state(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The module's held values and ownership, empty for the test."""
+    from workbench import secret_env
+
+    monkeypatch.setattr(secret_env, "_held", {})
+    monkeypatch.setattr(secret_env, "_owner", False)
+
+
+@pytest.mark.usefixtures("fresh_state")
+def test_held_variables_stay_readable_through_environment() -> None:
+    from workbench.secret_env import environment, held, hold_environment
+
+    env = {"PATH": "/bin", "GH_TOKEN": KEY, "LOCAL_LLM": "other-value-123", "HOME": "/h"}
+    moved = hold_environment(["LOCAL_LLM"], environ=env)
+    assert moved == ["GH_TOKEN", "LOCAL_LLM"]
+    assert env == {"PATH": "/bin", "HOME": "/h"}
+    assert held() == {"GH_TOKEN": KEY, "LOCAL_LLM": "other-value-123"}
+    assert environment()["GH_TOKEN"] == KEY
+
+
+@pytest.mark.usefixtures("fresh_state")
+def test_an_embedding_program_keeps_its_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without `hold_environment` on the process's own environment, learning a value
+    takes nothing out of `os.environ` (the program's own)."""
+    from workbench.secret_env import hold_values, take
+
+    monkeypatch.setenv("LOCAL_LLM", KEY)
+    hold_values([KEY])
+    assert os.environ["LOCAL_LLM"] == KEY
+    assert take("LOCAL_LLM") == KEY and os.environ["LOCAL_LLM"] == KEY
+
+
+def run_python(code: str, env: dict[str, str], *args: str) -> str:
+    base = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG")}
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        env={**base, "PYTHONPATH": str(root), **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return done.stdout
+
+
+PARENT_SEES = """
+import os, subprocess
+def child(command, env=None):
+    return subprocess.run(["sh", "-c", command], capture_output=True, env=env).stdout
+"""
+
+
+def test_a_later_value_leaves_the_environment_and_the_arguments() -> None:
+    """A key learned after start-up (a profile's variable of any name, `--api-key`):
+    out of `os.environ`, the environment area and the argument area."""
+    code = (
+        PARENT_SEES
+        + """
+from workbench.secret_env import hold_environment, hold_values, environment
+hold_environment()
+hold_values([os.environ["LOCAL_LLM"]])
+print("os.environ:", "LOCAL_LLM" in os.environ, environment()["LOCAL_LLM"] == os.sys.argv[2])
+print("environ:", child("cat /proc/$PPID/environ"))
+print("cmdline:", child("cat /proc/$PPID/cmdline"))
+"""
+    )
+    out = run_python(code, {"LOCAL_LLM": KEY, "PLAIN": "kept"}, "--api-key", KEY)
+    assert "os.environ: False True" in out
+    assert KEY not in out
+    assert "PLAIN=kept" in out and "--api-key" in out
+
+
+def test_an_embedding_program_hides_its_secrets_from_its_childrens_view() -> None:
+    """`attach` (run_app, run_headless): the initial environment area is overwritten,
+    the program's own `os.environ` and its children's environment keep the key."""
+    code = (
+        PARENT_SEES
+        + """
+from workbench.agent import Agent
+from workbench.embed import attach
+from workbench.providers.scripted import Scenario, ScriptedProvider
+provider = ScriptedProvider(Scenario.model_validate({"name": "s", "turns": [{"text": "hi"}]}))
+agent = Agent(stream_fn=provider, model=provider.model)
+with attach(agent, record=False):
+    print("own:", os.environ["GH_TOKEN"] == os.sys.argv[1])
+    print("parent's:", child("cat /proc/$PPID/environ"))
+    print("inherited:", child("echo $GH_TOKEN") == (os.sys.argv[1] + "\\n").encode())
+"""
+    )
+    out = run_python(code, {"GH_TOKEN": KEY}, KEY)
+    assert "own: True" in out and "inherited: True" in out
+    parents = out.split("parent's:", 1)[1].split("inherited:", 1)[0]
+    assert KEY not in parents and "GH_TOKEN=" in parents
