@@ -9,11 +9,11 @@ directory) plus the names the user passes on purpose: `--pass-env NAME`
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from workbench.config_file import read_config
+from workbench.secret_env import environment
 
 ALLOWED = frozenset(
     {
@@ -38,9 +38,12 @@ ALLOWED_PREFIXES = ("LC_",)
 
 
 def command_env(
-    pass_env: Iterable[str] = (), environ: Mapping[str, str] = os.environ
+    pass_env: Iterable[str] = (), environ: Mapping[str, str] | None = None
 ) -> dict[str, str]:
-    """The allowed part of `environ`, plus the variables named in `pass_env`."""
+    """The allowed part of `environ` (default: the workbench's, with the secrets start-up
+    moved out of it), plus the variables named in `pass_env`."""
+    if environ is None:
+        environ = environment()
     extra = set(pass_env)
     return {
         name: value

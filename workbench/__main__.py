@@ -25,6 +25,10 @@ PROJECT_COMMANDS = ("init", "run")
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:  # the process is the workbench's: its secrets leave its environment
+        from workbench.secret_env import hold_environment
+
+        hold_environment()
     code = _main(sys.argv[1:] if argv is None else argv)
     return code if argv is not None else leave(code)
 
@@ -146,6 +150,7 @@ def options_from_args(
     Raises:
         ValueError: a bad project file, prompt file or provider setting.
     """
+    from workbench.config_file import config_caps
     from workbench.providers.settings import settings_from_args
     from workbench.runtime import RunOptions, pace_of
 
@@ -176,6 +181,7 @@ def options_from_args(
         max_turns=args.max_turns,
         tool_choice_sticky=bool(args.tool_choice_sticky),
         prices=_config_prices(args),
+        caps=config_caps(args.config),  # [limits]
         simulated_wire=True,
         checkpoints=getattr(args, "project_checkpoints", None),
     )

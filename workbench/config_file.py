@@ -2,7 +2,8 @@
 
 One file holds every setting a person keeps between runs; each part reads its own
 tables from it: model profiles (`providers.settings`), prices (`pricing`), MCP servers
-(`mcp.config`) and the variables `run_command` passes on (`tools.command_env`).
+(`mcp.config`), the variables `run_command` passes on (`tools.command_env`) and the
+caps on content (`[limits]`, `agent.content_caps`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from workbench.agent.content_caps import ContentCaps
 
 
 def default_config_path(environ: Mapping[str, str] = os.environ) -> Path:
@@ -37,3 +40,16 @@ def read_config(path: Path, *, required: bool = False) -> dict[str, Any]:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ValueError(f"Cannot read config file {path}: {exc}") from None
+
+
+def config_caps(config: Path | None) -> ContentCaps:
+    """The caps of the config file's `[limits]` table (`config`: --config; None: the
+    default file, which may be missing).
+
+    Raises:
+        ValueError: the file cannot be read, or `[limits]` holds an unknown name or a
+            value that is not a positive integer.
+    """
+    path = config or default_config_path()
+    data = read_config(path, required=config is not None)
+    return ContentCaps.from_table(data.get("limits"), f"{path}: [limits]")

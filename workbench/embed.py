@@ -35,6 +35,7 @@ from typing import Any
 from workbench.agent import Agent
 from workbench.permissions import PermissionGate
 from workbench.runtime import ApprovePolicy, Runtime, limit_turns, supervise
+from workbench.secret_env import hide_environment
 
 _ATTACHED = "_workbench_runtime"
 
@@ -73,6 +74,7 @@ def attach(
     if getattr(agent, _ATTACHED, None) is not None:
         raise RuntimeError("this agent is already attached to a workbench")
     root = Path(workspace or Path.cwd()).resolve()
+    hide_environment()  # the commands the tools run cannot read this process's secrets
     _name_sources(agent)
     saved = (
         agent.before_tool_call,

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.agent import Agent, AgentTool, Model, StreamFn
 from workbench.agent.config import BeforeToolCall
+from workbench.agent.content_caps import DEFAULT_CAPS, ContentCaps
 from workbench.checkpointer import attach_checkpoints
 from workbench.oversight import Oversight
 from workbench.permissions import PermissionGate, Policy, chain_before
@@ -98,6 +99,8 @@ class RunOptions(Oversight):
     transcript, as a real one does, so a long scripted run costs quadratic time with it."""
     prices: PriceTable = field(default_factory=PriceTable)
     """What each model's tokens cost (the config file's `[prices]`, then built-in ones)."""
+    caps: ContentCaps = DEFAULT_CAPS
+    """Caps on images in tool results and on each model reply (the config file's `[limits]`)."""
     pass_env: list[str] = field(default_factory=list)
     """Environment variables `run_command` passes on beyond its allow-list (`--pass-env`)."""
 
@@ -300,6 +303,7 @@ def build_runtime(options: RunOptions) -> Runtime:
     )
     servers = [c.config for c in hub.connections] if hub is not None else []
     agent.redact = redactor_for(options.provider_settings, servers)
+    agent.caps = options.caps
     if hub is not None:
         hub.mask(agent.redact)
     recorder = None

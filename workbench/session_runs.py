@@ -13,7 +13,6 @@ tools run is never the path the file holds unless the user names it
 
 from __future__ import annotations
 
-import os
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from workbench.providers.recorded import RecordedModel
 from workbench.providers.scripted import Scenario
 from workbench.runtime import RunOptions, build_runtime, pace_of
 from workbench.scratch import scratch_workspace
+from workbench.secret_env import environment
 from workbench.sessions.checkpoints import StartFiles, start_files
 from workbench.sessions.fork import fork_point
 from workbench.sessions.header import AgentSetup
@@ -124,7 +124,7 @@ def fork_choices(session: Session, flag_settings: OpenAISettings | None) -> list
     if header.scenario_data is not None:
         choices.append(ForkChoice(f"the recorded scenario: {header.scenario} (scripted, offline)"))
     elif header.model.base_url and header.model.provider == "openai":
-        key = os.environ.get("OPENAI_API_KEY")
+        key = environment().get("OPENAI_API_KEY")
         settings = OpenAISettings(
             model=header.model.id,
             base_url=header.model.base_url,

@@ -5,7 +5,7 @@ The layers, bottom up (a module may import its own layer and those below):
 1. `workbench/agent` (the runtime port), `workbench/view` (the pure fold of events into
    what the screen shows) and the leaf utilities beside them: `workbench.bus_events`,
    `workbench.json_text`, `workbench.sanitize`, `workbench.pricing`, `workbench.redact`,
-   `workbench.safe_regex`, `workbench.config_file` and the shared stream builder
+   `workbench.images`, `workbench.safe_regex`, `workbench.config_file` and the shared stream builder
    `workbench.providers.stream_builder`.
 2. `workbench/sessions`: the session file format (codec, header, reader, recorder, log,
    history, export, the library index, diff, prune and re-run data). It imports only
@@ -62,6 +62,7 @@ SESSIONS_MAY_IMPORT = (
     "workbench.sanitize",
     "workbench.pricing",
     "workbench.redact",
+    "workbench.images",
     "workbench.safe_regex",
     "workbench.config_file",
     *PROVIDERS_SHARED,

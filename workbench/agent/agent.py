@@ -33,6 +33,7 @@ from workbench.agent.config import (
     default_convert_to_llm,
     resolve,
 )
+from workbench.agent.content_caps import DEFAULT_CAPS, ContentCaps
 from workbench.agent.loop import check_can_continue, run_agent_loop, run_agent_loop_continue
 from workbench.agent.tool import AgentTool
 from workbench.agent.types import (
@@ -131,6 +132,8 @@ class Agent:
         self.tool_abort_grace = tool_abort_grace
         self.redact: Callable[[str], str] | None = None
         """Applied to every tool result and update (see `AgentLoopConfig.redact`)."""
+        self.caps: ContentCaps = DEFAULT_CAPS
+        """Caps on images in results and on each model reply (`AgentLoopConfig.caps`)."""
         self.steering_mode: QueueMode = steering_mode
         self.follow_up_mode: QueueMode = follow_up_mode
         self.bus = EventBus()
@@ -300,6 +303,7 @@ class Agent:
             tool_abort_grace=self.tool_abort_grace,
             tool_call_aborts=self._call_aborts,
             redact=self.redact,
+            caps=self.caps,
             on_arguments_failed=self.on_arguments_failed,
             on_error_result=self.on_error_result,
         )

@@ -11,6 +11,7 @@ from typing import Any, Literal, Protocol, TypeAlias, TypeVar, Union, overload
 from pydantic import BaseModel
 
 from workbench.agent.abort import AbortController, AbortSignal
+from workbench.agent.content_caps import DEFAULT_CAPS, ContentCaps
 from workbench.agent.events import ArgumentStage, AssistantMessageEvent
 from workbench.agent.tool import AgentTool, AgentToolResult
 from workbench.agent.types import (
@@ -283,6 +284,9 @@ class AgentLoopConfig:
     same grace bounds a provider stream that does not end when the signal fires)."""
     tool_call_aborts: ToolCallAborts | None = None
     """Where per-call abort controllers are registered (the Agent passes its own)."""
+    caps: ContentCaps = DEFAULT_CAPS
+    """Workbench addition: caps on images in tool results and on each model reply's
+    length (`workbench.agent.content_caps`)."""
     redact: Callable[[str], str] | None = None
     """Applied to every string of every tool result and update (e.g. a
     `workbench.redact.Redactor`); results are size-capped whether or not it is set."""

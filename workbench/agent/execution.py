@@ -318,7 +318,7 @@ class BatchRunner:
     async def _execute(
         self, p: Prepared, signal: AbortSignal, tg: TaskGroup
     ) -> tuple[AgentToolResult, bool]:
-        pump = UpdatePump(self.emit, p.tool_call, tg, self.config.redact)
+        pump = UpdatePump(self.emit, p.tool_call, tg, self.config.redact, self.config.caps)
         grace = self.config.tool_abort_grace
         run = Detached(p.tool.execute, (p.tool_call.id, p.args, signal, pump.push))
         with anyio.CancelScope() as waiting:
@@ -368,7 +368,7 @@ class BatchRunner:
         )
 
     async def _end(self, f: Finalized) -> None:
-        f.result = limit_result(f.result, self.config.redact)
+        f.result = limit_result(f.result, self.config.redact, self.config.caps)
         controller = self.controllers.pop(id(f.tool_call), None)
         if controller is not None:
             self.aborts.close(f.tool_call.id, controller)

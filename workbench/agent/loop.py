@@ -36,6 +36,7 @@ from workbench.agent.event_stream import AgentEventStream
 from workbench.agent.events import (
     AgentEndEvent,
     AgentStartEvent,
+    AssistantMessageEvent,
     MessageEndEvent,
     MessageStartEvent,
     MessageUpdateEvent,
@@ -307,6 +308,8 @@ async def stream_assistant_response(
     partial: AssistantMessage | None = None
     final: AssistantMessage | None = None
     stream: Any = None
+    streamed = 0  # characters of text, thinking and arguments: capped per reply
+    cap = config.caps.max_turn_output_chars
     # A provider should end with an "aborted" message when the signal fires; one that
     # does not is cut off after the abort grace (without a signal, nothing to guard).
     with anyio.CancelScope() if signal is not None else UNGUARDED as scope:
@@ -328,6 +331,11 @@ async def stream_assistant_response(
                     break
                 elif partial is not None:
                     partial = event.partial or partial
+                    if kind in _DELTA_FIELDS:
+                        streamed += len(event.delta or "")
+                        if streamed > cap:
+                            final = _over_output_cap(partial, event, cap)
+                            break
                     context.messages[-1] = partial
                     await emit(MessageUpdateEvent(message=partial, assistant_message_event=event))
                 if guard is not None:
@@ -359,6 +367,40 @@ async def stream_assistant_response(
 def _unrun_text(message: AssistantMessage) -> str:
     why = "was aborted" if message.stop_reason == "aborted" else "ended with an error"
     return f"Tool call was not executed: the model's response {why}."
+
+
+_DELTA_FIELDS = {
+    "text_delta": "text",
+    "thinking_delta": "thinking",
+    "toolcall_delta": "raw_arguments",
+}
+
+
+def _over_output_cap(
+    partial: AssistantMessage, event: AssistantMessageEvent, cap: int
+) -> AssistantMessage:
+    """The reply as it was before `event`, the delta that passed the cap (the stream
+    is stopped there), ended with an error that names the cap."""
+    content = list(partial.content)
+    index = event.content_index
+    if index is not None and 0 <= index < len(content):
+        block = content[index]
+        name = _DELTA_FIELDS[event.type]
+        value = getattr(block, name, None)
+        if isinstance(value, str) and value.endswith(event.delta or ""):
+            kept = value[: len(value) - len(event.delta or "")]
+            content[index] = block.model_copy(update={name: kept})
+    return partial.model_copy(
+        update={
+            "content": content,
+            "stop_reason": "error",
+            "error_message": (
+                f"The model's reply passed the cap of {cap:,} characters of text, thinking "
+                "and tool-call arguments per turn (max_turn_output_chars): the stream was "
+                "stopped there, and what came before is kept"
+            ),
+        }
+    )
 
 
 def _failed_from(

@@ -9,7 +9,9 @@ result and every update passes through `limit_result` before anyone sees it:
   what is recorded, so the session says what was left out);
 - every string in `details` and `structured_content` is held to the same bound;
 - `redact` (the runtime's `workbench.redact.Redactor`) replaces the values of the
-  keys the workbench knows, in text and details alike.
+  keys the workbench knows, in text and details alike;
+- images over the caps of `workbench.agent.content_caps` become a text block saying
+  which cap they passed.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from workbench.agent.content_caps import DEFAULT_CAPS, ContentCaps, cap_images
 from workbench.agent.tool import AgentToolResult
 from workbench.agent.types import TextContent
 
@@ -39,10 +42,15 @@ def limit_text(text: str, what: str = "this result") -> str:
     return text[:keep] + notice + text[-keep:]
 
 
-def limit_result(result: AgentToolResult, redact: Redact | None = None) -> AgentToolResult:
+def limit_result(
+    result: AgentToolResult, redact: Redact | None = None, caps: ContentCaps = DEFAULT_CAPS
+) -> AgentToolResult:
     """`result` within the bounds (the same object when nothing had to change)."""
     content = result.content
-    changed = False
+    capped = cap_images(content, caps)
+    changed = capped is not None
+    if capped is not None:
+        content = capped
     for i, block in enumerate(content):
         if isinstance(block, TextContent):
             text = limit_text(redact(block.text) if redact else block.text)

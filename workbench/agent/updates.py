@@ -8,6 +8,7 @@ from collections.abc import Callable
 import anyio
 from anyio.abc import TaskGroup
 
+from workbench.agent.content_caps import DEFAULT_CAPS, ContentCaps
 from workbench.agent.emit import Emit
 from workbench.agent.events import ToolExecutionUpdateEvent
 from workbench.agent.result_limits import limit_result
@@ -18,13 +19,22 @@ from workbench.agent.types import ToolCall
 class UpdatePump:
     """Delivers a call's `on_update` partial results in order, and none after close."""
 
-    __slots__ = ("emit", "call", "tg", "queue", "open", "idle", "running", "redact")
+    __slots__ = ("emit", "call", "tg", "queue", "open", "idle", "running", "redact", "caps")
 
     def __init__(
-        self, emit: Emit, call: ToolCall, tg: TaskGroup, redact: Callable[[str], str] | None = None
+        self,
+        emit: Emit,
+        call: ToolCall,
+        tg: TaskGroup,
+        redact: Callable[[str], str] | None = None,
+        caps: ContentCaps = DEFAULT_CAPS,
     ) -> None:
-        self.redact = redact
-        """Applied to every string of every update (updates are size-capped either way)."""
+        self.caps = caps
+        stream = getattr(redact, "stream", None)
+        self.redact = stream() if callable(stream) else redact
+        """Applied to every string of every update, in order (updates are size-capped
+        either way): a `Redactor`'s stream, so a secret split between two updates is
+        still found."""
         self.emit = emit
         self.call = call
         self.tg = tg
@@ -38,7 +48,7 @@ class UpdatePump:
             return
         if not isinstance(partial, AgentToolResult):
             partial = to_tool_result(partial)
-        self.queue.append(limit_result(partial, self.redact))
+        self.queue.append(limit_result(partial, self.redact, self.caps))
         if not self.running:
             self.running = True
             self.idle = anyio.Event()

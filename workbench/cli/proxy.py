@@ -8,7 +8,6 @@ forwards to the upstream with the upstream's key, and shows (the app) or prints
 from __future__ import annotations
 
 import argparse
-import os
 import signal as signals
 import sys
 from pathlib import Path
@@ -20,6 +19,7 @@ from rich.text import Text
 
 from workbench.cli.args import Parser, add_rule_flags, add_step_flags, approve_of, oversight_of
 from workbench.sanitize import literal
+from workbench.secret_env import take
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 
@@ -114,7 +114,7 @@ def proxy_main(argv: list[str]) -> int:
             "who can reach it can use the upstream's key through it",
             file=sys.stderr,
         )
-    key = os.environ.get(args.api_key_env) or None
+    key = take(args.api_key_env) or None
     if key is None:
         print(
             f"workbench proxy: ${args.api_key_env} is not set: forwarding without a key",

@@ -13,6 +13,7 @@ from typing import Any
 from workbench.cli.args import Parser, add_provider_arguments
 from workbench.cli.commands import EXIT_USAGE, ask_for_cwd
 from workbench.cli.headless import recording_exit_code, say_recording_problem
+from workbench.config_file import config_caps
 from workbench.providers.settings import settings_from_args
 from workbench.runtime import build_runtime
 from workbench.sanitize import literal
@@ -124,6 +125,7 @@ def replay_main(argv: list[str]) -> int:
             pace=args.pace,
             session_path=args.session,
         )
+        options.caps = config_caps(getattr(args, "config", None))
         runtime = build_runtime(options)
     except (OSError, ValueError) as exc:
         print(f"workbench replay: cannot fork: {literal(str(exc))}", file=sys.stderr)

@@ -63,6 +63,12 @@ class ClientSide:
         """Runs an approved sampling request on the run's model."""
         self.on_sampled: Callable[[McpSamplingEvent], Awaitable[None]] | None = None
         """Awaited with what became of each sampling request (the hub puts it on the bus)."""
+        self.redact: Callable[[str], str] | None = None
+        """Masks known secrets in the server's texts (`workbench.redact.Redactor`)."""
+
+    def masked(self, text: str | None) -> str | None:
+        """`text` with known secrets masked (None stays None)."""
+        return self.redact(text) if text is not None and self.redact is not None else text
 
     async def list_roots(self, _context: Any) -> mcp_types.ListRootsResult:
         return mcp_types.ListRootsResult(
@@ -76,7 +82,7 @@ class ClientSide:
         data = params.data
         text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, default=str)
         where = f" [{params.logger}]" if params.logger else ""
-        line = f"{params.level.upper()}{where} {text}"
+        line = self.masked(f"{params.level.upper()}{where} {text}") or ""
         self.server_log.append(line)
         if self.on_log is not None:
             self.on_log(line)
@@ -122,6 +128,10 @@ class ClientSide:
         return await self.asker.elicit(self.server, params)
 
     async def sample(self, _context: Any, params: Any) -> Any:
+        if self.redact is not None:  # what the person, the model and the session see
+            params = type(params).model_validate(
+                masked_strings(params.model_dump(by_alias=True), self.redact)
+            )
         sent: list[mcp_types.CreateMessageRequestParams] = []
 
         async def run(
@@ -155,3 +165,14 @@ class ClientSide:
         if self.roots:
             options["list_roots_callback"] = self.list_roots
         return options
+
+
+def masked_strings(value: Any, redact: Callable[[str], str]) -> Any:
+    """`value` (JSON-like) with `redact` applied to every string in it."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {key: masked_strings(item, redact) for key, item in value.items()}
+    if isinstance(value, list):
+        return [masked_strings(item, redact) for item in value]
+    return value

@@ -161,7 +161,7 @@ class McpConnection:
                     raise Unreadable(self._garbled or "an answer that could not be read")
                 self.server_info = f"{info.server_info.name} {info.server_info.version}".strip()
                 self._capabilities = info.capabilities
-                self.instructions = info.instructions or None
+                self.instructions = self.client.masked(info.instructions) or None
                 self._session = session
                 self.status = "ready"
                 self._settled.set()

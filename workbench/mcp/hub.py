@@ -94,9 +94,12 @@ class McpHub:
             connection.client.asker = asker
 
     def mask(self, redact: Callable[[str], str] | None) -> None:
-        """Mask known secrets in what the servers' wire logs keep."""
+        """Mask known secrets in what the servers' wire logs keep, and in what the servers
+        send that is shown, recorded or sent to a model (instructions, log lines,
+        sampling requests)."""
         for connection in self.connections:
             connection.wire.redact = redact
+            connection.client.redact = redact
 
     @property
     def sampler(self) -> Sampler | None:

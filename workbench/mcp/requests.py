@@ -33,6 +33,7 @@ from workbench.agent import (
     TextContent,
     UserMessage,
 )
+from workbench.agent.content_caps import DEFAULT_CAPS, cap_images
 from workbench.bus_events import McpSamplingEvent
 
 DECLINED = -1
@@ -204,6 +205,7 @@ def to_messages(messages: list[mcp_types.SamplingMessage]) -> list[Any]:
                 parts.append(ImageContent(data=block.data, mime_type=block.mime_type))
             else:
                 parts.append(TextContent(text=f"[{getattr(block, 'type', 'content')} content]"))
+        parts = cap_images(parts, DEFAULT_CAPS) or parts  # a huge image never reaches the model
         if message.role == "user":
             out.append(UserMessage(content=parts))
         else:

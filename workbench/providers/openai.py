@@ -48,8 +48,8 @@ from workbench.providers.request_bodies import RequestBodies
 from workbench.providers.response_record import ResponseRecord
 from workbench.providers.settings import OpenAISettings
 from workbench.providers.stream_builder import Events, StreamBuilder
-from workbench.redact import CREDENTIAL_HEADERS
 from workbench.sse import SSEDecoder
+from workbench.redact import is_credential_header
 
 __all__ = ["OpenAIProvider", "describe_error", "redact"]
 
@@ -320,7 +320,7 @@ class _Exchange:
         headers = {
             k: v
             for k, v in self.settings.extra_headers.items()
-            if k.lower() not in CREDENTIAL_HEADERS
+            if not is_credential_header(k)
         }
         await self._publish(
             ProviderRequestEvent(

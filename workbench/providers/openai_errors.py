@@ -15,7 +15,7 @@ import openai
 
 from workbench.providers.openai_stream import StreamError, error_text
 from workbench.providers.settings import OpenAISettings
-from workbench.redact import CREDENTIAL_HEADERS
+from workbench.redact import is_credential_header
 
 try:  # openai>=3 is built on httpx2; earlier versions on httpx
     import httpx2 as httpx
@@ -80,7 +80,7 @@ def redact(text: str, settings: OpenAISettings) -> str:
     Some servers echo the key they rejected; error messages end up in events and
     session files, so the key is cut out before they leave the provider.
     """
-    secrets = [v for k, v in settings.extra_headers.items() if k.lower() in CREDENTIAL_HEADERS]
+    secrets = [v for k, v in settings.extra_headers.items() if is_credential_header(k)]
     if settings.api_key is not None:
         secrets.append(settings.api_key.get_secret_value())
     for secret in sorted(secrets, key=len, reverse=True):

@@ -12,7 +12,6 @@ Precedence, field by field: flags > profile > environment > defaults.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from workbench.config_file import default_config_path, read_config
+from workbench.secret_env import environment
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 TOOL_CHOICE_KEYWORDS = ("auto", "required", "none")
@@ -153,7 +153,7 @@ def load_provider_config(path: Path, *, required: bool = False) -> ProviderConfi
 
 
 def settings_from_args(
-    args: argparse.Namespace, environ: Mapping[str, str] = os.environ
+    args: argparse.Namespace, environ: Mapping[str, str] | None = None
 ) -> OpenAISettings | None:
     """Resolve the endpoint from flags, profile, environment and defaults.
 
@@ -165,6 +165,8 @@ def settings_from_args(
     Raises:
         ValueError: unknown profile, bad tool choice, missing model, unreadable config.
     """
+    if environ is None:  # the environment with the secrets start-up moved out of it
+        environ = environment()
 
     def flag(name: str) -> Any:
         return getattr(args, name, None)  # tolerate parsers without some of the flags
