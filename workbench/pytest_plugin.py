@@ -45,9 +45,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--workbench-approve",
-        choices=["all", "none", "rules"],
-        default="rules",
-        help='how "ask" rules are answered in the re-runs (default: rules, only allow rules allow)',
+        choices=["recorded", "all", "none", "rules"],
+        default="recorded",
+        help="recorded (the default): calls the same as recorded get the recorded decision, "
+        "others are judged by your rules; all/none/rules: every call by your rules, and "
+        '"ask" answered that way',
     )
     group.addoption("--workbench-rules", metavar="FILE", help="the permission rules file")
     group.addoption(

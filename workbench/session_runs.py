@@ -13,6 +13,7 @@ tools run is never the path the file holds unless the user names it
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections import deque
 from collections.abc import Sequence
@@ -23,16 +24,17 @@ from typing import TYPE_CHECKING, Any, Literal
 from workbench.agent import (
     AgentTool,
     AssistantMessage,
-    BeforeToolCallResult,
     Model,
     ToolResultMessage,
 )
 from workbench.permissions import chain_before
 from workbench.providers.recorded import RecordedModel
 from workbench.providers.scripted import Scenario
+from workbench.rerun_hooks import RecordedEdits, ReplayedDecisions
 from workbench.runtime import RunOptions, build_runtime, pace_of
 from workbench.scratch import scratch_workspace
 from workbench.sessions.checkpoints import StartFiles, start_files
+from workbench.sessions.decisions import DECISION_KINDS, recorded_calls
 from workbench.sessions.fork import fork_point
 from workbench.sessions.header import AgentSetup
 from workbench.sessions.history import messages_of
@@ -226,7 +228,7 @@ async def rerun(
     *,
     workspace: Path | None = None,
     in_place: bool | None = None,
-    approve: Literal["all", "none", "rules"] = "rules",
+    approve: Literal["recorded", "all", "none", "rules"] = "recorded",
     allow: Sequence[str] = (),
     ask: Sequence[str] = (),
     deny: Sequence[str] = (),
@@ -250,7 +252,10 @@ async def rerun(
             directory are refused.
         in_place: True: run in `workspace` as it is; False: restore into it, refusing
             one that is not empty; None: restore unless it is not empty.
-        approve: how "ask" rules are answered (a re-run has nobody to ask).
+        approve: "recorded" (the default): each call the same as recorded gets the
+            recorded decision (`workbench.rerun_hooks`), any other is judged by the
+            rules alone; "all", "none", "rules": every call is judged by the rules, and
+            "ask" is answered by that policy (a re-run has nobody to ask).
         tools: the tools (default: the built-in tools bound to the workspace).
         record_to: also record the re-run as a new session there.
         setup: an `AgentSetup` to build the agent from instead (its built-ins, its
@@ -294,7 +299,7 @@ async def rerun(
             tool_specs=list(setup.tool_specs) if setup is not None else [],
             project_dir=Path(setup.project_dir) if setup and setup.project_dir else None,
             mcp_servers=servers,
-            approve=approve,
+            approve="rules" if approve == "recorded" else approve,
             allow=list(allow),
             ask=list(ask),
             deny=list(deny),
@@ -306,10 +311,15 @@ async def rerun(
     )
     agent = runtime.agent
     edits = edited_arguments(of_kinds(session.events, INTERVENTION_KINDS))
-    replay = _RecordedEdits(edits)
-    # The edit is put back first, so the gate judges the arguments that will run.
-    agent.before_tool_call = chain_before(replay.before_tool_call, agent.before_tool_call)
+    replay = RecordedEdits(edits)
     agent.on_arguments_failed = replay.arguments_failed
+    decisions: ReplayedDecisions | None = None
+    if approve == "recorded":
+        calls = recorded_calls(of_kinds(session.events, DECISION_KINDS))
+        decisions = ReplayedDecisions(calls, replay, runtime.gate, agent.publish)
+        agent.before_tool_call = chain_before(decisions, runtime.stepper.before_tool_call)
+    else:  # the edit is put back first, so the gate judges the arguments that will run
+        agent.before_tool_call = chain_before(replay.before_tool_call, agent.before_tool_call)
     now: list[ToolResultMessage] = []
 
     def collect(event: Any, _signal: Any = None) -> None:
@@ -326,20 +336,23 @@ async def rerun(
             "changed may differ"
         )
     hub = runtime.mcp
-    if hub is None:
-        await _replay_all(agent, model, runs, report, header)
-    else:
-        from workbench.mcp.hub import describe_failure
-
-        async with hub.attach(agent):
-            report.warnings += [describe_failure(c) for c in hub.failed] + hub.refused
+    with contextlib.chdir(workspace):  # your tools open relative paths from the workspace
+        if hub is None:
             await _replay_all(agent, model, runs, report, header)
+        else:
+            from workbench.mcp.hub import describe_failure
+
+            async with hub.attach(agent):
+                report.warnings += [describe_failure(c) for c in hub.failed] + hub.refused
+                await _replay_all(agent, model, runs, report, header)
     recorded = [m for m in messages_of(session.events) if isinstance(m, ToolResultMessage)]
     requested = [call.id for run in runs for r in run.replies for call in r.tool_calls]
     report.calls = compare(recorded, now, requested)
     for outcome in report.calls:
         if outcome.tool_call_id in edits and not outcome.note:
             outcome.note = f"ran as edited by the user {edits[outcome.tool_call_id][1]}"
+        if decisions is not None:
+            outcome.diverged(decisions.divergences.get(outcome.tool_call_id, []))
     return report
 
 
@@ -351,36 +364,6 @@ async def _replay_all(
         report.warnings.append(f"tools recorded but not available now: {', '.join(missing)}")
     for number, run in enumerate(runs, 1):
         await _replay_run(agent, model, run, number, report)
-
-
-class _RecordedEdits:
-    """Puts a person's recorded edits back where they were made: before the call runs,
-    or (for arguments that failed) into the pipeline again."""
-
-    def __init__(self, edits: dict[str, tuple[dict[str, Any], str]]) -> None:
-        self.edits = edits
-        self.retried: set[str] = set()
-
-    def before_tool_call(self, ctx: Any, _signal: Any = None) -> Any:
-        from workbench.permissions.edits import InvalidEdit, revalidate
-
-        edit = self.edits.get(ctx.tool_call.id)
-        if edit is None:
-            return None
-        try:
-            ctx.args = revalidate(ctx.tool, edit[0])
-        except InvalidEdit as exc:
-            return BeforeToolCallResult(
-                block=True, reason=f"The recorded edit is no longer valid: {exc}"
-            )
-        return None
-
-    def arguments_failed(self, ctx: Any, _signal: Any = None) -> dict[str, Any] | None:
-        call_id = ctx.tool_call.id
-        if call_id in self.retried or call_id not in self.edits:
-            return None
-        self.retried.add(call_id)
-        return self.edits[call_id][0]
 
 
 async def _replay_run(

@@ -51,9 +51,12 @@ def rerun_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--approve",
-        choices=["all", "none", "rules"],
-        default="rules",
-        help='how "ask" rules are answered (default: rules, only allow rules allow)',
+        choices=["recorded", "all", "none", "rules"],
+        default="recorded",
+        help="recorded (the default): each call the same as recorded gets the decision the "
+        "recording shows (a person's or a rule's answer, edits, denial reasons), unless your "
+        "rules deny it; a call that differs is judged by your rules alone. all/none/rules: "
+        'every call is judged by your rules, and "ask" is answered that way',
     )
     parser.add_argument("--rules", type=Path, metavar="FILE", help="rules file")
     for flag in ("allow", "ask", "deny"):

@@ -73,12 +73,24 @@ class CallOutcome:
     recorded: ToolResultMessage | None = None
     now: ToolResultMessage | None = None
     note: str = ""
+    divergences: list[str] = field(default_factory=list)
+    """What else is not as recorded: the call's arguments, the files it left."""
+
+    def diverged(self, why: Sequence[str]) -> None:
+        """Note divergences besides the result (a call that was the same now differs)."""
+        if not why:
+            return
+        self.divergences += why
+        if self.status == "same":
+            self.status = "differs"
 
     def diff(self, context: int = 2, limit: int = 40) -> list[str]:
-        """A unified diff of the result text, then and now (at most `limit` lines)."""
+        """What differs: the divergences, then a unified diff of the result text, then
+        and now (at most `limit` lines)."""
         before = self.recorded.text.splitlines() if self.recorded else []
         after = self.now.text.splitlines() if self.now else []
         lines = list(difflib.unified_diff(before, after, "recorded", "now", n=context, lineterm=""))
+        lines[:0] = self.divergences
         if self.recorded and self.now and self.recorded.is_error != self.now.is_error:
             lines.insert(0, f"is_error: {self.recorded.is_error} -> {self.now.is_error}")
         if len(lines) > limit:
