@@ -13,6 +13,13 @@ workspace checkpoints, restored by the re-run); the recorded scenario's files; o
 copy of the directory the session says it ran in (refused for `/` and the home
 directory).
 
+Each item's tools run in its workspace (it is the current directory during the
+re-run). A session your workbench signed starts its recorded tools; one recorded
+elsewhere takes `--workbench-tools SPEC` or the `tools` of the project's
+`workbench.toml` (in pytest's rootdir, else where pytest started); no path a session
+file holds is used. Calls the same as recorded get the recorded decisions
+(`--workbench-approve`). A re-run that cannot start fails its item in one line.
+
 The plugin is registered through the `pytest11` entry point; without the flag it
 adds its options and does nothing else (this module imports nothing but pytest;
 the runtime is imported when a session item is collected).
@@ -52,6 +59,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         '"ask" answered that way',
     )
     group.addoption("--workbench-rules", metavar="FILE", help="the permission rules file")
+    group.addoption(
+        "--workbench-tools",
+        action="append",
+        default=None,
+        metavar="SPEC",
+        help="load these tools (a --tools spec: file.py, module, file.py:NAME; repeatable) "
+        "for sessions recorded elsewhere (default: the `tools` of workbench.toml in "
+        "pytest's rootdir, or the recorded ones for sessions your workbench signed)",
+    )
     group.addoption(
         "--workbench-trust-recorded-tools",
         action="store_true",
@@ -117,9 +133,17 @@ class SessionItem(pytest.Item):
     def runtest(self) -> None:
         if self.recorded is None:
             raise pytest.fail.Exception(f"not a session the workbench can read: {self.problem}")
-        workspace, seeded = self._workspace()
-        self.add_report_section("call", "workspace", f"{workspace} ({seeded})")
-        report = _rerun(self.recorded, workspace, self.config)
+        from workbench.cli.rerun import setup_failure
+        from workbench.sanitize import literal
+
+        try:
+            workspace, seeded = self._workspace()
+            self.add_report_section("call", "workspace", f"{workspace} ({seeded})")
+            report = _rerun(self.recorded, workspace, self.config)
+        except (OSError, ValueError) as exc:  # one line per item, not a traceback
+            raise pytest.fail.Exception(
+                f"the re-run could not start: {literal(setup_failure(exc))}", pytrace=False
+            ) from None
         lines = report_text(report, self.path, self.config.getoption("workbench_approve"))
         if report.differs:
             raise SessionDiverged("\n".join(lines))
@@ -182,13 +206,13 @@ def _rerun(session: Any, workspace: Path, config: pytest.Config) -> Any:
 
     flags = argparse.Namespace(
         trust_recorded_tools=config.getoption("workbench_trust_recorded_tools"),
-        tool_specs=None,
+        tool_specs=config.getoption("workbench_tools"),
         builtin_tools=None,
         mcp=None,
         mcp_url=None,
         config=None,
     )
-    setup, servers, warnings = rerun_setup(session, flags)
+    setup, servers, warnings = rerun_setup(session, flags, project_dir(config))
     rules = config.getoption("workbench_rules")
 
     async def go() -> Any:
@@ -204,6 +228,18 @@ def _rerun(session: Any, workspace: Path, config: pytest.Config) -> Any:
     report = anyio.run(go)
     report.warnings[:0] = warnings
     return report
+
+
+def project_dir(config: pytest.Config) -> Path:
+    """Where the project's `workbench.toml` is: pytest's rootdir, else the directory
+    pytest was started in (the rootdir is the ancestor of every path on the command
+    line when no ini file fixes it)."""
+    from workbench.project.config import find_project
+
+    root = config.rootpath
+    if find_project(root) is not None:
+        return root
+    return config.invocation_params.dir
 
 
 def report_text(report: Any, path: Path, approve: str) -> list[str]:
