@@ -20,7 +20,7 @@ from workbench.sessions.trust import RunKind
 if TYPE_CHECKING:
     from workbench.sessions.reader import Session
 
-SUBCOMMANDS = ("replay", "rerun", "export", "sessions", "diff", "restore")
+SUBCOMMANDS = ("replay", "rerun", "export", "sessions", "diff", "restore", "bundle")
 EXIT_SAME = 0
 EXIT_DIFFERS = 1
 EXIT_USAGE = 2
@@ -77,6 +77,10 @@ def subcommand_main(command: str, argv: list[str]) -> int:
         from workbench.cli.replay import replay_main
 
         return replay_main(argv)
+    if command == "bundle":
+        from workbench.cli.bundle import bundle_main
+
+        return bundle_main(argv)
     if command == "rerun":
         from workbench.cli.rerun import rerun_main
 
