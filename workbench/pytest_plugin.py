@@ -69,6 +69,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "pytest's rootdir, or the recorded ones for sessions your workbench signed)",
     )
     group.addoption(
+        "--workbench-ignore",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="mask text matching REGEX in both results before comparing (volatile output; "
+        "repeatable; added to `ignore` under [rerun] in workbench.toml)",
+    )
+    group.addoption(
         "--workbench-trust-recorded-tools",
         action="store_true",
         help="start the recorded --tools and MCP servers of sessions not recorded by your "
@@ -212,7 +220,11 @@ def _rerun(session: Any, workspace: Path, config: pytest.Config) -> Any:
         mcp_url=None,
         config=None,
     )
-    setup, servers, warnings = rerun_setup(session, flags, project_dir(config))
+    from workbench.cli.commands import project_ignores
+
+    base = project_dir(config)
+    ignore = project_ignores(base) + config.getoption("workbench_ignore")
+    setup, servers, warnings = rerun_setup(session, flags, base)
     rules = config.getoption("workbench_rules")
 
     async def go() -> Any:
@@ -223,6 +235,7 @@ def _rerun(session: Any, workspace: Path, config: pytest.Config) -> Any:
             rules_file=config.invocation_params.dir / rules if rules else None,
             setup=setup,
             mcp_servers=servers,
+            ignore=ignore,
         )
 
     report = anyio.run(go)

@@ -40,6 +40,7 @@ from workbench.sessions.header import AgentSetup
 from workbench.sessions.history import messages_of
 from workbench.sessions.interventions import INTERVENTION_KINDS, edited_arguments
 from workbench.sessions.log import of_kinds
+from workbench.sessions.masks import Masks
 from workbench.sessions.reader import Session, read_session
 from workbench.sessions.rerun import RecordedRun, RerunReport, compare, recorded_runs
 from workbench.sessions.trust import (
@@ -238,6 +239,7 @@ async def rerun(
     tool_abort_grace: float = 2.0,
     setup: AgentSetup | None = None,
     mcp_servers: list[McpServerConfig] | None = None,
+    ignore: Sequence[str] = (),
 ) -> RerunReport:
     """Re-run `session`'s tool flow on the real tools; compare every result.
 
@@ -262,14 +264,17 @@ async def rerun(
             `--tools` specs, its MCP servers, started for the re-run and stopped after).
             The caller decides whether a recorded setup may be trusted.
         mcp_servers: `McpServerConfig`s that replace the setup's servers.
+        ignore: regular expressions of volatile text masked in both results before
+            they are compared (`workbench.sessions.masks`).
 
     Raises:
-        ValueError: no workspace to run in, `/` or the home directory, or a setup whose
-            tools do not load.
+        ValueError: no workspace to run in, `/` or the home directory, a setup whose
+            tools do not load, or an `ignore` pattern that does not compile.
         workbench.sessions.SessionError: a path to a file that is not a session.
     """
     if not isinstance(session, Session):
         session = read_session(Path(session))
+    masks = Masks(ignore)
     header = session.header
     if header.model.provider == "proxy" and tools is None:
         raise ValueError(
@@ -347,7 +352,7 @@ async def rerun(
                 await _replay_all(agent, model, runs, report, header)
     recorded = [m for m in messages_of(session.events) if isinstance(m, ToolResultMessage)]
     requested = [call.id for run in runs for r in run.replies for call in r.tool_calls]
-    report.calls = compare(recorded, now, requested)
+    report.calls = compare(recorded, now, requested, masks)
     for outcome in report.calls:
         if outcome.tool_call_id in edits and not outcome.note:
             outcome.note = f"ran as edited by the user {edits[outcome.tool_call_id][1]}"

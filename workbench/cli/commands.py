@@ -71,6 +71,18 @@ def ask_for_cwd(session: Session, command: str, kind: RunKind = "re-run") -> Pat
     return cwd
 
 
+def project_ignores(base: Path) -> list[str]:
+    """The `ignore` masks under `[rerun]` of the project file of `base`.
+
+    Raises:
+        ValueError: a project file that cannot be read.
+    """
+    from workbench.project.config import find_project
+
+    project = find_project(base)
+    return list(project.rerun.ignore) if project is not None and project.rerun else []
+
+
 def subcommand_main(command: str, argv: list[str]) -> int:
     """Run `workbench replay | rerun | export | sessions | diff | restore ...`."""
     if command == "replay":

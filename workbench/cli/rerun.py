@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from workbench.cli.args import Parser, builtin_names
-from workbench.cli.commands import EXIT_DIFFERS, EXIT_SAME, EXIT_USAGE, ask_for_cwd, load
+from workbench.cli.commands import (
+    EXIT_DIFFERS,
+    EXIT_SAME,
+    EXIT_USAGE,
+    ask_for_cwd,
+    load,
+    project_ignores,
+)
 from workbench.sanitize import literal, one_line
 from workbench.session_runs import rerun, scenario_of
 from workbench.sessions.header import AgentSetup
@@ -67,6 +74,14 @@ def rerun_parser() -> argparse.ArgumentParser:
             metavar="RULE",
             help=f"{flag} calls matching RULE (repeatable)",
         )
+    parser.add_argument(
+        "--ignore",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="mask text matching REGEX in both results before comparing (volatile output: "
+        "times, ids; repeatable; added to `ignore` under [rerun] in workbench.toml)",
+    )
     parser.add_argument("--session", type=Path, metavar="FILE", help="also record the re-run there")
     parser.add_argument("--quiet", action="store_true", help="print only calls that differ")
     add_setup_arguments(parser)
@@ -228,9 +243,11 @@ def rerun_main(argv: list[str]) -> int:
             record_to=args.session,
             setup=setup,
             mcp_servers=servers,
+            ignore=ignore,
         )
 
     try:
+        ignore = project_ignores(Path.cwd()) + args.ignore
         setup, servers, warnings = rerun_setup(session, args)
         report = anyio.run(go)
     except (OSError, ValueError) as exc:

@@ -23,6 +23,7 @@ from typing import Any
 from workbench.agent.types import text_of
 from workbench.sanitize import literal
 from workbench.sessions.log import of_kinds
+from workbench.sessions.masks import Masks
 from workbench.sessions.reader import Session
 
 SHOWN_LINES = 40
@@ -141,18 +142,24 @@ def _add(call: Call, event: Any) -> None:
         call.duration_ms = event.duration_ms
 
 
-def compare(a: list[Turn], b: list[Turn], tolerance: float | None = None) -> list[Difference]:
+def compare(
+    a: list[Turn], b: list[Turn], tolerance: float | None = None, masks: Masks | None = None
+) -> list[Difference]:
     """Every difference, in order (the first one is where the runs diverge).
 
     Args:
         tolerance: count a timing as a difference when it differs by more than this
-            fraction (None: timings never count)."""
-    return [row for row in align(a, b, tolerance) if row.differs]
+            fraction (None: timings never count).
+        masks: volatile text hidden in results and errors before they are compared."""
+    return [row for row in align(a, b, tolerance, masks) if row.differs]
 
 
-def align(a: list[Turn], b: list[Turn], tolerance: float | None = None) -> list[Difference]:
+def align(
+    a: list[Turn], b: list[Turn], tolerance: float | None = None, masks: Masks | None = None
+) -> list[Difference]:
     """The two sessions side by side: turn N with turn N, call K with call K, one row
     for each field either side has (the same or not), in order; see `compare`."""
+    mask = masks.apply if masks else str
     out: list[Difference] = []
     for index in range(max(len(a), len(b))):
         where = f"turn {index + 1}"
@@ -190,8 +197,8 @@ def align(a: list[Turn], b: list[Turn], tolerance: float | None = None) -> list[
                     ("raw arguments", ca.raw, cb.raw),
                     ("validated arguments", ca.validated, cb.validated),
                     ("decision", ca.decision, cb.decision),
-                    ("result", ca.result, cb.result),
-                    ("error", ca.error, cb.error),
+                    ("result", mask(ca.result), mask(cb.result)),
+                    ("error", mask(ca.error), mask(cb.error)),
                 ),
             )
             if tolerance is not None and _beyond(ca.duration_ms, cb.duration_ms, tolerance):

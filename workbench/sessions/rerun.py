@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 from workbench.agent import AssistantMessage, ToolResultMessage
 from workbench.sessions.log import of_kinds
+from workbench.sessions.masks import Masks
 
 Status = Literal["same", "differs", "missing", "extra", "skipped"]
 
@@ -73,6 +74,7 @@ class CallOutcome:
     recorded: ToolResultMessage | None = None
     now: ToolResultMessage | None = None
     note: str = ""
+    masks: Masks = field(default_factory=Masks)
     divergences: list[str] = field(default_factory=list)
     """What else is not as recorded: the call's arguments, the files it left."""
 
@@ -87,8 +89,8 @@ class CallOutcome:
     def diff(self, context: int = 2, limit: int = 40) -> list[str]:
         """What differs: the divergences, then a unified diff of the result text, then
         and now (at most `limit` lines)."""
-        before = self.recorded.text.splitlines() if self.recorded else []
-        after = self.now.text.splitlines() if self.now else []
+        before = self.masks.apply(self.recorded.text).splitlines() if self.recorded else []
+        after = self.masks.apply(self.now.text).splitlines() if self.now else []
         lines = list(difflib.unified_diff(before, after, "recorded", "now", n=context, lineterm=""))
         lines[:0] = self.divergences
         if self.recorded and self.now and self.recorded.is_error != self.now.is_error:
@@ -115,10 +117,8 @@ class RerunReport:
         return sum(1 for c in self.calls if c.status == status)
 
 
-def _same(a: ToolResultMessage, b: ToolResultMessage) -> bool:
-    return a.is_error == b.is_error and [c.model_dump() for c in a.content] == [
-        c.model_dump() for c in b.content
-    ]
+def _same(a: ToolResultMessage, b: ToolResultMessage, masks: Masks) -> bool:
+    return a.is_error == b.is_error and masks.content(a.content) == masks.content(b.content)
 
 
 def _not_real(message: ToolResultMessage) -> str:
@@ -138,6 +138,7 @@ def compare(
     recorded: Sequence[ToolResultMessage],
     now: Sequence[ToolResultMessage],
     requested: Sequence[str] = (),
+    masks: Masks | None = None,
 ) -> list[CallOutcome]:
     """Match results by call id (and occurrence, for repeated ids), in recorded order.
 
@@ -145,7 +146,9 @@ def compare(
         requested: the ids of every call the recorded model asked for; one of them
             with a result now but none recorded (the recording ends first) is not
             compared, rather than reported as a call made only now.
+        masks: volatile text hidden in both results before they are compared.
     """
+    masks = masks if masks is not None else Masks()
     unanswered = Counter(requested) - Counter(m.tool_call_id for m in recorded)
     pending: dict[str, deque[ToolResultMessage]] = {}
     for message in now:
@@ -160,8 +163,10 @@ def compare(
         elif why:
             status = "skipped"
         else:
-            status = "same" if _same(then, current) else "differs"
-        outcomes.append(CallOutcome(then.tool_call_id, then.tool_name, status, then, current, why))
+            status = "same" if _same(then, current, masks) else "differs"
+        outcomes.append(
+            CallOutcome(then.tool_call_id, then.tool_name, status, then, current, why, masks)
+        )
     for queue in pending.values():
         for extra in queue:
             if unanswered[extra.tool_call_id] > 0:
