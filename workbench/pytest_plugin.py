@@ -262,6 +262,8 @@ def report_text(report: Any, path: Path, approve: str) -> list[str]:
 
     lines = report_lines(report, path, approve)
     first = next((c for c in report.calls if c.status in ("differs", "missing", "extra")), None)
+    if first is None and report.files:
+        return [f"first divergence: the files at the end: {literal(report.files[0])}", "", *lines]
     if first is None:
         return lines
     where = report.calls.index(first) + 1

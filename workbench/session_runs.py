@@ -30,6 +30,7 @@ from workbench.agent import (
 from workbench.permissions import chain_before
 from workbench.providers.recorded import RecordedModel
 from workbench.providers.scripted import Scenario
+from workbench.rerun_files import FileChecks
 from workbench.rerun_hooks import RecordedEdits, ReplayedDecisions
 from workbench.runtime import RunOptions, build_runtime, pace_of
 from workbench.scratch import scratch_workspace
@@ -326,10 +327,14 @@ async def rerun(
     else:  # the edit is put back first, so the gate judges the arguments that will run
         agent.before_tool_call = chain_before(replay.before_tool_call, agent.before_tool_call)
     now: list[ToolResultMessage] = []
+    files = FileChecks(session, workspace, restored=start.restored is not None)
+    changed: dict[str, list[str]] = {}
 
     def collect(event: Any, _signal: Any = None) -> None:
         if event.type == "message_end" and isinstance(event.message, ToolResultMessage):
             now.append(event.message)
+        elif event.type == "tool_execution_end":
+            changed.setdefault(event.tool_call_id, []).extend(files.after_call(event.tool_call_id))
 
     agent.subscribe(collect)
     runs = recorded_runs(session.events)
@@ -343,13 +348,14 @@ async def rerun(
     hub = runtime.mcp
     with contextlib.chdir(workspace):  # your tools open relative paths from the workspace
         if hub is None:
-            await _replay_all(agent, model, runs, report, header)
+            await _replay_all(agent, model, runs, report, header, files)
         else:
             from workbench.mcp.hub import describe_failure
 
             async with hub.attach(agent):
                 report.warnings += [describe_failure(c) for c in hub.failed] + hub.refused
-                await _replay_all(agent, model, runs, report, header)
+                await _replay_all(agent, model, runs, report, header, files)
+        report.files = files.at_end()
     recorded = [m for m in messages_of(session.events) if isinstance(m, ToolResultMessage)]
     requested = [call.id for run in runs for r in run.replies for call in r.tool_calls]
     report.calls = compare(recorded, now, requested, masks)
@@ -358,16 +364,27 @@ async def rerun(
             outcome.note = f"ran as edited by the user {edits[outcome.tool_call_id][1]}"
         if decisions is not None:
             outcome.diverged(decisions.divergences.get(outcome.tool_call_id, []))
+        if outcome.status != "skipped":
+            outcome.diverged(changed.pop(outcome.tool_call_id, []))
     return report
 
 
 async def _replay_all(
-    agent: Agent, model: RecordedModel, runs: list[RecordedRun], report: RerunReport, header: Any
+    agent: Agent,
+    model: RecordedModel,
+    runs: list[RecordedRun],
+    report: RerunReport,
+    header: Any,
+    files: FileChecks,
 ) -> None:
     missing = sorted({t.name for t in header.tools} - {t.name for t in agent.state.tools})
     if missing:
         report.warnings.append(f"tools recorded but not available now: {', '.join(missing)}")
     for number, run in enumerate(runs, 1):
+        count, problems = files.before_run(number)
+        if count:
+            report.notes.append(f"run {number}: {count} file(s) edited by hand put back first")
+        report.warnings += [f"run {number}: a hand edit not put back: {p}" for p in problems]
         await _replay_run(agent, model, run, number, report)
 
 

@@ -279,6 +279,7 @@ def report_lines(
     if report.workspace_note:
         lines.append(f"  workspace: {literal(report.workspace_note)}")
     lines += [f"  ! {literal(w)}" for w in report.warnings]
+    lines += [f"  {literal(n)}" for n in report.notes]
     for call in report.calls:
         if quiet and call.status in ("same", "skipped"):
             continue
@@ -296,6 +297,9 @@ def report_lines(
         for s in ("same", "differs", "missing", "extra", "skipped")
         if report.count(s)
     )
+    if report.files:
+        lines.append("  ✗ files at the end:")
+        lines += [f"      {literal(f)}" for f in report.files]
     verdict = "something differed" if report.differs else "every result is the same"
     lines.append(f"{len(report.calls)} calls: {counts or 'none'}; {verdict}")
     return lines

@@ -332,3 +332,38 @@ def start_files(
     return StartFiles(
         dest, f"{dest}: {kind} of the files at {at} ({done.written} files{lacking})", done
     )
+
+
+def apply_change(dest: Path, change: Any, stores: list[BlobStore]) -> list[str]:
+    """Write a recorded `workspace_change` into `dest` (a hand edit made between two
+    runs, re-applied by a re-run): its files written, its deletions deleted. Returns
+    what could not be done (a path not safe to write, a blob missing), one line each."""
+    state = WorkspaceAt(stores=stores)
+    root = Path(os.path.realpath(dest))
+    problems: list[str] = []
+    for entry in change.files:
+        why = unsafe(entry.path)
+        if why:
+            problems.append(f"{entry.path}: {why}")
+            continue
+        try:
+            if entry.blob is None:
+                _delete(root, entry.path)
+            else:
+                _write(root, entry.path, state.blob(entry), entry.mode)
+        except BlobError as exc:
+            problems.append(str(exc))
+        except OSError as exc:
+            problems.append(f"{entry.path}: {exc.strerror or exc}")
+    return problems
+
+
+def stores_of(session: Any) -> list[BlobStore]:
+    """The blob stores a session's contents are looked for in: the one beside the file
+    first, then the one its first manifest names."""
+    stores = [store_for(session.path)]
+    for _position, record in read_records(session):
+        if record is not None and record.type == "workspace_manifest" and record.store:
+            stores.append(BlobStore(Path(record.store)))
+            break
+    return stores

@@ -49,6 +49,9 @@ class Call:
     result: str = ""
     error: str = ""
     duration_ms: float | None = None
+    files: str = ""
+    """The files the call left changed, as its checkpoint recorded them (path and
+    content hash, or deleted), one per line."""
 
 
 @dataclass
@@ -117,7 +120,23 @@ def turns_of(session: Session) -> list[Turn]:
             call = calls.get(event.tool_call_id)
             if call is not None:
                 _add(call, event)
+    _add_files(session, calls)
     return turns
+
+
+def _add_files(session: Session, calls: dict[str, Call]) -> None:
+    from workbench.sessions.checkpoints import read_records
+
+    for _position, record in read_records(session):
+        call = calls.get(getattr(record, "tool_call_id", None) or "")
+        if call is None:
+            continue
+        lines = [
+            f"{e.path}: {e.blob[:12]} ({e.size} bytes)" if e.blob else f"{e.path}: deleted"
+            for e in record.files
+        ]
+        lines += [f"{item.path}: not recorded ({item.reason})" for item in record.left_out]
+        call.files = "\n".join(filter(None, [call.files, *lines]))
 
 
 def _add(call: Call, event: Any) -> None:
@@ -199,6 +218,7 @@ def align(
                     ("decision", ca.decision, cb.decision),
                     ("result", mask(ca.result), mask(cb.result)),
                     ("error", mask(ca.error), mask(cb.error)),
+                    ("files", ca.files, cb.files),
                 ),
             )
             if tolerance is not None and _beyond(ca.duration_ms, cb.duration_ms, tolerance):
@@ -248,7 +268,7 @@ def report_lines(
     yield f"A: {literal(str(a_path))} ({len(a)} turns)"
     yield f"B: {literal(str(b_path))} ({len(b)} turns)"
     if not diffs:
-        yield "the same: every prompt, reply, call, decision and result"
+        yield "the same: every prompt, reply, call, decision, result and file written"
     else:
         first = diffs[0]
         yield f"first divergence: {literal(first.where)}: {first.what}"

@@ -107,11 +107,17 @@ class RerunReport:
     workspace: Path | None = None
     workspace_note: str = ""
     """Which files the re-run started from: restored from the recording, or as they were."""
+    notes: list[str] = field(default_factory=list)
+    """What the re-run did besides the calls (hand edits put back)."""
+    files: list[str] = field(default_factory=list)
+    """Files that differ from the recording's at the end (one line each)."""
 
     @property
     def differs(self) -> bool:
-        """Anything differs: a result, or a call made or missing now."""
-        return any(c.status in ("differs", "missing", "extra") for c in self.calls)
+        """Anything differs: a result, a call made or missing now, or a file."""
+        return bool(self.files) or any(
+            c.status in ("differs", "missing", "extra") for c in self.calls
+        )
 
     def count(self, status: Status) -> int:
         return sum(1 for c in self.calls if c.status == status)
