@@ -81,6 +81,9 @@ class SessionsScreen(Screen[None]):
         self.library = Library(directory)
         self.query_state = query or Query()
         self.shown: list[Path] = []
+        self._listed: Any = None
+        """What the table shows (the query and every row's data): a reload that finds
+        the same leaves the table, its cursor and the status line as they are."""
         self.marked: list[Path] = []
         """Sessions marked to diff (A, then B)."""
         self.on_open = on_open or self.replay_in_terminal
@@ -159,6 +162,10 @@ class SessionsScreen(Screen[None]):
         except (OSError, sqlite3.Error) as exc:
             self._status(f"cannot read the index: {exc}")
             return
+        listed = (self.query_state, problem, [(e.path, e.data, e.snippet) for e in entries])
+        if listed == self._listed:  # a background refresh that changed nothing
+            return
+        self._listed = listed
         table = self.query_one(DataTable)
         table.clear()
         self.shown = []
