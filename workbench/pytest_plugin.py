@@ -113,19 +113,18 @@ class SessionFile(pytest.File):
     """One session file: one item, named after its first prompt."""
 
     def collect(self) -> Any:
+        """Reads only the header and the first prompt: every pytest-xdist worker
+        collects every item, and each item reads its file whole when it runs."""
         from workbench.sanitize import one_line
-        from workbench.sessions.history import first_prompt
-        from workbench.sessions.reader import SessionError, read_session
+        from workbench.sessions.reader import SessionError, peek_session
 
         try:
-            session = read_session(self.path)
+            _header, first = peek_session(self.path)
         except SessionError as exc:  # the item fails with the reason
-            yield SessionItem.from_parent(self, name="unreadable", recorded=None, problem=str(exc))
+            yield SessionItem.from_parent(self, name="unreadable", problem=str(exc))
             return
-        prompt = one_line(" ".join(first_prompt(session.events).split()), 60)
-        yield SessionItem.from_parent(
-            self, name=prompt.replace("::", ": ") or "rerun", recorded=session, problem=""
-        )
+        prompt = one_line(" ".join(first.split()), 60)
+        yield SessionItem.from_parent(self, name=prompt.replace("::", ": ") or "rerun", problem="")
 
 
 class SessionDiverged(Exception):
@@ -133,14 +132,23 @@ class SessionDiverged(Exception):
 
 
 class SessionItem(pytest.Item):
-    def __init__(self, *, recorded: Any, problem: str, **kwargs: Any) -> None:
+    def __init__(self, *, problem: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.recorded = recorded
+        self.recorded: Any = None
         self.problem = problem
 
     def runtest(self) -> None:
+        from workbench.sessions.reader import SessionError, read_session
+
+        if not self.problem:
+            try:
+                self.recorded = read_session(self.path)
+            except SessionError as exc:
+                self.problem = str(exc)
         if self.recorded is None:
-            raise pytest.fail.Exception(f"not a session the workbench can read: {self.problem}")
+            raise pytest.fail.Exception(
+                f"not a session the workbench can read: {self.problem}", pytrace=False
+            )
         from workbench.cli.rerun import setup_failure
         from workbench.sanitize import literal
 
