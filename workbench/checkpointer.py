@@ -34,6 +34,7 @@ from workbench.sessions.workspace_records import (
     WorkspaceManifest,
 )
 from workbench.workspace_scan import (
+    WHY_LINK,
     CheckpointCaps,
     Stat,
     capture,
@@ -57,9 +58,11 @@ class Checkpointer:
         self.root = Path(os.path.realpath(workspace))
         self.caps = caps
         self.store = store_for(recorder.path)
-        self.known: dict[str, tuple[int, int]] = {}
-        """Every file seen: its (mtime_ns, size) when last recorded or left out (a file
-        left out is looked at again only when it changes)."""
+        self.known: dict[str, tuple[int, int, int]] = {}
+        """Every file seen: its (mtime_ns, size, mode) when last recorded or left out (a
+        file left out is looked at again only when it changes; a `chmod +x` is a change)."""
+        self.links: set[str] = set()
+        """Symlinks already listed as left out (one made by a call is listed once)."""
         self.started = False
 
     async def __call__(self, event: Any, _signal: Any = None) -> None:
@@ -103,6 +106,7 @@ class Checkpointer:
         found = walk(self.root, self.caps, skip=[self.recorder.path.parent])
         done = capture(self.root, found.files, sorted(found.files), self.store, self.caps)
         self._remember(found.files, done.files, done.left_out)
+        self.links = {item.path for item in found.left_out if item.reason == WHY_LINK}
         return WorkspaceManifest(
             files=done.files,
             left_out=found.left_out + done.left_out,
@@ -115,7 +119,7 @@ class Checkpointer:
         changed = [
             p
             for p, s in found.files.items()
-            if p not in self.known or self.known[p] != (s.mtime_ns, s.size)
+            if p not in self.known or self.known[p] != (s.mtime_ns, s.size, s.mode)
         ]
         gone = [
             p for p in self.known if p not in found.files and not os.path.lexists(self.root / p)
@@ -126,10 +130,13 @@ class Checkpointer:
             del self.known[path]
         files = done.files + [FileEntry(path=p, blob=None) for p in gone]
         notes = found.notes + done.notes
-        if not (files or done.left_out or notes):
+        links = [i for i in found.left_out if i.reason == WHY_LINK and i.path not in self.links]
+        self.links.update(item.path for item in links)
+        left_out = done.left_out + links  # a link made by the call: listed, not dropped
+        if not (files or left_out or notes):
             return None
         return WorkspaceChange(
-            cause=cause, tool_call_id=call_id, files=files, left_out=done.left_out, notes=notes
+            cause=cause, tool_call_id=call_id, files=files, left_out=left_out, notes=notes
         )
 
     def _written(self, cause: str, call_id: str | None, path: str) -> WorkspaceChange:
@@ -166,11 +173,11 @@ class Checkpointer:
     ) -> None:
         for entry in stored:
             info = stats[entry.path]
-            self.known[entry.path] = (info.mtime_ns, info.size)
+            self.known[entry.path] = (info.mtime_ns, info.size, info.mode)
         for item in left:
             info = stats.get(item.path)
             if info is not None:
-                self.known[item.path] = (info.mtime_ns, info.size)
+                self.known[item.path] = (info.mtime_ns, info.size, info.mode)
 
 
 def attach_checkpoints(
