@@ -72,3 +72,24 @@ async def test_a_call_that_differs_is_judged_by_your_rules_and_reported(tmp_path
     assert any("arguments differ from the recording" in line for line in first.diff())
     assert first.now is not None and first.now.is_error  # judged by the rules: not allowed
     assert ran == []  # nothing ran on a decision made for another call
+
+
+def test_the_command_replays_decisions_only_of_your_own_sessions_unless_asked(
+    tmp_path: Path, monkeypatch: Any, capsys: Any
+) -> None:
+    import anyio
+
+    from workbench.__main__ import main
+    from workbench.sessions.header import SESSIONS_DIR_ENV
+
+    session = anyio.run(_recorded, tmp_path)
+    path = str(session.path)
+    assert main(["rerun", path, "--workspace", str(tmp_path / "mine")]) == 0
+    assert "(approve: recorded)" in capsys.readouterr().out
+
+    monkeypatch.setenv(SESSIONS_DIR_ENV, str(tmp_path / "another-key"))  # handed to you
+    assert main(["rerun", path, "--workspace", str(tmp_path / "theirs")]) == 1
+    out = capsys.readouterr().out
+    assert "(approve: rules)" in out and "its recorded decisions are not replayed" in out
+    again = ["rerun", path, "--workspace", str(tmp_path / "read"), "--approve", "recorded"]
+    assert main(again) == 0

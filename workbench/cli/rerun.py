@@ -59,11 +59,13 @@ def rerun_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--approve",
         choices=["recorded", "all", "none", "rules"],
-        default="recorded",
-        help="recorded (the default): each call the same as recorded gets the decision the "
-        "recording shows (a person's or a rule's answer, edits, denial reasons), unless your "
-        "rules deny it; a call that differs is judged by your rules alone. all/none/rules: "
-        'every call is judged by your rules, and "ask" is answered that way',
+        default=None,
+        help="recorded: each call the same as recorded gets the decision the recording shows "
+        "(a person's or a rule's answer, edits, denial reasons), unless your rules deny it; a "
+        "call that differs is judged by your rules alone. all/none/rules: every call is judged "
+        'by your rules, and "ask" is answered that way. Default: recorded for a session your '
+        "workbench recorded, rules for one from anyone else (its decisions are data anyone "
+        "could have written: read it, then pass --approve recorded)",
     )
     parser.add_argument("--rules", type=Path, metavar="FILE", help="rules file")
     for flag in ("allow", "ask", "deny"):
@@ -217,6 +219,15 @@ def rerun_main(argv: list[str]) -> int:
     session = load(args.file, "rerun")
     if session is None:
         return EXIT_USAGE
+    decisions: list[str] = []
+    if args.approve is None:
+        args.approve = "recorded" if trusted(session.header.setup) else "rules"
+        if args.approve == "rules":
+            decisions.append(
+                "this session was not recorded by your workbench, so its recorded decisions "
+                "are not replayed: every call is judged by your rules (read it, then pass "
+                "--approve recorded to replay them)"
+            )
     restores = has_checkpoints(session) and not args.in_place
     if (
         args.workspace is not None
@@ -253,7 +264,7 @@ def rerun_main(argv: list[str]) -> int:
     except (OSError, ValueError) as exc:
         print(f"workbench rerun: {literal(setup_failure(exc))}", file=sys.stderr)
         return EXIT_USAGE
-    report.warnings[:0] = warnings
+    report.warnings[:0] = decisions + warnings
     for line in report_lines(report, args.file, args.approve, quiet=args.quiet):
         print(line)
     return EXIT_DIFFERS if report.differs else EXIT_SAME
