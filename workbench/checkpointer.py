@@ -61,6 +61,8 @@ class Checkpointer:
         self.known: dict[str, tuple[int, int, int]] = {}
         """Every file seen: its (mtime_ns, size, mode) when last recorded or left out (a
         file left out is looked at again only when it changes; a `chmod +x` is a change)."""
+        self.empty_dirs: list[str] = []
+        """The empty directories last recorded."""
         self.links: set[str] = set()
         """Symlinks already listed as left out (one made by a call is listed once)."""
         self.started = False
@@ -107,7 +109,9 @@ class Checkpointer:
         done = capture(self.root, found.files, sorted(found.files), self.store, self.caps)
         self._remember(found.files, done.files, done.left_out)
         self.links = {item.path for item in found.left_out if item.reason == WHY_LINK}
+        self.empty_dirs = found.empty_dirs
         return WorkspaceManifest(
+            empty_dirs=found.empty_dirs,
             files=done.files,
             left_out=found.left_out + done.left_out,
             notes=found.notes + done.notes,
@@ -133,10 +137,18 @@ class Checkpointer:
         links = [i for i in found.left_out if i.reason == WHY_LINK and i.path not in self.links]
         self.links.update(item.path for item in links)
         left_out = done.left_out + links  # a link made by the call: listed, not dropped
-        if not (files or left_out or notes):
+        dirs = None
+        if found.empty_dirs != self.empty_dirs:
+            dirs = self.empty_dirs = found.empty_dirs
+        if not (files or left_out or notes or dirs is not None):
             return None
         return WorkspaceChange(
-            cause=cause, tool_call_id=call_id, files=files, left_out=left_out, notes=notes
+            cause=cause,
+            tool_call_id=call_id,
+            files=files,
+            left_out=left_out,
+            notes=notes,
+            empty_dirs=dirs,
         )
 
     def _written(self, cause: str, call_id: str | None, path: str) -> WorkspaceChange:

@@ -67,6 +67,8 @@ class Walk:
     files: dict[str, Stat] = field(default_factory=dict)
     left_out: list[LeftOut] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    empty_dirs: list[str] = field(default_factory=list)
+    """Directories with nothing in them (a restore makes them again)."""
 
 
 def walk(root: Path, caps: CheckpointCaps, skip: Iterable[Path] = ()) -> Walk:
@@ -83,6 +85,8 @@ def walk(root: Path, caps: CheckpointCaps, skip: Iterable[Path] = ()) -> Walk:
         except OSError as exc:
             found.left_out.append(LeftOut(path=prefix or ".", reason=f"unreadable: {exc.strerror}"))
             continue
+        if not entries and prefix:
+            found.empty_dirs.append(prefix.rstrip("/"))
         subdirs = []
         for entry in entries:
             rel = prefix + entry.name

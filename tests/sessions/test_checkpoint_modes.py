@@ -46,3 +46,26 @@ async def test_chmod_is_restored_and_a_new_symlink_is_listed(tmp_path: Path, cap
     before = tmp_path / "start"
     assert main(["restore", str(runtime.session_path), "--turn", "0", "--to", str(before)]) == 0
     assert not os.access(before / "run.sh", os.X_OK)
+
+
+DIRS = {
+    "name": "dirs",
+    "prompt": "make room",
+    "workspace_files": {"a.txt": "alpha\n"},
+    "turns": [
+        {"tool_calls": [{"name": "run_command", "arguments": {"command": "mkdir -p out/deep"}}]},
+        {"text": "Done."},
+    ],
+}
+
+
+async def test_empty_directories_come_back(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    (workspace / "logs").mkdir(parents=True)
+    runtime, _ = await record_run(workspace, DIRS)
+    path = str(runtime.session_path)
+    assert main(["restore", path, "--turn", "0", "--to", str(tmp_path / "start")]) == 0
+    assert (tmp_path / "start" / "logs").is_dir()
+    assert not (tmp_path / "start" / "out").exists()
+    assert main(["restore", path, "--turn", "end", "--to", str(tmp_path / "end")]) == 0
+    assert (tmp_path / "end" / "logs").is_dir() and (tmp_path / "end" / "out" / "deep").is_dir()

@@ -54,6 +54,8 @@ class WorkspaceAt:
     """Paths the checkpoints do not hold at that point, and why."""
     notes: list[str] = field(default_factory=list)
     stores: list[BlobStore] = field(default_factory=list)
+    empty_dirs: list[str] = field(default_factory=list)
+    """Directories with nothing in them at that point."""
     tracked: set[str] = field(default_factory=set)
     """Every path any record of the session names (an in-place restore deletes those
     that did not exist at that point)."""
@@ -127,6 +129,7 @@ def workspace_at(session: Any, position: int) -> WorkspaceAt:
             state.files = {f.path: f for f in record.files}
             state.left_out = {item.path: item.reason for item in record.left_out}
             state.notes = list(record.notes)
+            state.empty_dirs = list(record.empty_dirs)
             if record.store:
                 state.stores.append(BlobStore(Path(record.store)))
         elif index > base and at <= position and record.type == "workspace_change":
@@ -145,6 +148,8 @@ def _apply(state: WorkspaceAt, change: Any) -> None:
         state.files.pop(item.path, None)
         state.left_out[item.path] = item.reason
     state.notes += [f"after {change.cause}: {note}" for note in change.notes]
+    if change.empty_dirs is not None:
+        state.empty_dirs = list(change.empty_dirs)
 
 
 @dataclass
@@ -209,6 +214,12 @@ def restore_at(session: Any, position: int, dest: Path, *, force: bool = False) 
             _write(root, path, data, entry.mode)
             done.written += 1
             done.bytes += len(data)
+        for path in state.empty_dirs:
+            why = unsafe(path)
+            if why:
+                done.refused[path + "/"] = why
+            else:
+                _make_dir(root, path)
     except BlobError as exc:
         raise CheckpointError(str(exc)) from None
     except OSError as exc:
@@ -251,6 +262,16 @@ def _write(root: Path, path: str, data: bytes, mode: int) -> None:
         if os.path.lexists(temp):
             os.unlink(temp)
         raise
+
+
+def _make_dir(root: Path, path: str) -> None:
+    """Make the directory `path` (and its parents) under `root`, never through a link."""
+    current = root
+    for part in PurePosixPath(path).parts:
+        current = current / part
+        if current.is_symlink() or not _inside(root, current.parent):
+            raise OSError(0, f"{path}/ would be made through a symlink that leaves the directory")
+        current.mkdir(exist_ok=True)
 
 
 def _delete(root: Path, path: str) -> bool:
