@@ -63,7 +63,8 @@ class SessionsScreen(Screen[None]):
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "focus_search", "Search", show=True),
-        Binding("escape", "focus_table", "Table", show=False),
+        Binding("escape", "escape", "Close", show=False),
+        Binding("plus", "more", f"{SHOWN} more", show=False),
         Binding("m", "mark", "Mark A/B", priority=False),
         Binding("d", "diff", "Diff A B", priority=False),
         Binding("q", "close", "Close", priority=False),
@@ -81,6 +82,11 @@ class SessionsScreen(Screen[None]):
         self.library = Library(directory)
         self.query_state = query or Query()
         self.shown: list[Path] = []
+        self.limit = SHOWN
+        """How many sessions are listed (+ lists more)."""
+        self._listed: Any = None
+        """What the table shows (the query and every row's data): a reload that finds
+        the same leaves the table, its cursor and the status line as they are."""
         self.marked: list[Path] = []
         """Sessions marked to diff (A, then B)."""
         self.on_open = on_open or self.replay_in_terminal
@@ -95,6 +101,7 @@ class SessionsScreen(Screen[None]):
             yield Input(filters.model or "", placeholder="model", id="model")
             yield Input(filters.tool or "", placeholder="tool", id="tool")
             yield Input(state.since_text, placeholder="since (7d, 2026-11-30)", id="since")
+            yield Input(filters.outcome or "", placeholder="outcome", id="outcome")
             yield Checkbox("errors", filters.errors, id="errors")
             yield Checkbox("denied", filters.denied, id="denied")
         yield DataTable(id="table", cursor_type="row", zebra_stripes=True)
@@ -106,6 +113,7 @@ class SessionsScreen(Screen[None]):
         table.add_column("", key="mark", width=1)  # A / B: marked to diff
         table.add_columns(
             "recorded",
+            "file",
             "outcome",
             "model",
             "turns",
@@ -143,9 +151,10 @@ class SessionsScreen(Screen[None]):
             model=self.query_one("#model", Input).value.strip() or None,
             tool=self.query_one("#tool", Input).value.strip() or None,
             errors=self.query_one("#errors", Checkbox).value,
+            outcome=self.query_one("#outcome", Input).value.strip() or None,
             denied=self.query_one("#denied", Checkbox).value,
             since=moment,
-            limit=SHOWN,
+            limit=self.limit,
         )
         return filters, self.query_one("#search", Input).value, problem
 
@@ -159,6 +168,10 @@ class SessionsScreen(Screen[None]):
         except (OSError, sqlite3.Error) as exc:
             self._status(f"cannot read the index: {exc}")
             return
+        listed = (self.query_state, problem, [(e.path, e.data, e.snippet) for e in entries])
+        if listed == self._listed:  # a background refresh that changed nothing
+            return
+        self._listed = listed
         table = self.query_one(DataTable)
         table.clear()
         self.shown = []
@@ -168,6 +181,7 @@ class SessionsScreen(Screen[None]):
             table.add_row(
                 self._mark_of(entry.path),
                 Text(when(data["created"])),
+                Text(("⑂ " if data["parent"] else "") + one_line(entry.path.name, 32)),
                 Text(data["outcome"]),
                 Text(one_line(data["model"], 24)),
                 *(
@@ -179,7 +193,7 @@ class SessionsScreen(Screen[None]):
             )
             self.shown.append(entry.path)
         count = f"{len(entries)} session{'s' if len(entries) != 1 else ''}"
-        more = f" (the first {SHOWN})" if len(entries) >= SHOWN else ""
+        more = f" (the first {self.limit}: + shows more)" if len(entries) >= self.limit else ""
         note = f"; since ignored: {problem}" if problem else ""
         self._status(f"{count}{more} in {self.library.directory}{note} · Enter opens replay")
 
@@ -247,6 +261,20 @@ class SessionsScreen(Screen[None]):
 
     def action_focus_table(self) -> None:
         self.query_one(DataTable).focus()
+
+    def action_escape(self) -> None:
+        """From a search or filter field: back to the table; from the table: close."""
+        table = self.query_one(DataTable)
+        if table.has_focus:
+            self.action_close()
+        else:
+            table.focus()
+
+    def action_more(self) -> None:
+        """List the next sessions too (they are listed a thousand at a time)."""
+        if len(self.shown) >= self.limit:
+            self.limit += SHOWN
+            self.reload()
 
     def action_close(self) -> None:
         if len(self.app.screen_stack) > 1:

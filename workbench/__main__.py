@@ -88,11 +88,15 @@ def _main(argv: list[str]) -> int:
             file=sys.stderr,
         )
         return 2
-    if runtime.session_path is not None:
-        print(f"workbench: recording the session to {runtime.session_path}", file=sys.stderr)
+    announced = runtime.session_path
+    if announced is not None:
+        print(f"workbench: recording the session to {announced}", file=sys.stderr)
     import anyio
 
-    return anyio.run(_run_headless, runtime, prompt, args.jsonl)
+    code = anyio.run(_run_headless, runtime, prompt, args.jsonl)
+    if runtime.session_path != announced:  # another run took that name first
+        _say_session(runtime, f"{announced} was taken by another run: session recorded to")
+    return code
 
 
 def runtime_of(

@@ -20,8 +20,9 @@ from workbench.agent.types import Usage
 
 Decision = Literal["allow", "deny"]
 DecisionScope = Literal["once", "always_tool", "always_pattern"]
-DecidedBy = Literal["user", "rule", "session", "policy", "abort"]
-""""abort": the run (or the call) was aborted while the request waited."""
+DecidedBy = Literal["user", "rule", "session", "policy", "abort", "recording"]
+""""abort": the run (or the call) was aborted while the request waited; "recording": a
+re-run gave the call the decision its recording shows (`rule` says who made it then)."""
 
 
 class PermissionRequestEvent(Event):

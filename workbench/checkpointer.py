@@ -37,6 +37,7 @@ from workbench.sessions.workspace_records import (
     WorkspaceManifest,
 )
 from workbench.workspace_scan import (
+    WHY_LINK,
     CheckpointCaps,
     Stat,
     Walk,
@@ -75,9 +76,13 @@ class Checkpointer:
         self.root = Path(os.path.realpath(workspace))
         self.caps = caps
         self.store = store_for(recorder.path)
-        self.known: dict[str, tuple[int, int]] = {}
-        """Every file seen: its (mtime_ns, size) when last recorded or left out (a file
-        left out is looked at again only when it changes)."""
+        self.known: dict[str, tuple[int, int, int]] = {}
+        """Every file seen: its (mtime_ns, size, mode) when last recorded or left out (a
+        file left out is looked at again only when it changes; a `chmod +x` is a change)."""
+        self.empty_dirs: list[str] = []
+        """The empty directories last recorded."""
+        self.links: set[str] = set()
+        """Symlinks already listed as left out (one made by a call is listed once)."""
         self.started = False
 
     async def __call__(self, event: Any, _signal: Any = None) -> None:
@@ -131,7 +136,10 @@ class Checkpointer:
         done = capture(self.root, found.files, sorted(found.files), self.store, self.caps)
         self._remember(found.files, done.files, done.left_out)
         self._remember(hidden, [], found.left_out)
+        self.links = {item.path for item in found.left_out if item.reason == WHY_LINK}
+        self.empty_dirs = found.empty_dirs
         return WorkspaceManifest(
+            empty_dirs=found.empty_dirs,
             files=done.files,
             left_out=found.left_out + done.left_out,
             notes=found.notes + done.notes,
@@ -143,12 +151,12 @@ class Checkpointer:
         changed = [
             p
             for p, s in found.files.items()
-            if p not in self.known or self.known[p] != (s.mtime_ns, s.size)
+            if p not in self.known or self.known[p] != (s.mtime_ns, s.size, s.mode)
         ]
         unseen = [
             LeftOut(path=p, reason=HIDDEN)
             for p, s in hidden.items()
-            if p not in self.known or self.known[p] != (s.mtime_ns, s.size)
+            if p not in self.known or self.known[p] != (s.mtime_ns, s.size, s.mode)
         ]
         self._remember(hidden, [], unseen)
         gone = [
@@ -161,10 +169,21 @@ class Checkpointer:
             del self.known[path]
         files = done.files + [FileEntry(path=p, blob=None) for p in gone]
         notes = found.notes + done.notes
-        if not (files or done.left_out or notes):
+        links = [i for i in found.left_out if i.reason == WHY_LINK and i.path not in self.links]
+        self.links.update(item.path for item in links)
+        left_out = done.left_out + links  # a link made by the call: listed, not dropped
+        dirs = None
+        if found.empty_dirs != self.empty_dirs:
+            dirs = self.empty_dirs = found.empty_dirs
+        if not (files or left_out or notes or dirs is not None):
             return None
         return WorkspaceChange(
-            cause=cause, tool_call_id=call_id, files=files, left_out=done.left_out, notes=notes
+            cause=cause,
+            tool_call_id=call_id,
+            files=files,
+            left_out=left_out,
+            notes=notes,
+            empty_dirs=dirs,
         )
 
     def _written(self, cause: str, call_id: str | None, path: str) -> WorkspaceChange:
@@ -205,11 +224,11 @@ class Checkpointer:
     ) -> None:
         for entry in stored:
             info = stats[entry.path]
-            self.known[entry.path] = (info.mtime_ns, info.size)
+            self.known[entry.path] = (info.mtime_ns, info.size, info.mode)
         for item in left:
             kept = stats.get(item.path)
             if kept is not None:
-                self.known[item.path] = (kept.mtime_ns, kept.size)
+                self.known[item.path] = (kept.mtime_ns, kept.size, kept.mode)
 
 
 def attach_checkpoints(

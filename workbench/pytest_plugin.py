@@ -15,6 +15,13 @@ directory). Copies leave out `.git` and `.workbench`, and a scenario never seeds
 protected files (`workbench.scratch.seed`): the re-runs follow the rules of the
 directory pytest runs in (or `--workbench-rules`), never rules a session brought.
 
+Each item's tools run in its workspace (it is the current directory during the
+re-run). A session your workbench signed starts its recorded tools; one recorded
+elsewhere takes `--workbench-tools SPEC` or the `tools` of the project's
+`workbench.toml` (in pytest's rootdir, else where pytest started); no path a session
+file holds is used. Calls the same as recorded get the recorded decisions
+(`--workbench-approve`). A re-run that cannot start fails its item in one line.
+
 The plugin is registered through the `pytest11` entry point; without the flag it
 adds its options and does nothing else (this module imports nothing but pytest;
 the runtime is imported when a session item is collected).
@@ -47,11 +54,30 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--workbench-approve",
-        choices=["all", "none", "rules"],
-        default="rules",
-        help='how "ask" rules are answered in the re-runs (default: rules, only allow rules allow)',
+        choices=["recorded", "all", "none", "rules"],
+        default="recorded",
+        help="recorded (the default): calls the same as recorded get the recorded decision, "
+        "others are judged by your rules; all/none/rules: every call by your rules, and "
+        '"ask" answered that way',
     )
     group.addoption("--workbench-rules", metavar="FILE", help="the permission rules file")
+    group.addoption(
+        "--workbench-tools",
+        action="append",
+        default=None,
+        metavar="SPEC",
+        help="load these tools (a --tools spec: file.py, module, file.py:NAME; repeatable) "
+        "for sessions recorded elsewhere (default: the `tools` of workbench.toml in "
+        "pytest's rootdir, or the recorded ones for sessions your workbench signed)",
+    )
+    group.addoption(
+        "--workbench-ignore",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="mask text matching REGEX in both results before comparing (volatile output; "
+        "repeatable; added to `ignore` under [rerun] in workbench.toml)",
+    )
     group.addoption(
         "--workbench-trust-recorded-tools",
         action="store_true",
@@ -89,19 +115,18 @@ class SessionFile(pytest.File):
     """One session file: one item, named after its first prompt."""
 
     def collect(self) -> Any:
+        """Reads only the header and the first prompt: every pytest-xdist worker
+        collects every item, and each item reads its file whole when it runs."""
         from workbench.sanitize import one_line
-        from workbench.sessions.history import first_prompt
-        from workbench.sessions.reader import SessionError, read_session
+        from workbench.sessions.reader import SessionError, peek_session
 
         try:
-            session = read_session(self.path)
+            _header, first = peek_session(self.path)
         except SessionError as exc:  # the item fails with the reason
-            yield SessionItem.from_parent(self, name="unreadable", recorded=None, problem=str(exc))
+            yield SessionItem.from_parent(self, name="unreadable", problem=str(exc))
             return
-        prompt = one_line(" ".join(first_prompt(session.events).split()), 60)
-        yield SessionItem.from_parent(
-            self, name=prompt.replace("::", ": ") or "rerun", recorded=session, problem=""
-        )
+        prompt = one_line(" ".join(first.split()), 60)
+        yield SessionItem.from_parent(self, name=prompt.replace("::", ": ") or "rerun", problem="")
 
 
 class SessionDiverged(Exception):
@@ -109,17 +134,34 @@ class SessionDiverged(Exception):
 
 
 class SessionItem(pytest.Item):
-    def __init__(self, *, recorded: Any, problem: str, **kwargs: Any) -> None:
+    def __init__(self, *, problem: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.recorded = recorded
+        self.recorded: Any = None
         self.problem = problem
 
     def runtest(self) -> None:
+        from workbench.sessions.reader import SessionError, read_session
+
+        if not self.problem:
+            try:
+                self.recorded = read_session(self.path)
+            except SessionError as exc:
+                self.problem = str(exc)
         if self.recorded is None:
-            raise pytest.fail.Exception(f"not a session the workbench can read: {self.problem}")
-        workspace, seeded = self._workspace()
-        self.add_report_section("call", "workspace", f"{workspace} ({seeded})")
-        report = _rerun(self.recorded, workspace, self.config)
+            raise pytest.fail.Exception(
+                f"not a session the workbench can read: {self.problem}", pytrace=False
+            )
+        from workbench.cli.rerun import setup_failure
+        from workbench.sanitize import literal
+
+        try:
+            workspace, seeded = self._workspace()
+            self.add_report_section("call", "workspace", f"{workspace} ({seeded})")
+            report = _rerun(self.recorded, workspace, self.config)
+        except (OSError, ValueError) as exc:  # one line per item, not a traceback
+            raise pytest.fail.Exception(
+                f"the re-run could not start: {literal(setup_failure(exc))}", pytrace=False
+            ) from None
         lines = report_text(report, self.path, self.config.getoption("workbench_approve"))
         if report.differs:
             raise SessionDiverged("\n".join(lines))
@@ -188,13 +230,17 @@ def _rerun(session: Any, workspace: Path, config: pytest.Config) -> Any:
 
     flags = argparse.Namespace(
         trust_recorded_tools=config.getoption("workbench_trust_recorded_tools"),
-        tool_specs=None,
+        tool_specs=config.getoption("workbench_tools"),
         builtin_tools=None,
         mcp=None,
         mcp_url=None,
         config=None,
     )
-    setup, servers, warnings = rerun_setup(session, flags)
+    from workbench.cli.commands import project_ignores
+
+    base = project_dir(config)
+    ignore = project_ignores(base) + config.getoption("workbench_ignore")
+    setup, servers, warnings = rerun_setup(session, flags, base)
     rules = config.getoption("workbench_rules")
 
     async def go() -> Any:
@@ -206,11 +252,24 @@ def _rerun(session: Any, workspace: Path, config: pytest.Config) -> Any:
             rules_file=config.invocation_params.dir / (rules or RULES_FILE),
             setup=setup,
             mcp_servers=servers,
+            ignore=ignore,
         )
 
     report = anyio.run(go)
     report.warnings[:0] = warnings
     return report
+
+
+def project_dir(config: pytest.Config) -> Path:
+    """Where the project's `workbench.toml` is: pytest's rootdir, else the directory
+    pytest was started in (the rootdir is the ancestor of every path on the command
+    line when no ini file fixes it)."""
+    from workbench.project.config import find_project
+
+    root = config.rootpath
+    if find_project(root) is not None:
+        return root
+    return config.invocation_params.dir
 
 
 def report_text(report: Any, path: Path, approve: str) -> list[str]:
@@ -220,6 +279,8 @@ def report_text(report: Any, path: Path, approve: str) -> list[str]:
 
     lines = report_lines(report, path, approve)
     first = next((c for c in report.calls if c.status in ("differs", "missing", "extra")), None)
+    if first is None and report.files:
+        return [f"first divergence: the files at the end: {literal(report.files[0])}", "", *lines]
     if first is None:
         return lines
     where = report.calls.index(first) + 1

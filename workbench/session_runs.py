@@ -13,6 +13,7 @@ tools run is never the path the file holds unless the user names it
 
 from __future__ import annotations
 
+import contextlib
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,22 +23,25 @@ from typing import TYPE_CHECKING, Any, Literal
 from workbench.agent import (
     AgentTool,
     AssistantMessage,
-    BeforeToolCallResult,
     Model,
     ToolResultMessage,
 )
 from workbench.permissions import chain_before
 from workbench.providers.recorded import RecordedModel
 from workbench.providers.scripted import Scenario
+from workbench.rerun_files import FileChecks
+from workbench.rerun_hooks import RecordedEdits, ReplayedDecisions
 from workbench.runtime import RunOptions, build_runtime, pace_of
 from workbench.scratch import scratch_workspace
 from workbench.secret_env import environment
 from workbench.sessions.checkpoints import StartFiles, start_files
+from workbench.sessions.decisions import DECISION_KINDS, recorded_calls
 from workbench.sessions.fork import fork_point
 from workbench.sessions.header import AgentSetup
 from workbench.sessions.history import messages_of
 from workbench.sessions.interventions import INTERVENTION_KINDS, edited_arguments
 from workbench.sessions.log import of_kinds
+from workbench.sessions.masks import Masks
 from workbench.sessions.reader import Session, read_session
 from workbench.sessions.rerun import RecordedRun, RerunReport, compare, recorded_runs
 from workbench.sessions.trust import (
@@ -250,7 +254,7 @@ async def rerun(
     *,
     workspace: Path | None = None,
     in_place: bool | None = None,
-    approve: Literal["all", "none", "rules"] = "rules",
+    approve: Literal["recorded", "all", "none", "rules"] = "recorded",
     allow: Sequence[str] = (),
     ask: Sequence[str] = (),
     deny: Sequence[str] = (),
@@ -260,6 +264,7 @@ async def rerun(
     tool_abort_grace: float = 2.0,
     setup: AgentSetup | None = None,
     mcp_servers: list[McpServerConfig] | None = None,
+    ignore: Sequence[str] = (),
 ) -> RerunReport:
     """Re-run `session`'s tool flow on the real tools; compare every result.
 
@@ -274,7 +279,10 @@ async def rerun(
             directory are refused.
         in_place: True: run in `workspace` as it is; False: restore into it, refusing
             one that is not empty; None: restore unless it is not empty.
-        approve: how "ask" rules are answered (a re-run has nobody to ask).
+        approve: "recorded" (the default): each call the same as recorded gets the
+            recorded decision (`workbench.rerun_hooks`), any other is judged by the
+            rules alone; "all", "none", "rules": every call is judged by the rules, and
+            "ask" is answered by that policy (a re-run has nobody to ask).
         rules_file: the rules file (default: the user's own, `user_rules_file`; never one
             the session brought).
         tools: the tools (default: the built-in tools bound to the workspace).
@@ -283,14 +291,17 @@ async def rerun(
             `--tools` specs, its MCP servers, started for the re-run and stopped after).
             The caller decides whether a recorded setup may be trusted.
         mcp_servers: `McpServerConfig`s that replace the setup's servers.
+        ignore: regular expressions of volatile text masked in both results before
+            they are compared (`workbench.sessions.masks`).
 
     Raises:
-        ValueError: no workspace to run in, `/` or the home directory, or a setup whose
-            tools do not load.
+        ValueError: no workspace to run in, `/` or the home directory, a setup whose
+            tools do not load, or an `ignore` pattern that does not compile.
         workbench.sessions.SessionError: a path to a file that is not a session.
     """
     if not isinstance(session, Session):
         session = read_session(Path(session))
+    masks = Masks(ignore)
     header = session.header
     if header.model.provider == "proxy" and tools is None:
         raise ValueError(
@@ -321,7 +332,7 @@ async def rerun(
             tool_specs=list(setup.tool_specs) if setup is not None else [],
             project_dir=Path(setup.project_dir) if setup and setup.project_dir else None,
             mcp_servers=servers,
-            approve=approve,
+            approve="rules" if approve == "recorded" else approve,
             allow=list(allow),
             ask=list(ask),
             deny=list(deny),
@@ -333,15 +344,24 @@ async def rerun(
     )
     agent = runtime.agent
     edits = edited_arguments(of_kinds(session.events, INTERVENTION_KINDS))
-    replay = _RecordedEdits(edits)
-    # The edit is put back first, so the gate judges the arguments that will run.
-    agent.before_tool_call = chain_before(replay.before_tool_call, agent.before_tool_call)
+    replay = RecordedEdits(edits)
     agent.on_arguments_failed = replay.arguments_failed
+    decisions: ReplayedDecisions | None = None
+    if approve == "recorded":
+        calls = recorded_calls(of_kinds(session.events, DECISION_KINDS))
+        decisions = ReplayedDecisions(calls, replay, runtime.gate, agent.publish)
+        agent.before_tool_call = chain_before(decisions, runtime.stepper.before_tool_call)
+    else:  # the edit is put back first, so the gate judges the arguments that will run
+        agent.before_tool_call = chain_before(replay.before_tool_call, agent.before_tool_call)
     now: list[ToolResultMessage] = []
+    files = FileChecks(session, workspace, restored=start.restored is not None)
+    changed: dict[str, list[str]] = {}
 
     def collect(event: Any, _signal: Any = None) -> None:
         if event.type == "message_end" and isinstance(event.message, ToolResultMessage):
             now.append(event.message)
+        elif event.type == "tool_execution_end":
+            changed.setdefault(event.tool_call_id, []).extend(files.after_call(event.tool_call_id))
 
     agent.subscribe(collect)
     runs = recorded_runs(session.events)
@@ -353,61 +373,46 @@ async def rerun(
             "changed may differ"
         )
     hub = runtime.mcp
-    if hub is None:
-        await _replay_all(agent, model, runs, report, header)
-    else:
-        from workbench.mcp.hub import describe_failure
+    with contextlib.chdir(workspace):  # your tools open relative paths from the workspace
+        if hub is None:
+            await _replay_all(agent, model, runs, report, header, files)
+        else:
+            from workbench.mcp.hub import describe_failure
 
-        async with hub.attach(agent):
-            report.warnings += [describe_failure(c) for c in hub.failed] + hub.refused
-            await _replay_all(agent, model, runs, report, header)
+            async with hub.attach(agent):
+                report.warnings += [describe_failure(c) for c in hub.failed] + hub.refused
+                await _replay_all(agent, model, runs, report, header, files)
+        report.files = files.at_end()
     recorded = [m for m in messages_of(session.events) if isinstance(m, ToolResultMessage)]
     requested = [call.id for run in runs for r in run.replies for call in r.tool_calls]
-    report.calls = compare(recorded, now, requested)
+    report.calls = compare(recorded, now, requested, masks)
     for outcome in report.calls:
         if outcome.tool_call_id in edits and not outcome.note:
             outcome.note = f"ran as edited by the user {edits[outcome.tool_call_id][1]}"
+        if decisions is not None:
+            outcome.diverged(decisions.divergences.get(outcome.tool_call_id, []))
+        if outcome.status != "skipped":
+            outcome.diverged(changed.pop(outcome.tool_call_id, []))
     return report
 
 
 async def _replay_all(
-    agent: Agent, model: RecordedModel, runs: list[RecordedRun], report: RerunReport, header: Any
+    agent: Agent,
+    model: RecordedModel,
+    runs: list[RecordedRun],
+    report: RerunReport,
+    header: Any,
+    files: FileChecks,
 ) -> None:
     missing = sorted({t.name for t in header.tools} - {t.name for t in agent.state.tools})
     if missing:
         report.warnings.append(f"tools recorded but not available now: {', '.join(missing)}")
     for number, run in enumerate(runs, 1):
+        count, problems = files.before_run(number)
+        if count:
+            report.notes.append(f"run {number}: {count} file(s) edited by hand put back first")
+        report.warnings += [f"run {number}: a hand edit not put back: {p}" for p in problems]
         await _replay_run(agent, model, run, number, report)
-
-
-class _RecordedEdits:
-    """Puts a person's recorded edits back where they were made: before the call runs,
-    or (for arguments that failed) into the pipeline again."""
-
-    def __init__(self, edits: dict[str, tuple[dict[str, Any], str]]) -> None:
-        self.edits = edits
-        self.retried: set[str] = set()
-
-    def before_tool_call(self, ctx: Any, _signal: Any = None) -> Any:
-        from workbench.permissions.edits import InvalidEdit, revalidate
-
-        edit = self.edits.get(ctx.tool_call.id)
-        if edit is None:
-            return None
-        try:
-            ctx.args = revalidate(ctx.tool, edit[0])
-        except InvalidEdit as exc:
-            return BeforeToolCallResult(
-                block=True, reason=f"The recorded edit is no longer valid: {exc}"
-            )
-        return None
-
-    def arguments_failed(self, ctx: Any, _signal: Any = None) -> dict[str, Any] | None:
-        call_id = ctx.tool_call.id
-        if call_id in self.retried or call_id not in self.edits:
-            return None
-        self.retried.add(call_id)
-        return self.edits[call_id][0]
 
 
 async def _replay_run(

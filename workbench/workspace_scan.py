@@ -50,7 +50,7 @@ class CheckpointCaps(BaseModel):
 _IGNORED = IGNORED_DIRS - set(PROTECTED_DIRS)
 _WHY_PROTECTED = "the workbench's rules and git's internals are never recorded or restored"
 _WHY_IGNORED = "a dependency or cache directory (not recorded)"
-_WHY_LINK = "a symlink (links are not followed)"
+WHY_LINK = "a symlink (links are not followed)"
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,8 @@ class Walk:
     files: dict[str, Stat] = field(default_factory=dict)
     left_out: list[LeftOut] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    empty_dirs: list[str] = field(default_factory=list)
+    """Directories with nothing in them (a restore makes them again)."""
 
 
 def walk(root: Path, caps: CheckpointCaps, skip: Iterable[Path] = ()) -> Walk:
@@ -83,6 +85,8 @@ def walk(root: Path, caps: CheckpointCaps, skip: Iterable[Path] = ()) -> Walk:
         except OSError as exc:
             found.left_out.append(LeftOut(path=prefix or ".", reason=f"unreadable: {exc.strerror}"))
             continue
+        if not entries and prefix:
+            found.empty_dirs.append(prefix.rstrip("/"))
         subdirs = []
         for entry in entries:
             rel = prefix + entry.name
@@ -92,7 +96,7 @@ def walk(root: Path, caps: CheckpointCaps, skip: Iterable[Path] = ()) -> Walk:
                 found.left_out.append(LeftOut(path=rel, reason=f"unreadable: {exc.strerror}"))
                 continue
             if stat.S_ISLNK(info.st_mode):
-                found.left_out.append(LeftOut(path=rel, reason=_WHY_LINK))
+                found.left_out.append(LeftOut(path=rel, reason=WHY_LINK))
             elif stat.S_ISDIR(info.st_mode):
                 why = _why_skipped(rel, entry.path, skipped)
                 if why:

@@ -320,7 +320,7 @@ async def test_several_pending_and_always_settles_the_covered_ones(ws: Path) -> 
 
 @pytest.mark.parametrize(
     ("policy", "allowed", "words"),
-    [("all", True, None), ("none", False, "--approve none"), ("rules", False, "--approve rules")],
+    [("all", True, None), ("none", False, "no person approved it"), ("rules", False, "no allow")],
 )
 async def test_headless_policies(ws: Path, policy: str, allowed: bool, words: str | None) -> None:
     rec = Recorder()
@@ -329,6 +329,7 @@ async def test_headless_policies(ws: Path, policy: str, allowed: bool, words: st
     assert (result is None) is allowed
     if words:
         assert words in result.reason and "run_command (default)" in result.reason
+        assert "--approve" not in result.reason  # what was denied and why, not the mode
     decision = rec.of(PermissionDecisionEvent)[0]
     assert (decision.decided_by, decision.rule_source) == ("policy", f"--approve {policy}")
     assert not rec.of(PermissionRequestEvent)
@@ -339,7 +340,7 @@ async def test_headless_policies(ws: Path, policy: str, allowed: bool, words: st
         bare = PermissionGate(RuleSet(), policy=policy)  # type: ignore[arg-type]
         mystery = AgentTool("mystery", "Mystery", "d", _NoArgs, _never_runs)
         unnamed = await bare(call_context(mystery, {}))
-        assert unnamed is not None and "mystery needs approval (no rule) and this run" in (
+        assert unnamed is not None and "mystery needs approval (no rule); no allow" in (
             unnamed.reason
         )
 

@@ -219,4 +219,4 @@ async def test_your_read_file_is_not_allowed_by_the_builtin_default(project: Pat
     args = tool.parameters.model_validate({"path": "x"})  # type: ignore[union-attr]
     ctx = BeforeToolCallContext(None, call, args, None, tool)  # type: ignore[arg-type]
     decision = await runtime.gate(ctx)
-    assert decision is not None and decision.block and "--approve rules" in (decision.reason or "")
+    assert decision is not None and decision.block and "no allow rule" in (decision.reason or "")

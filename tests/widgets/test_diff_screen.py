@@ -104,8 +104,11 @@ async def test_mark_two_sessions_in_the_library_and_d_opens_their_diff(tmp_path:
         sessions = app.sessions
         table = sessions.query_one(DataTable)
         await wait_for(pilot, lambda: table.row_count == 2)
+        await app.workers.wait_for_complete()  # the index is up to date: no reload to come
+        await pilot.pause()
         await pilot.press("d")  # nothing marked yet
-        assert "mark two sessions" in str(sessions.query_one("#status").render())
+        status = sessions.query_one("#status", Static)
+        await wait_for(pilot, lambda: "mark two sessions" in str(status.render()))
         first, second = app.shown
         await pilot.press("m", "down", "m")
         assert sessions.marked == [first, second]

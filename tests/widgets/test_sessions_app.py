@@ -44,13 +44,13 @@ async def test_search_filters_and_enter_opens_the_session(tmp_path: Path) -> Non
         table = app.query_one(DataTable)
         await wait_for(pilot, lambda: table.row_count == 3)  # indexed in the background
         assert [p.name for p in app.shown] == ["new.jsonl", "denied.jsonl", "old.jsonl"]
-        assert "fix the config ␛[2J now" in cells(app, 8)  # literal, never an escape
+        assert "fix the config ␛[2J now" in cells(app, 9)  # literal, never an escape
 
         await pilot.press("slash")
         assert app.focused is app.query_one("#search", Input)
         await pilot.press(*"config")
         await wait_for(pilot, lambda: table.row_count == 1)
-        assert [p.name for p in app.shown] == ["new.jsonl"] and "[config]" in cells(app, 8)[0]
+        assert [p.name for p in app.shown] == ["new.jsonl"] and "[config]" in cells(app, 9)[0]
 
         await pilot.press(*"zzz")
         await wait_for(pilot, lambda: table.row_count == 0)
@@ -183,3 +183,42 @@ async def test_an_index_already_up_to_date_is_listed_at_once(tmp_path: Path) -> 
         recorded = table.ordered_columns[1]
         assert recorded.get_render_width(table) > len("recorded") + 2  # a whole date
         assert "2 sessions" in str(app.query_one("#status").render())
+
+
+async def test_file_names_fork_marks_outcomes_failed_calls_and_esc_closes(tmp_path: Path) -> None:
+    parent = write_session(tmp_path / "parent.jsonl", "fix it", is_error=True, created=1e12)
+    write_session(tmp_path / "child.jsonl", "fix it again", parent=parent, created=2e12)
+    write_session(tmp_path / "cut.jsonl", "stopped", finished=False, created=1.5e12)
+    app = SessionsApp(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(DataTable)
+        await wait_for(pilot, lambda: table.row_count == 3)
+        assert cells(app, 2) == ["⑂ child.jsonl", "cut.jsonl", "parent.jsonl"]
+        assert cells(app, 7) == ["0", "0", "1"]  # failed calls, not error events
+        app.query_one("#outcome", Input).value = "incomplete"
+        await wait_for(pilot, lambda: [p.name for p in app.shown] == ["cut.jsonl"])
+        app.query_one("#outcome", Input).focus()
+        await pilot.press("escape")  # from a field: back to the table
+        assert app.focused is table and app.is_running
+        await pilot.press("escape")  # from the table: closes
+    assert app.return_value is None
+
+
+async def test_more_than_a_thousand_sessions_are_listed_a_thousand_at_a_time(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    import widgets.sessions_app as screen_module
+
+    monkeypatch.setattr(screen_module, "SHOWN", 2)  # the same paging, on five files
+    for n in range(5):
+        write_session(tmp_path / f"s{n}.jsonl", f"prompt {n}", created=1e12 + n)
+    app = SessionsApp(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(DataTable)
+        await wait_for(pilot, lambda: table.row_count == 2)
+        assert "(the first 2: + shows more)" in str(app.query_one("#status").render())
+        await pilot.press("plus")
+        await wait_for(pilot, lambda: table.row_count == 4)
+        await pilot.press("plus")
+        await wait_for(pilot, lambda: table.row_count == 5)
+        assert "5 sessions in" in str(app.query_one("#status").render())

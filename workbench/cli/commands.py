@@ -10,6 +10,7 @@ never a traceback.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,7 +21,7 @@ from workbench.sessions.trust import RunKind
 if TYPE_CHECKING:
     from workbench.sessions.reader import Session
 
-SUBCOMMANDS = ("replay", "rerun", "export", "sessions", "diff", "restore")
+SUBCOMMANDS = ("replay", "rerun", "export", "sessions", "diff", "restore", "bundle")
 EXIT_SAME = 0
 EXIT_DIFFERS = 1
 EXIT_USAGE = 2
@@ -71,12 +72,45 @@ def ask_for_cwd(session: Session, command: str, kind: RunKind = "re-run") -> Pat
     return cwd
 
 
+def project_ignores(base: Path) -> list[str]:
+    """The `ignore` masks under `[rerun]` of the project file of `base`.
+
+    Raises:
+        ValueError: a project file that cannot be read.
+    """
+    from workbench.project.config import find_project
+
+    project = find_project(base)
+    return list(project.rerun.ignore) if project is not None and project.rerun else []
+
+
+EXIT_PIPE_CLOSED = 141
+"""What a shell reports for a writer whose reader went away (128 + SIGPIPE)."""
+
+
 def subcommand_main(command: str, argv: list[str]) -> int:
-    """Run `workbench replay | rerun | export | sessions | diff | restore ...`."""
+    """Run `workbench replay | rerun | export | sessions | diff | restore ...`.
+
+    Output piped to a reader that stops early (`| head`) ends the command quietly."""
+    try:
+        return _dispatch(command, argv)
+    except BrokenPipeError:
+        # Nothing more can be written; point stdout at /dev/null so the interpreter's
+        # last flush does not fail again on the way out.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_PIPE_CLOSED
+
+
+def _dispatch(command: str, argv: list[str]) -> int:
     if command == "replay":
         from workbench.cli.replay import replay_main
 
         return replay_main(argv)
+    if command == "bundle":
+        from workbench.cli.bundle import bundle_main
+
+        return bundle_main(argv)
     if command == "rerun":
         from workbench.cli.rerun import rerun_main
 

@@ -6,11 +6,14 @@ Exit code: 0 the same, 1 they differ, 2 bad input (as `rerun`).
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from workbench.cli.args import Parser
-from workbench.cli.commands import EXIT_DIFFERS, EXIT_SAME, EXIT_USAGE, load
+from workbench.cli.commands import EXIT_DIFFERS, EXIT_SAME, EXIT_USAGE, load, project_ignores
+from workbench.sanitize import literal
 from workbench.sessions.diff import compare, report_lines, turns_of
+from workbench.sessions.masks import Masks
 
 
 def diff_parser() -> argparse.ArgumentParser:
@@ -30,6 +33,14 @@ def diff_parser() -> argparse.ArgumentParser:
         help="also count a turn or call whose duration differs by more than "
         "this fraction (0.5: by half); default: timings never count",
     )
+    parser.add_argument(
+        "--ignore",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="mask text matching REGEX in results and errors before comparing (volatile "
+        "output; repeatable; added to `ignore` under [rerun] in workbench.toml)",
+    )
     parser.add_argument("--no-timings", action="store_true", help="leave the timings out")
     parser.add_argument(
         "--screen",
@@ -45,8 +56,13 @@ def diff_main(argv: list[str]) -> int:
     sessions = [load(path, "diff") for path in (args.a, args.b)]
     if sessions[0] is None or sessions[1] is None:
         return EXIT_USAGE
+    try:
+        masks = Masks(project_ignores(Path.cwd()) + args.ignore)
+    except ValueError as exc:
+        print(f"workbench diff: {literal(str(exc))}", file=sys.stderr)
+        return EXIT_USAGE
     a, b = turns_of(sessions[0]), turns_of(sessions[1])
-    diffs = compare(a, b, args.timing_tolerance)
+    diffs = compare(a, b, args.timing_tolerance, masks)
     if args.screen:
         from widgets.diff_screen import DiffApp
 

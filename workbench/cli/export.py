@@ -1,5 +1,6 @@
-"""`workbench export FILE --format md|json`: a session as a Markdown transcript or its
-normalized messages (written by `workbench.sessions.export`, piece by piece)."""
+"""`workbench export FILE --format md|json|html`: a session as a Markdown transcript, its
+normalized messages, or one self-contained HTML page to share (written by
+`workbench.sessions.export`, piece by piece)."""
 
 from __future__ import annotations
 
@@ -18,10 +19,14 @@ def export_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="workbench export",
         description="Write a recorded session as a readable Markdown transcript (each call's "
-        "arguments and result) or as its normalized messages in JSON.",
+        "arguments and result), as its normalized messages in JSON, or as one self-contained "
+        "HTML page to share (timeline, each call's stages, decisions, results, times, cost and "
+        "the model requests; it loads nothing from anywhere).",
     )
     parser.add_argument("file", type=Path, metavar="FILE", help="a session file (.jsonl)")
-    parser.add_argument("--format", choices=["md", "json"], required=True, help="md or json")
+    parser.add_argument(
+        "--format", choices=["md", "json", "html"], required=True, help="md, json or html"
+    )
     parser.add_argument(
         "-o", "--output", type=Path, metavar="OUT", help="write here (default: stdout)"
     )

@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from workbench.cli.args import Parser, builtin_names
-from workbench.cli.commands import EXIT_DIFFERS, EXIT_SAME, EXIT_USAGE, ask_for_cwd, load
+from workbench.cli.commands import (
+    EXIT_DIFFERS,
+    EXIT_SAME,
+    EXIT_USAGE,
+    ask_for_cwd,
+    load,
+    project_ignores,
+)
 from workbench.sanitize import literal, one_line
 from workbench.session_runs import rerun, scenario_of
 from workbench.sessions.header import AgentSetup
@@ -51,9 +58,14 @@ def rerun_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--approve",
-        choices=["all", "none", "rules"],
-        default="rules",
-        help='how "ask" rules are answered (default: rules, only allow rules allow)',
+        choices=["recorded", "all", "none", "rules"],
+        default=None,
+        help="recorded: each call the same as recorded gets the decision the recording shows "
+        "(a person's or a rule's answer, edits, denial reasons), unless your rules deny it; a "
+        "call that differs is judged by your rules alone. all/none/rules: every call is judged "
+        'by your rules, and "ask" is answered that way. Default: recorded for a session your '
+        "workbench recorded, rules for one from anyone else (its decisions are data anyone "
+        "could have written: read it, then pass --approve recorded)",
     )
     parser.add_argument("--rules", type=Path, metavar="FILE", help="rules file")
     for flag in ("allow", "ask", "deny"):
@@ -64,6 +76,14 @@ def rerun_parser() -> argparse.ArgumentParser:
             metavar="RULE",
             help=f"{flag} calls matching RULE (repeatable)",
         )
+    parser.add_argument(
+        "--ignore",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="mask text matching REGEX in both results before comparing (volatile output: "
+        "times, ids; repeatable; added to `ignore` under [rerun] in workbench.toml)",
+    )
     parser.add_argument("--session", type=Path, metavar="FILE", help="also record the re-run there")
     parser.add_argument("--quiet", action="store_true", help="print only calls that differ")
     add_setup_arguments(parser)
@@ -115,30 +135,72 @@ def add_setup_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def rerun_setup(session: Session, args: argparse.Namespace) -> tuple[Any, Any, list[str]]:
-    """(setup, MCP servers or None, warnings): what the re-run builds, from the recorded
-    setup (if trusted) and the flags that replace parts of it."""
+def rerun_setup(
+    session: Session, args: argparse.Namespace, base: Path | None = None
+) -> tuple[Any, Any, list[str]]:
+    """(setup, MCP servers or None, warnings): what the re-run builds.
+
+    The tools come from, in order: the flags (`--tools`, relative to the current
+    directory); the
+    recorded specs of a session your own workbench signed (as recorded); the project
+    file of `base` (`workbench.toml`'s `tools`); with `--trust-recorded-tools`, the
+    recorded specs of any session, looked for under `base`. A path recorded in a
+    session someone else wrote is never used: its specs are resolved against `base`,
+    and one that is an absolute path is refused.
+
+    Args:
+        base: the project directory (default: the current directory); pytest passes
+            its rootdir.
+
+    Raises:
+        ValueError: a project file that cannot be read, or a recorded absolute spec.
+    """
+    base = (base or Path.cwd()).resolve()
     recorded = session.header.setup
     warnings: list[str] = []
     setup = recorded.model_copy() if recorded is not None else AgentSetup()
-    if needs_starting(recorded) and not (args.trust_recorded_tools or trusted(recorded)):
+    signed = trusted(recorded)
+    if needs_starting(recorded) and not signed:
         assert recorded is not None
-        named = [
-            *(f"--tools {s}" for s in recorded.tool_specs),
-            *(
-                f"MCP server {s.name} ({s.url or ' '.join(s.command or [])})"
-                for s in recorded.mcp_servers
-            ),
-        ]
-        warnings.append(
-            "this session was not recorded by your workbench, so its tools are not started: "
-            f"{'; '.join(named)} (check them, then pass --trust-recorded-tools)"
-        )
         setup = setup.model_copy(update={"tool_specs": [], "mcp_servers": []})
+        if args.trust_recorded_tools:
+            absolute = [spec for spec in recorded.tool_specs if Path(spec).is_absolute()]
+            if absolute:
+                raise ValueError(
+                    f"the session names tools by an absolute path ({', '.join(absolute)}), "
+                    "which a re-run never trusts: pass --tools with them here"
+                )
+            setup = setup.model_copy(
+                update={"tool_specs": list(recorded.tool_specs), "project_dir": str(base)}
+            )
+            # A recorded server's directory is a path from the file: never trusted.
+            servers = [s.model_copy(update={"cwd": None}) for s in recorded.mcp_servers]
+            setup = setup.model_copy(update={"mcp_servers": servers})
     if args.tool_specs is not None:
-        setup = setup.model_copy(
-            update={"tool_specs": args.tool_specs, "project_dir": str(Path.cwd().resolve())}
-        )
+        here = str(Path.cwd().resolve())  # the flags are relative to where you typed them
+        setup = setup.model_copy(update={"tool_specs": args.tool_specs, "project_dir": here})
+    elif not signed and not args.trust_recorded_tools:
+        from workbench.project.config import find_project
+
+        project = find_project(base)
+        if project is not None and project.tools:
+            setup = setup.model_copy(
+                update={"tool_specs": project.tools, "project_dir": str(project.directory)}
+            )
+        elif needs_starting(recorded):
+            assert recorded is not None
+            named = [
+                *(f"--tools {s}" for s in recorded.tool_specs),
+                *(
+                    f"MCP server {s.name} ({s.url or ' '.join(s.command or [])})"
+                    for s in recorded.mcp_servers
+                ),
+            ]
+            warnings.append(
+                "this session was not recorded by your workbench, so its tools are not "
+                f"started: {'; '.join(named)} (pass --tools, list them in workbench.toml, "
+                "or check them and pass --trust-recorded-tools)"
+            )
     if args.builtin_tools is not None:
         setup = setup.model_copy(update={"builtin_tools": args.builtin_tools})
     servers = None
@@ -157,6 +219,15 @@ def rerun_main(argv: list[str]) -> int:
     session = load(args.file, "rerun")
     if session is None:
         return EXIT_USAGE
+    decisions: list[str] = []
+    if args.approve is None:
+        args.approve = "recorded" if trusted(session.header.setup) else "rules"
+        if args.approve == "rules":
+            decisions.append(
+                "this session was not recorded by your workbench, so its recorded decisions "
+                "are not replayed: every call is judged by your rules (read it, then pass "
+                "--approve recorded to replay them)"
+            )
     restores = has_checkpoints(session) and not args.in_place
     if (
         args.workspace is not None
@@ -183,18 +254,29 @@ def rerun_main(argv: list[str]) -> int:
             record_to=args.session,
             setup=setup,
             mcp_servers=servers,
+            ignore=ignore,
         )
 
     try:
+        ignore = project_ignores(Path.cwd()) + args.ignore
         setup, servers, warnings = rerun_setup(session, args)
         report = anyio.run(go)
     except (OSError, ValueError) as exc:
-        print(f"workbench rerun: {literal(str(exc))}", file=sys.stderr)
+        print(f"workbench rerun: {literal(setup_failure(exc))}", file=sys.stderr)
         return EXIT_USAGE
-    report.warnings[:0] = warnings
+    report.warnings[:0] = decisions + warnings
     for line in report_lines(report, args.file, args.approve, quiet=args.quiet):
         print(line)
     return EXIT_DIFFERS if report.differs else EXIT_SAME
+
+
+def setup_failure(exc: BaseException) -> str:
+    """One line for a re-run that could not start (a tool's import traceback is cut to
+    its last line, which says what failed)."""
+    lines = [line for line in str(exc).splitlines() if line.strip()]
+    if len(lines) <= 1:
+        return lines[0] if lines else type(exc).__name__
+    return f"{lines[0]}: {lines[-1].strip()}"
 
 
 def report_lines(
@@ -208,6 +290,7 @@ def report_lines(
     if report.workspace_note:
         lines.append(f"  workspace: {literal(report.workspace_note)}")
     lines += [f"  ! {literal(w)}" for w in report.warnings]
+    lines += [f"  {literal(n)}" for n in report.notes]
     for call in report.calls:
         if quiet and call.status in ("same", "skipped"):
             continue
@@ -225,6 +308,9 @@ def report_lines(
         for s in ("same", "differs", "missing", "extra", "skipped")
         if report.count(s)
     )
+    if report.files:
+        lines.append("  ✗ files at the end:")
+        lines += [f"      {literal(f)}" for f in report.files]
     verdict = "something differed" if report.differs else "every result is the same"
     lines.append(f"{len(report.calls)} calls: {counts or 'none'}; {verdict}")
     return lines

@@ -58,7 +58,12 @@ def add_filter_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--errors",
         action="store_true",
-        help="had an error (with --tool: a call of that tool failed)",
+        help="a call failed or the run ended in an error (with --tool: a call of that tool failed)",
+    )
+    group.add_argument(
+        "--outcome",
+        choices=["finished", "error", "aborted", "incomplete", "unreadable", "empty"],
+        help="how the session ended",
     )
     group.add_argument("--denied", action="store_true", help="a call was denied")
     group.add_argument(
@@ -90,6 +95,7 @@ def filters_of(args: argparse.Namespace) -> Filters:
         tool=args.tool,
         errors=args.errors,
         denied=args.denied,
+        outcome=args.outcome,
         since=args.since,
         limit=args.limit,
     )

@@ -271,16 +271,12 @@ class PermissionGate:
         if self.policy == "all":
             await self._decided(ctx, "allow", "policy", rule, source=source)
             return None
-        if self.policy == "none":
-            reason = (
-                f"Permission denied: {ctx.tool_call.name} needs approval ({asked}) and this "
-                "run approves nothing (--approve none)"
-            )
-        else:
-            reason = (
-                f"Permission denied: {ctx.tool_call.name} needs approval ({asked}) and this "
-                "run follows rules only (--approve rules); no allow rule covers this call"
-            )
+        # What was denied and why, the same whichever headless policy denied it: a
+        # recorded denial reads the same when re-run under another one.
+        reason = (
+            f"Permission denied: {ctx.tool_call.name} needs approval ({asked}); no allow "
+            "rule covers this call and no person approved it"
+        )
         await self._decided(ctx, "deny", "policy", rule, reason=reason, source=source)
         return BeforeToolCallResult(block=True, reason=reason)
 

@@ -82,6 +82,14 @@ class SessionsConfig(BaseModel):
     prune: PrunePolicy | None = None
 
 
+class RerunConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    ignore: list[str] = Field(default_factory=list)
+    """Regular expressions of volatile text masked in results before a re-run (or
+    `pytest --workbench-sessions`, or `workbench diff`) compares them."""
+
+
 class ProjectConfig(BaseModel):
     """What a project file may say (the CLI's flags of the same names)."""
 
@@ -110,6 +118,8 @@ class ProjectConfig(BaseModel):
     `mcpServers` JSON file (or a list of them) as Claude Desktop, Cursor or VS Code keep."""
     sessions: SessionsConfig | None = None
     """`[sessions] prune = {...}`: the recorded sessions pruned at each run's start."""
+    rerun: RerunConfig | None = None
+    """`[rerun] ignore = [...]`: masks for volatile output in re-runs."""
     checkpoints: CheckpointCaps | None = None
     """`[checkpoints]`: the bounds of the workspace files each session records
     (`enabled`, `max_file_bytes`, `max_total_bytes`, `max_files`)."""
@@ -235,6 +245,11 @@ max_turns = 10
 # Or the mcpServers JSON you already keep for Claude Desktop, Cursor or VS Code:
 # [mcp]
 # config = ".cursor/mcp.json"
+
+# Re-runs (`workbench rerun`, `pytest --workbench-sessions DIR`, `workbench diff`):
+# volatile text in results (times, ids) masked before they are compared.
+# [rerun]
+# ignore = ['[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+']
 
 # Recorded sessions: delete old ones at the start of each recorded run (any rule
 # may delete a session; one a fork names as its parent stays, and the run says so).

@@ -48,8 +48,8 @@ from workbench.providers.request_bodies import RequestBodies
 from workbench.providers.response_record import ResponseRecord
 from workbench.providers.settings import OpenAISettings
 from workbench.providers.stream_builder import Events, StreamBuilder
-from workbench.sse import SSEDecoder
 from workbench.redact import is_credential_header
+from workbench.sse import SSEDecoder
 
 __all__ = ["OpenAIProvider", "describe_error", "redact"]
 

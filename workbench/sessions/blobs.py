@@ -26,8 +26,9 @@ class BlobError(ValueError):
 
 
 def store_for(session_path: Path) -> BlobStore:
-    """The store beside a session file."""
-    return BlobStore(Path(session_path).parent / STORE_DIR)
+    """The store beside a session file (an absolute path: a session recorded to a
+    relative `--session` records where its blobs are, wherever it is read from)."""
+    return BlobStore(Path(session_path).absolute().parent / STORE_DIR)
 
 
 def digest(data: bytes) -> str:

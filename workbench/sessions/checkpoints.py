@@ -60,6 +60,8 @@ class WorkspaceAt:
     """Paths the checkpoints do not hold at that point, and why."""
     notes: list[str] = field(default_factory=list)
     stores: list[BlobStore] = field(default_factory=list)
+    empty_dirs: list[str] = field(default_factory=list)
+    """Directories with nothing in them at that point."""
     tracked: set[str] = field(default_factory=set)
     """Every path any record of the session names (an in-place restore deletes those
     that did not exist at that point)."""
@@ -133,6 +135,7 @@ def workspace_at(session: Any, position: int) -> WorkspaceAt:
             state.files = {f.path: f for f in record.files}
             state.left_out = {item.path: item.reason for item in record.left_out}
             state.notes = list(record.notes)
+            state.empty_dirs = list(record.empty_dirs)
             if record.store:
                 state.stores.append(BlobStore(Path(record.store)))
         elif index > base and at <= position and record.type == "workspace_change":
@@ -151,6 +154,8 @@ def _apply(state: WorkspaceAt, change: Any) -> None:
         state.files.pop(item.path, None)
         state.left_out[item.path] = item.reason
     state.notes += [f"after {change.cause}: {note}" for note in change.notes]
+    if change.empty_dirs is not None:
+        state.empty_dirs = list(change.empty_dirs)
 
 
 @dataclass
@@ -219,6 +224,12 @@ def restore_at(session: Any, position: int, dest: Path, *, force: bool = False) 
             _write(root, path, data, entry.mode)
             done.written += 1
             done.bytes += len(data)
+        for path in state.empty_dirs:
+            why = unsafe(path)
+            if why:
+                done.refused[path + "/"] = why
+            else:
+                _make_dir(root, path)
     except BlobError as exc:
         raise CheckpointError(str(exc)) from None
     except OSError as exc:
@@ -285,6 +296,16 @@ def _write(root: Path, path: str, data: bytes, mode: int) -> None:
         if os.path.lexists(temp):
             os.unlink(temp)
         raise
+
+
+def _make_dir(root: Path, path: str) -> None:
+    """Make the directory `path` (and its parents) under `root`, never through a link."""
+    current = root
+    for part in PurePosixPath(path).parts:
+        current = current / part
+        if current.is_symlink() or not _inside(root, current.parent):
+            raise OSError(0, f"{path}/ would be made through a symlink that leaves the directory")
+        current.mkdir(exist_ok=True)
 
 
 def _delete(root: Path, path: str) -> bool:
@@ -366,3 +387,38 @@ def start_files(
     return StartFiles(
         dest, f"{dest}: {kind} of the files at {at} ({done.written} files{lacking})", done
     )
+
+
+def apply_change(dest: Path, change: Any, stores: list[BlobStore]) -> list[str]:
+    """Write a recorded `workspace_change` into `dest` (a hand edit made between two
+    runs, re-applied by a re-run): its files written, its deletions deleted. Returns
+    what could not be done (a path not safe to write, a blob missing), one line each."""
+    state = WorkspaceAt(stores=stores)
+    root = Path(os.path.realpath(dest))
+    problems: list[str] = []
+    for entry in change.files:
+        why = unsafe(entry.path)
+        if why:
+            problems.append(f"{entry.path}: {why}")
+            continue
+        try:
+            if entry.blob is None:
+                _delete(root, entry.path)
+            else:
+                _write(root, entry.path, state.blob(entry), entry.mode)
+        except BlobError as exc:
+            problems.append(str(exc))
+        except OSError as exc:
+            problems.append(f"{entry.path}: {exc.strerror or exc}")
+    return problems
+
+
+def stores_of(session: Any) -> list[BlobStore]:
+    """The blob stores a session's contents are looked for in: the one beside the file
+    first, then the one its first manifest names."""
+    stores = [store_for(session.path)]
+    for _position, record in read_records(session):
+        if record is not None and record.type == "workspace_manifest" and record.store:
+            stores.append(BlobStore(Path(record.store)))
+            break
+    return stores

@@ -23,6 +23,7 @@ from typing import Any
 from workbench.agent.types import text_of
 from workbench.sanitize import literal
 from workbench.sessions.log import of_kinds
+from workbench.sessions.masks import Masks
 from workbench.sessions.reader import Session
 
 SHOWN_LINES = 40
@@ -48,6 +49,9 @@ class Call:
     result: str = ""
     error: str = ""
     duration_ms: float | None = None
+    files: str = ""
+    """The files the call left changed, as its checkpoint recorded them (path and
+    content hash, or deleted), one per line."""
 
 
 @dataclass
@@ -116,7 +120,23 @@ def turns_of(session: Session) -> list[Turn]:
             found = calls.get(event.tool_call_id)
             if found is not None:
                 _add(found, event)
+    _add_files(session, calls)
     return turns
+
+
+def _add_files(session: Session, calls: dict[str, Call]) -> None:
+    from workbench.sessions.checkpoints import read_records
+
+    for _position, record in read_records(session):
+        call = calls.get(getattr(record, "tool_call_id", None) or "")
+        if call is None:
+            continue
+        lines = [
+            f"{e.path}: {e.blob[:12]} ({e.size} bytes)" if e.blob else f"{e.path}: deleted"
+            for e in record.files
+        ]
+        lines += [f"{item.path}: not recorded ({item.reason})" for item in record.left_out]
+        call.files = "\n".join(filter(None, [call.files, *lines]))
 
 
 def _add(call: Call, event: Any) -> None:
@@ -141,18 +161,24 @@ def _add(call: Call, event: Any) -> None:
         call.duration_ms = event.duration_ms
 
 
-def compare(a: list[Turn], b: list[Turn], tolerance: float | None = None) -> list[Difference]:
+def compare(
+    a: list[Turn], b: list[Turn], tolerance: float | None = None, masks: Masks | None = None
+) -> list[Difference]:
     """Every difference, in order (the first one is where the runs diverge).
 
     Args:
         tolerance: count a timing as a difference when it differs by more than this
-            fraction (None: timings never count)."""
-    return [row for row in align(a, b, tolerance) if row.differs]
+            fraction (None: timings never count).
+        masks: volatile text hidden in results and errors before they are compared."""
+    return [row for row in align(a, b, tolerance, masks) if row.differs]
 
 
-def align(a: list[Turn], b: list[Turn], tolerance: float | None = None) -> list[Difference]:
+def align(
+    a: list[Turn], b: list[Turn], tolerance: float | None = None, masks: Masks | None = None
+) -> list[Difference]:
     """The two sessions side by side: turn N with turn N, call K with call K, one row
     for each field either side has (the same or not), in order; see `compare`."""
+    mask = masks.apply if masks else str
     out: list[Difference] = []
     for index in range(max(len(a), len(b))):
         where = f"turn {index + 1}"
@@ -190,8 +216,9 @@ def align(a: list[Turn], b: list[Turn], tolerance: float | None = None) -> list[
                     ("raw arguments", ca.raw, cb.raw),
                     ("validated arguments", ca.validated, cb.validated),
                     ("decision", ca.decision, cb.decision),
-                    ("result", ca.result, cb.result),
-                    ("error", ca.error, cb.error),
+                    ("result", mask(ca.result), mask(cb.result)),
+                    ("error", mask(ca.error), mask(cb.error)),
+                    ("files", ca.files, cb.files),
                 ),
             )
             if tolerance is not None and _beyond(ca.duration_ms, cb.duration_ms, tolerance):
@@ -241,7 +268,7 @@ def report_lines(
     yield f"A: {literal(str(a_path))} ({len(a)} turns)"
     yield f"B: {literal(str(b_path))} ({len(b)} turns)"
     if not diffs:
-        yield "the same: every prompt, reply, call, decision and result"
+        yield "the same: every prompt, reply, call, decision, result and file written"
     else:
         first = diffs[0]
         yield f"first divergence: {literal(first.where)}: {first.what}"

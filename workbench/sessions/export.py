@@ -41,7 +41,7 @@ from workbench.sessions.interventions import (
 from workbench.sessions.log import of_kinds
 from workbench.sessions.reader import Session
 
-Format = Literal["md", "json"]
+Format = Literal["md", "json", "html"]
 
 
 def export(session: Session, fmt: Format, prices: PriceTable | None = None) -> str:
@@ -53,6 +53,10 @@ def iter_export(session: Session, fmt: Format, prices: PriceTable | None = None)
     """The export in pieces, in order: write each as it comes, and memory stays flat
     (one turn's tool results at a time, never the whole text)."""
     prices = prices or PriceTable()
+    if fmt == "html":
+        from workbench.sessions.html_export import iter_html
+
+        return iter_html(session, prices)
     return iter_markdown(session, prices) if fmt == "md" else iter_json(session, prices)
 
 

@@ -32,7 +32,8 @@ from workbench.sessions.reader import SessionError
 from workbench.sessions.summary import TEXT_FIELDS, Summary, summarize
 
 INDEX_NAME = ".library.sqlite3"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2: `errors` counts calls that failed (1 counted error events)."""
 BUSY_TIMEOUT_S = 30.0
 
 _COLUMNS = (
@@ -111,7 +112,10 @@ class Filters:
     tool: str | None = None
     """Sessions that called this tool."""
     errors: bool = False
-    """Sessions with an error (with `tool`: a call of that tool failed)."""
+    """Sessions with a failed call or a run that ended in an error (with `tool`: a call
+    of that tool failed)."""
+    outcome: str | None = None
+    """How the session ended: finished, error, aborted, incomplete, unreadable, empty."""
     denied: bool = False
     """Sessions where a call was denied."""
     since: float | None = None
@@ -311,7 +315,10 @@ class Library:
             )
             params.append(filters.tool)
         elif filters.errors:
-            where.append("s.errors > 0")
+            where.append("(s.errors > 0 OR s.outcome = 'error')")
+        if filters.outcome:
+            where.append("s.outcome = ?")
+            params.append(filters.outcome)
         if filters.denied:
             where.append("s.denials > 0")
         if filters.since is not None:

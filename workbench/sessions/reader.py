@@ -273,3 +273,43 @@ def _short(exc: Exception) -> str:
         where = ".".join(str(p) for p in err["loc"])
         return f"{where}: {err['msg']}" if where else str(err["msg"])
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+PEEK_LINES = 200
+"""Lines `peek_session` reads past the header looking for the first prompt."""
+
+
+def peek_session(path: Path | str) -> tuple[SessionHeader, str]:
+    """The header (checked as `read_session` checks it) and the first user message's
+    text, reading only the start of the file: collecting a folder of sessions (each
+    pytest-xdist worker collects every item) must not read every file whole.
+
+    Raises:
+        SessionError: the file is missing, unreadable or not a session.
+    """
+    path = Path(path)
+    try:
+        with path.open("rb") as handle:
+            first = handle.readline()
+            header = _header(path, first, complete=first.endswith(b"\n"))
+            for _ in range(PEEK_LINES):
+                raw = handle.readline()
+                if not raw:
+                    break
+                if b'"message_end"' not in raw or b'"user"' not in raw:
+                    continue
+                try:
+                    event = loads(raw, LINE_DEPTH).get("event", {})
+                except ValueError:
+                    continue
+                message = event.get("message") if isinstance(event, dict) else None
+                if isinstance(message, dict) and message.get("role") == "user":
+                    content = message.get("content")
+                    if isinstance(content, str):
+                        return header, content
+                    if isinstance(content, list):
+                        parts = [c.get("text", "") for c in content if isinstance(c, dict)]
+                        return header, "".join(p for p in parts if isinstance(p, str))
+    except OSError as exc:
+        raise SessionError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return header, ""

@@ -49,6 +49,10 @@ class Recorder:
             history copied from its parent.
         prelude_records: the parent's workspace records among them, each with the
             number of prelude events it follows.
+        unique: `path` is only a proposal (a name the workbench made up): if another
+            workbench creates a file of that name first, the next free name
+            (`NAME-2.jsonl`, ...) is taken when the file is created, so runs
+            recording into one folder at once never collide.
 
     Raises:
         FileExistsError: `path` exists (a session is never appended to or overwritten).
@@ -63,8 +67,11 @@ class Recorder:
         lazy: bool = False,
         prelude: Iterable[tuple[Any, float]] = (),
         prelude_records: Iterable[tuple[int, Any]] = (),
+        unique: bool = False,
     ) -> None:
         self.path = Path(path)
+        self._unique = unique
+        self._stem = self.path.stem
         self._header = header
         self.fsync = fsync
         self._prelude = list(prelude)
@@ -82,7 +89,7 @@ class Recorder:
         self._fd: int | None = None
         self._closed = False
         self._compactor = Compactor()
-        if self.path.is_file():  # a device or a pipe is written to as a stream
+        if self.path.is_file() and not unique:  # a device or a pipe is written to as a stream
             raise FileExistsError(f"session file {self.path} already exists")
         if not lazy:
             self._open()
@@ -194,7 +201,16 @@ class Recorder:
         flags = os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
         if not self.path.exists() or self.path.is_file():  # else a device or a pipe
             flags |= os.O_CREAT | os.O_EXCL
-        self._fd = os.open(self.path, flags, 0o600)
+        tries = 1
+        while True:
+            try:
+                self._fd = os.open(self.path, flags, 0o600)
+                break
+            except FileExistsError:  # O_EXCL: another workbench made it first
+                if not self._unique or tries >= 1000:
+                    raise
+                tries += 1
+                self.path = self.path.with_name(f"{self._stem}-{tries}{self.path.suffix}")
         self._write(dumps_header(self.header))
         prelude, self._prelude = self._prelude, []
         records, self._prelude_records = sorted(self._prelude_records, key=lambda r: r[0]), []
@@ -263,6 +279,7 @@ def start_recording(
         lazy=True,
         prelude=prelude,
         prelude_records=fork.records if fork is not None else (),
+        unique=path is None,
     )
     agent.subscribe(recorder)
     return recorder

@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 from workbench.agent import AssistantMessage, ToolResultMessage
 from workbench.sessions.log import of_kinds
+from workbench.sessions.masks import Masks
 
 Status = Literal["same", "differs", "missing", "extra", "skipped"]
 
@@ -73,12 +74,25 @@ class CallOutcome:
     recorded: ToolResultMessage | None = None
     now: ToolResultMessage | None = None
     note: str = ""
+    masks: Masks = field(default_factory=Masks)
+    divergences: list[str] = field(default_factory=list)
+    """What else is not as recorded: the call's arguments, the files it left."""
+
+    def diverged(self, why: Sequence[str]) -> None:
+        """Note divergences besides the result (a call that was the same now differs)."""
+        if not why:
+            return
+        self.divergences += why
+        if self.status == "same":
+            self.status = "differs"
 
     def diff(self, context: int = 2, limit: int = 40) -> list[str]:
-        """A unified diff of the result text, then and now (at most `limit` lines)."""
-        before = self.recorded.text.splitlines() if self.recorded else []
-        after = self.now.text.splitlines() if self.now else []
+        """What differs: the divergences, then a unified diff of the result text, then
+        and now (at most `limit` lines)."""
+        before = self.masks.apply(self.recorded.text).splitlines() if self.recorded else []
+        after = self.masks.apply(self.now.text).splitlines() if self.now else []
         lines = list(difflib.unified_diff(before, after, "recorded", "now", n=context, lineterm=""))
+        lines[:0] = self.divergences
         if self.recorded and self.now and self.recorded.is_error != self.now.is_error:
             lines.insert(0, f"is_error: {self.recorded.is_error} -> {self.now.is_error}")
         if len(lines) > limit:
@@ -93,20 +107,24 @@ class RerunReport:
     workspace: Path | None = None
     workspace_note: str = ""
     """Which files the re-run started from: restored from the recording, or as they were."""
+    notes: list[str] = field(default_factory=list)
+    """What the re-run did besides the calls (hand edits put back)."""
+    files: list[str] = field(default_factory=list)
+    """Files that differ from the recording's at the end (one line each)."""
 
     @property
     def differs(self) -> bool:
-        """Anything differs: a result, or a call made or missing now."""
-        return any(c.status in ("differs", "missing", "extra") for c in self.calls)
+        """Anything differs: a result, a call made or missing now, or a file."""
+        return bool(self.files) or any(
+            c.status in ("differs", "missing", "extra") for c in self.calls
+        )
 
     def count(self, status: Status) -> int:
         return sum(1 for c in self.calls if c.status == status)
 
 
-def _same(a: ToolResultMessage, b: ToolResultMessage) -> bool:
-    return a.is_error == b.is_error and [c.model_dump() for c in a.content] == [
-        c.model_dump() for c in b.content
-    ]
+def _same(a: ToolResultMessage, b: ToolResultMessage, masks: Masks) -> bool:
+    return a.is_error == b.is_error and masks.content(a.content) == masks.content(b.content)
 
 
 def _not_real(message: ToolResultMessage) -> str:
@@ -126,6 +144,7 @@ def compare(
     recorded: Sequence[ToolResultMessage],
     now: Sequence[ToolResultMessage],
     requested: Sequence[str] = (),
+    masks: Masks | None = None,
 ) -> list[CallOutcome]:
     """Match results by call id (and occurrence, for repeated ids), in recorded order.
 
@@ -133,7 +152,9 @@ def compare(
         requested: the ids of every call the recorded model asked for; one of them
             with a result now but none recorded (the recording ends first) is not
             compared, rather than reported as a call made only now.
+        masks: volatile text hidden in both results before they are compared.
     """
+    masks = masks if masks is not None else Masks()
     unanswered = Counter(requested) - Counter(m.tool_call_id for m in recorded)
     pending: dict[str, deque[ToolResultMessage]] = {}
     for message in now:
@@ -148,8 +169,10 @@ def compare(
         elif why:
             status = "skipped"
         else:
-            status = "same" if _same(then, current) else "differs"
-        outcomes.append(CallOutcome(then.tool_call_id, then.tool_name, status, then, current, why))
+            status = "same" if _same(then, current, masks) else "differs"
+        outcomes.append(
+            CallOutcome(then.tool_call_id, then.tool_name, status, then, current, why, masks)
+        )
     for queue in pending.values():
         for extra in queue:
             if unanswered[extra.tool_call_id] > 0:

@@ -65,6 +65,7 @@ class Summary:
     turns: int = 0
     calls: int = 0
     errors: int = 0
+    """Calls that failed (an error result, a denial included)."""
     denials: int = 0
     edits: int = 0
     """Calls whose arguments a person edited."""
@@ -128,7 +129,6 @@ def summarize(path: Path) -> Summary:
         summary.text = _Text().joined()
         return summary
     summary.turns = log.codes.count(log.code("turn_start"))
-    summary.errors = log.errors.count(1)
     text = _Text()
     _read_events(summary, text, log)
     text.add("tools", " ".join(summary.by_tool))
@@ -166,7 +166,8 @@ def _read_events(summary: Summary, text: _Text, log: EventLog) -> None:
             summary.by_tool.setdefault(event.tool_name, ToolCount()).calls += 1
             text.add("arguments", json.dumps(event.args, ensure_ascii=False, default=str))
         elif kind == "tool_execution_end":
-            if event.is_error:
+            if event.is_error:  # "errors" counts calls that failed, not error events
+                summary.errors += 1
                 summary.by_tool.setdefault(event.tool_name, ToolCount()).errors += 1
             text.add("results", text_of(event.result.content))
         elif kind == "permission_decision" and event.decision == "deny":

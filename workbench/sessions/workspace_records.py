@@ -56,6 +56,8 @@ class WorkspaceManifest(_Record):
     """Bounds that were hit (too many files, the total size cap), one sentence each."""
     store: str = ""
     """The blob store the files went to (a store beside the session file is tried first)."""
+    empty_dirs: list[str] = Field(default_factory=list)
+    """Directories with nothing in them."""
 
 
 class WorkspaceChange(_Record):
@@ -69,6 +71,8 @@ class WorkspaceChange(_Record):
     files: list[FileEntry] = Field(default_factory=list)
     left_out: list[LeftOut] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
+    empty_dirs: list[str] | None = None
+    """Every empty directory after the call, when that changed (None: as before)."""
 
 
 Record = Annotated[Union[WorkspaceManifest, WorkspaceChange], Field(discriminator="type")]  # noqa: UP007
