@@ -190,6 +190,7 @@ def options_from_args(
     else:
         apply_project(args, Path.cwd())
     provider_settings = settings_from_args(args)
+    system_prompt = system_prompt_of(args)  # a missing prompt file is said first
     if provider_settings is None and args.scenario is None:
         _demo_or_refuse(args)
     if args.project_prune is not None and not args.no_record:
@@ -214,7 +215,7 @@ def options_from_args(
         tool_specs=args.tool_specs or [],
         builtin_tools=args.builtin_tools,
         project_dir=args.project_dir,
-        system_prompt=system_prompt_of(args),
+        system_prompt=system_prompt,
         max_turns=args.max_turns,
         tool_choice_sticky=bool(args.tool_choice_sticky),
         prices=_config_prices(args),
