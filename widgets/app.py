@@ -35,6 +35,7 @@ from widgets.starting_screen import SlowStart, StartingScreen
 from widgets.stepping_actions import SteppingActions
 from widgets.terminal_safety import SafeTextApp
 from workbench import gc_policy
+from workbench.sanitize import literal
 
 if TYPE_CHECKING:
     from widgets.main_screen import MainScreen
@@ -259,6 +260,14 @@ class WorkbenchApp(
         if self.stats is not None:
             self.main.screen_layout_refresh_signal.subscribe(self, self._laid_out)
         self.set_interval(0.25, self._tick)
+        if self.runtime.not_offered:
+            self.notify(
+                "\n".join(literal(line) for line in self.runtime.not_offered),
+                title="Not offered to the model",
+                severity="warning",
+                timeout=30,
+                markup=False,
+            )
         self._refresh_now()
         self.call_after_refresh(self._apply_gc_policy)
         if self.runtime.mcp is not None:

@@ -89,6 +89,8 @@ def _main(argv: list[str]) -> int:
     except (OSError, ValueError) as exc:
         _say(str(exc))
         return 2
+    for line in runtime.not_offered:
+        _say(line)
     prompt = args.headless or runtime.prompt
     if not prompt:
         print(

@@ -126,6 +126,9 @@ class Runtime:
     """The limit of `--max-turns` (None: no limit)."""
     options: RunOptions | None = None
     """What the runtime was built from (`fresh()` builds the next run from it)."""
+    not_offered: list[str] = field(default_factory=list)
+    """Functions of your tool files left out, and why, one line each: said at start
+    (stderr headless, a notification and the inspector's placeholder in the app)."""
 
     @property
     def prices(self) -> PriceTable:
@@ -188,9 +191,13 @@ def builtin_tool_list(
 
 
 def run_tools(
-    options: RunOptions, workspace: Path, gate: PermissionGate | None = None
+    options: RunOptions,
+    workspace: Path,
+    gate: PermissionGate | None = None,
+    not_offered: list[str] | None = None,
 ) -> list[AgentTool]:
     """The built-ins chosen, then the tools of the specs; no name may appear twice.
+    `not_offered` hears the functions of the specs left out, and why.
 
     Raises:
         ValueError: an unknown built-in; `workbench.project.ToolSpecError` for a spec.
@@ -201,7 +208,7 @@ def run_tools(
     if options.tool_specs:
         from workbench.project import load_tools, refuse_duplicates
 
-        tools += load_tools(options.tool_specs, options.project_dir)
+        tools += load_tools(options.tool_specs, options.project_dir, not_offered)
         refuse_duplicates(tools)
     return tools
 
@@ -268,7 +275,8 @@ def build_runtime(options: RunOptions) -> Runtime:
     )
     if options.fork is not None:
         keep_always_answers(gate, options.fork)
-    tools = run_tools(options, workspace, gate)
+    not_offered: list[str] = []
+    tools = run_tools(options, workspace, gate, not_offered)
     hub = mcp_hub(options, workspace)
     if hub is not None and options.stream_fn is None:
         hub.use_model(stream_fn, model)  # a server's sampling requests: the same model, unwrapped
@@ -320,6 +328,7 @@ def build_runtime(options: RunOptions) -> Runtime:
         slow_after=options.slow_after,
         turn_limit=turn_limit,
         options=options,
+        not_offered=not_offered,
     )
 
 
