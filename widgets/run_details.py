@@ -142,6 +142,13 @@ class RunDetailsScreen(ModalScreen[None]):
                 "an OpenAI-compatible server would be sent for this turn.",
                 style="cyan",
             )
+        elif request.via == "stream_fn":
+            text.append("YOUR stream_fn", style="bold reverse")
+            text.append(
+                " was called; the workbench sees no wire. Below is what the loop handed it "
+                "(system prompt, messages, tools).",
+                style="italic",
+            )
         else:
             text.append("POST ", style="bold")
             text.append(literal(request.url or "(url not recorded)"))
@@ -163,6 +170,8 @@ class RunDetailsScreen(ModalScreen[None]):
                     f" by the run's abort signal (the server had answered {status})",
                     style="#ff8700",
                 )
+            elif request.via == "stream_fn":
+                text.append(f"reply ended: {literal(response.finish_reason or 'no final message')}")
             else:
                 text.append(
                     f"status {status}", style="bold green" if response.status == 200 else "bold red"
@@ -186,6 +195,8 @@ class RunDetailsScreen(ModalScreen[None]):
                 text.append(literal(note) + "\n", style="dim")
         else:
             heading = "would be sent" if request.simulated else "exactly as sent; auth stripped"
+            if request.via == "stream_fn":
+                heading = "the stream_fn's arguments"
             text.append(f"\n\nrequest body ({heading})\n", style="bold")
         text.append(literal(json.dumps(request.body, indent=2, ensure_ascii=False)))
         if response is not None and response.chunks is not None:
@@ -195,7 +206,7 @@ class RunDetailsScreen(ModalScreen[None]):
                     text.append("\n" + literal(chunk), style="dim")
             else:
                 text.append("  (r shows them)", style="dim")
-        elif response is not None and not response.simulated:
+        elif response is not None and not response.simulated and request.via == "wire":
             text.append(
                 "\n\nraw chunks were not captured (start with --capture-chunks)", style="dim"
             )

@@ -23,6 +23,7 @@ from workbench.redact import redactor_for
 from workbench.scratch import scratch_workspace
 from workbench.sessions.recorder import Recorder, start_recording
 from workbench.stepper import Stepper
+from workbench.stream_report import ReportedStream, reports_itself
 
 if TYPE_CHECKING:
     from workbench.mcp import McpHub
@@ -311,6 +312,8 @@ def build_runtime(options: RunOptions) -> Runtime:
     stepper = supervise(agent, gate, step=options.step, breakpoints=options.breakpoints)
     if wire_provider is not None:
         wire_provider.publish = agent.publish
+    elif not reports_itself(stream_fn):  # a stream_fn of your own: F4 shows its calls
+        agent.stream_fn = ReportedStream(stream_fn, agent.publish)
     if openai_provider is not None:
         agent.subscribe(openai_provider.on_event)
     turn_limit = limit_turns(agent, options.max_turns)
