@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 
 from widgets import responsive
 from widgets.app_commands import AppCommands
@@ -35,6 +35,7 @@ from widgets.starting_screen import SlowStart, StartingScreen
 from widgets.stepping_actions import SteppingActions
 from widgets.terminal_safety import SafeTextApp
 from workbench import gc_policy
+from workbench.sanitize import literal
 
 if TYPE_CHECKING:
     from widgets.main_screen import MainScreen
@@ -62,6 +63,9 @@ FOLD_BATCH = 64
 """Events wait for the fold at most this many at a time: enough for runs of deltas and
 updates to fold in one step, few enough that waiting events stay young for the
 garbage collector (see benchmarks/README.md)."""
+
+TICKS_UNDER_A_DIALOG = 4
+"""Elapsed times tick four times a second, and once a second under a dialog."""
 
 
 def _text(message: Any) -> str:
@@ -141,6 +145,7 @@ class WorkbenchApp(
         self._mcp_started: asyncio.Event | None = None
         """Set once the MCP servers are up (or failed); prompts wait for it."""
         self._refresh_pending = False
+        self._ticks = 0
         self._shown = False
         """The main screen is mounted and refreshes reach it."""
         self.pacer = Pacer()
@@ -255,6 +260,14 @@ class WorkbenchApp(
         if self.stats is not None:
             self.main.screen_layout_refresh_signal.subscribe(self, self._laid_out)
         self.set_interval(0.25, self._tick)
+        if self.runtime.not_offered:
+            self.notify(
+                "\n".join(literal(line) for line in self.runtime.not_offered),
+                title="Not offered to the model",
+                severity="warning",
+                timeout=30,
+                markup=False,
+            )
         self._refresh_now()
         self.call_after_refresh(self._apply_gc_policy)
         if self.runtime.mcp is not None:
@@ -335,7 +348,14 @@ class WorkbenchApp(
         self._view_state.apply_all(events)
 
     def _tick(self) -> None:
-        """Keep elapsed times of running calls ticking while nothing else happens."""
+        """Keep elapsed times of running calls ticking while nothing else happens.
+
+        Under a dialog only every fourth tick: any change to the screen below a modal
+        recomposes the whole modal screen (its dimmed background included), and at the
+        full rate those redraws took the loop from the keys typed into the dialog."""
+        self._ticks += 1
+        if isinstance(self.screen, ModalScreen) and self._ticks % TICKS_UNDER_A_DIALOG:
+            return
         if self.view_state.pending_calls:
             self._schedule_refresh()
 

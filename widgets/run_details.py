@@ -147,6 +147,13 @@ class RunDetailsScreen(ModalScreen[None]):
         elif request.provider == "acp":
             text.append("JSON-RPC ", style="bold")
             text.append("session/prompt over the ACP agent's stdio")
+        elif request.via == "stream_fn":
+            text.append("YOUR stream_fn", style="bold reverse")
+            text.append(
+                " was called; the workbench sees no wire. Below is what the loop handed it "
+                "(system prompt, messages, tools).",
+                style="italic",
+            )
         else:
             text.append("POST ", style="bold")
             text.append(literal(request.url or "(url not recorded)"))
@@ -172,6 +179,8 @@ class RunDetailsScreen(ModalScreen[None]):
                 reason = response.finish_reason or "none"
                 style = "bold red" if response.error else "bold green"
                 text.append(f"stopReason {literal(reason)}", style=style)
+            elif request.via == "stream_fn":
+                text.append(f"reply ended: {literal(response.finish_reason or 'no final message')}")
             else:
                 text.append(
                     f"status {status}", style="bold green" if response.status == 200 else "bold red"
@@ -195,6 +204,8 @@ class RunDetailsScreen(ModalScreen[None]):
                 text.append(literal(note) + "\n", style="dim")
         else:
             heading = "would be sent" if request.simulated else "exactly as sent; auth stripped"
+            if request.via == "stream_fn":
+                heading = "the stream_fn's arguments"
             text.append(f"\n\nrequest body ({heading})\n", style="bold")
         text.append(literal(json.dumps(request.body, indent=2, ensure_ascii=False)))
         if response is not None and response.chunks is not None:
@@ -204,7 +215,12 @@ class RunDetailsScreen(ModalScreen[None]):
                     text.append("\n" + literal(chunk), style="dim")
             else:
                 text.append("  (r shows them)", style="dim")
-        elif response is not None and not response.simulated and request.provider != "acp":
+        elif (
+            response is not None
+            and not response.simulated
+            and request.via == "wire"
+            and request.provider != "acp"
+        ):
             text.append(
                 "\n\nraw chunks were not captured (start with --capture-chunks)", style="dim"
             )

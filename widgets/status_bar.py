@@ -58,8 +58,11 @@ class StatusBar(Static):
         text.append("  │  ", style="dim")
         text.append(f"turn {state.turn}")
         text.append("  │  ", style="dim")
-        text.append(f"tokens {state.input_tokens:,}↑ {state.output_tokens:,}↓")
+        text.append(tokens_text(state))
         wide = self.size.width >= WIDE_COSTS
+        if costs is not None and not wide:  # narrow: next to the tokens, before the rest
+            text.append("  │  ", style="dim")
+            text.append(f"cost {format_cost(costs.session)}")
         if costs is not None and wide:
             text.append("  │  ", style="dim")
             text.append(
@@ -83,12 +86,18 @@ class StatusBar(Static):
         if extra:  # something needs a look, e.g. an MCP server that failed
             text.append("  │  ", style="dim")
             text.append(literal(extra), style="bold red")
-        if costs is not None and not wide:  # last: what is pending or paused matters more
-            text.append("  │  ", style="dim")
-            text.append(f"cost {format_cost(costs.session)}")
         if text != self._shown:
             self._shown = text
             self.update(text, layout=False)  # one line, always
+
+
+def tokens_text(state: ViewState) -> str:
+    """`tokens 1,234↑ 56↓`; `tokens unknown` when no reply carried usage, and `+?` after
+    the counts when some did not (a server that sends none is not free)."""
+    if state.replies_without_usage and not (state.input_tokens or state.output_tokens):
+        return "tokens unknown"
+    counts = f"tokens {state.input_tokens:,}↑ {state.output_tokens:,}↓"
+    return counts + (" +?" if state.replies_without_usage else "")
 
 
 def mcp_alert(hub: object) -> str:

@@ -385,9 +385,15 @@ class ToolInspector(LineScrollView, can_focus=True):
         if record.structured is not None:
             body.append("structured content ", style="bold")
             body.append(literal(pretty_json(record.structured)) + "\n")
-        if record.details not in (None, {}):
+        details = record.details
+        trace = details.get("traceback") if isinstance(details, dict) else None
+        if isinstance(trace, str):  # a raising tool's last frames in its own code
+            body.append("traceback (most recent call last)\n", style="bold")
+            body.append(literal(trace) + "\n", style="red")
+            details = {k: v for k, v in details.items() if k != "traceback"}
+        if details not in (None, {}):
             body.append("details ", style="bold dim")
-            body.append(literal(pretty_json(record.details)) + "\n", style="dim")
+            body.append(literal(pretty_json(details)) + "\n", style="dim")
         linked = getattr(self.app, "linked_resources", None)  # the live app, with its servers
         if linked is not None and linked(record) is not None:
             body.append(

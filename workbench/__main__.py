@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import threading
 from collections.abc import Callable
@@ -22,6 +23,10 @@ if TYPE_CHECKING:
     from workbench.runtime import RunOptions, Runtime
 
 PROJECT_COMMANDS = ("init", "run")
+COMMANDS = ("demo", *PROJECT_COMMANDS, "proxy", "acp", *SUBCOMMANDS)
+"""What the first word on the line may name. Any other single word there is a mistake
+(`workbench halp`), never a prompt: a prompt is a phrase (`workbench "list the files"`),
+follows `--headless`, or follows `--` (`workbench -- hi`)."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -56,6 +61,9 @@ def leave(code: int) -> int:
 
 
 def _main(argv: list[str]) -> int:
+    if argv and _looks_like_a_command(argv[0]) and argv[0] not in COMMANDS:
+        _say(unknown_command(argv[0]))
+        return 2
     if argv and argv[0] == "acp":
         from workbench.cli.acp import acp_main
 
@@ -70,17 +78,27 @@ def _main(argv: list[str]) -> int:
         from workbench.cli.project import project_main
 
         return project_main(argv[0], argv[1:])
+    demo = bool(argv) and argv[0] == "demo"
     parser = build_parser()
-    args = parse(parser, argv)
+    args = parse(parser, argv[1:] if demo else argv)
+    args.demo = demo
     headless = args.headless is not None
     approve = approve_of(parser, args, headless)
     if not headless:
+        if not _at_a_terminal():
+            _say(
+                "the app needs a terminal (stdin and stderr are not both one): "
+                'run without it with --headless "PROMPT"'
+            )
+            return 2
         return _run_app(args, approve)
     try:
         runtime = runtime_of(args, headless, approve, _say)
     except (OSError, ValueError) as exc:
         _say(str(exc))
         return 2
+    for line in runtime.not_offered:
+        _say(line)
     prompt = args.headless or runtime.prompt
     if not prompt:
         print(
@@ -97,6 +115,30 @@ def _main(argv: list[str]) -> int:
     if runtime.session_path != announced:  # another run took that name first
         _say_session(runtime, f"{announced} was taken by another run: session recorded to")
     return code
+
+
+def _at_a_terminal() -> bool:
+    """Whether the app can be seen and answered: Textual draws on stderr and reads stdin."""
+    stderr = sys.__stderr__
+    return sys.stdin.isatty() and stderr is not None and stderr.isatty()
+
+
+def _looks_like_a_command(word: str) -> bool:
+    return re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", word) is not None
+
+
+def unknown_command(word: str) -> str:
+    """What to say about a first word that names no command, with the nearest one."""
+    import difflib
+
+    near = difflib.get_close_matches(word, [*COMMANDS, "help"], n=1, cutoff=0.6)
+    guess = ""
+    if near:
+        guess = " (did you mean --help?)" if near[0] == "help" else f" (did you mean {near[0]}?)"
+    return (
+        f"unknown command {word!r}{guess}; commands: {', '.join(COMMANDS)}. "
+        f"A prompt of one word goes after --: workbench -- {word}"
+    )
 
 
 def runtime_of(
@@ -158,7 +200,14 @@ def options_from_args(
     from workbench.providers.settings import settings_from_args
     from workbench.runtime import RunOptions, pace_of
 
-    apply_project(args, Path.cwd())
+    if getattr(args, "demo", False):
+        _no_project(args, Path.cwd())  # the built-in demo, whatever this directory holds
+    else:
+        apply_project(args, Path.cwd())
+    provider_settings = settings_from_args(args)
+    system_prompt = system_prompt_of(args)  # a missing prompt file is said first
+    if provider_settings is None and args.scenario is None:
+        _demo_or_refuse(args)
     if args.project_prune is not None and not args.no_record:
         from workbench.cli.prune import apply_policy
 
@@ -169,7 +218,7 @@ def options_from_args(
         scenario=args.scenario or "demo",
         workspace=args.workspace,
         pace=pace_of(args.pace, headless),
-        provider_settings=settings_from_args(args),
+        provider_settings=provider_settings,
         **oversight_of(args, approve),
         slow_after=args.slow_after,
         capture_chunks=args.capture_chunks,
@@ -181,7 +230,7 @@ def options_from_args(
         tool_specs=args.tool_specs or [],
         builtin_tools=args.builtin_tools,
         project_dir=args.project_dir,
-        system_prompt=system_prompt_of(args),
+        system_prompt=system_prompt,
         max_turns=args.max_turns,
         tool_choice_sticky=bool(args.tool_choice_sticky),
         prices=_config_prices(args),
@@ -207,6 +256,35 @@ _PROJECT_FLAGS = {
 }
 
 
+def _no_project(args: argparse.Namespace, directory: Path) -> None:
+    args.project_dir = directory
+    args.project_mcp = []
+    args.project_prune = None
+    args.project_path = None
+
+
+def _demo_or_refuse(args: argparse.Namespace) -> None:
+    """No model and no scenario: the built-in demo, when that is what was asked for
+    (`workbench demo`, or nothing of your own agent named); otherwise say so.
+
+    Raises:
+        ValueError: your tools or system prompt are named (in the project file or by
+            flags) but no model is: the demo would play with them attached.
+    """
+    if getattr(args, "demo", False):
+        return
+    own = args.tool_specs or args.system_prompt is not None or args.system_prompt_file is not None
+    if not own:
+        return
+    project: Path | None = getattr(args, "project_path", None)
+    where = f"{project.name} ({project})" if project is not None else "the command line"
+    raise ValueError(
+        f"no model is configured in {where}: set `profile`, or `base_url` and `model` "
+        "(or --profile, or --base-url and --model; a scripted `scenario` runs offline). "
+        "`workbench demo` runs the built-in demo"
+    )
+
+
 def apply_project(args: argparse.Namespace, directory: Path) -> None:
     """Fill the flags not given from the project file of `directory` (if any).
 
@@ -215,12 +293,11 @@ def apply_project(args: argparse.Namespace, directory: Path) -> None:
     """
     from workbench.project.config import find_project
 
-    args.project_dir = directory
-    args.project_mcp = []
-    args.project_prune = None
+    _no_project(args, directory)
     project = find_project(directory)
     if project is None:
         return
+    args.project_path = project.path
     args.project_prune = project.sessions.prune if project.sessions else None
     args.project_dir = project.directory
     for dest, (key, is_path) in _PROJECT_FLAGS.items():

@@ -133,6 +133,9 @@ class ProviderRequestEvent(Event):
     sent_body: dict[str, Any] | None = None
     """Proxy mode: the request as the agent sent it, when the proxy forwarded a changed
     one (`body`); None when it forwarded the agent's request unchanged."""
+    via: Literal["wire", "stream_fn"] = "wire"
+    """"stream_fn": a stream_fn of your own was called; `body` is what the loop handed it
+    (system prompt, messages, tools), not an HTTP body (the workbench sees no wire)."""
 
 
 class ProviderResponseEvent(Event):

@@ -36,6 +36,7 @@ from workbench.agent import Agent
 from workbench.permissions import PermissionGate
 from workbench.runtime import ApprovePolicy, Runtime, limit_turns, supervise
 from workbench.secret_env import hide_environment
+from workbench.stream_report import ReportedStream, reports_itself
 
 _ATTACHED = "_workbench_runtime"
 
@@ -103,7 +104,9 @@ def attach(
     user_before, _after, user_stream, *_ = saved
     stepper = supervise(agent, gate, step=step, breakpoints=breakpoints, first=user_before)
     lent_publish = False
-    if hasattr(user_stream, "on_event") and hasattr(user_stream, "publish"):
+    if not reports_itself(user_stream):  # your own stream_fn: F4 shows its calls
+        agent.stream_fn = ReportedStream(user_stream, agent.publish)
+    elif hasattr(user_stream, "on_event") and hasattr(user_stream, "publish"):
         # the workbench's OpenAI-compatible provider: its requests go to the network view
         if user_stream.publish is None:
             user_stream.publish, lent_publish = agent.publish, True

@@ -24,6 +24,7 @@ from workbench.redact import redactor_for
 from workbench.scratch import scratch_workspace
 from workbench.sessions.recorder import Recorder, start_recording
 from workbench.stepper import Stepper
+from workbench.stream_report import ReportedStream, reports_itself
 
 if TYPE_CHECKING:
     from workbench.mcp import McpHub
@@ -129,6 +130,9 @@ class Runtime:
     """The limit of `--max-turns` (None: no limit)."""
     options: RunOptions | None = None
     """What the runtime was built from (`fresh()` builds the next run from it)."""
+    not_offered: list[str] = field(default_factory=list)
+    """Functions of your tool files left out, and why, one line each: said at start
+    (stderr headless, a notification and the inspector's placeholder in the app)."""
 
     @property
     def prices(self) -> PriceTable:
@@ -191,9 +195,13 @@ def builtin_tool_list(
 
 
 def run_tools(
-    options: RunOptions, workspace: Path, gate: PermissionGate | None = None
+    options: RunOptions,
+    workspace: Path,
+    gate: PermissionGate | None = None,
+    not_offered: list[str] | None = None,
 ) -> list[AgentTool]:
     """The built-ins chosen, then the tools of the specs; no name may appear twice.
+    `not_offered` hears the functions of the specs left out, and why.
 
     Raises:
         ValueError: an unknown built-in; `workbench.project.ToolSpecError` for a spec.
@@ -204,7 +212,7 @@ def run_tools(
     if options.tool_specs:
         from workbench.project import load_tools, refuse_duplicates
 
-        tools += load_tools(options.tool_specs, options.project_dir)
+        tools += load_tools(options.tool_specs, options.project_dir, not_offered)
         refuse_duplicates(tools)
     return tools
 
@@ -284,7 +292,8 @@ def build_runtime(options: RunOptions) -> Runtime:
     )
     if options.fork is not None:
         keep_always_answers(gate, options.fork)
-    tools = run_tools(options, workspace, gate)
+    not_offered: list[str] = []
+    tools = run_tools(options, workspace, gate, not_offered)
     hub = mcp_hub(options, workspace)
     if hub is not None and options.stream_fn is None:
         hub.use_model(stream_fn, model)  # a server's sampling requests: the same model, unwrapped
@@ -320,6 +329,8 @@ def build_runtime(options: RunOptions) -> Runtime:
     stepper = supervise(agent, gate, step=options.step, breakpoints=options.breakpoints)
     if wire_provider is not None:
         wire_provider.publish = agent.publish
+    elif not reports_itself(stream_fn):  # a stream_fn of your own: F4 shows its calls
+        agent.stream_fn = ReportedStream(stream_fn, agent.publish)
     if openai_provider is not None:
         agent.subscribe(openai_provider.on_event)
     turn_limit = limit_turns(agent, options.max_turns)
@@ -337,6 +348,7 @@ def build_runtime(options: RunOptions) -> Runtime:
         slow_after=options.slow_after,
         turn_limit=turn_limit,
         options=options,
+        not_offered=not_offered,
     )
 
 

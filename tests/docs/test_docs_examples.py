@@ -51,3 +51,19 @@ def test_the_readme_price_example_loads(tmp_path: Path) -> None:
 def test_providers_doc_says_ctrl_c_aborts_not_esc() -> None:
     text = (ROOT / "docs/providers.md").read_text(encoding="utf-8")
     assert "Esc in the app" not in text and "ctrl+c in the app" in text
+
+
+def test_the_runtime_docs_stream_fn_example_runs_as_written() -> None:
+    """docs/runtime.md "Writing your own stream function": the example, run as it is."""
+    import subprocess
+    import sys
+
+    text = (ROOT / "docs/runtime.md").read_text(encoding="utf-8")
+    block = next(
+        b for b in re.findall(r"```python\n(.*?)```", text, flags=re.S) if "my_stream" in b
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", block], capture_output=True, text=True, timeout=60, cwd=ROOT
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "It says HELLO."

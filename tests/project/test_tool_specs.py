@@ -148,7 +148,9 @@ def test_an_import_error_shows_the_users_frames_only_and_exits_2(
         helper()
     """,
     )
-    assert main(["--headless", "go", "--tools", "broken.py", "--no-record"]) == 2
+    assert (
+        main(["--headless", "go", "--tools", "broken.py", "--scenario", "demo", "--no-record"]) == 2
+    )
     err = capsys.readouterr().err
     assert "Traceback" in err and 'broken.py", line 4' in err and 'broken.py", line 3' in err
     assert "NameError: name 'undefined_name' is not defined" in err
@@ -167,7 +169,10 @@ def test_a_name_defined_twice_is_refused_with_both_origins(
     """,
     )
     assert (
-        main(["--headless", "go", "--tools", "agent_tools.py", "--tools", "more.py", "--no-record"])
+        main(
+            ["--headless", "go", "--tools", "agent_tools.py", "--tools", "more.py"]
+            + ["--scenario", "demo", "--no-record"]
+        )
         == 2
     )
     err = capsys.readouterr().err
@@ -180,7 +185,9 @@ def test_a_name_defined_twice_is_refused_with_both_origins(
             return path
     """,
     )
-    assert main(["--headless", "go", "--tools", "mine.py", "--no-record"]) == 2
+    assert (
+        main(["--headless", "go", "--tools", "mine.py", "--scenario", "demo", "--no-record"]) == 2
+    )
     assert "'read_file' is defined twice: builtin and file mine.py:2" in capsys.readouterr().err
 
 

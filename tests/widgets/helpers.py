@@ -52,3 +52,23 @@ def blocking_tools():  # type: ignore[no-untyped-def]
         return "fast done"
 
     return release, [slow, fast]
+
+
+async def palette_pick(pilot: Any, app: Any, title: str) -> None:
+    """Open the command palette, type `title`, and press Enter once the palette lists
+    it first (its search runs in a worker: Enter before that picks nothing)."""
+    from textual.command import CommandList, CommandPalette
+
+    await pilot.press("ctrl+p")
+    await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette))
+    await pilot.press(*title)
+
+    def listed() -> bool:
+        commands = app.screen.query_one(CommandList)
+        if commands.option_count == 0:
+            return False
+        first = commands.get_option_at_index(0)
+        return title in str(first.prompt)
+
+    await wait_for(pilot, listed)
+    await pilot.press("enter")

@@ -5,17 +5,14 @@ from __future__ import annotations
 
 from textual.widgets import Input, OptionList, TextArea
 
-from tests.widgets.helpers import wait_for
+from tests.widgets.helpers import palette_pick, wait_for
 from widgets.hand_call import HandCallModal, ToolPickerModal
 from widgets.json_editor import JsonEditModal
 from widgets.permission_modal import PermissionModal
 
 
 async def open_form(pilot, app, tool: str) -> None:  # type: ignore[no-untyped-def]
-    await pilot.press("ctrl+p")
-    await pilot.press(*"Call a tool by hand")
-    await pilot.pause(0.3)
-    await pilot.press("enter")
+    await palette_pick(pilot, app, "Call a tool by hand")
     await wait_for(pilot, lambda: isinstance(app.screen, ToolPickerModal))
     names = [t.name for t in app.screen.tools]
     app.screen.query_one(OptionList).highlighted = names.index(tool)
@@ -38,7 +35,6 @@ async def test_palette_pick_fill_run_shows_the_call_as_yours(make_test_app) -> N
                 "hand_1" in app.view_state.calls and app.view_state.calls["hand_1"].status == "done"
             ),
         )
-        await pilot.pause(0.1)
         record = app.view_state.calls["hand_1"]
         assert record.by_hand and record.validated["path"] == "config.json"
         assert "pi-minimal-agent" in record.result_text

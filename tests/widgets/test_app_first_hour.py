@@ -210,8 +210,8 @@ async def test_the_80_column_footer_has_no_stray_character(make_test_app) -> Non
         app.prompt_bar.input.value = app.prefill
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.agent.state.is_streaming)
-        await pilot.pause(0.3)
         footer = app.screen.query_one(Footer)
+        await wait_for(pilot, lambda: not app._refresh_pending)  # drawn for the streaming run
         line = footer.render_line(0).text
         assert len(line) == 80 and line.endswith("▏^p palette")  # nothing shows after it
         await pilot.press("ctrl+c")

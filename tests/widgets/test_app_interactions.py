@@ -115,7 +115,7 @@ async def test_showing_another_call_lays_out_nothing(make_test_app) -> None:
     app = make_test_app(scenario_of(TWO_READS, workspace_files={"a.txt": "hello"}))
     async with app.run_test(size=(140, 44)) as pilot:
         await send(pilot, app, lambda: app.view_state.run_state == "finished")
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: not app._refresh_pending)
         layouts: list[int] = []
         original = Screen._refresh_layout
 

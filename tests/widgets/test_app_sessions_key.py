@@ -29,8 +29,8 @@ async def test_ctrl_s_opens_the_library_of_where_the_app_records_and_q_comes_bac
         await wait_for(pilot, lambda: app.screen is app.main)
         await pilot.press("f1")  # the key is in the help, and not bound over a dialog
         await wait_for(pilot, lambda: app.screen is not app.main)
-        await pilot.press("ctrl+s")
-        await pilot.pause(0.1)
+        await pilot.press("ctrl+s")  # (press returns once the app has handled the key)
+        await pilot.pause()
         assert not isinstance(app.screen, SessionsScreen)
         commands = [c.title for c in app.get_system_commands(app.main)]
         assert "Sessions (ctrl+s)" in commands

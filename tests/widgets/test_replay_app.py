@@ -211,10 +211,12 @@ async def test_a_session_read_after_the_first_frame_says_how_far_it_has_come(
     try:
         async with app.run_test(size=SIZE) as pilot:
             await wait_until(pilot, halfway.is_set)
-            await pilot.pause(0.2)
+
+            def said() -> str:
+                return str(app.screen.query_one("#starting", Static).render())
+
+            await wait_for(pilot, lambda: said() == "Reading the session… 1,234 events")
             assert isinstance(app.screen, StartingScreen) and app.session is None
-            said = str(app.screen.query_one("#starting", Static).render())
-            assert said == "Reading the session… 1,234 events"
             go_on.set()
             await wait_for(pilot, lambda: app.session is not None and app.settled)
             session = read_session(path)

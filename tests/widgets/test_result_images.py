@@ -9,6 +9,7 @@ from pathlib import Path
 import anyio
 from pydantic import BaseModel
 
+from tests.widgets.helpers import palette_pick, wait_for
 from tests.workbench.test_images import GIF, PNG
 from widgets.app import make_app
 from workbench.agent import AgentTool, AgentToolResult, ImageContent, TextContent
@@ -61,12 +62,10 @@ async def test_the_inspector_describes_images_and_the_palette_saves_them(tmp_pat
         assert "[image image/png, 70 bytes, 1×1 px]" in text
         assert "[image image/gif, 30 bytes, 320×200 px]" in text
         assert "Save the selected call's images" in text
-        await pilot.press("ctrl+p")
-        await pilot.press(*"Save the selected call's images")
-        await pilot.pause(0.3)
-        await pilot.press("enter")
-        await pilot.pause()
-        saved = sorted((tmp_path / "saved-images").iterdir())
+        await palette_pick(pilot, app, "Save the selected call's images")
+        folder = tmp_path / "saved-images"
+        await wait_for(pilot, lambda: folder.is_dir() and len(list(folder.iterdir())) == 2)
+        saved = sorted(folder.iterdir())
         assert [p.suffix for p in saved] == [".png", ".gif"]
         assert saved[0].read_bytes() == PNG and saved[1].read_bytes() == GIF
         message = [n.message for n in app._notifications][-1]

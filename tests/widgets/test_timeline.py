@@ -125,7 +125,7 @@ async def test_after_a_burst_the_screen_catches_up_with_everything(make_test_app
         scenario_of([*turns, {"text": "all done"}]), tools=[chatty], allow=["chatty"], stats=stats
     )
     async with app.run_test(size=(160, 48)) as pilot:
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: app._shown)
         await send(pilot, app, lambda: app.view_state.run_state == "finished", timeout=60)
         state = app.view_state
         assert state.event_count > 8_000
@@ -171,7 +171,7 @@ async def test_a_terminal_made_narrow_stacks_the_timeline_over_the_inspector(mak
         await pilot.press("f1")  # a dialog on top while the terminal shrinks
         await wait_for(pilot, lambda: app.screen is not app.screen_stack[0])
         await pilot.resize_terminal(90, 30)
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: app.screen.size.width == 90)
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is app.screen_stack[0])
         await wait_for(pilot, lambda: app.screen.has_class("-narrow") and footer.compact)

@@ -47,6 +47,7 @@ from workbench.agent.outcomes import (
     aborted_text,
     describe,
     error_result,
+    exception_result,
     is_aborted,
     overridden,
     result_message,
@@ -357,9 +358,9 @@ class BatchRunner:
             return aborted_result(text), True
         if run.error is not None:
             exc = run.error
-            # An exception may carry `details` (e.g. a command's exit code) for the UI.
-            make = aborted_result if isinstance(exc, AbortError) else error_result
-            return make(describe(exc), getattr(exc, "details", None)), True
+            if isinstance(exc, AbortError):
+                return aborted_result(describe(exc), getattr(exc, "details", None)), True
+            return exception_result(exc), True
         return checked_result(p.tool, to_tool_result(run.value))
 
     async def _phase(self, call: ToolCall, phase: Any) -> None:

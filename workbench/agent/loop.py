@@ -293,7 +293,22 @@ async def stream_assistant_response(
     llm_filter: RunLlmFilter | None = None,
 ) -> AssistantMessage:
     """Ask the model once; the transcript is converted for the LLM only here
-    (by `llm_filter`, the run's, when the conversion is the default one)."""
+    (by `llm_filter`, the run's, when the conversion is the default one).
+
+    A run whose abort signal has fired asks nothing more: its turn ends at once as
+    aborted, without calling `stream_fn` (one that ignored the signal ran a whole new
+    turn after a ctrl+c during the tools or in a dialog)."""
+    if signal is not None and signal.aborted:
+        final = AssistantMessage(
+            model=config.model.id,
+            provider=config.model.provider,
+            stop_reason="aborted",
+            error_message="Request was not sent: the run was aborted",
+        )
+        context.messages.append(final)
+        await emit(MessageStartEvent(message=final))
+        await emit(MessageEndEvent(message=final))
+        return final
     messages: list[Message] = context.messages
     if config.transform_context is not None:
         messages = await resolve(config.transform_context(messages, signal))

@@ -9,7 +9,11 @@ executed value).
 
 from __future__ import annotations
 
+import os
+import sys
+import traceback
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
@@ -84,6 +88,46 @@ def is_aborted(result: AgentToolResult) -> bool:
 
 def describe(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
+
+
+TRACEBACK_FRAMES = 5
+"""How many of a raising tool's last frames (in its own code) its result keeps."""
+
+_OURS = tuple(
+    str(Path(__file__).resolve().parents[2] / package) + os.sep
+    for package in ("workbench", "widgets", "tools")
+)
+_LIBRARIES = tuple(
+    {str(Path(p).resolve()) + os.sep for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+)
+
+
+def exception_result(exc: Exception) -> AgentToolResult:
+    """A raising tool's error result. The model reads the exception's type and message,
+    as Python's last traceback line says them (`KeyError: 'no task with id 3'`: a bare
+    message can mean anything); `details["traceback"]` keeps the last frames in the
+    tool's own code (not the workbench's, nor a library's) for the inspector, the
+    session and export. An exception's own `details` (a command's exit code) stay.
+    The built-in tools raise messages written for the model: those go as they are."""
+    stack = traceback.extract_tb(exc.__traceback__)
+    message = str(exc)
+    if stack and stack[-1].filename.startswith(_OURS):
+        text = describe(exc)
+    else:
+        text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    details = getattr(exc, "details", None)
+    if details is not None and not isinstance(details, dict):
+        return error_result(text, details)
+    frames = [
+        f
+        for f in stack
+        if not f.filename.startswith(_OURS + _LIBRARIES) and not f.filename.startswith("<frozen")
+    ][-TRACEBACK_FRAMES:]
+    extra = dict(details or {})
+    if frames:
+        listed = "".join(traceback.StackSummary.from_list(frames).format())
+        extra["traceback"] = f"{listed}{text}"
+    return error_result(text, extra)
 
 
 def aborted_text(signal: AbortSignal) -> str:

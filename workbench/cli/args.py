@@ -31,8 +31,10 @@ def build_parser() -> argparse.ArgumentParser:
         prog="workbench",
         description=(
             "Agent Workbench: watch, step through and steer an LLM agent's tool calls. "
-            "With no arguments it opens the app on the built-in demo scenario, in a "
-            "fresh scratch workspace, with the scripted model (no key needed)."
+            "With no arguments, outside a project, it opens the app on the built-in demo "
+            "scenario, in a fresh scratch workspace, with the scripted model (no key "
+            "needed); `workbench demo` runs the demo anywhere. The first word names a "
+            "command; a one-word prompt goes after -- (workbench -- hi)."
         ),
         epilog=(
             "Every run is recorded to a session file (one JSON line per event). Sessions: "

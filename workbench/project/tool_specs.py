@@ -74,8 +74,14 @@ def parse_spec(text: str, base: Path, flag: str = "--tools") -> ToolSpec:
     return ToolSpec(text, target, attr, False, flag)
 
 
-def load_tools(specs: Sequence[str], base: Path | None = None) -> list[AgentTool]:
+def load_tools(
+    specs: Sequence[str], base: Path | None = None, not_offered: list[str] | None = None
+) -> list[AgentTool]:
     """The tools of every spec, in order, each with its `source` set ("file x.py:12").
+
+    `not_offered` hears each function of a file loaded whole that is not offered to
+    the model, and why (a parameter without a type hint, a type no schema can hold),
+    one line each: such a function is left out, never silently.
 
     Raises:
         ToolSpecError: a spec that does not import, holds no tools, or names a tool
@@ -86,12 +92,12 @@ def load_tools(specs: Sequence[str], base: Path | None = None) -> list[AgentTool
     _on_path(base)
     tools: list[AgentTool] = []
     for text in specs:
-        tools += load_spec(parse_spec(text, base), base)
+        tools += load_spec(parse_spec(text, base), base, not_offered)
     refuse_duplicates(tools)
     return tools
 
 
-def load_spec(spec: ToolSpec, base: Path) -> list[AgentTool]:
+def load_spec(spec: ToolSpec, base: Path, not_offered: list[str] | None = None) -> list[AgentTool]:
     module = import_spec(spec, base)
     if spec.attr is not None:
         try:
@@ -104,7 +110,10 @@ def load_spec(spec: ToolSpec, base: Path) -> list[AgentTool]:
             ) from None
         tools = _as_tools(value, spec.attr, spec, module, strict=True)
     else:
-        tools = _module_tools(module, spec)
+        skipped: list[str] = []
+        tools = _module_tools(module, spec, skipped)
+        if not_offered is not None and tools:  # (no tools at all is an error, below)
+            not_offered += skipped
     if not tools:
         raise ToolSpecError(f"{spec.named}: no tools found. {_found(module, spec)}")
     for t in tools:
@@ -203,13 +212,22 @@ def _user_traceback(spec: ToolSpec, exc: BaseException) -> str:
 # -- finding tools -----------------------------------------------------------------------
 
 
-def _module_tools(module: ModuleType, spec: ToolSpec) -> list[AgentTool]:
+def _module_tools(module: ModuleType, spec: ToolSpec, skipped: list[str]) -> list[AgentTool]:
     tools: list[AgentTool] = []
     seen: set[int] = set()
     for name, value in vars(module).items():
         if name.startswith("_") or not _defined_in(value, module):
             continue
-        for t in _as_tools(value, name, spec, module, strict=False):
+        why = _not_a_tool(value)
+        if why is not None:
+            skipped.append(f"{spec.named}: {name} ({_where(value, module)}) {why}")
+            continue
+        try:
+            found = _as_tools(value, name, spec, module, strict=False)
+        except ToolSpecError as exc:  # a signature no schema can hold: say so, go on
+            skipped.append(f"{exc} ({_where(value, module)}); not offered")
+            continue
+        for t in found:
             if id(t) not in seen:
                 seen.add(id(t))
                 tools.append(t)
@@ -241,6 +259,34 @@ def _as_tools(
             what = f"a {type(value).__name__}"
         raise ToolSpecError(f"{spec.named}: {name} is {what}, not a tool")
     return []
+
+
+def _not_a_tool(value: Any) -> str | None:
+    """Why a public function of a file loaded whole is not offered (None: it is, or it
+    is not a function at all)."""
+    if not (inspect.isfunction(value) or inspect.iscoroutinefunction(value)):
+        return None
+    signature = inspect.signature(value)
+    params = [p for p in signature.parameters.values() if p.name not in _SPECIAL]
+    untyped = [p.name for p in params if p.annotation is p.empty]
+    if untyped:
+        return (
+            f"is not offered: no type hint on {', '.join(untyped)} "
+            "(hint every parameter, or start its name with _ if it is no tool)"
+        )
+    if not params and signature.return_annotation in (signature.empty, None, "None"):
+        return (
+            "is not offered: a function of no arguments is a tool only if it says what it "
+            "returns (add a return type, or start its name with _)"
+        )
+    return None
+
+
+def _where(value: Any, module: ModuleType) -> str:
+    code = getattr(inspect.unwrap(value), "__code__", None) if callable(value) else None
+    if code is None:
+        return module.__name__
+    return f"{Path(code.co_filename).name}:{code.co_firstlineno}"
 
 
 def _wrap(fn: Any, spec: ToolSpec) -> AgentTool:

@@ -345,6 +345,10 @@ def _call(
             extra += f", {cancel.describe()}"
         out += ["", f"Result ({label}{extra}):"]
         out += _fenced(result.text or "(no text)", "text")
+        details = result.details
+        trace = details.get("traceback") if isinstance(details, dict) else None
+        if isinstance(trace, str):
+            out += _fenced(trace, "text", "Traceback (the tool's own frames):")
     return out
 
 

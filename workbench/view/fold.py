@@ -94,6 +94,9 @@ class ViewState:
     breakpoints: list[str] = field(default_factory=list)
     input_tokens: int = 0
     output_tokens: int = 0
+    replies_without_usage: int = 0
+    """Replies (not failed or aborted) whose server sent no usage: their tokens are
+    unknown, not zero."""
     event_count: int = 0
     last_timestamp: float = 0.0
     latest_call_id: str | None = None

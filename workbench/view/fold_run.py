@@ -171,6 +171,10 @@ def _finish_assistant(state: ViewState, message: AssistantMessage, timestamp: fl
     item.rev += 1
     state.streaming_item = None
     usage = message.usage
+    if message.stop_reason not in ("error", "aborted") and not (
+        usage.input or usage.output or usage.total_tokens
+    ):
+        state.replies_without_usage += 1
     state.input_tokens += usage.input
     state.output_tokens += usage.output
     if state.turns:
