@@ -8,6 +8,7 @@ forwards to the upstream with the upstream's key, and shows (the app) or prints
 from __future__ import annotations
 
 import argparse
+import os
 import signal as signals
 import sys
 from pathlib import Path
