@@ -61,8 +61,11 @@ def test_ordinary_text_is_left_alone() -> None:
     assert redact("") == ""
 
 
-def test_a_path_valued_secret_is_redacted_whole_not_by_pieces() -> None:
-    redact = Redactor({"SSH_KEY": "/home/someone/.ssh/id_ed25519"})
+@pytest.mark.parametrize(
+    "secret", ["/home/someone/.ssh/id_ed25519", Secret("/home/someone/.ssh/id_ed25519", True)]
+)
+def test_a_path_valued_secret_is_redacted_whole_not_by_pieces(secret: str | Secret) -> None:
+    redact = Redactor({"SSH_KEY": secret})
     assert redact("/home/someone/project") == "/home/someone/project"
     assert redact("cat /home/someone/.ssh/id_ed25519") == "cat [REDACTED:SSH_KEY]"
 
