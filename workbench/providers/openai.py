@@ -315,9 +315,7 @@ class _Exchange:
 
     async def _publish_request(self, body: JsonDict, repairs: list[str]) -> None:
         headers = {
-            k: v
-            for k, v in self.settings.extra_headers.items()
-            if not is_credential_header(k)
+            k: v for k, v in self.settings.extra_headers.items() if not is_credential_header(k)
         }
         await self._publish(
             ProviderRequestEvent(
