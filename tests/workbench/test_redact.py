@@ -275,3 +275,20 @@ async def test_a_passed_secret_printed_in_pieces_is_redacted(
     assert "[REDACTED:GH_TOKEN]" in message.text
     for text in (message.text, session.read_text(), *updates):
         assert surviving(text, KEY) == []
+
+
+def test_the_shortest_secret_redacted_is_six_characters() -> None:
+    redact = Redactor({"SIX": "Zq9!x2", "FIVE": "Wv7#k"})
+    assert redact("a Zq9!x2 b Wv7#k c") == "a [REDACTED:SIX] b Wv7#k c"
+
+
+def test_a_stream_finds_a_secret_across_a_junction_with_more_after_it() -> None:
+    stream = Redactor({"K": KEY}).stream()
+    assert stream("start " + KEY[:5]) == "start " + KEY[:5]
+    assert stream(KEY[5:12] + " end " + KEY) == "[REDACTED:K] end [REDACTED:K]"
+
+
+def test_a_stream_looks_past_whitespace_at_the_end_of_a_chunk() -> None:
+    stream = Redactor({"K": KEY}).stream()
+    assert stream("x " + KEY[:6] + " " * 60) == "x " + KEY[:6] + " " * 60
+    assert stream(KEY[6:12] + " end") == "[REDACTED:K] end"  # 12 characters across the two
