@@ -292,3 +292,27 @@ def test_a_stream_looks_past_whitespace_at_the_end_of_a_chunk() -> None:
     stream = Redactor({"K": KEY}).stream()
     assert stream("x " + KEY[:6] + " " * 60) == "x " + KEY[:6] + " " * 60
     assert stream(KEY[6:12] + " end") == "[REDACTED:K] end"  # 12 characters across the two
+
+
+def test_the_credential_header_set_holds_the_gateway_headers() -> None:
+    """Code that checks membership (the proxy's records) drops these too."""
+    from workbench.redact import CREDENTIAL_HEADERS
+
+    assert CREDENTIAL_HEADERS == {
+        "authorization",
+        "proxy-authorization",
+        "api-key",
+        "x-api-key",
+        "openai-api-key",
+        "x-goog-api-key",
+        "x-portkey-api-key",
+        "helicone-auth",
+        "cookie",
+        "set-cookie",
+    }
+
+
+def test_a_redactor_with_nothing_to_find_is_false() -> None:
+    assert not Redactor({})
+    assert not Redactor({"SHORT": "abc12"})
+    assert Redactor({"SIX": "abc123"})
