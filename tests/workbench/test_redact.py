@@ -99,6 +99,16 @@ def test_mcp_env_pieces_follow_the_variables_name() -> None:
         "x-amz-security-token",
         "anthropic-api-key",
         "api_key",
+        "x-client-secret",
+        "x-auth",
+        "x-authorization-override",
+        "x-db-password",
+        "x-db-passwd",
+        "x-session-cookie",
+        "x-credential",
+        "x-credentials",
+        "x-amz-signature",
+        "x-session",
     ],
 )
 def test_gateway_credential_headers_are_known(header: str) -> None:
