@@ -31,9 +31,12 @@ follows `--headless`, or follows `--` (`workbench -- hi`)."""
 
 def main(argv: list[str] | None = None) -> int:
     if argv is None:  # the process is the workbench's: its secrets leave its environment
-        from workbench.secret_env import hold_environment
+        from workbench.secret_env import hide_environment, hold_environment
 
-        hold_environment()
+        if sys.argv[1:2] == ["run"]:  # your own agent runs here: its environment stays
+            hide_environment()
+        else:
+            hold_environment()
     code = _main(sys.argv[1:] if argv is None else argv)
     return code if argv is not None else leave(code)
 

@@ -88,7 +88,8 @@ def is_credential_header(name: str) -> bool:
 @dataclass(frozen=True)
 class Secret:
     """A value to redact; `pieces` False: only the whole value (a setting that is not a
-    credential, such as an MCP server's `LOG_LEVEL`, whose pieces are ordinary words)."""
+    credential, such as an MCP server's `LOG_LEVEL`, whose pieces are ordinary words).
+    A path is always redacted whole only."""
 
     value: str
     pieces: bool = True
@@ -100,15 +101,12 @@ class Redactor:
     def __init__(self, secrets: Mapping[str, str | Secret]) -> None:
         names: dict[str, str] = {}
         """Pattern -> the name of the first secret it came from."""
-        self.values: list[str] = []
-        """The secret values, whole."""
         for name, secret in secrets.items():
             if isinstance(secret, str):
-                secret = Secret(secret, pieces=not _looks_like_path(secret))
+                secret = Secret(secret)
             if not isinstance(secret.value, str) or len(secret.value) < MIN_LENGTH:
                 continue
-            self.values.append(secret.value)
-            for pattern in _patterns(secret):
+            for pattern in _patterns(secret.value, secret.pieces):
                 names.setdefault(pattern, name)
         self._patterns = list(names)
         self._names = list(names.values())
@@ -222,17 +220,18 @@ def _whitespace_map(text: str) -> tuple[list[int], list[int]]:
     return starts, removed
 
 
-def _patterns(secret: Secret) -> Iterable[str]:
+def _patterns(value: str, pieces: bool) -> Iterable[str]:
     """What to search for (whitespace removed): the value whole, forwards and reversed,
-    and every `PIECE` characters of each of its words, forwards and reversed."""
-    whole = "".join(secret.value.split())
+    and (with `pieces`, unless the value is a path) every `PIECE` characters of each of
+    its words, forwards and reversed."""
+    whole = "".join(value.split())
     if not whole:
         return
     yield whole
     yield whole[::-1]
-    if not secret.pieces:
+    if not pieces or _looks_like_path(value):
         return
-    for word in secret.value.split():
+    for word in value.split():
         for at in range(len(word) - PIECE + 1):
             piece = word[at : at + PIECE]
             yield piece
@@ -288,10 +287,7 @@ def redactor_for(provider_settings: Any = None, mcp_servers: Iterable[Any] = ())
     The provider's key and credential headers are also moved out of the process's
     environment, whatever the variable that held them was called (`secret_env`)."""
     secrets = known_secrets(provider_settings, mcp_servers)
-    hold_values(
-        s.value if isinstance(s, Secret) else s
-        for s in secrets.values()
-        if isinstance(s, str) or s.pieces
-    )
+    provider = known_secrets(provider_settings, environ={})
+    hold_values(s.value if isinstance(s, Secret) else s for s in provider.values())
     redactor = Redactor(secrets)
     return redactor if redactor else None

@@ -82,9 +82,11 @@ def hide_environment() -> None:
     `os.environ` and its children's (they are its own), but the process's initial
     environment area no longer shows them, and the process is made non-dumpable."""
     secrets = {name: v for name, v in os.environ.items() if SECRET_NAME.search(name)}
-    for name, value in secrets.items():
-        os.putenv(name, value)  # the C environment now points at a copy of its own
-    wipe_from_process(secrets, secrets.values())
+    values = [v for v in secrets.values() if len(v) >= MIN_WIPE]
+    for name, value in os.environ.items():
+        if name in secrets or any(v in value for v in values):
+            os.putenv(name, value)  # the C environment now points at a copy of its own
+    wipe_from_process(secrets, values)
     forbid_inspection()
 
 

@@ -23,6 +23,8 @@ from workbench.runtime import RunOptions, build_runtime
 
 MIB = 1024 * 1024
 
+pytest_plugins = ["tests.support.fixtures"]
+
 
 def png(width: int, height: int, size: int = 0) -> str:
     """Base64 of a PNG header claiming `width` x `height`, padded to `size` bytes."""
@@ -315,3 +317,28 @@ def test_a_sampling_requests_image_over_the_cap_never_reaches_the_model() -> Non
     )
     assert "(max_image_bytes)" in first.content[0].text
     assert second.content[0].type == "image"
+
+
+# -- the real provider -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("field", ["reasoning_content", "reasoning"])  # DeepSeek, Ollama
+async def test_a_real_providers_reasoning_flood_is_stopped_at_the_cap(
+    chat_server: Any, openai_provider: Any, field: str
+) -> None:
+    from tests.support.chat_server import finish, reasoning_chunks, stream_reply, text_chunks
+
+    flood = "Let me reconsider. " * 2000  # 38,000 characters in 400 chunks
+    chat_server.script(
+        stream_reply([*reasoning_chunks(flood, 400, field_name=field), finish("stop")]),
+        stream_reply([*text_chunks("fine", 1), finish("stop")]),
+    )
+    provider = openai_provider()
+    agent = Agent(stream_fn=provider, model=provider.model)
+    agent.caps = ContentCaps(max_turn_output_chars=10_000)
+    await agent.prompt("think")
+    reply = agent.state.messages[1]
+    assert reply.stop_reason == "error" and "(max_turn_output_chars)" in reply.error_message
+    assert 9_000 < len(reply.content[0].thinking) <= 10_000
+    await agent.prompt("again")
+    assert agent.state.messages[-1].text == "fine"

@@ -61,8 +61,11 @@ def test_ordinary_text_is_left_alone() -> None:
     assert redact("") == ""
 
 
-def test_a_path_valued_secret_is_redacted_whole_not_by_pieces() -> None:
-    redact = Redactor({"SSH_KEY": "/home/someone/.ssh/id_ed25519"})
+@pytest.mark.parametrize(
+    "secret", ["/home/someone/.ssh/id_ed25519", Secret("/home/someone/.ssh/id_ed25519", True)]
+)
+def test_a_path_valued_secret_is_redacted_whole_not_by_pieces(secret: str | Secret) -> None:
+    redact = Redactor({"SSH_KEY": secret})
     assert redact("/home/someone/project") == "/home/someone/project"
     assert redact("cat /home/someone/.ssh/id_ed25519") == "cat [REDACTED:SSH_KEY]"
 
@@ -96,6 +99,16 @@ def test_mcp_env_pieces_follow_the_variables_name() -> None:
         "x-amz-security-token",
         "anthropic-api-key",
         "api_key",
+        "x-client-secret",
+        "x-auth",
+        "x-authorization-override",
+        "x-db-password",
+        "x-db-passwd",
+        "x-session-cookie",
+        "x-credential",
+        "x-credentials",
+        "x-amz-signature",
+        "x-session",
     ],
 )
 def test_gateway_credential_headers_are_known(header: str) -> None:
@@ -272,3 +285,44 @@ async def test_a_passed_secret_printed_in_pieces_is_redacted(
     assert "[REDACTED:GH_TOKEN]" in message.text
     for text in (message.text, session.read_text(), *updates):
         assert surviving(text, KEY) == []
+
+
+def test_the_shortest_secret_redacted_is_six_characters() -> None:
+    redact = Redactor({"SIX": "Zq9!x2", "FIVE": "Wv7#k"})
+    assert redact("a Zq9!x2 b Wv7#k c") == "a [REDACTED:SIX] b Wv7#k c"
+
+
+def test_a_stream_finds_a_secret_across_a_junction_with_more_after_it() -> None:
+    stream = Redactor({"K": KEY}).stream()
+    assert stream("start " + KEY[:5]) == "start " + KEY[:5]
+    assert stream(KEY[5:12] + " end " + KEY) == "[REDACTED:K] end [REDACTED:K]"
+
+
+def test_a_stream_looks_past_whitespace_at_the_end_of_a_chunk() -> None:
+    stream = Redactor({"K": KEY}).stream()
+    assert stream("x " + KEY[:6] + " " * 60) == "x " + KEY[:6] + " " * 60
+    assert stream(KEY[6:12] + " end") == "[REDACTED:K] end"  # 12 characters across the two
+
+
+def test_the_credential_header_set_holds_the_gateway_headers() -> None:
+    """Code that checks membership (the proxy's records) drops these too."""
+    from workbench.redact import CREDENTIAL_HEADERS
+
+    assert CREDENTIAL_HEADERS == {
+        "authorization",
+        "proxy-authorization",
+        "api-key",
+        "x-api-key",
+        "openai-api-key",
+        "x-goog-api-key",
+        "x-portkey-api-key",
+        "helicone-auth",
+        "cookie",
+        "set-cookie",
+    }
+
+
+def test_a_redactor_with_nothing_to_find_is_false() -> None:
+    assert not Redactor({})
+    assert not Redactor({"SHORT": "abc12"})
+    assert Redactor({"SIX": "abc123"})

@@ -294,3 +294,51 @@ with attach(agent, record=False):
     assert "own: True" in out and "inherited: True" in out
     parents = out.split("parent's:", 1)[1].split("inherited:", 1)[0]
     assert KEY not in parents and "GH_TOKEN=" in parents
+
+
+AGENT_FILE = """
+import base64, os, subprocess
+from workbench.agent import Agent, tool
+from workbench.providers.scripted import Scenario, ScriptedProvider
+
+@tool
+def peek() -> str:
+    '''What a child of the workbench sees of it, and what this agent's own code sees.'''
+    parent = subprocess.run(
+        ["sh", "-c", "cat /proc/$PPID/environ"], capture_output=True
+    ).stdout
+    inherited = subprocess.run(
+        ["sh", "-c", 'test "$OPENAI_API_KEY" = "$EXPECTED" && echo yes'], capture_output=True
+    ).stdout
+    return f"OWN:{os.environ.get('OPENAI_API_KEY') == os.environ.get('EXPECTED')} " + (
+        f"INHERITED:{inherited.strip().decode()} PARENT:" + base64.b64encode(parent).decode()
+    )
+
+turns = [{"tool_calls": [{"name": "peek", "arguments": {}}]}, {"text": "done"}]
+provider = ScriptedProvider(Scenario.model_validate({"name": "s", "turns": turns}))
+agent = Agent(stream_fn=provider, model=provider.model, tools=[peek])
+"""
+
+
+def test_workbench_run_keeps_your_agents_environment_but_hides_it_from_children(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "my_agent.py").write_text(AGENT_FILE)
+    session = tmp_path / "s.jsonl"
+    base = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG")}
+    run = subprocess.run(
+        [sys.executable, "-m", "workbench", "run", "my_agent.py:agent", "--headless", "go"]
+        + ["--approve", "all", "--session", str(session)],
+        cwd=tmp_path,
+        env={**base, "OPENAI_API_KEY": KEY, "EXPECTED": KEY},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    output = command_output(session.read_text())
+    assert "OWN:True" in output  # the agent's own code still reads its key
+    assert "INHERITED:yes" in output  # and so do the processes it starts
+    parent = base64.b64decode(output.split("PARENT:", 1)[1].split()[0])
+    assert b"OPENAI_API_KEY=" in parent and KEY.encode() not in parent
