@@ -342,3 +342,15 @@ async def test_each_prompt_is_a_line_of_the_network_view(tmp_path: Path) -> None
     assert first.response is not None and first.response.finish_reason == "end_turn"
     assert second.response is not None and second.response.finish_reason == "max_tokens"
     assert run.agent.state.messages[-1].stop_reason == "length"  # type: ignore[union-attr]
+
+
+async def test_a_call_the_prompt_ends_before_is_not_said_to_have_run(tmp_path: Path) -> None:
+    fake = Fake(tmp_path, [[ask_call()[0], {"say": "changed my mind"}]])
+    run = fake.run(approve="all")
+    bus = Bus(run)
+    async with run.connected():
+        await run.agent.prompt("go")
+    record = fold(bus.events).calls["c1"]
+    assert record.status == "error"
+    assert record.result_text.startswith("Not run: the agent's prompt ended before")
+    assert "not asked" not in [label for _t, label, _d in record.events]

@@ -43,6 +43,7 @@ EDIT_REFUSED = (
     "not be passed on, so the call was rejected"
 )
 NO_END = "The agent's turn ended without reporting this call's end"
+NEVER_RAN = "Not run: the agent's prompt ended before it asked about or ran this call"
 
 
 @dataclass
@@ -100,6 +101,8 @@ class AcpHook:
                 return BeforeToolCallResult(block=True, reason="Operation aborted")
         ask: PermissionAsk | None = call.asked
         call.judged = True
+        if ask is None and call.status == "pending":  # the prompt ended first
+            return BeforeToolCallResult(block=True, reason=NEVER_RAN)
         if ask is None:
             await self._not_asked(ctx, call)
             return None

@@ -257,6 +257,12 @@ max_turns = 10
 # older_than = "30d"
 # keep = 500
 # max_size = "2GB"
+
+# The ACP agent `workbench acp` opens when no command follows `--` (docs/acp.md).
+# [acp]
+# command = "claude-code-acp"
+# args = []
+# env = { IS_SANDBOX = "1" }
 """
 
 
