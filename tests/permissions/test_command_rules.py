@@ -659,3 +659,24 @@ def test_a_glob_is_frozen_and_knows_its_literal_text() -> None:
     assert Glob.parse("[a-c]").literal is None and Glob.parse("a?").literal is None
     with pytest.raises(FrozenInstanceError):
         glob.pieces = ()  # type: ignore[misc]
+
+
+def test_each_argument_name_has_its_style() -> None:
+    from workbench.permissions.patterns import style_of
+
+    names = ["path", "file_path", "command", "cmd", "commands", "query", "pathname"]
+    assert [style_of(n) for n in names] == [
+        "path",
+        "path",
+        "command",
+        "command",
+        "text",
+        "text",
+        "text",
+    ]
+
+
+def test_the_path_limit_is_four_kib_of_characters() -> None:
+    pattern = CallPattern.parse('t(path="src/**")')
+    assert pattern.matches("t", {"path": "src/" + "a" * 4092})
+    assert not pattern.matches("t", {"path": "src/" + "a" * 4093})
