@@ -241,7 +241,9 @@ class Stepper:
             (
                 bp
                 for bp in self._breakpoints.values()
-                if bp.pattern is not None and bp.pattern.matches(ctx.tool_call.name, args)
+                # widened like a deny: `rm *` stops at `rm -rf $HOME` too
+                if bp.pattern is not None
+                and bp.pattern.matches(ctx.tool_call.name, args, widen=True)
             ),
             None,
         )

@@ -622,3 +622,61 @@ def test_rules_file_protection_follows_the_gate(tmp_path: Path) -> None:
     assert gate.judge("run_command", {"command": "cat a.txt"})[1] == "allow"
     assert gate.judge("run_command", {"command": "cat 'my rules.toml'"})[1] == "ask"
     assert gate.judge("run_command", {"command": "cat .git/HEAD"})[1] == "ask"
+
+
+@pytest.mark.parametrize(
+    ("glob", "text", "ok"),
+    [
+        ("[a-]", "-", True),  # a dash at the end of a class is itself
+        ("[a-]", "a", True),
+        ("[a-a]", "a", True),  # a range of one character
+        ("[a-cx]", "x", True),  # a range, then a single character
+        ("[a-cx]", "b", True),
+        ("[a-cx]", "d", False),
+        ("*?c*", "abc", True),  # a wildcard piece at the last place it fits
+        ("*?c*", "ab", False),
+        ("*[ab]c*[xy]z", "qacqyz", True),
+        ("*[ab]c*[xy]z", "qacqy", False),
+        ("*ab*ba*", "ba ab", False),  # each piece is looked for after the one before
+        ("*ab*ba*", "ab ba", True),
+        ("*a?*?a*", "aXa", False),
+        ("*a?*?a*", "aXYa", True),
+        ("x*", "", False),
+        ("*x", "x", True),
+        ("", "", True),
+    ],
+)
+def test_glob_pieces_and_classes(glob: str, text: str, ok: bool) -> None:
+    assert Glob.parse(glob).matches(text) is ok
+
+
+def test_a_glob_is_frozen_and_knows_its_literal_text() -> None:
+    from dataclasses import FrozenInstanceError
+
+    glob = Glob.parse("a[*]b")
+    assert glob.literal == "a*b" and Glob.parse("a*b").literal is None
+    assert Glob.parse("[ab]").literal is None and Glob.parse("[!a]").literal is None
+    assert Glob.parse("[a-c]").literal is None and Glob.parse("a?").literal is None
+    with pytest.raises(FrozenInstanceError):
+        glob.pieces = ()  # type: ignore[misc]
+
+
+def test_each_argument_name_has_its_style() -> None:
+    from workbench.permissions.patterns import style_of
+
+    names = ["path", "file_path", "command", "cmd", "commands", "query", "pathname"]
+    assert [style_of(n) for n in names] == [
+        "path",
+        "path",
+        "command",
+        "command",
+        "text",
+        "text",
+        "text",
+    ]
+
+
+def test_the_path_limit_is_four_kib_of_characters() -> None:
+    pattern = CallPattern.parse('t(path="src/**")')
+    assert pattern.matches("t", {"path": "src/" + "a" * 4092})
+    assert not pattern.matches("t", {"path": "src/" + "a" * 4093})

@@ -508,3 +508,16 @@ async def test_actions_that_do_not_apply_are_refused(ws: Path) -> None:
         "'inject' is not possible at a before_model pause (possible: step, continue, run_to_end)",
     ]
     assert (ws / "b.txt").exists()
+
+
+async def test_a_command_breakpoint_stops_at_every_spelling_a_deny_would(ws: Path) -> None:
+    calls = [
+        {"id": f"c{i}", "name": "run_command", "arguments": {"command": command}}
+        for i, command in enumerate(["rm -f $NOPE_FILE.tmp", "echo rm", "rm x"])
+    ]
+    rig = Rig(
+        ws, [{"tool_calls": calls}, {"text": "done"}], breakpoints=['run_command(command="rm *")']
+    )
+    rig.drive("continue", "continue")
+    await rig.agent.prompt("go")
+    assert [p.tool_call_id for p in rig.of(StepPausedEvent)] == ["c0", "c2"]

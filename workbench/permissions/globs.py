@@ -14,6 +14,7 @@ at most the text's length times the glob's, however many stars there are.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 Element = str | tuple[bool, tuple[tuple[str, str], ...]] | None
 """A literal character, a class (negated, (low, high) ranges), or None for `?`."""
@@ -93,7 +94,7 @@ class Glob:
         pieces.append(tuple(piece))
         return cls(tuple(pieces))
 
-    @property
+    @cached_property
     def literal(self) -> str | None:
         """The one text this glob matches when it has no wildcard (`[*]` counts as `*`)."""
         if len(self.pieces) != 1:
