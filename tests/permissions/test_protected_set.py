@@ -260,3 +260,49 @@ def test_built_ins_judge_only_their_path_arguments_other_tools_every_string() ->
     assert protected_target("srv__write", args, builtin=False) == ".git/config"
     assert protected_target("read_file", {"path": ".git/config"}) is None
     assert protected_target("read_file", {"path": ".git/config"}, builtin=False) == ".git/config"
+
+
+def test_edges_of_the_normalisation(tmp_path: Path) -> None:
+    assert as_path("") == "." and as_path("file://") == "/"
+    assert as_path("/a/b", Path("/")) == "a/b"
+    long = ".git/" + "a" * 4091
+    assert len(long) == 4096 and protected_target("s", {"x": long}, builtin=False) == long
+    assert protected_target("s", {"x": long + "a"}, builtin=False) is None  # never a path
+    assert protected_target("s", {"x": "a\x00/.git"}, builtin=False, root=tmp_path) == "a\x00/.git"
+    assert protected_target("s", {"x": "a\x00b"}, builtin=False, root=tmp_path) is None
+    assert protected_target("write_file", {"content": "x", "path": ".git/x"}) == ".git/x"
+    assert protected_root("s/x", ["s/"]) == "s/"
+
+
+def test_a_link_outside_that_leads_into_a_protected_path(tmp_path: Path) -> None:
+    ws, elsewhere = tmp_path / "ws", tmp_path / "elsewhere"
+    (ws / ".workbench").mkdir(parents=True)
+    elsewhere.mkdir()
+    (elsewhere / "lnk").symlink_to(ws / ".workbench")
+    target = str(elsewhere / "lnk" / "rules.toml")
+    args = {"destination": target}
+    assert protected_target("s__move", args, builtin=False) is None  # as written: elsewhere
+    found = protected_target("s__move", args, builtin=False, root=ws)
+    assert found == ".workbench/rules.toml"
+
+
+def test_the_warning_says_what_the_path_holds() -> None:
+    from workbench.permissions.protected import protection_warning
+
+    def warn(path: str) -> str | None:
+        return protection_warning("write_file", {"path": path})
+
+    assert warn("workbench.toml") == (
+        "Protected path: this call changes workbench.toml, which holds the project's "
+        "workbench configuration (tools it imports, rules, servers)."
+    )
+    assert warn("a/pyproject.toml") == (
+        "Protected path: this call changes a/pyproject.toml, which holds the project's "
+        "configuration ([tool.workbench] among it)."
+    )
+    assert warn("vendor/lib/.git/config") == (
+        "Protected path: this call changes vendor/lib/.git/config, which holds git's internals "
+        "(hooks there run on your next commit)."
+    )
+    assert warn("src/a.py") is None
+    assert protection_warning("read_file", {"path": ".git/x"}) is None  # a reader by default

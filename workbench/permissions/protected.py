@@ -75,8 +75,9 @@ def as_path(value: str, root: Path | None = None) -> str:
         base = root.as_posix()
         if normal == base:
             return "."
-        if normal.startswith(base.rstrip("/") + "/"):
-            return normal[len(base.rstrip("/")) + 1 :]
+        prefix = base if base.endswith("/") else base + "/"
+        if normal.startswith(prefix):
+            return normal[len(prefix) :]
     return normal
 
 
@@ -96,8 +97,8 @@ def protected_root(path: str, files: Sequence[str] = ()) -> str | None:
         return normal
     folded = normal.casefold()
     for file in files:
-        mine = as_path(file).casefold()
-        if folded == mine or folded.startswith(mine.rstrip("/") + "/"):
+        mine = as_path(file).casefold()  # normalised: no trailing slash
+        if folded == mine or folded.startswith(mine + "/"):
             return file
     return None
 
@@ -145,7 +146,7 @@ def _forms(text: str, root: Path | None) -> Iterator[str]:
     """The path `text` names, as written and (inside `root`) with its links followed."""
     lexical = as_path(text, root)
     yield lexical
-    if root is None or "\n" in text or "\x00" in text:
+    if root is None or "\x00" in text:  # no such path (realpath would raise)
         return
     absolute = lexical if lexical.startswith("/") else f"{root.as_posix()}/{lexical}"
     real = as_path(os.path.realpath(absolute), root)
@@ -157,10 +158,8 @@ def names_protected(pattern: CallPattern, target: str, files: Sequence[str] = ()
     """Whether a path glob of `pattern` names `target`'s protection literally: it is
     the protected file or directory, or starts with the directory and '/'."""
     root = protected_root(target, files)
-    if root is None:
-        return False
-    mine = as_path(root).casefold()
-    return any(
+    mine = as_path(root).casefold() if root is not None else None
+    return mine is not None and any(
         style_of(name) == "path"
         and (glob.casefold() == mine or glob.casefold().startswith(mine + "/"))
         for name, glob in pattern.args
@@ -179,9 +178,10 @@ def protection_warning(
     target = protected_target(tool_name, args, files, builtin=builtin, root=root)
     if target is None:
         return None
-    protector = protected_root(target, files) or ""
+    protector = protected_root(target, files)
+    assert protector is not None  # the target is the form that was found protected
     what = _HOLDS.get(
-        protector.rsplit("/", 1)[-1].casefold(),
+        posixpath.basename(protector).casefold(),
         "this run's own files (its permission rules, MCP config or sessions)",
     )
     return f"Protected path: this call changes {target}, which holds {what}."
