@@ -327,6 +327,11 @@ def build_runtime(options: RunOptions) -> Runtime:
         )
         attach_checkpoints(agent, recorder, workspace, options.checkpoints, gate.may_read)
     stepper = supervise(agent, gate, step=options.step, breakpoints=options.breakpoints)
+    if fork is not None and fork.approved:  # the parent's approvals of the same calls
+        from workbench.rerun_hooks import RecordedEdits, ReplayedDecisions
+
+        replayed = ReplayedDecisions(fork.approved, RecordedEdits({}), gate, agent.publish)
+        agent.before_tool_call = chain_before(replayed, stepper.before_tool_call)
     if wire_provider is not None:
         wire_provider.publish = agent.publish
     elif not reports_itself(stream_fn):  # a stream_fn of your own: F4 shows its calls

@@ -34,6 +34,9 @@ async def test_a_call_by_hand_is_recorded_replayed_exported_and_not_rerun(tmp_pa
     assert [c["called_by"] for c in data["calls_by_hand"]] == ["user"]
     assert data["calls_by_hand"][0]["result"]["tool_call_id"] == "hand_1"
     assert "hand_1" not in json.dumps(data["messages"])
+    page = export(session, "html")
+    assert 'id="call-hand_1"' in page and "by hand, by a person" in page
+    assert "alpha" in page.split('id="call-hand_1"')[1]
 
     report = await rerun(session, workspace=tmp_path / "ws")
     assert [c.status for c in report.calls] == ["same", "same"]

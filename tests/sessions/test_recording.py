@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -297,14 +298,18 @@ async def test_a_flood_of_updates_is_recorded_as_deltas_at_a_bounded_rate(tmp_pa
         "prompt": "go",
         "turns": [{"tool_calls": [{"name": "chatty", "arguments": {}}]}, {"text": "ok"}],
     }
+    began = time.monotonic()
     runtime, live = await record_run(tmp_path / "ws", data, tools=[chatty], allow=["chatty"])
+    took = time.monotonic() - began
     record = next(iter(live.calls.values()))
     assert record.update_count == 2_000 and len(record.output) > OUTPUT_CAP
     size = runtime.session_path.stat().st_size
     assert size < 400_000  # far below 2,000 updates written whole
     session = read_session(runtime.session_path)
     updates = [e for e in session.events if e.type == "tool_execution_update"]
-    assert len(updates) == FREE_UPDATES + 1 and updates[-1].unrecorded == 2_000 - len(updates)
+    # the first 200, then at most ten a second (however long the loop took), and the last
+    assert FREE_UPDATES + 1 <= len(updates) <= FREE_UPDATES + 2 + int(took * 10)
+    assert updates[-1].unrecorded == 2_000 - len(updates)
     assert updates[-1].args == {} and updates[-1].partial_result.details == {"i": 1_999}
     replayed = fold(session.events)
     shown = next(iter(replayed.calls.values()))

@@ -28,6 +28,8 @@ class RecordedDecision:
     rule_source: str | None = None
     reason: str | None = None
     """For a denial: what the model was told."""
+    edited: bool = False
+    """The person edited the arguments before allowing (what ran is not what was sent)."""
 
     def who(self) -> str:
         """Who decided, for people: "the user", "rule read_file (rules.toml:3)"."""
@@ -71,9 +73,28 @@ def recorded_calls(events: Iterable[Any]) -> dict[str, list[RecordedCall]]:
                 rule=event.rule,
                 rule_source=event.rule_source,
                 reason=event.reason,
+                edited=event.edited_args is not None,
             )
         else:  # tool_execution_end: this occurrence is over
             out.setdefault(call_id, []).append(open_calls.pop(call_id))
     for call_id, call in open_calls.items():  # the recording ends before their result
         out.setdefault(call_id, []).append(call)
     return out
+
+
+def approvals_by_a_person(events: Iterable[Any]) -> dict[str, list[RecordedCall]]:
+    """The calls a person allowed as the model sent them (not edited), by id; every
+    other occurrence is kept as None-decided so the occurrences still line up."""
+    out = recorded_calls(events)
+    for occurrences in out.values():
+        for call in occurrences:
+            decision = call.decision
+            allowed = (
+                decision is not None
+                and decision.decided_by == "user"
+                and decision.decision == "allow"
+                and not decision.edited
+            )
+            if not allowed or call.validated is None:  # unknown arguments: never the same call
+                call.decision = None
+    return {k: v for k, v in out.items() if any(c.decision is not None for c in v)}

@@ -39,6 +39,11 @@ class ForkPoint:
     kept by the fork's gate (only for a session your own workbench recorded)."""
     breakpoints: list[str] = field(default_factory=list)
     """The breakpoints set when the cut was made."""
+    approved: dict[str, list[Any]] = field(default_factory=dict)
+    """The parent's calls after the cut that a person allowed as sent, by call id
+    (`sessions.decisions.RecordedCall`): the same call in the fork (the recorded
+    scenario plays it again) is not asked again. Only for a session your own
+    workbench recorded."""
     notes: list[str] = field(default_factory=list)
     """What the fork keeps and what it does not, one sentence each, for the screen."""
 
@@ -58,7 +63,30 @@ def fork_point(session: Session, turn: int) -> ForkPoint:
         records=[(at, r) for at, r in read_records(session) if at <= cut],
     )
     carry_answers(point, session, events)
+    carry_approvals(point, session, cut)
     return point
+
+
+def carry_approvals(point: ForkPoint, session: Session, cut: int) -> None:
+    """Keep the approvals a person gave after the cut (see `ForkPoint.approved`)."""
+    from workbench.sessions.decisions import DECISION_KINDS, approvals_by_a_person
+    from workbench.sessions.log import of_kinds
+    from workbench.sessions.trust import trusted
+
+    approved = approvals_by_a_person(of_kinds(session.events[cut:], DECISION_KINDS))
+    if not approved:
+        return
+    if trusted(session.header.setup):
+        point.approved = approved
+        point.notes.append(
+            f"kept the parent's approvals of {len(approved)} later call(s): the same call "
+            "with the same arguments is not asked again"
+        )
+    else:
+        point.notes.append(
+            "not kept: the parent's approvals of later calls: the session was not recorded "
+            "by your workbench"
+        )
 
 
 def carry_answers(point: ForkPoint, session: Session, events: Sequence[Any]) -> None:

@@ -45,6 +45,7 @@ _KINDS = (
     "tool_execution_end",
     "provider_request",
     "provider_response",
+    "hand_call",
     *INTERVENTION_KINDS,
 )
 
@@ -82,6 +83,8 @@ class Call:
     duration_ms: float | None = None
     interventions: list[Intervention] = field(default_factory=list)
     turn: int = 0
+    by_hand: bool = False
+    """A person called it (outside the model's transcript)."""
 
     @property
     def outcome(self) -> str:
@@ -132,6 +135,8 @@ def read_page(session: Session) -> Page:
             turn.duration_ms = event.timestamp - turn.started
         elif kind == "message_end":
             turn = _message(page, turn, pending, calls, event)
+        elif kind == "hand_call":
+            turn = _hand_call(page, turn, calls, event)
         elif kind in ("provider_request", "provider_response"):
             page.requests.setdefault(event.request_id, []).append(event)
         elif kind != "agent_start" and event.tool_call_id in calls:
@@ -166,6 +171,20 @@ def _message(
                 call.stages.append(("arguments", _json(block.arguments)))
             calls[block.id] = call
             turn.calls.append(call)
+    return turn
+
+
+def _hand_call(page: Page, turn: Turn | None, calls: dict[str, Call], event: Any) -> Turn:
+    """A call a person made by hand: shown in the turn it was made after."""
+    if turn is None:
+        turn = Turn(len(page.turns) + 1, event.timestamp)
+        page.turns.append(turn)
+    for block in event.message.tool_calls:
+        call = Call(block.id, block.name, raw=block.raw_arguments, turn=turn.number, by_hand=True)
+        if block.raw_arguments is None:
+            call.stages.append(("arguments", _json(block.arguments)))
+        calls[block.id] = call
+        turn.calls.append(call)
     return turn
 
 
@@ -317,6 +336,8 @@ def _call(call: Call) -> str:
         " (injected by a person)" if call.injected else ""
     )
     rows += f"<dt>result{esc(marks)}</dt><dd>{_pre(result)}</dd>"
+    if call.by_hand:
+        rows = "<dt>called</dt><dd>by hand, by a person (the model never saw it)</dd>" + rows
     # What a reader looks for first is open: calls that failed, were denied, or that a
     # person changed.
     opened = " open" if call.outcome != "ok" or call.interventions else ""
