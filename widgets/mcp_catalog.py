@@ -13,6 +13,7 @@ sent is shown literally.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any, ClassVar
 
 import mcp_types
@@ -26,7 +27,7 @@ from textual.widgets import Button, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from widgets.footer import Footer
-from widgets.schema_form import SchemaForm
+from widgets.schema_form import CompleteFn, SchemaForm
 from workbench.mcp.catalog import Reading, expand_template, template_variables
 from workbench.mcp.failures import McpCallError
 from workbench.sanitize import literal
@@ -55,9 +56,15 @@ class ArgumentsModal(ModalScreen[dict[str, str] | None]):
     ArgumentsModal Button { margin: 0 0 0 1; }
     """
 
-    def __init__(self, title: str, fields: list[tuple[str, str, bool]]) -> None:
+    def __init__(
+        self,
+        title: str,
+        fields: list[tuple[str, str, bool]],
+        complete: CompleteFn | None = None,
+    ) -> None:
         super().__init__()
         self.title_text = title
+        self.complete = complete
         self.schema = {
             "type": "object",
             "properties": {
@@ -70,7 +77,8 @@ class ArgumentsModal(ModalScreen[dict[str, str] | None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(Text(literal(self.title_text)), classes="title")
-            yield SchemaForm(self.schema)
+            yield SchemaForm(self.schema, self.complete)
+            yield Static("", id="args-suggested", classes="hint")
             yield Static("", id="args-error", classes="error")
             with Horizontal():
                 yield Button("Send (ctrl+y)", variant="success", id="accept", compact=True)
@@ -88,6 +96,12 @@ class ArgumentsModal(ModalScreen[dict[str, str] | None]):
     @on(Input.Submitted)
     def _submitted(self) -> None:
         self.action_accept()
+
+    @on(SchemaForm.Suggested)
+    def _suggested(self, event: SchemaForm.Suggested) -> None:
+        shown = ", ".join(event.values[:10]) + (" …" if len(event.values) > 10 else "")
+        text = f"{event.name}: {shown} (→ takes the first)" if event.values else ""
+        self.query_one("#args-suggested", Static).update(Text(literal(text), style="dim"))
 
     def action_accept(self) -> None:
         form = self.query_one(SchemaForm)
@@ -266,7 +280,10 @@ class McpCatalogScreen(ModalScreen[None]):
                     uri = expand_template(item.uri_template, values)
                     self.fetch(lambda: self.connection.read_resource(uri))
 
-            self.app.push_screen(ArgumentsModal(f"Read {item.uri_template}", fields), read)
+            complete = partial(self.connection.complete, ("ref/resource", item.uri_template))
+            self.app.push_screen(
+                ArgumentsModal(f"Read {item.uri_template}", fields, complete), read
+            )
         else:
             arguments = [
                 (a.name, a.description or "", bool(a.required)) for a in item.arguments or []
@@ -277,7 +294,10 @@ class McpCatalogScreen(ModalScreen[None]):
                     self.fetch(lambda: self.connection.get_prompt(item.name, values))
 
             if arguments:
-                self.app.push_screen(ArgumentsModal(f"Prompt {item.name}", arguments), get)
+                complete = partial(self.connection.complete, ("ref/prompt", item.name))
+                self.app.push_screen(
+                    ArgumentsModal(f"Prompt {item.name}", arguments, complete), get
+                )
             else:
                 get({})
 

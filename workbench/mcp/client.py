@@ -339,6 +339,32 @@ class McpConnection:
         result = await ask(self.name, f"resources/read {uri}", lambda: session.read_resource(uri))
         return resource_reading(self.name, uri, result)
 
+    async def complete(
+        self, ref: tuple[str, str], name: str, value: str, context: dict[str, str]
+    ) -> list[str]:
+        """What the server suggests for argument `name` of `ref` (("ref/prompt", NAME)
+        or ("ref/resource", URI_TEMPLATE)) typed so far as `value` (`completion/complete`);
+        [] when it offers no completions.
+
+        Raises:
+            McpCallError: the server is not running, failed, refused or did not answer.
+        """
+        if getattr(self._capabilities, "completions", None) is None:
+            return []
+        session = self.session_for("completion/complete")
+        kind, target = ref
+        reference: Any = (
+            mcp_types.PromptReference(type="ref/prompt", name=target)
+            if kind == "ref/prompt"
+            else mcp_types.ResourceTemplateReference(type="ref/resource", uri=target)
+        )
+        result = await ask(
+            self.name,
+            f"completion/complete {name}",
+            lambda: session.complete(reference, {"name": name, "value": value}, context or None),
+        )
+        return [str(v) for v in result.completion.values[:100]]
+
     async def get_prompt(self, name: str, arguments: dict[str, str]) -> Reading:
         """Get prompt `name` filled with `arguments` (`prompts/get`).
 
