@@ -8,10 +8,10 @@ from typing import Any
 
 import mcp_types
 from textual.app import App
-from textual.widgets import Checkbox, Input, Select, SelectionList, TextArea
+from textual.widgets import Checkbox, Input, OptionList, Select, SelectionList, TextArea
 
 from tests.widgets.helpers import wait_for
-from widgets.hand_call import HandCallModal
+from widgets.hand_call import HandCallModal, ToolPickerModal
 from widgets.json_editor import JsonEditModal
 from widgets.mcp_catalog import ArgumentsModal
 from widgets.mcp_requests import AppAsker, ElicitationModal, SamplingModal
@@ -321,3 +321,20 @@ async def test_hand_call_buttons_run_raw_json_and_cancel() -> None:
         await click(pilot, "#cancel")
         await wait_for(pilot, lambda: bool(app.results))
     assert app.results == [None]
+
+
+async def test_the_tool_picker_filters_as_you_type() -> None:
+    schema: dict[str, Any] = {"type": "object", "properties": {}}
+    tools = [tool(schema), tool(schema)]
+    tools[1].name = "read_note"
+    tools[1].description = "Reads a note"
+    app = Host(ToolPickerModal(tools))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        listing = app.screen.query_one(OptionList)
+        assert listing.option_count == 2
+        await pilot.press(*"note")
+        await wait_for(pilot, lambda: listing.option_count == 1)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: bool(app.results))
+    assert app.results == ["read_note"]
