@@ -383,8 +383,8 @@ def _typed(text: str, kind: str) -> Any:
     try:
         if kind == "integer":
             return int(text)
-        if kind == "number":
-            return float(text)
+        if kind == "number":  # a whole number stays one (as typed, as JSON has it)
+            return int(text) if text.strip().lstrip("-").isdigit() else float(text)
         if kind == "json":
             return json.loads(text)
     except ValueError:

@@ -43,6 +43,7 @@ EVERYTHING: dict[str, Any] = {
         "loud": {"type": "boolean"},
         "ok": {"type": "boolean"},
         "count": {"type": "integer", "minimum": 0},
+        "ratio": {"type": "number", "default": 2},  # a whole number stays one
     },
     "required": ["color", "ok", "owner"],
 }
@@ -81,7 +82,14 @@ async def test_every_construct_makes_a_field_and_reads_back_in_its_type() -> Non
         assert isinstance(modal, ElicitationModal)
         form = modal.query_one(SchemaForm)
         # left alone: the defaults, and nothing for the optional fields without one
-        assert form.values() == {"size": "m", "gear": ["Guitar"], "owner": {}, "ok": False}
+        assert form.values() == {
+            "size": "m",
+            "gear": ["Guitar"],
+            "owner": {},
+            "ok": False,
+            "ratio": 2,
+        }
+        assert type(form.values()["ratio"]) is int  # not 2.0
         assert modal.query_one("#f-0", Select).value == Select.NULL
         labels = [str(o[0]) for o in modal.query_one("#f-2", Select)._options]
         assert labels[1:] == ["Alpha", "Beta"]
@@ -103,6 +111,7 @@ async def test_every_construct_makes_a_field_and_reads_back_in_its_type() -> Non
         modal.query_one("#f-9", Select).value = 1  # the optional flag, set to false
         modal.query_one("#f-10", Checkbox).value = True
         modal.query_one("#f-11", Input).value = "3"
+        modal.query_one("#f-12", Input).value = "2.5"
         await click(pilot, "#accept")
         await wait_for(pilot, lambda: bool(app.results))
     assert app.results == [
@@ -120,6 +129,7 @@ async def test_every_construct_makes_a_field_and_reads_back_in_its_type() -> Non
                 "loud": False,
                 "ok": True,
                 "count": 3,
+                "ratio": 2.5,
             },
         )
     ]
