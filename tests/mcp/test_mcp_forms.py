@@ -348,3 +348,72 @@ async def test_the_tool_picker_filters_as_you_type() -> None:
         await pilot.press("enter")
         await wait_for(pilot, lambda: bool(app.results))
     assert app.results == ["read_note"]
+
+
+EVERYTHING_ELICITATION: dict[str, Any] = {
+    # server-everything's trigger-elicitation-request (abridged descriptions)
+    "type": "object",
+    "properties": {
+        "name": {"title": "String", "type": "string"},
+        "check": {"title": "Boolean", "type": "boolean"},
+        "firstLine": {"type": "string", "default": "It was a dark and stormy night."},
+        "email": {"type": "string", "format": "email"},
+        "integer": {"type": "integer", "minimum": 1, "maximum": 100, "default": 42},
+        "number": {"type": "number", "minimum": 0, "maximum": 1000, "default": 3.14},
+        "untitledSingleSelectEnum": {
+            "type": "string",
+            "enum": ["Monica", "Rachel", "Joey"],
+            "default": "Monica",
+        },
+        "untitledMultipleSelectEnum": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 3,
+            "items": {"type": "string", "enum": ["Guitar", "Piano", "Violin"]},
+            "default": ["Guitar"],
+        },
+        "titledSingleSelectEnum": {
+            "type": "string",
+            "oneOf": [{"const": "hero-1", "title": "Superman"}, {"const": "hero-2"}],
+            "default": "hero-1",
+        },
+        "titledMultipleSelectEnum": {
+            "type": "array",
+            "minItems": 1,
+            "items": {"anyOf": [{"const": "fish-1", "title": "Tuna"}, {"const": "fish-2"}]},
+            "default": ["fish-1"],
+        },
+        "legacyTitledEnum": {
+            "type": "string",
+            "enum": ["pet-1", "pet-2"],
+            "enumNames": ["Cats", "Dogs"],
+            "default": "pet-1",
+        },
+    },
+    "required": ["name"],
+}
+
+
+async def test_server_everythings_elicitation_form_opens_with_its_defaults() -> None:
+    app = Host(elicitation(EVERYTHING_ELICITATION))
+    async with app.run_test(size=(120, 60)) as pilot:
+        await pilot.pause()
+        form = app.screen.query_one(SchemaForm)
+        values = form.values()
+        assert values == {
+            "firstLine": "It was a dark and stormy night.",
+            "integer": 42,
+            "number": 3.14,
+            "untitledSingleSelectEnum": "Monica",
+            "untitledMultipleSelectEnum": ["Guitar"],  # a list, not "['Guitar']"
+            "titledSingleSelectEnum": "hero-1",
+            "titledMultipleSelectEnum": ["fish-1"],
+            "legacyTitledEnum": "pet-1",
+        }
+        assert form.problems(values) == ["form: 'name' is a required property"]
+        titled = [str(o[0]) for o in app.screen.query_one("#f-8", Select)._options]
+        assert titled[1:] == ["Superman", "hero-2"]
+        app.screen.query_one("#f-0", Input).value = "Ann"
+        await click(pilot, "#accept")
+        await wait_for(pilot, lambda: bool(app.results))
+    assert app.results[0][1]["name"] == "Ann"
