@@ -24,6 +24,7 @@ from textual.widgets.option_list import Option
 from widgets.footer import Footer
 from widgets.json_editor import JsonEditModal
 from widgets.schema_form import SchemaForm
+from widgets.terminal_safety import LiteralInput
 from workbench.sanitize import literal
 
 if TYPE_CHECKING:
@@ -56,9 +57,15 @@ def origin(tool: AgentTool) -> str:
 
 
 class ToolPickerModal(ModalScreen[str | None]):
-    """Every tool of the agent; dismissed with the picked tool's name, or None."""
+    """Every tool of the agent, narrowed by what is typed in the filter (each word must
+    be in the tool's name, origin or description); dismissed with the picked tool's
+    name, or None. Up and down move in the list; Enter picks."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel"),
+        Binding("down", "move(1)", show=False),
+        Binding("up", "move(-1)", show=False),
+    ]
     DEFAULT_CSS = _CSS.format(name="ToolPickerModal")
 
     def __init__(self, tools: list[AgentTool]) -> None:
@@ -68,23 +75,54 @@ class ToolPickerModal(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static("Call a tool by hand: pick the tool (enter)", classes="title")
-            options = []
-            for i, tool in enumerate(self.tools):
-                text = Text(literal(tool.name), style="bold")
-                text.append(f"  {literal(origin(tool))}", style="cyan")
-                about = (tool.description or "").strip()
-                if about:
-                    text.append(f"  {literal(about.splitlines()[0][:80])}", style="dim")
-                options.append(Option(text, id=f"t-{i}"))
-            yield OptionList(*options, id="tools")
+            yield LiteralInput(placeholder="filter: words in the name or description", id="filter")
+            yield OptionList(*self._options(""), id="tools")
         yield Footer()
 
+    def _options(self, typed: str) -> list[Option]:
+        words = typed.lower().split()
+        options = []
+        for i, tool in enumerate(self.tools):
+            about = (tool.description or "").strip()
+            haystack = f"{tool.name} {origin(tool)} {about}".lower()
+            if not all(word in haystack for word in words):
+                continue
+            text = Text(literal(tool.name), style="bold")
+            text.append(f"  {literal(origin(tool))}", style="cyan")
+            if about:
+                text.append(f"  {literal(about.splitlines()[0][:80])}", style="dim")
+            options.append(Option(text, id=f"t-{i}"))
+        return options
+
     def on_mount(self) -> None:
-        self.query_one(OptionList).focus()
+        self.query_one("#filter", Input).focus()
+        self.query_one(OptionList).highlighted = 0 if self.tools else None
+
+    @on(Input.Changed, "#filter")
+    def _filtered(self, event: Input.Changed) -> None:
+        listing = self.query_one(OptionList)
+        listing.clear_options()
+        listing.add_options(self._options(event.value))
+        listing.highlighted = 0 if listing.option_count else None
+
+    def action_move(self, step: int) -> None:
+        listing = self.query_one(OptionList)
+        if listing.option_count:
+            now = listing.highlighted or 0
+            listing.highlighted = max(0, min(listing.option_count - 1, now + step))
+
+    @on(Input.Submitted, "#filter")
+    def _submitted(self) -> None:
+        listing = self.query_one(OptionList)
+        if listing.highlighted is not None:
+            self._pick(listing.get_option_at_index(listing.highlighted).id)
 
     @on(OptionList.OptionSelected)
     def _picked(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(self.tools[int(str(event.option.id)[2:])].name)
+        self._pick(event.option.id)
+
+    def _pick(self, option_id: str | None) -> None:
+        self.dismiss(self.tools[int(str(option_id)[2:])].name)
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -4,7 +4,9 @@ Opened from the MCP servers view (F7, `o`). Left, every resource, template and
 prompt the server lists (and, opened from a tool call, the resources its result links
 to or embeds); right, the highlighted one's description and, once fetched,
 what the server sent. Enter reads a resource, or asks for a template's variables or a
-prompt's arguments in a small form (`ArgumentsModal`) and then reads or gets it. `a`
+prompt's arguments in a small form (`ArgumentsModal`, with the server's completions)
+and then reads or gets it; `s` subscribes to a resource (each change is said, and the
+one shown is read again). `a`
 attaches what is shown to the next message you send (the app keeps the attachments
 and shows them above the message box); `d` drops the attachments. Everything a server
 sent is shown literally.
@@ -13,6 +15,7 @@ sent is shown literally.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any, ClassVar
 
 import mcp_types
@@ -26,7 +29,7 @@ from textual.widgets import Button, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from widgets.footer import Footer
-from widgets.schema_form import SchemaForm
+from widgets.schema_form import CompleteFn, SchemaForm
 from workbench.mcp.catalog import Reading, expand_template, template_variables
 from workbench.mcp.failures import McpCallError
 from workbench.sanitize import literal
@@ -55,9 +58,15 @@ class ArgumentsModal(ModalScreen[dict[str, str] | None]):
     ArgumentsModal Button { margin: 0 0 0 1; }
     """
 
-    def __init__(self, title: str, fields: list[tuple[str, str, bool]]) -> None:
+    def __init__(
+        self,
+        title: str,
+        fields: list[tuple[str, str, bool]],
+        complete: CompleteFn | None = None,
+    ) -> None:
         super().__init__()
         self.title_text = title
+        self.complete = complete
         self.schema = {
             "type": "object",
             "properties": {
@@ -70,7 +79,8 @@ class ArgumentsModal(ModalScreen[dict[str, str] | None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(Text(literal(self.title_text)), classes="title")
-            yield SchemaForm(self.schema)
+            yield SchemaForm(self.schema, self.complete)
+            yield Static("", id="args-suggested", classes="hint")
             yield Static("", id="args-error", classes="error")
             with Horizontal():
                 yield Button("Send (ctrl+y)", variant="success", id="accept", compact=True)
@@ -88,6 +98,12 @@ class ArgumentsModal(ModalScreen[dict[str, str] | None]):
     @on(Input.Submitted)
     def _submitted(self) -> None:
         self.action_accept()
+
+    @on(SchemaForm.Suggested)
+    def _suggested(self, event: SchemaForm.Suggested) -> None:
+        shown = ", ".join(event.values[:10]) + (" …" if len(event.values) > 10 else "")
+        text = f"{event.name}: {shown} (→ takes the first)" if event.values else ""
+        self.query_one("#args-suggested", Static).update(Text(literal(text), style="dim"))
 
     def action_accept(self) -> None:
         form = self.query_one(SchemaForm)
@@ -118,6 +134,7 @@ class McpCatalogScreen(ModalScreen[None]):
         Binding("escape,q", "dismiss", "Close"),
         Binding("a", "attach", "Attach to next message"),
         Binding("d", "drop", "Drop attachments"),
+        Binding("s", "subscribe", "Subscribe"),
     ]
 
     DEFAULT_CSS = """
@@ -148,6 +165,8 @@ class McpCatalogScreen(ModalScreen[None]):
         self.reading: Reading | None = None
         """What the server last sent (a read resource or a got prompt)."""
         self._listed: tuple[Any, ...] = ()
+        self.shown_uri: str | None = None
+        """The resource whose reading is shown (re-read when it is said to change)."""
 
     def compose(self) -> ComposeResult:
         with Horizontal():
@@ -161,6 +180,37 @@ class McpCatalogScreen(ModalScreen[None]):
         self.refresh_items()
         self.query_one(OptionList).focus()
         self.set_interval(1.0, self.refresh_items)
+        self.connection.on_updated.append(self._updated)
+
+    def on_unmount(self) -> None:
+        if self._updated in self.connection.on_updated:
+            self.connection.on_updated.remove(self._updated)
+
+    def _updated(self, uri: str) -> None:
+        """A subscribed resource changed: re-read it if it is the one shown."""
+        count = self.connection.updates.get(uri, 0)
+        self.notify(f"{uri} changed (update {count})", markup=False)
+        if uri == self.shown_uri:
+            self.fetch(lambda: self.connection.read_resource(uri))
+
+    def action_subscribe(self) -> None:
+        index = self.query_one(OptionList).highlighted
+        if index is None:
+            return
+        kind, item = self._item(self.query_one(OptionList).get_option_at_index(index).id)
+        if kind not in ("r", "l"):
+            self.notify("Only a resource can be subscribed to.", severity="warning")
+            return
+        self._subscribe(str(item.uri))
+
+    @work(group="mcp-subscribe", exit_on_error=False)
+    async def _subscribe(self, uri: str) -> None:
+        try:
+            await self.connection.subscribe(uri)
+        except McpCallError as exc:
+            self.notify(str(exc), severity="error", markup=False)
+            return
+        self.notify(f"Subscribed to {uri}: its changes show here", markup=False)
 
     def refresh_items(self) -> None:
         """List the catalog again if it changed (the server said its lists changed)."""
@@ -250,6 +300,7 @@ class McpCatalogScreen(ModalScreen[None]):
     def _selected(self, event: OptionList.OptionSelected) -> None:
         kind, item = self._item(event.option.id)
         if kind in ("r", "l"):
+            self.shown_uri = str(item.uri)
             self.fetch(lambda: self.connection.read_resource(str(item.uri)))
         elif kind == "t":
             try:
@@ -266,7 +317,10 @@ class McpCatalogScreen(ModalScreen[None]):
                     uri = expand_template(item.uri_template, values)
                     self.fetch(lambda: self.connection.read_resource(uri))
 
-            self.app.push_screen(ArgumentsModal(f"Read {item.uri_template}", fields), read)
+            complete = partial(self.connection.complete, ("ref/resource", item.uri_template))
+            self.app.push_screen(
+                ArgumentsModal(f"Read {item.uri_template}", fields, complete), read
+            )
         else:
             arguments = [
                 (a.name, a.description or "", bool(a.required)) for a in item.arguments or []
@@ -277,7 +331,10 @@ class McpCatalogScreen(ModalScreen[None]):
                     self.fetch(lambda: self.connection.get_prompt(item.name, values))
 
             if arguments:
-                self.app.push_screen(ArgumentsModal(f"Prompt {item.name}", arguments), get)
+                complete = partial(self.connection.complete, ("ref/prompt", item.name))
+                self.app.push_screen(
+                    ArgumentsModal(f"Prompt {item.name}", arguments, complete), get
+                )
             else:
                 get({})
 

@@ -26,12 +26,15 @@ valid widget id); a nested field's id extends its parent's (`f-2-0`, `f-3-i1`).
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.suggester import Suggester
 from textual.widget import Widget
 from textual.widgets import Button, Checkbox, Input, Select, SelectionList, Static
 
@@ -58,13 +61,26 @@ class SchemaForm(VerticalScroll):
     SchemaForm .add { margin: 0 0 0 0; }
     """
 
-    def __init__(self, schema: dict[str, Any], **kwargs: Any) -> None:
+    def __init__(
+        self, schema: dict[str, Any], complete: CompleteFn | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.schema = schema
         self.root = ObjectFields(schema, schema, "f", top=True)
+        self.root.complete = complete
+        self.root.form = self
 
     def compose(self) -> ComposeResult:
         yield self.root
+
+    class Suggested(Message):
+        """The server suggested `values` for field `name` (`completion/complete`)."""
+
+        def __init__(self, name: str, values: list[str]) -> None:
+            super().__init__()
+            self.name, self.values = name, values
+
+    suggested: tuple[str, list[str]] | None = None
 
     def values(self) -> dict[str, Any]:
         """The form's values in the schema's types (fields left unset left out)."""
@@ -99,13 +115,18 @@ class ObjectFields(Vertical):
         needed = spec.get("required")
         self.needed = set(needed) if isinstance(needed, list) else set()
         self.default = default if isinstance(default, dict) else {}
+        self.complete: CompleteFn | None = None
+        self.form: SchemaForm | None = None
 
     def compose(self) -> ComposeResult:
         for i, (name, raw) in enumerate(self.properties.items()):
             spec = plain(raw, self.root)
             own = spec.get("default", self.default.get(name))
             field_id = f"{self.prefix}-{i}"
-            yield FieldBox(name, spec, self.root, field_id, name in self.needed, own)
+            box = FieldBox(name, spec, self.root, field_id, name in self.needed, own)
+            if self.complete is not None and self.form is not None and box.kind == "string":
+                box.suggester = Completions(self.complete, name, self.form)
+            yield box
 
     def read(self) -> Any:
         out = {}
@@ -139,6 +160,7 @@ class FieldBox(Vertical):
         items = plain(spec.get("items"), root) if isinstance(spec.get("items"), dict) else {}
         self.item_spec: dict[str, Any] = items
         self.kind = _kind(spec, self.choices, items, required)
+        self.suggester: Suggester | None = None
         if self.kind == "flag":
             self.choices = [(True, "true"), (False, "false")]
         elif self.kind == "multi":
@@ -179,7 +201,7 @@ class FieldBox(Vertical):
             return ArrayField(self.item_spec, self.root, fid, default, required=self.required)
         shown = "" if default is None else _shown(default, self.kind)
         kind = {"integer": "integer", "number": "number"}.get(self.kind, "text")
-        return LiteralInput(shown, type=kind, id=fid)
+        return LiteralInput(shown, type=kind, id=fid, suggester=self.suggester)
 
     def read(self) -> Any:
         control = self.children[-1]
@@ -247,6 +269,29 @@ class ArrayField(Vertical):
             if value is not UNSET:
                 out.append(value)
         return out if out or self.required else UNSET
+
+
+CompleteFn = Callable[[str, str, dict[str, str]], Awaitable[list[str]]]
+"""(argument name, text typed, the other arguments) -> the server's suggestions."""
+
+
+class Completions(Suggester):
+    """Suggests, as the person types, the first of the server's completions that
+    continues the text (right arrow takes it); the others are listed under the form."""
+
+    def __init__(self, complete: CompleteFn, name: str, form: SchemaForm) -> None:
+        super().__init__(use_cache=False, case_sensitive=True)
+        self.complete, self.name, self.form = complete, name, form
+
+    async def get_suggestion(self, value: str) -> str | None:
+        others = {k: str(v) for k, v in self.form.values().items() if k != self.name}
+        try:
+            found = await self.complete(self.name, value, others)
+        except Exception:  # noqa: BLE001 - a failed completion only suggests nothing
+            return None
+        self.form.suggested = (self.name, found)
+        self.form.post_message(SchemaForm.Suggested(self.name, found))
+        return next((v for v in found if v.startswith(value) and v != value), None)
 
 
 def plain(spec: Any, root: dict[str, Any], depth: int = 0) -> dict[str, Any]:
@@ -338,8 +383,8 @@ def _typed(text: str, kind: str) -> Any:
     try:
         if kind == "integer":
             return int(text)
-        if kind == "number":
-            return float(text)
+        if kind == "number":  # a whole number stays one (as typed, as JSON has it)
+            return int(text) if text.strip().lstrip("-").isdigit() else float(text)
         if kind == "json":
             return json.loads(text)
     except ValueError:

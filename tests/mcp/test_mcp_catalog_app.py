@@ -203,6 +203,11 @@ class _Hostile:
             ],
         )
         self.asked: list[dict[str, str]] = []
+        self.on_updated: list[Any] = []
+        self.updates: dict[str, int] = {}
+
+    async def complete(self, *_args: Any) -> list[str]:
+        return ["[b]sugg\x1b[31m"]
 
     async def read_resource(self, uri: str) -> Reading:
         return Reading(

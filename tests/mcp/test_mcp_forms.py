@@ -8,10 +8,10 @@ from typing import Any
 
 import mcp_types
 from textual.app import App
-from textual.widgets import Checkbox, Input, Select, SelectionList, TextArea
+from textual.widgets import Checkbox, Input, OptionList, Select, SelectionList, TextArea
 
 from tests.widgets.helpers import wait_for
-from widgets.hand_call import HandCallModal
+from widgets.hand_call import HandCallModal, ToolPickerModal
 from widgets.json_editor import JsonEditModal
 from widgets.mcp_catalog import ArgumentsModal
 from widgets.mcp_requests import AppAsker, ElicitationModal, SamplingModal
@@ -43,6 +43,7 @@ EVERYTHING: dict[str, Any] = {
         "loud": {"type": "boolean"},
         "ok": {"type": "boolean"},
         "count": {"type": "integer", "minimum": 0},
+        "ratio": {"type": "number", "default": 2},  # a whole number stays one
     },
     "required": ["color", "ok", "owner"],
 }
@@ -81,7 +82,14 @@ async def test_every_construct_makes_a_field_and_reads_back_in_its_type() -> Non
         assert isinstance(modal, ElicitationModal)
         form = modal.query_one(SchemaForm)
         # left alone: the defaults, and nothing for the optional fields without one
-        assert form.values() == {"size": "m", "gear": ["Guitar"], "owner": {}, "ok": False}
+        assert form.values() == {
+            "size": "m",
+            "gear": ["Guitar"],
+            "owner": {},
+            "ok": False,
+            "ratio": 2,
+        }
+        assert type(form.values()["ratio"]) is int  # not 2.0
         assert modal.query_one("#f-0", Select).value == Select.NULL
         labels = [str(o[0]) for o in modal.query_one("#f-2", Select)._options]
         assert labels[1:] == ["Alpha", "Beta"]
@@ -103,6 +111,7 @@ async def test_every_construct_makes_a_field_and_reads_back_in_its_type() -> Non
         modal.query_one("#f-9", Select).value = 1  # the optional flag, set to false
         modal.query_one("#f-10", Checkbox).value = True
         modal.query_one("#f-11", Input).value = "3"
+        modal.query_one("#f-12", Input).value = "2.5"
         await click(pilot, "#accept")
         await wait_for(pilot, lambda: bool(app.results))
     assert app.results == [
@@ -120,6 +129,7 @@ async def test_every_construct_makes_a_field_and_reads_back_in_its_type() -> Non
                 "loud": False,
                 "ok": True,
                 "count": 3,
+                "ratio": 2.5,
             },
         )
     ]
@@ -321,3 +331,89 @@ async def test_hand_call_buttons_run_raw_json_and_cancel() -> None:
         await click(pilot, "#cancel")
         await wait_for(pilot, lambda: bool(app.results))
     assert app.results == [None]
+
+
+async def test_the_tool_picker_filters_as_you_type() -> None:
+    schema: dict[str, Any] = {"type": "object", "properties": {}}
+    tools = [tool(schema), tool(schema)]
+    tools[1].name = "read_note"
+    tools[1].description = "Reads a note"
+    app = Host(ToolPickerModal(tools))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        listing = app.screen.query_one(OptionList)
+        assert listing.option_count == 2
+        await pilot.press(*"note")
+        await wait_for(pilot, lambda: listing.option_count == 1)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: bool(app.results))
+    assert app.results == ["read_note"]
+
+
+EVERYTHING_ELICITATION: dict[str, Any] = {
+    # server-everything's trigger-elicitation-request (abridged descriptions)
+    "type": "object",
+    "properties": {
+        "name": {"title": "String", "type": "string"},
+        "check": {"title": "Boolean", "type": "boolean"},
+        "firstLine": {"type": "string", "default": "It was a dark and stormy night."},
+        "email": {"type": "string", "format": "email"},
+        "integer": {"type": "integer", "minimum": 1, "maximum": 100, "default": 42},
+        "number": {"type": "number", "minimum": 0, "maximum": 1000, "default": 3.14},
+        "untitledSingleSelectEnum": {
+            "type": "string",
+            "enum": ["Monica", "Rachel", "Joey"],
+            "default": "Monica",
+        },
+        "untitledMultipleSelectEnum": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 3,
+            "items": {"type": "string", "enum": ["Guitar", "Piano", "Violin"]},
+            "default": ["Guitar"],
+        },
+        "titledSingleSelectEnum": {
+            "type": "string",
+            "oneOf": [{"const": "hero-1", "title": "Superman"}, {"const": "hero-2"}],
+            "default": "hero-1",
+        },
+        "titledMultipleSelectEnum": {
+            "type": "array",
+            "minItems": 1,
+            "items": {"anyOf": [{"const": "fish-1", "title": "Tuna"}, {"const": "fish-2"}]},
+            "default": ["fish-1"],
+        },
+        "legacyTitledEnum": {
+            "type": "string",
+            "enum": ["pet-1", "pet-2"],
+            "enumNames": ["Cats", "Dogs"],
+            "default": "pet-1",
+        },
+    },
+    "required": ["name"],
+}
+
+
+async def test_server_everythings_elicitation_form_opens_with_its_defaults() -> None:
+    app = Host(elicitation(EVERYTHING_ELICITATION))
+    async with app.run_test(size=(120, 60)) as pilot:
+        await pilot.pause()
+        form = app.screen.query_one(SchemaForm)
+        values = form.values()
+        assert values == {
+            "firstLine": "It was a dark and stormy night.",
+            "integer": 42,
+            "number": 3.14,
+            "untitledSingleSelectEnum": "Monica",
+            "untitledMultipleSelectEnum": ["Guitar"],  # a list, not "['Guitar']"
+            "titledSingleSelectEnum": "hero-1",
+            "titledMultipleSelectEnum": ["fish-1"],
+            "legacyTitledEnum": "pet-1",
+        }
+        assert form.problems(values) == ["form: 'name' is a required property"]
+        titled = [str(o[0]) for o in app.screen.query_one("#f-8", Select)._options]
+        assert titled[1:] == ["Superman", "hero-2"]
+        app.screen.query_one("#f-0", Input).value = "Ann"
+        await click(pilot, "#accept")
+        await wait_for(pilot, lambda: bool(app.results))
+    assert app.results[0][1]["name"] == "Ann"

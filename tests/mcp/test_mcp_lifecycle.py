@@ -64,8 +64,8 @@ async def test_a_server_that_dies_while_idle_is_noticed_at_once_and_restarts() -
         assert len(run.agent.state.tools) == len({t.name for t in run.agent.state.tools})
         result = await connection.call_tool("two_blocks", {})
         assert [c.text for c in result.content] == ["first block:", "second"]  # type: ignore[union-attr]
-        with pytest.raises(RuntimeError, match="is running"):
-            await run.hub.restart("toolbox")
+        await run.hub.restart("toolbox")  # a running one (wedged, perhaps) restarts too
+        assert connection.status == "ready"
 
 
 async def test_an_aborted_call_sends_the_users_reason() -> None:

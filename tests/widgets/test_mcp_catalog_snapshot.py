@@ -46,6 +46,11 @@ class Server:
                 )
             ],
         )
+        self.on_updated: list[Any] = []
+        self.updates: dict[str, int] = {}
+
+    async def complete(self, *_args: Any) -> list[str]:
+        return []
 
     async def read_resource(self, uri: str) -> Reading:
         return Reading(

@@ -10,6 +10,7 @@ for a changed tool list, and answering its sampling and elicitation requests.
 - **tools/list_changed**: the server's tools are listed again and `on_tools_changed`
   is told, so the new list takes effect for the next model request (a burst of them
   costs one re-list, and one more if some came during it).
+- **resources/updated**: a subscribed resource changed (`on_resource_updated`).
 - **resources/list_changed**, **prompts/list_changed**: `on_list_changed` lists them
   again (`McpConnection.catalog`).
 - **sampling** and **elicitation**: passed to the `Asker` (a person in the app, the
@@ -51,6 +52,8 @@ class ClientSide:
         self.on_log: Callable[[str], None] | None = None
         self.on_tools_changed: Callable[[], Any] | None = None
         """Called (and awaited if it returns an awaitable) after `tools/list_changed`."""
+        self.on_resource_updated: Callable[[str], None] | None = None
+        """Told the URI of each `notifications/resources/updated` (a subscribed one)."""
         self.on_list_changed: Callable[[str], Any] | None = None
         """Awaited with "resources" or "prompts" after that list changed (the connection
         lists it again)."""
@@ -89,6 +92,10 @@ class ClientSide:
 
     async def notified(self, message: Any) -> None:
         """A server notification the SDK passed on (after its own callbacks)."""
+        if isinstance(message, mcp_types.ResourceUpdatedNotification):
+            if self.on_resource_updated is not None:
+                self.on_resource_updated(str(message.params.uri))
+            return
         kind = _LIST_CHANGED.get(type(message))
         if kind is not None and self.on_list_changed is not None:
             await self.on_list_changed(kind)

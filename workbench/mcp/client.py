@@ -97,6 +97,13 @@ class McpConnection:
         self.catalog = Catalog()
         """Its resources, resource templates and prompts (listed once it is ready)."""
         self.client.on_list_changed = self._relist_catalog
+        self.client.on_resource_updated = self._resource_updated
+        self.subscribed: set[str] = set()
+        """The resources subscribed to (`resources/subscribe`)."""
+        self.updates: dict[str, int] = {}
+        """How many times each subscribed resource was said to change."""
+        self.on_updated: list[Callable[[str], None]] = []
+        """Told the URI of each update (the catalog view re-reads what it shows)."""
         self._session: ClientSession | None = None
         self._capabilities: Any = None
         self._stderr = ServerStderr()
@@ -338,6 +345,50 @@ class McpConnection:
         session = self.session_for(f"resources/read {uri}")
         result = await ask(self.name, f"resources/read {uri}", lambda: session.read_resource(uri))
         return resource_reading(self.name, uri, result)
+
+    async def subscribe(self, uri: str) -> None:
+        """Ask to be told when the resource at `uri` changes (`resources/subscribe`).
+
+        Raises:
+            McpCallError: the server does not offer subscriptions, or refused.
+        """
+        resources = getattr(self._capabilities, "resources", None)
+        if not getattr(resources, "subscribe", False):
+            raise McpCallError(f"MCP server {self.name} does not offer resource subscriptions")
+        session = self.session_for(f"resources/subscribe {uri}")
+        await ask(self.name, f"resources/subscribe {uri}", lambda: session.subscribe_resource(uri))
+        self.subscribed.add(uri)
+
+    def _resource_updated(self, uri: str) -> None:
+        self.updates[uri] = self.updates.get(uri, 0) + 1
+        for listener in list(self.on_updated):
+            listener(uri)
+
+    async def complete(
+        self, ref: tuple[str, str], name: str, value: str, context: dict[str, str]
+    ) -> list[str]:
+        """What the server suggests for argument `name` of `ref` (("ref/prompt", NAME)
+        or ("ref/resource", URI_TEMPLATE)) typed so far as `value` (`completion/complete`);
+        [] when it offers no completions.
+
+        Raises:
+            McpCallError: the server is not running, failed, refused or did not answer.
+        """
+        if getattr(self._capabilities, "completions", None) is None:
+            return []
+        session = self.session_for("completion/complete")
+        kind, target = ref
+        reference: Any = (
+            mcp_types.PromptReference(type="ref/prompt", name=target)
+            if kind == "ref/prompt"
+            else mcp_types.ResourceTemplateReference(type="ref/resource", uri=target)
+        )
+        result = await ask(
+            self.name,
+            f"completion/complete {name}",
+            lambda: session.complete(reference, {"name": name, "value": value}, context or None),
+        )
+        return [str(v) for v in result.completion.values[:100]]
 
     async def get_prompt(self, name: str, arguments: dict[str, str]) -> Reading:
         """Get prompt `name` filled with `arguments` (`prompts/get`).

@@ -10,8 +10,10 @@ Tools:
 - `storm` (`count`): sends that many `notifications/tools/list_changed`, then answers;
 - `hang`: never answers (a `notifications/cancelled` for it is written to stderr).
 
-SIGTERM is ignored. With `--endless-pages`, `tools/list` always gives a next cursor;
-with `--slow-start`, the server waits a minute before it reads anything.
+Resources: `note://counter`, which counts up three times once subscribed to
+(`notifications/resources/updated` each time). SIGTERM is ignored. With
+`--endless-pages`, `tools/list` always gives a next cursor; with `--slow-start`, the
+server waits a minute before it reads anything.
 """
 
 from __future__ import annotations
@@ -73,6 +75,18 @@ def chatter() -> None:
         time.sleep(0.005)
 
 
+COUNTER = [0]
+
+
+def count_up(uri: str) -> None:
+    """A subscribed resource changes three times."""
+    for _ in range(3):
+        time.sleep(0.2)
+        COUNTER[0] += 1
+        params = {"uri": uri}
+        send({"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": params})
+
+
 def text_result(rid: Any, text: str) -> None:
     send({"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": text}]}})
 
@@ -106,7 +120,11 @@ def answer(request: dict[str, Any]) -> None:
     if method == "initialize":
         result = {
             "protocolVersion": params.get("protocolVersion"),
-            "capabilities": {"tools": {"listChanged": True}, "logging": {}},
+            "capabilities": {
+                "tools": {"listChanged": True},
+                "logging": {},
+                "resources": {"subscribe": True},
+            },
             "serverInfo": {"name": "hostile", "version": "1"},
         }
         send({"jsonrpc": "2.0", "id": rid, "result": result})
@@ -118,6 +136,15 @@ def answer(request: dict[str, Any]) -> None:
         send({"jsonrpc": "2.0", "id": rid, "result": page})
     elif method == "tools/call":
         call(rid, params.get("name", ""), params.get("arguments") or {})
+    elif method == "resources/list":
+        resource = {"uri": "note://counter", "name": "counter"}
+        send({"jsonrpc": "2.0", "id": rid, "result": {"resources": [resource]}})
+    elif method == "resources/read":
+        contents = [{"uri": params.get("uri"), "text": f"count {COUNTER[0]}"}]
+        send({"jsonrpc": "2.0", "id": rid, "result": {"contents": contents}})
+    elif method == "resources/subscribe":
+        send({"jsonrpc": "2.0", "id": rid, "result": {}})
+        threading.Thread(target=count_up, args=(params.get("uri"),), daemon=True).start()
     elif method == "ping" or method == "logging/setLevel":
         send({"jsonrpc": "2.0", "id": rid, "result": {}})
     else:

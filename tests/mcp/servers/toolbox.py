@@ -39,6 +39,7 @@ from mcp.server.mcpserver.resources import TextResource
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
     Annotations,
+    Completion,
     EmbeddedResource,
     ResourceLink,
     SamplingMessage,
@@ -233,6 +234,20 @@ def pixel() -> bytes:
 def note_by_name(name: str) -> str:
     """A note about `name`."""
     return f"a note about {name}"
+
+
+@server.completion()
+async def complete(ref: object, argument: object, context: object) -> Completion | None:
+    """Suggests note names for the template, and review focuses for the prompt (after
+    the code is given: the context's arguments)."""
+    value = str(getattr(argument, "value", ""))
+    if getattr(argument, "name", "") == "name":
+        return Completion(values=[n for n in ("readme", "news", "notes") if n.startswith(value)])
+    if getattr(argument, "name", "") == "focus":
+        given = getattr(context, "arguments", None) or {}
+        choices = ["bugs", "style", "speed"] if given.get("code") else ["bugs"]
+        return Completion(values=[c for c in choices if c.startswith(value)])
+    return None
 
 
 @server.prompt(title="Review code")
