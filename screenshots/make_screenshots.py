@@ -8,6 +8,7 @@ librsvg2-bin).
 from __future__ import annotations
 
 import asyncio
+import re
 import shutil
 import subprocess
 import sys
@@ -32,6 +33,35 @@ async def shoot(name: str, size: tuple[int, int], drive, options_moment) -> Path
     return path
 
 
+_TEXT = re.compile(
+    r'(<text [^>]*?x=")([\d.]+)("[^>]*?textLength=")([\d.]+)("[^>]*>)((?:[^<&]|&[^;]+;)*)(</text>)'
+)
+_CHAR = re.compile(r"&[^;]+;|[^&]")
+_SPACE = "&#160;"
+
+
+def _pinned(match: re.Match[str]) -> str:
+    """One styled run with its edge spaces taken out and its box moved to match."""
+    head, x, mid, length, tail, body, end = match.groups()
+    chars = _CHAR.findall(body)
+    if not chars or all(c == _SPACE for c in chars):
+        return match.group(0)
+    width = float(length) / len(chars)
+    lead = next(i for i, c in enumerate(chars) if c != _SPACE)
+    trail = next(i for i, c in enumerate(reversed(chars)) if c != _SPACE)
+    kept = chars[lead : len(chars) - trail]
+    return f"{head}{float(x) + lead * width:g}{mid}{len(kept) * width:g}{tail}{''.join(kept)}{end}"
+
+
+def png_ready(svg: str) -> str:
+    """The SVG as rsvg-convert draws it right. Each styled run of cells is one <text>
+    stretched to its cells' width (textLength); rsvg drops a run's leading and trailing
+    spaces before stretching, so the run after an inline code span lost its space and
+    slid left. With the edge spaces taken out and each run's box moved and shrunk to
+    what is left, every glyph lands in its own cell."""
+    return _TEXT.sub(_pinned, svg)
+
+
 async def main() -> None:
     converter = shutil.which("rsvg-convert")
     for moment in MOMENTS:
@@ -40,7 +70,10 @@ async def main() -> None:
             path = await shoot(name, size, moment.drive, moment)
             if converter:
                 png = str(path.with_suffix(".png"))
-                subprocess.run([converter, str(path), "-o", png], check=True)
+                with tempfile.NamedTemporaryFile("w", suffix=".svg", encoding="utf-8") as fixed:
+                    fixed.write(png_ready(path.read_text(encoding="utf-8")))
+                    fixed.flush()
+                    subprocess.run([converter, fixed.name, "-o", png], check=True)
             print(f"wrote {path.relative_to(HERE.parent)}" + (" (+ .png)" if converter else ""))
 
 

@@ -26,6 +26,7 @@ output, the result and the call's own events.
 | Enter | send the message (during a run: queue it as steering or a follow-up) |
 | ctrl+t | switch queued messages between steering and follow-up |
 | Tab to the timeline, ↑/↓ (j/k) | move between tool calls; the inspector follows |
+| J (inspector) | every value in its JSON form, or text blocks and diffs again |
 | t (timeline) | open every thinking block, or close them all |
 | T (timeline) | open or close the thinking of the selected call's reply |
 | click | a card: inspect it; a thinking line: open it; a turn's heading: its request |

@@ -19,6 +19,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static, TextArea
 
+from widgets.footer import Footer
 from workbench.json_text import escape_chars, loads
 from workbench.sanitize import UNSAFE, literal
 
@@ -66,6 +67,7 @@ class JsonEditModal(ModalScreen[dict[str, Any] | None]):
             with Horizontal():
                 yield Button("Apply (ctrl+s)", variant="primary", id="apply", compact=True)
                 yield Button("Back (esc)", id="cancel", compact=True)
+        yield Footer()  # its own keys (the dialog's footer below said the dialog's)
 
     def on_mount(self) -> None:
         self.query_one(TextArea).focus()

@@ -107,12 +107,15 @@ def stage_view(
     value: dict[str, Any] | None,
     previous: dict[str, Any] | None = None,
     errors: dict[str, str] | None = None,
+    *,
+    text_blocks: bool = True,
 ) -> Text:
     """One argument stage as pretty JSON; keys that differ from `previous` are marked.
 
     Added keys are green with `+`, changed keys yellow with `~`, keys dropped since
     the previous stage are listed red with `-`. A field's validation error is
-    pinned under its key.
+    pinned under its key. With `text_blocks`, a string of several lines shows as the
+    text it is, one line a row behind a bar, instead of one escaped JSON string.
     """
     if value is None:
         return Text("—", style="dim")
@@ -126,12 +129,21 @@ def stage_view(
                 mark, style = "+", "green"
             elif previous[key] != item:
                 mark, style = "~", "yellow"
-        body = pretty_json(item).replace("\n", "\n    ")
         comma = "," if i < len(items) - 1 else ""
         out.append(f"{mark} ", style=style or "dim")
         out.append(literal(json.dumps(key, ensure_ascii=False)), style=style or "bold")
         out.append(": ")
-        out.append(literal(body) + comma + "\n", style=style)
+        if text_blocks and isinstance(item, str) and "\n" in item.rstrip("\n"):
+            ends = item.endswith("\n")
+            lines = (item[:-1] if ends else item).split("\n")
+            about = f"text, {len(lines)} lines" + (" and a final newline" if ends else "")
+            out.append(f"{about}{comma}\n", style="dim italic")
+            for line in lines:
+                out.append("    │ ", style="dim")
+                out.append(literal(line) + "\n", style=style)
+        else:
+            body = pretty_json(item).replace("\n", "\n    ")
+            out.append(literal(body) + comma + "\n", style=style)
         for path, msg in (errors or {}).items():
             if path == key or path.startswith(f"{key}.") or path.startswith(f"{key}["):
                 out.append(f"    ⚠ {literal(path)}: {literal(msg)}\n", style="bold red")
@@ -147,6 +159,46 @@ def stage_view(
         if path == "root" or path.split(".")[0].split("[")[0] not in value:
             out.append(f"⚠ {literal(path)}: {literal(msg)}\n", style="bold red")
     out.append("}")
+    return out
+
+
+def details_view(details: Any, *, json_form: bool = False) -> Text:
+    """A result's details: a raising tool's traceback and a diff (edit_file's) as what
+    they are, the rest as JSON (with `json_form`, the diff stays in the JSON)."""
+    out = Text()
+    trace = details.get("traceback") if isinstance(details, dict) else None
+    if isinstance(trace, str):  # a raising tool's last frames in its own code
+        out.append("traceback (most recent call last)\n", style="bold")
+        out.append(literal(trace) + "\n", style="red")
+        details = {k: v for k, v in details.items() if k != "traceback"}
+    diff = details.get("diff") if isinstance(details, dict) else None
+    if isinstance(diff, str) and not json_form:
+        out.append("diff\n", style="bold")
+        out.append_text(diff_view(diff))
+        out.append("\n")
+        details = {k: v for k, v in details.items() if k != "diff"}
+    if details not in (None, {}):
+        out.append("details ", style="bold dim")
+        out.append(literal(pretty_json(details)) + "\n", style="dim")
+    return out
+
+
+def diff_view(diff: str) -> Text:
+    """A unified diff, coloured: additions green, removals red, hunk heads cyan."""
+    out = Text()
+    for line in diff.splitlines():
+        if line.startswith(("+++", "---")):
+            style = "bold"
+        elif line.startswith("+"):
+            style = "green"
+        elif line.startswith("-"):
+            style = "red"
+        elif line.startswith("@@"):
+            style = "cyan"
+        else:
+            style = ""
+        out.append(literal(line) + "\n", style=style)
+    out.rstrip()
     return out
 
 

@@ -159,12 +159,14 @@ class ReplayApp(SlowStart, SafeTextApp, App[ForkRequest | None]):
         else:
             self.scrub = self._scrub
             self.scrub.attach(self.events)
-        self.position = self.scrub.position
         header = session.header
         self.labels = {t.name: t.label or t.name for t in header.tools}
         self.descriptions = {t.name: t.description for t in header.tools}
         at = self._at
         self._start_at = len(self.events) if at is None else max(0, min(at, len(self.events)))
+        # The first frame shows where the replay starts (not event 0, then a jump).
+        self.scrub.goto(self._start_at)
+        self.position = self.scrub.position
         self.sub_title = f"{session.path.name} · {header.model.provider}:{header.model.id}"
 
     # -- layout ------------------------------------------------------------------------
@@ -175,12 +177,14 @@ class ReplayApp(SlowStart, SafeTextApp, App[ForkRequest | None]):
         return self._main_screen()
 
     def _main_screen(self) -> MainScreen:
+        scrubber = Scrubber(len(self.events), self.marks.positions["turn"], id="scrubber")
+        scrubber.show(*self._scrubber_at())  # drawn at the start from the first frame
         self.main = MainScreen(
             self.view_state,
             labels=self.labels,
             clock=self._now,
             model=self.session.header.model.id,
-            bottom=Scrubber(len(self.events), self.marks.positions["turn"], id="scrubber"),
+            bottom=scrubber,
             mode="replay",
             ready=self.main_ready,
         )
@@ -288,6 +292,13 @@ class ReplayApp(SlowStart, SafeTextApp, App[ForkRequest | None]):
         """ "Now" on the replayed screen: the time of the event just applied."""
         return self.view_state.last_timestamp
 
+    def _scrubber_at(self) -> tuple[int, Any, int, float]:
+        """What the scrubber says at the current position: the event, turn and time."""
+        event = self.events[self.position - 1] if self.position else None
+        first = self.events[0].timestamp if self.events else 0.0
+        elapsed = (event.timestamp - first) if event else 0.0
+        return self.position, event, self.view_state.turn, elapsed
+
     def _render(self) -> None:
         if self._closing or self._closed:
             return
@@ -296,11 +307,7 @@ class ReplayApp(SlowStart, SafeTextApp, App[ForkRequest | None]):
             state, self._now(), selected=self.selected_id, descriptions=self.descriptions
         )
         record = state.calls.get(self.selected_id or "")
-        event = self.events[self.position - 1] if self.position else None
-        first = self.events[0].timestamp if self.events else 0.0
-        self.scrubber.show(
-            self.position, event, state.turn, (event.timestamp - first) if event else 0.0
-        )
+        self.scrubber.show(*self._scrubber_at())
         if record is not None:
             self.call_after_refresh(self.timeline.show_call, record.id)
         self.rendered_position = self.position

@@ -24,12 +24,14 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 from textual import events
+from textual.binding import Binding, BindingType
 from textual.geometry import Size
 from textual.strip import Strip
 
 from widgets.batch_lanes import render_lanes
 from widgets.line_scroll import LineScrollView
 from widgets.render import (
+    details_view,
     field_errors,
     format_ms,
     format_times,
@@ -56,6 +58,9 @@ parse stage reads, what came out of parsing (what lookup checks), then of prepar
 validate. A failed stage turns its own pane red."""
 FOUR_ACROSS = 110
 """From this inspector width on, the four panes sit side by side; below it, two by two."""
+TWO_ACROSS = 72
+"""Below this inspector width the panes are stacked, one a row: two across left each
+about twenty columns, and an edited URL showed as `"http://127.0.0.…`."""
 REVEAL_LINES = 6
 """A failed stage whose first lines show from the top needs no scrolling to."""
 PLACEHOLDER = "Select a tool call (click a card, or ↑/↓ in the timeline)."
@@ -66,7 +71,13 @@ None, and what it draws (None: an anchor on the line the next block starts)."""
 
 
 class ToolInspector(LineScrollView, can_focus=True):
-    """Shows one `ToolCallRecord`; `show(record)` redraws when the record changed."""
+    """Shows one `ToolCallRecord`; `show(record)` redraws when the record changed.
+
+    Strings of several lines show as text blocks; J shows every value in its JSON form."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("J", "toggle_json", "JSON form"),
+    ]
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "inspector--title",
@@ -94,6 +105,8 @@ class ToolInspector(LineScrollView, can_focus=True):
         self.now = 0.0
         self.hovered_id: str | None = None
         """The lane under the mouse: its durations show under the lanes."""
+        self.json_form = False
+        """Every value as JSON (J), multi-line strings escaped, instead of text blocks."""
         self._lines: list[Strip] = []
         self._anchors: dict[str, int] = {}
         """Where each section (by title) and stage pane starts, in drawing order."""
@@ -173,6 +186,10 @@ class ToolInspector(LineScrollView, can_focus=True):
         self.hide_empty_track()
         self.refresh()
 
+    def action_toggle_json(self) -> None:
+        self.json_form = not self.json_form
+        self._draw()
+
     def render_line(self, y: int) -> Strip:
         index = y + int(self.scroll_y)
         width = self.scrollable_content_region.width
@@ -220,7 +237,8 @@ class ToolInspector(LineScrollView, can_focus=True):
         yield None, description
         if not narrow:
             yield None, Text("")
-        yield from self._stages(record, 4 if width >= FOUR_ACROSS else 2)
+        columns = 4 if width >= FOUR_ACROSS else 2 if width >= TWO_ACROSS else 1
+        yield from self._stages(record, columns)
         if record.started_at is not None:
             detail = self.hovered_id or record.id
             lanes = render_lanes(self.batch, record.id, self.now, max(20, width), detail_id=detail)
@@ -269,27 +287,33 @@ class ToolInspector(LineScrollView, can_focus=True):
     def _stages(self, record: ToolCallRecord, columns: int) -> Iterator[Block]:
         failed = record.failed_stage
         errors = field_errors(record.arg_error) if failed == "validate" else {}
-        prepared = stage_view(record.prepared, record.parsed)
+        blocks = not self.json_form
+        prepared = stage_view(record.prepared, record.parsed, text_blocks=blocks)
         if failed == "prepare" and record.arg_error:
             prepared = Text(literal(record.arg_error), style="red")
         if failed == "validate":
-            validated = stage_view(record.prepared, None, errors)
+            validated = stage_view(record.prepared, None, errors, text_blocks=blocks)
             if record.edited_args is None:
                 validated.append("\nvalidation failed: execute never runs", style="bold red")
             else:
                 validated.append("\nvalidation failed", style="bold red")
         else:
-            validated = stage_view(record.validated, record.prepared)
+            validated = stage_view(record.validated, record.prepared, text_blocks=blocks)
         if record.edited_args is not None:
             validated.append("\n✎ edited by you, and what ran:\n", style="bold yellow")
-            validated.append_text(stage_view(record.edited_args, record.model_args))
+            validated.append_text(
+                stage_view(record.edited_args, record.model_args, text_blocks=blocks)
+            )
         changed = record.prepared not in (None, record.parsed)
         panes: dict[ArgumentStage, tuple[Text, str]] = {
             "parse": (
                 raw_view(record),
                 "as you sent it" if record.by_hand else "as the model sent it",
             ),
-            "lookup": (stage_view(record.parsed), "lookup failed" if failed == "lookup" else ""),
+            "lookup": (
+                stage_view(record.parsed, text_blocks=blocks),
+                "lookup failed" if failed == "lookup" else "",
+            ),
             "prepare": (prepared, "changed by prepare_arguments" if changed else ""),
             "validate": (validated, ""),
         }
@@ -385,15 +409,7 @@ class ToolInspector(LineScrollView, can_focus=True):
         if record.structured is not None:
             body.append("structured content ", style="bold")
             body.append(literal(pretty_json(record.structured)) + "\n")
-        details = record.details
-        trace = details.get("traceback") if isinstance(details, dict) else None
-        if isinstance(trace, str):  # a raising tool's last frames in its own code
-            body.append("traceback (most recent call last)\n", style="bold")
-            body.append(literal(trace) + "\n", style="red")
-            details = {k: v for k, v in details.items() if k != "traceback"}
-        if details not in (None, {}):
-            body.append("details ", style="bold dim")
-            body.append(literal(pretty_json(details)) + "\n", style="dim")
+        body.append_text(details_view(record.details, json_form=self.json_form))
         linked = getattr(self.app, "linked_resources", None)  # the live app, with its servers
         if linked is not None and linked(record) is not None:
             body.append(

@@ -231,6 +231,7 @@ def options_from_args(
         session=args.session,
         record=not args.no_record,
         tool_specs=args.tool_specs or [],
+        tool_specs_from=getattr(args, "tool_specs_from", "--tools"),
         builtin_tools=args.builtin_tools,
         project_dir=args.project_dir,
         system_prompt=system_prompt,
@@ -309,6 +310,8 @@ def apply_project(args: argparse.Namespace, directory: Path) -> None:
             continue  # not in the file (`builtin_tools = []` is: it means none)
         if getattr(args, dest, None) is None:
             setattr(args, dest, project.resolve(value) if is_path else value)
+            if dest == "tool_specs" and project.path is not None:
+                args.tool_specs_from = f"{project.path.name} tools"
     prompt_given = args.system_prompt is not None or args.system_prompt_file is not None
     if not prompt_given:
         args.system_prompt = project.system_prompt

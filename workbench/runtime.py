@@ -62,6 +62,8 @@ class RunOptions(Oversight):
     workspace, plus the tools of `tool_specs`."""
     tool_specs: list[str] = field(default_factory=list)
     """Your own tools: `--tools` specs (files, modules, `:attr`), see `workbench.project`."""
+    tool_specs_from: str = "--tools"
+    """Where `tool_specs` were named, for messages: `--tools` or `workbench.toml tools`."""
     builtin_tools: list[str] | None = None
     """The built-in tools to offer, by name (None: all six; empty: none)."""
     project_dir: Path | None = None
@@ -212,7 +214,9 @@ def run_tools(
     if options.tool_specs:
         from workbench.project import load_tools, refuse_duplicates
 
-        tools += load_tools(options.tool_specs, options.project_dir, not_offered)
+        tools += load_tools(
+            options.tool_specs, options.project_dir, not_offered, options.tool_specs_from
+        )
         refuse_duplicates(tools)
     return tools
 

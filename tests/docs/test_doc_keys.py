@@ -16,10 +16,11 @@ from widgets.key_docs import keys_of, refreshed
 from widgets.permission_modal import PermissionModal
 from widgets.prompt_bar import PromptBar
 from widgets.timeline import Timeline
+from widgets.tool_inspector import ToolInspector
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = ["README.md", "examples/todo_agent/README.md"]
-KEY = re.compile(r"\b(F\d{1,2}|ctrl\+[a-z])\b")
+KEY = re.compile(r"\b(F\d{1,2}|ctrl\+[a-z]|[A-Z](?= in the))\b")
 
 
 @pytest.mark.parametrize("name", DOCUMENTS)
@@ -45,7 +46,7 @@ def main_table(text: str) -> list[str]:
     ids=["README", "help screen"],
 )
 def test_every_key_of_the_main_key_table_is_bound(text: str) -> None:
-    bound = keys_of([App, WorkbenchApp, Timeline, PromptBar]) | {"ctrl+p"}  # the palette
+    bound = keys_of([App, WorkbenchApp, Timeline, PromptBar, ToolInspector]) | {"ctrl+p"}
     named = {k for cell in main_table(text) for k in KEY.findall(cell)}
     assert named and named <= bound, f"named but not bound: {named - bound}"
 

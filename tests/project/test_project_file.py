@@ -98,7 +98,7 @@ def test_pyproject_tool_workbench_is_read_too(project: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "needle"),
     [
-        ("tool = ['x.py']\n", "tool: Extra inputs are not permitted"),
+        ("tool = ['x.py']\n", "unknown key 'tool'; did you mean 'tools'?"),
         ("max_turns = 0\n", "max_turns: Input should be greater than or equal to 1"),
         ("tools = [\n", "Cannot read"),
     ],

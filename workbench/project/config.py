@@ -8,6 +8,7 @@ to the file's directory. `workbench init` writes a commented starter (`STARTER`)
 
 from __future__ import annotations
 
+import difflib
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -183,6 +184,23 @@ def load_project(path: Path, data: dict[str, Any]) -> ProjectConfig:
     except ValidationError as exc:
         err = exc.errors(include_url=False)[0]
         where = ".".join(str(p) for p in err["loc"])
+        if err["type"] == "extra_forbidden":
+            model: Any = ProjectConfig
+            for part in err["loc"][:-1]:  # the table the key is in, for the known keys
+                field = (
+                    model.model_fields.get(str(part)) if hasattr(model, "model_fields") else None
+                )
+                annotation = getattr(field, "annotation", None)
+                model = next(
+                    (a for a in getattr(annotation, "__args__", (annotation,)) if a), annotation
+                )
+            known = sorted(k for k in getattr(model, "model_fields", {}) if k != "path")
+            near = difflib.get_close_matches(str(err["loc"][-1]), known, n=1)
+            guess = f"; did you mean {near[0]!r}?" if near else ""
+            raise ValueError(
+                f"{path}: unknown key {where!r}{guess}"
+                + (f" (known keys here: {', '.join(known)})" if known else "")
+            ) from None
         raise ValueError(f"{path}: {where}: {err['msg']}") from None
     config.path = path
     return config

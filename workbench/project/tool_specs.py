@@ -75,13 +75,17 @@ def parse_spec(text: str, base: Path, flag: str = "--tools") -> ToolSpec:
 
 
 def load_tools(
-    specs: Sequence[str], base: Path | None = None, not_offered: list[str] | None = None
+    specs: Sequence[str],
+    base: Path | None = None,
+    not_offered: list[str] | None = None,
+    flag: str = "--tools",
 ) -> list[AgentTool]:
     """The tools of every spec, in order, each with its `source` set ("file x.py:12").
 
     `not_offered` hears each function of a file loaded whole that is not offered to
     the model, and why (a parameter without a type hint, a type no schema can hold),
-    one line each: such a function is left out, never silently.
+    one line each: such a function is left out, never silently. `flag` is how
+    messages name where the specs came from (`--tools`, or `workbench.toml tools`).
 
     Raises:
         ToolSpecError: a spec that does not import, holds no tools, or names a tool
@@ -92,7 +96,7 @@ def load_tools(
     _on_path(base)
     tools: list[AgentTool] = []
     for text in specs:
-        tools += load_spec(parse_spec(text, base), base, not_offered)
+        tools += load_spec(parse_spec(text, base, flag), base, not_offered)
     refuse_duplicates(tools)
     return tools
 

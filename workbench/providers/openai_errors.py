@@ -38,13 +38,24 @@ _STATUS_HINTS = {
 }
 
 
+def _empty_hint(tool_choice: str | None) -> str:
+    """What to try after an empty response, knowing the request's tool_choice."""
+    if tool_choice not in (None, "auto"):
+        return f". The request set tool_choice={tool_choice!r}: try --tool-choice auto."
+    said = "auto" if tool_choice == "auto" else "left unset"
+    return f". The request's tool_choice was {said}; the server's own log says why."
+
+
 def describe_error(
     exc: BaseException, settings: OpenAISettings, chunks_read: int = 0
 ) -> tuple[str, int | None]:
     """A readable message for any failure of a request, and the HTTP status if there was one."""
     url = settings.chat_completions_url
     if isinstance(exc, StreamError):
-        return str(exc), None
+        text = str(exc)
+        if text.startswith("Empty response"):
+            text += _empty_hint(settings.tool_choice)
+        return text, None
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
         kind = _STATUS_NAMES.get(status) or ("Server error" if status >= 500 else "HTTP error")

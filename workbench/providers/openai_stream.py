@@ -40,8 +40,11 @@ REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
 EMPTY_RESPONSE = (
     "Empty response: the server answered but sent no data at all. llama.cpp's server "
     "does this when it cannot serve the request, for instance a tool_choice value it "
-    "does not support (try --tool-choice auto, or leave it unset) or image parts for a "
-    "model without vision"
+    "does not support or image parts for a model without vision"
+)
+EMPTY_STREAM = (
+    "Empty response: the server's stream ended ([DONE]) without a single chunk: no text, "
+    "no tool call, no finish reason"
 )
 
 
@@ -295,6 +298,8 @@ class ChunkReader:
         """The final events once the body has ended (cleanly, as far as HTTP goes)."""
         if not self.saw_done and self.finish_reason is None and self.chunk_count == 0:
             raise StreamError(EMPTY_RESPONSE)
+        if self.chunk_count == 0 and self.finish_reason is None:
+            raise StreamError(EMPTY_STREAM)
         if not self.saw_done and self.finish_reason is None:
             raise StreamError(
                 f"The stream ended early: no finish reason and no [DONE] after "

@@ -71,6 +71,9 @@ class ResultMatch(BaseModel):
     is_error: bool | None = None
     contains: str | None = None
     """A substring of the result's text."""
+    lacks: str | None = None
+    """A substring the result's text does not hold (a file read back after a person
+    edited the call that wrote it, say)."""
     aborted: bool | None = None
     """The call was aborted (ctrl+c, F8, or the run's abort while it waited or ran)."""
     no_results: bool = False
@@ -83,6 +86,7 @@ class ResultMatch(BaseModel):
             (self.tool is None or r.tool_name == self.tool)
             and (self.is_error is None or r.is_error == self.is_error)
             and (self.contains is None or self.contains in r.text)
+            and (self.lacks is None or self.lacks not in r.text)
             and (self.aborted is None or is_aborted(r) == self.aborted)
             for r in results
         )
