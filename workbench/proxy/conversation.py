@@ -181,6 +181,12 @@ class Conversation:
         self._running = False
         self._executing: set[str] = set()
         self.calls_seen = 0
+        self.inflight: Exchange | None = None
+        """The request being answered (its retries follow it: `Exchange.adopt`)."""
+        self.after_failure = False
+        """The last request failed: only its retry may continue this conversation."""
+        self.ended = ""
+        """Why the conversation ended before its run did (its client went away)."""
         self.never_answered: list[str] = []
         """Released calls whose result never came back (flagged as errors)."""
 
@@ -189,6 +195,8 @@ class Conversation:
     def deliver(self, exchange: Exchange) -> None:
         """Take the agent's next request: answer the calls it answers, run what it adds."""
         self.busy = True
+        self.after_failure = False
+        exchange.on_gone = self.client_gone
         self.declare_tools(exchange.tools)
         new = [m for m in exchange.messages[len(self.known) :] if isinstance(m, dict)]
         if not self.known:  # a first request may carry history: the run starts after it
@@ -326,10 +334,38 @@ class Conversation:
         self.busy = False
 
     def failed(self, exchange: Exchange) -> None:
-        """No reply went out (an error): the agent's retry repeats the same request."""
+        """No reply went out (an error): the agent's retry repeats the same request (and
+        only a request with exactly these messages continues this conversation)."""
         self.known = list(exchange.keys)
         self.released_calls = 0
         self.busy = False
+        self.after_failure = True
+
+    def retry_of(self, exchange: Exchange) -> bool:
+        """Whether `exchange` is the client asking again for the request in flight, its
+        first connection gone (an SDK's retry after its timeout)."""
+        current = self.inflight.last if self.inflight is not None else None
+        return (
+            self.busy
+            and current is not None
+            and current.gone
+            and current.format is exchange.format
+            and current.raw == exchange.raw
+        )
+
+    def client_gone(self, exchange: Exchange) -> None:
+        """The client hung up before its answer was complete: unless it asks again within
+        the grace, the conversation ends (shown and recorded as such)."""
+        self.proxy.start_timer(self._end_unless_back, exchange)
+
+    async def _end_unless_back(self, exchange: Exchange) -> None:
+        await anyio.sleep(self.proxy.options.retry_grace)
+        if exchange.follower is not None or self.inflight is not exchange or not self.busy:
+            return
+        self.ended = "the client went away before its answer was complete"
+        for answer in self.answers.values():
+            answer.settle(None, "No result came back: " + self.ended)
+        self.agent.abort("The client went away")
 
     def remember_removed(
         self, exchange: Exchange, reply_key: MessageKey, verdict: Verdict, message: AssistantMessage

@@ -97,6 +97,10 @@ class ProxyOptions(Oversight):
     """Named in the sessions, and where `.workbench/rules.toml` is read (default: cwd)."""
     token: str | None = None
     """When set, a client must send it as its API key (`--token`)."""
+    keepalive: float = 10.0
+    """Seconds between keep-alives while a response waits for a decision (0: none)."""
+    retry_grace: float = 60.0
+    """How long a conversation whose client hung up waits for the client's retry."""
     pass_through: list[str] = field(default_factory=list)
     """Globs of paths forwarded without judging (`--pass-through`), shown and recorded."""
 
@@ -138,12 +142,19 @@ class Proxy:
         self.client: httpx2.AsyncClient | None = None
         self.port: int | None = None
         self._tg: Any = None
+        self._timers: Any = None
         self._socket: socket.socket | None = None
 
     # -- conversations -------------------------------------------------------------
 
     def route(self, exchange: Exchange) -> Conversation:
         """The conversation `exchange` continues (a new one if none), which then takes it."""
+        for conv in self.conversations:
+            if conv.retry_of(exchange):
+                assert conv.inflight is not None
+                exchange.on_gone = conv.client_gone
+                conv.inflight.last.adopt(exchange)
+                return conv
         best: Conversation | None = None
         best_score = (-1, -1)
         answered = {
@@ -155,7 +166,9 @@ class Proxy:
             n = len(conv.known)
             if conv.busy or not n or conv.format is not exchange.format:
                 continue
-            if exchange.keys[:n] != conv.known:
+            if exchange.keys[:n] != conv.known or (
+                conv.after_failure and exchange.keys != conv.known
+            ):
                 continue
             score = (n, sum(1 for i in conv.unanswered if i in answered))
             if score >= best_score:
@@ -197,6 +210,11 @@ class Proxy:
     def start_soon(self, fn: Callable[..., Any], *args: Any) -> None:
         assert self._tg is not None, "the proxy is not running"
         self._tg.start_soon(fn, *args)
+
+    def start_timer(self, fn: Callable[..., Any], *args: Any) -> None:
+        """Run `fn` (a keep-alive, a grace period) until it ends or the proxy stops."""
+        assert self._timers is not None, "the proxy is not running"
+        self._timers.start_soon(fn, *args)
 
     def upstream_headers(
         self, agent_headers: dict[str, str], style: str = "bearer"
@@ -241,6 +259,7 @@ class Proxy:
                 return refuse(Refusal(400, f"Not a {fmt.title} request"))
             query = f"?{request.url.query}" if request.url.query else ""
             return await self._chat(
+                request,
                 Exchange(
                     body,
                     raw,
@@ -249,7 +268,7 @@ class Proxy:
                     wire_format=fmt,
                     url=self.upstream + sub.rstrip("/") + query,
                     path=sub.rstrip("/"),
-                )
+                ),
             )
         style = tool_less(request.method, sub.rstrip("/"))
         if style is not None:
@@ -290,9 +309,19 @@ class Proxy:
             with open(directory / UNJUDGED_LOG, "a", encoding="utf-8") as out:
                 out.write(json.dumps(entry, ensure_ascii=False) + "\n")
 
-    async def _chat(self, exchange: Exchange) -> Response:
+    async def _chat(self, request: Request, exchange: Exchange) -> Response:
         self.route(exchange)
-        await exchange.ready.wait()
+        if not exchange.ready.is_set():
+            async with anyio.create_task_group() as tg:
+
+                async def ready() -> None:
+                    await exchange.ready.wait()
+                    tg.cancel_scope.cancel()
+
+                tg.start_soon(ready)
+                tg.start_soon(_watch_hang_up, request, exchange, tg.cancel_scope)
+        if exchange.gone:
+            return Response(status_code=499)  # nobody reads it
         if exchange.whole is not None:
             return Response(exchange.whole, exchange.status, media_type=exchange.media_type)
         return StreamingResponse(
@@ -360,8 +389,9 @@ class Proxy:
             async with (
                 httpx2.AsyncClient(timeout=timeout, verify=tls_context()) as client,
                 anyio.create_task_group() as tg,
+                anyio.create_task_group() as timers,
             ):
-                self.client, self._tg = client, tg
+                self.client, self._tg, self._timers = client, tg, timers
                 tg.start_soon(_serve, server, sock)
                 try:
                     yield self
@@ -372,6 +402,7 @@ class Proxy:
                     with anyio.move_on_after(3):
                         for conv in self.conversations:
                             await conv.agent.wait_for_idle()
+                    timers.cancel_scope.cancel()
         finally:
             sock.close()
             self._socket = None
@@ -384,6 +415,17 @@ class Proxy:
         host = self.options.host
         shown = f"[{host}]" if ":" in host else host
         return f"http://{shown}:{self.port}/v1"
+
+
+async def _watch_hang_up(request: Request, exchange: Exchange, scope: anyio.CancelScope) -> None:
+    """Before the answer starts: a client that hangs up is gone (its body was read, so
+    the next message it can send is the disconnect)."""
+    message = await request.receive()
+    if message.get("type") == "http.disconnect":
+        exchange.gone = True
+        if exchange.on_gone is not None:
+            exchange.on_gone(exchange)
+        scope.cancel()
 
 
 class _Server(uvicorn.Server):
