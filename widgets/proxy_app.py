@@ -188,7 +188,9 @@ class ProxyApp(WorkbenchApp):
 def _row(conv: Any, shown: bool) -> tuple[Any, ...]:
     """What the list says of a conversation, read from its live objects."""
     runtime = conv.runtime
-    if runtime.gate is not None and runtime.gate.pending:
+    if conv.ended:
+        status = "ended: client went away"
+    elif runtime.gate is not None and runtime.gate.pending:
         status = "awaiting approval"
     elif runtime.stepper is not None and runtime.stepper.paused is not None:
         status = "paused"
