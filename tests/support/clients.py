@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 CLAUDE_CODE = ("@anthropic-ai/claude-code", "2.1.332")
+CODEX = ("@openai/codex", "0.171.0")
 
 
 def cache_root() -> Path:
@@ -74,3 +75,8 @@ def _runs(exe: Path) -> bool:
 @pytest.fixture(scope="session")
 def claude_code() -> Path:
     return npm_client(*CLAUDE_CODE, "claude")
+
+
+@pytest.fixture(scope="session")
+def codex() -> Path:
+    return npm_client(*CODEX, "codex")
