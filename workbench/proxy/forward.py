@@ -170,7 +170,9 @@ class _Turn:
 
     async def run(self) -> AsyncIterator[AssistantMessageEvent]:
         conv, exchange = self.conv, self.exchange
-        body, notes = exchange.format.restore_removed(exchange.body, conv.repairs)
+        body, notes = exchange.format.restore_removed(
+            exchange.body, conv.repairs, exchange.messages
+        )
         await self.proxy.publish(
             conv,
             ProviderRequestEvent(
