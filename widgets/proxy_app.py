@@ -79,9 +79,7 @@ class ProxyApp(WorkbenchApp):
                 self.sub_title = (
                     f"listening on {self.proxy.url} · forwarding to {self.proxy.upstream}"
                 )
-                self.timeline.empty_text = (
-                    f"Waiting for an agent: point its base URL at {self.proxy.url}"
-                )
+                self.timeline.empty_text = f"{self.proxy.url}: waiting for an agent's first request"
                 self.timeline.refresh()
                 if self.command:
                     await self._run_client()
@@ -178,7 +176,7 @@ class ProxyApp(WorkbenchApp):
         self.show_conversation(self.proxy.conversations[event.option_index])
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "focus_prompt":
+        if action in ("focus_prompt", "new_run"):  # the agent starts its own runs
             return False
         return super().check_action(action, parameters)
 

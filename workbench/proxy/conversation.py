@@ -142,11 +142,10 @@ class Conversation:
             rules_file=proxy.rules_file,
             rules_file_display=proxy.rules_file_display,
         )
-        stepper = Stepper(
-            publish=self.agent.publish,
-            enabled=proxy.options.step,
-            breakpoints=proxy.options.breakpoints,
-        )
+        stepper = Stepper(publish=self.agent.publish, enabled=proxy.options.step)
+        # One set of breakpoints for the whole proxy: one added or removed while a
+        # conversation is on screen applies to every conversation, current and later.
+        stepper._breakpoints = proxy.breakpoints
         self.agent.before_tool_call = chain_before(gate, stepper.before_tool_call)
         self.agent.stream_fn = stepper.wrap_stream_fn(self.forwarder)
         # The stepper's hooks as `Stepper.attach` gives them, but for the error-result

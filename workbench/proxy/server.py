@@ -131,8 +131,11 @@ class Proxy:
         self.rules.rules.insert(0, Rule(CallPattern("*"), "allow", NO_RULE))
         self.rules_file = file
         self.rules_file_display = display_path(file, self.workspace)
+        self.breakpoints: dict[str, Breakpoint] = {}
+        """The breakpoints every conversation's stepper shares (the app edits them)."""
         for text in options.breakpoints:
-            Breakpoint.parse(text)  # a bad breakpoint fails now, not at the first request
+            bp = Breakpoint.parse(text)  # a bad breakpoint fails now, not at the first request
+            self.breakpoints[bp.text] = bp
         self.conversations: list[Conversation] = []
         self.unjudged: list[dict[str, Any]] = []
         """Requests forwarded without judging (`--pass-through`)."""
