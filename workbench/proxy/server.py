@@ -16,13 +16,10 @@ it answers. A request that extends none starts a new conversation.
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
-import logging
 import socket
-import ssl
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,7 +39,7 @@ from workbench.oversight import Oversight
 from workbench.permissions import CallPattern, Rule, load_rules
 from workbench.permissions.rules import RULES_FILE, display_path
 from workbench.proxy.conversation import Conversation
-from workbench.proxy.exchange import Exchange, UpstreamCut
+from workbench.proxy.exchange import Exchange
 from workbench.proxy.formats import format_for, tool_less
 from workbench.proxy.guard import (
     Refusal,
@@ -53,21 +50,9 @@ from workbench.proxy.guard import (
     normal_path,
     recorded_headers,
 )
+from workbench.proxy.listen import QuietServer, bind, refuse, serve, tls_context, watch_hang_up
 from workbench.proxy.wire import HOP_HEADERS
 from workbench.stepper import Breakpoint, Stepper
-
-
-class _QuietCuts(logging.Filter):
-    """uvicorn reports a response body that raised; a cut (`UpstreamCut`) is meant."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        exc = record.exc_info[1] if record.exc_info else None
-        while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-            exc = exc.exceptions[0]
-        return not isinstance(exc, UpstreamCut)
-
-
-logging.getLogger("uvicorn.error").addFilter(_QuietCuts())
 
 NO_RULE = "proxy default: no rule matched"
 """The source named when the proxy's own catch-all rule lets a call through."""
@@ -322,7 +307,7 @@ class Proxy:
                     tg.cancel_scope.cancel()
 
                 tg.start_soon(ready)
-                tg.start_soon(_watch_hang_up, request, exchange, tg.cancel_scope)
+                tg.start_soon(watch_hang_up, request, exchange, tg.cancel_scope)
         if exchange.gone:
             return Response(status_code=499)  # nobody reads it
         if exchange.whole is not None:
@@ -386,7 +371,7 @@ class Proxy:
             lifespan="off",
             timeout_graceful_shutdown=1,
         )
-        server = _Server(config)
+        server = QuietServer(config)
         timeout = httpx2.Timeout(connect=10.0, read=None, write=30.0, pool=10.0)
         try:
             async with (
@@ -395,7 +380,7 @@ class Proxy:
                 anyio.create_task_group() as timers,
             ):
                 self.client, self._tg, self._timers = client, tg, timers
-                tg.start_soon(_serve, server, sock)
+                tg.start_soon(serve, server, sock)
                 try:
                     yield self
                 finally:
@@ -418,55 +403,3 @@ class Proxy:
         host = self.options.host
         shown = f"[{host}]" if ":" in host else host
         return f"http://{shown}:{self.port}/v1"
-
-
-async def _watch_hang_up(request: Request, exchange: Exchange, scope: anyio.CancelScope) -> None:
-    """Before the answer starts: a client that hangs up is gone (its body was read, so
-    the next message it can send is the disconnect)."""
-    message = await request.receive()
-    if message.get("type") == "http.disconnect":
-        exchange.gone = True
-        if exchange.on_gone is not None:
-            exchange.on_gone(exchange)
-        scope.cancel()
-
-
-class _Server(uvicorn.Server):
-    """uvicorn, minus its signal handlers: Ctrl-C belongs to whoever runs the proxy
-    (the headless loop stops it cleanly; in the app it is a key)."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        yield
-
-
-async def _serve(server: uvicorn.Server, sock: socket.socket) -> None:
-    await server.serve(sockets=[sock])
-
-
-@functools.cache
-def tls_context() -> ssl.SSLContext:
-    """The upstream's TLS settings (httpx's defaults), made once: loading the system's
-    certificates takes a noticeable part of a second."""
-    return ssl.create_default_context()
-
-
-def refuse(refusal: Refusal) -> Response:
-    """An error every format's SDK reads: `error.message` (and `error.type`)."""
-    body = {"error": {"message": refusal.message, "type": "workbench_proxy_error"}}
-    return Response(json.dumps(body), refusal.status, media_type="application/json")
-
-
-def bind(host: str, port: int) -> socket.socket:
-    """The listening socket (an `OSError` says why it cannot be had, e.g. port in use)."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-        sock.listen(128)
-    except OSError:
-        sock.close()
-        raise
-    sock.setblocking(False)
-    return sock
