@@ -227,6 +227,8 @@ def _row(conv: Any, shown: bool) -> tuple[Any, ...]:
         status = "model answering"
     elif conv.unanswered:
         status = "agent running tools"
+    elif not conv.tools:
+        status = "side request (no tools)"
     else:
         status = "idle"
     return (

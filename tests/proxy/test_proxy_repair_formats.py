@@ -102,3 +102,42 @@ async def test_responses_the_next_request_carries_the_denied_call_and_its_answer
     assert json.loads(next(i for i in sent if i.get("call_id") == "call_w")["arguments"]) == {
         "path": "w"
     }
+
+
+async def test_gemini_the_next_request_carries_the_denied_call_and_its_answer(tmp_path):
+    import httpx2
+
+    from tests.support.upstreams.gemini import GeminiServer, gemini_stream
+    from tests.support.upstreams.gemini import function_call as gemini_call
+
+    with GeminiServer() as server:
+        server.script(
+            gemini_stream(
+                [gemini_call("read_file", {"path": "a"}), gemini_call("write_file", {"path": "w"})]
+            ),
+            gemini_stream([{"text": "done"}]),
+        )
+        async with running_proxy(server, tmp_path, deny=["write_file"]) as proxy:
+            url = proxy.url.removesuffix("/v1") + "/v1beta/models/g:streamGenerateContent?alt=sse"
+            contents: list[Any] = [{"role": "user", "parts": [{"text": "go"}]}]
+            async with httpx2.AsyncClient(timeout=20) as http:
+                first = await http.post(url, json={"contents": contents})
+                assert b"write_file" not in first.content.split(b"was not run")[0]
+                contents += [
+                    {
+                        "role": "model",
+                        "parts": [{"functionCall": {"name": "read_file", "args": {"path": "a"}}}],
+                    },
+                    {
+                        "role": "user",
+                        "parts": [
+                            {"functionResponse": {"name": "read_file", "response": {"r": "A"}}}
+                        ],
+                    },
+                ]
+                await http.post(url, json={"contents": contents})
+    sent = server.requests[1].json["contents"]
+    assert [p["functionCall"]["name"] for p in sent[1]["parts"]] == ["read_file", "write_file"]
+    answers = [p["functionResponse"] for p in sent[2]["parts"]]
+    assert [a["name"] for a in answers] == ["read_file", "write_file"]
+    assert answers[1]["response"] == {"error": DENIAL}

@@ -125,3 +125,34 @@ def _input(arguments: object) -> object:
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
+
+
+def restore_gemini(
+    body: JsonDict, messages: Sequence[JsonDict], repairs: Sequence[Repair]
+) -> tuple[JsonDict, list[str]]:
+    contents = body.get("contents")
+    found = _found(messages, repairs)
+    if not found or not isinstance(contents, list):
+        return body, []
+    contents = copy.deepcopy(contents)
+    notes = []
+    for native, _repair, removed in found:
+        after = native + 1
+        if after >= len(contents) or contents[after].get("role") == "model":
+            continue  # no turn after the reply to carry the answers
+        calls, answers = [], []
+        for call, answer in removed:
+            function = call.get("function") or {}
+            named = {"name": function.get("name")}
+            if "#" not in call["id"]:  # the model's own id (the proxy's are NAME#TURN.K)
+                named["id"] = call["id"]
+            calls.append({"functionCall": {**named, "args": _input(function.get("arguments"))}})
+            answers.append(
+                {"functionResponse": {**named, "response": {"error": answer["content"]}}}
+            )
+        contents[native]["parts"] = [*contents[native].get("parts", []), *calls]
+        parts = list(contents[after].get("parts", []))
+        last = max((i for i, p in enumerate(parts) if "functionResponse" in p), default=-1)
+        contents[after]["parts"] = parts[: last + 1] + answers + parts[last + 1 :]
+        notes.append(_note(native, removed))
+    return {**body, "contents": contents}, notes
