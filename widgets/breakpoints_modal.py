@@ -54,7 +54,7 @@ class BreakpointsModal(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         yield Footer()
         with Vertical() as box:
-            box.border_subtitle = "Enter adds · Tab to the list, Delete removes · Esc closes"
+            box.border_subtitle = "Enter adds · shift+Tab to the list, Delete removes · Esc closes"
             yield Static("Breakpoints", classes="title")
             yield Static(HINT, classes="hint")
             yield OptionList(id="bp-list")

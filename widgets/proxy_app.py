@@ -11,6 +11,7 @@ conversation brings it to the screen, unless the shown one is waiting on a perso
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -46,8 +47,10 @@ class ProxyApp(WorkbenchApp):
         Binding("f3", "next_conversation", "Next conversation"),
     ]
 
-    def __init__(self, proxy: Any) -> None:
+    def __init__(self, proxy: Any, command: list[str] | None = None) -> None:
         self.proxy = proxy
+        self.command = command or []
+        """A client to start once the proxy listens (`-- COMMAND ARGS...`); the app ends with it."""
         model = Model(id="proxy", provider="proxy", base_url=proxy.upstream)
         idle = Runtime(Agent(stream_fn=_no_model, model=model), proxy.workspace, None, "", model)
         super().__init__(idle, prefill="", subtitle=f"proxy to {proxy.upstream}")
@@ -76,13 +79,39 @@ class ProxyApp(WorkbenchApp):
                 self.sub_title = (
                     f"listening on {self.proxy.url} · forwarding to {self.proxy.upstream}"
                 )
-                self.timeline.empty_text = (
-                    f"Waiting for an agent: point its base URL at {self.proxy.url}"
-                )
+                self.timeline.empty_text = f"{self.proxy.url}: waiting for an agent's first request"
                 self.timeline.refresh()
+                if self.command:
+                    await self._run_client()
+                    return
                 await asyncio.Event().wait()  # until the app exits and cancels this worker
         except OSError as exc:
             self.notify(f"The proxy cannot listen: {exc}", severity="error", markup=False)
+
+    async def _run_client(self) -> None:
+        """The client runs with its output in a log next to the sessions (the app has the
+        terminal); the app ends when it does, with its exit status."""
+        from workbench.proxy.launcher import client_environment, run_client
+        from workbench.sessions.header import default_session_dir
+
+        folder = self.proxy.options.session_dir or default_session_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        log = str(folder / "proxy-client.log")
+        env = client_environment(
+            os.environ,
+            self.proxy.url,
+            token=self.proxy.options.token,
+            has_upstream_key=self.proxy.options.api_key is not None,
+        )
+        name = " ".join(self.command)
+        self.sub_title = f"{name} · through {self.proxy.url} · output in {log}"
+        self.notify(f"Started {name} (its output: {log})", timeout=4, markup=False)
+        try:
+            code = await run_client(self.command, env, quiet=True, log=log)
+        except OSError as exc:
+            self.notify(f"Cannot start {self.command[0]}: {exc}", severity="error", markup=False)
+            return
+        self.exit(code)
 
     # -- conversations ---------------------------------------------------------------
 
@@ -147,7 +176,7 @@ class ProxyApp(WorkbenchApp):
         self.show_conversation(self.proxy.conversations[event.option_index])
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "focus_prompt":
+        if action in ("focus_prompt", "new_run"):  # the agent starts its own runs
             return False
         return super().check_action(action, parameters)
 
@@ -188,7 +217,9 @@ class ProxyApp(WorkbenchApp):
 def _row(conv: Any, shown: bool) -> tuple[Any, ...]:
     """What the list says of a conversation, read from its live objects."""
     runtime = conv.runtime
-    if runtime.gate is not None and runtime.gate.pending:
+    if conv.ended:
+        status = "ended: client went away"
+    elif runtime.gate is not None and runtime.gate.pending:
         status = "awaiting approval"
     elif runtime.stepper is not None and runtime.stepper.paused is not None:
         status = "paused"
@@ -196,6 +227,8 @@ def _row(conv: Any, shown: bool) -> tuple[Any, ...]:
         status = "model answering"
     elif conv.unanswered:
         status = "agent running tools"
+    elif not conv.tools:
+        status = "side request (no tools)"
     else:
         status = "idle"
     return (

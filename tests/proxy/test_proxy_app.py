@@ -125,3 +125,16 @@ async def test_calling_a_tool_by_hand_is_refused_in_proxy_mode(chat_server, tmp_
         await pilot.pause()
         assert not isinstance(app.screen, ToolPickerModal)
         assert any("proxy mode" in str(n.message) for n in app._notifications)
+
+
+async def test_ctrl_n_is_no_new_run_here_and_the_waiting_line_leads_with_the_url(
+    chat_server, tmp_path
+):
+    app = make_app(chat_server, tmp_path)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await wait_for(pilot, lambda: app.proxy.client is not None)
+        await wait_for(pilot, lambda: app.timeline.empty_text.startswith(app.proxy.url))
+        runtime = app.runtime
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+        assert app.runtime is runtime and not app._notifications  # no run, no error toast

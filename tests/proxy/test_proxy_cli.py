@@ -87,3 +87,47 @@ def test_an_upstream_url_with_a_password_is_refused():
 
     with pytest.raises(ValueError, match="holds a password"):
         Proxy(ProxyOptions(upstream="https://user:sk-secret@example.com/v1"))
+
+
+CLIENT = """
+import asyncio, os, sys
+import openai
+from tests.proxy.helpers import tool_loop
+
+async def main():
+    client = openai.AsyncOpenAI(max_retries=0)  # its endpoint and key from the environment
+    text, _ = await tool_loop(client, "read a.txt", stream=True)
+    await client.close()
+    env = os.environ
+    print("CLIENT:", text, env["ANTHROPIC_BASE_URL"], env["OPENAI_API_KEY"], flush=True)
+    sys.exit(3)
+
+asyncio.run(main())
+"""
+
+
+def test_the_launcher_runs_the_client_through_the_proxy_and_stops_with_it(chat_server, tmp_path):
+    chat_server.script(tool_reply("call_l1", "a.txt"), text_reply("alpha."))
+    script = tmp_path / "client.py"
+    script.write_text(CLIENT)
+    args = [
+        "--upstream",
+        chat_server.url,
+        "--port",
+        "0",
+        "--headless",
+        "--api-key-env",
+        "UPSTREAM_KEY",
+    ]
+    own = [*args, "--session-dir", str(tmp_path)]  # `start` adds its own after the command
+    proc = start([*own, "--", sys.executable, str(script)], tmp_path)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 3, err  # the client's own exit status
+    line = next(x for x in out.splitlines() if x.startswith("CLIENT:"))
+    _, text, anthropic_url, key = line.split(" ")
+    assert text == "alpha." and anthropic_url.startswith("http://127.0.0.1:")
+    assert key == "workbench-proxy"  # a stand-in: the upstream's key goes in its place
+    assert chat_server.requests[0].headers["authorization"] == f"Bearer {UPSTREAM_KEY}"
+    paths = list(tmp_path.glob("*.jsonl"))
+    assert len(paths) == 1, out + err
+    assert fold(read_session(paths[0]).events).calls["call_l1"].status == "done"

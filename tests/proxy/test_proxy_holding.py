@@ -133,3 +133,28 @@ async def test_other_paths_pass_through_with_the_upstream_key(chat_server, tmp_p
     assert response.status_code == 404
     assert response.json() == {"error": {"message": "no route GET /v1/models"}}
     assert proxy.conversations == []
+
+
+async def test_a_breakpoint_added_in_one_conversation_holds_the_calls_of_every_other(
+    chat_server, tmp_path
+):
+    chat_server.script(text_reply("first"), tool_reply("call_b2", "a.txt"))
+    paused = asyncio.Event()
+    async with running_proxy(chat_server, tmp_path) as proxy:
+        proxy.on_conversation.append(
+            lambda conv: conv.agent.subscribe(
+                lambda e, _s=None: paused.set() if e.type == "step_paused" else None
+            )
+        )
+        client = openai.AsyncOpenAI(base_url=proxy.url, api_key=AGENT_KEY, max_retries=0)
+        await tool_loop(client, "say something", stream=True)
+        await proxy.conversations[0].runtime.stepper.add_breakpoint("read_file")  # as the app does
+        ran: list[str] = []
+        loop = asyncio.create_task(
+            tool_loop(client, "read a.txt", stream=True, ran=ran, messages=[])
+        )
+        await asyncio.wait_for(paused.wait(), 10)
+        second = proxy.conversations[1]
+        assert ran == [] and second.runtime.stepper.paused.tool_name == "read_file"
+        loop.cancel()
+        await client.close()

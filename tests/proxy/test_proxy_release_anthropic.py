@@ -23,7 +23,7 @@ from tests.support.upstreams.anthropic import (
     text_block,
     tool_use,
 )
-from workbench.proxy.server import tls_context
+from workbench.proxy.listen import tls_context
 
 
 async def client_view(url: str, names: list[str], streamed: bool) -> tuple[str, list[Any], str]:

@@ -33,7 +33,7 @@ from tests.support.chat_server import (
     tool_call_chunks,
 )
 from workbench.pauses import Resume
-from workbench.proxy.server import tls_context
+from workbench.proxy.listen import tls_context
 
 KINDS = ("pass", "deny", "hold", "edit", "hand")
 

@@ -24,7 +24,7 @@ from tests.support.upstreams.responses import (
     responses_stream,
     responses_whole,
 )
-from workbench.proxy.server import tls_context
+from workbench.proxy.listen import tls_context
 
 
 def tool(name: str) -> dict[str, Any]:

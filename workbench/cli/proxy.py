@@ -28,10 +28,13 @@ DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 def proxy_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="workbench proxy",
+        usage="workbench proxy --upstream URL [options] [-- COMMAND ARGS...]",
         description=(
-            "An OpenAI-compatible server in front of an upstream one: point any agent's base "
-            "URL at it (http://127.0.0.1:8765/v1) and watch, approve, pause and record its "
-            "tool calls. Each conversation is recorded as a session (workbench replay FILE)."
+            "A server in front of a model's API (OpenAI chat completions and Responses, "
+            "Anthropic Messages, Gemini): point any agent's base URL at it, or start the agent "
+            "after `--` with its environment pointed at it, and watch, approve, pause and "
+            "record its tool calls. Each conversation is recorded as a session "
+            "(workbench replay FILE)."
         ),
     )
     parser.add_argument(
@@ -105,9 +108,11 @@ def proxy_parser() -> argparse.ArgumentParser:
 def proxy_main(argv: list[str]) -> int:
     from workbench.proxy import Proxy, ProxyOptions
     from workbench.proxy.guard import is_loopback
+    from workbench.proxy.launcher import split_command
 
     parser = proxy_parser()
-    args = parser.parse_args(argv)
+    own, command = split_command(argv)
+    args = parser.parse_args(own)
     approve = approve_of(parser, args, bool(args.headless))
     if not is_loopback(args.host):
         print(
@@ -148,11 +153,11 @@ def proxy_main(argv: list[str]) -> int:
     try:
         if args.headless:
             proxy.bind()
-            return anyio.run(serve_headless, proxy)
+            return anyio.run(serve_headless, proxy, None, command)
         from widgets.proxy_app import ProxyApp
 
         proxy.bind()  # a port in use fails here, before the screen opens
-        code = ProxyApp(proxy).run() or 0
+        code = ProxyApp(proxy, command=command).run() or 0
     except OSError as exc:
         print(
             f"workbench proxy: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}",
@@ -163,8 +168,11 @@ def proxy_main(argv: list[str]) -> int:
     return code
 
 
-async def serve_headless(proxy: Any, console: Console | None = None) -> int:
-    """Print every conversation's events until SIGINT or SIGTERM, then stop cleanly."""
+async def serve_headless(
+    proxy: Any, console: Console | None = None, command: list[str] | None = None
+) -> int:
+    """Print every conversation's events until SIGINT or SIGTERM (or, with a `command`,
+    until the client it starts ends: its exit status is returned), then stop cleanly."""
     from workbench.cli.headless import EventPrinter
 
     console = console or Console(highlight=False)
@@ -198,10 +206,48 @@ async def serve_headless(proxy: Any, console: Console | None = None) -> int:
                     style="bold",
                 )
             )
-            async for _ in received:
-                break
+            if command:
+                code = await _run_until_either(proxy, command, received, console)
+            else:
+                async for _ in received:
+                    break
+                code = 0
     say_sessions(proxy, console)
-    return 0
+    return code
+
+
+async def _run_until_either(proxy: Any, command: list[str], received: Any, console: Console) -> int:
+    """Run the client; a signal stops it (and the proxy) too."""
+    from workbench.proxy.launcher import client_environment, run_client
+
+    env = client_environment(
+        os.environ,
+        proxy.url,
+        token=proxy.options.token,
+        has_upstream_key=proxy.options.api_key is not None,
+    )
+    console.print(Text(literal(f"workbench proxy: starting {' '.join(command)}"), style="bold"))
+    code = 1
+    async with anyio.create_task_group() as tg:
+
+        async def client() -> None:
+            nonlocal code
+            try:
+                code = await run_client(command, env)
+            except OSError as exc:
+                console.print(Text(literal(f"workbench proxy: cannot start {command[0]}: {exc}")))
+                code = 127
+            tg.cancel_scope.cancel()
+
+        async def signals() -> None:
+            async for _ in received:
+                tg.cancel_scope.cancel()
+                return
+
+        tg.start_soon(client)
+        tg.start_soon(signals)
+    console.print(Text(literal(f"workbench proxy: {command[0]} ended ({code})"), style="bold"))
+    return code
 
 
 def say_sessions(proxy: Any, console: Console) -> None:

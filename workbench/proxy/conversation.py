@@ -22,7 +22,6 @@ of the response and its answer goes to the model with the agent's next request
 
 from __future__ import annotations
 
-import itertools
 import math
 from typing import TYPE_CHECKING, Any
 
@@ -35,8 +34,6 @@ from workbench.agent import (
     AssistantMessage,
     Model,
     TextContent,
-    ToolCall,
-    ToolResultMessage,
     UserMessage,
 )
 from workbench.agent.types import Message
@@ -44,6 +41,7 @@ from workbench.permissions import PermissionGate, chain_before
 from workbench.permissions.hooks import wait_unless_aborted
 from workbench.proxy.exchange import Exchange
 from workbench.proxy.formats.base import Tool
+from workbench.proxy.history import to_messages
 from workbench.proxy.wire import (
     MessageKey,
     ReleasedCall,
@@ -142,11 +140,10 @@ class Conversation:
             rules_file=proxy.rules_file,
             rules_file_display=proxy.rules_file_display,
         )
-        stepper = Stepper(
-            publish=self.agent.publish,
-            enabled=proxy.options.step,
-            breakpoints=proxy.options.breakpoints,
-        )
+        stepper = Stepper(publish=self.agent.publish, enabled=proxy.options.step)
+        # One set of breakpoints for the whole proxy: one added or removed while a
+        # conversation is on screen applies to every conversation, current and later.
+        stepper._breakpoints = proxy.breakpoints
         self.agent.before_tool_call = chain_before(gate, stepper.before_tool_call)
         self.agent.stream_fn = stepper.wrap_stream_fn(self.forwarder)
         # The stepper's hooks as `Stepper.attach` gives them, but for the error-result
@@ -181,6 +178,12 @@ class Conversation:
         self._running = False
         self._executing: set[str] = set()
         self.calls_seen = 0
+        self.inflight: Exchange | None = None
+        """The request being answered (its retries follow it: `Exchange.adopt`)."""
+        self.after_failure = False
+        """The last request failed: only its retry may continue this conversation."""
+        self.ended = ""
+        """Why the conversation ended before its run did (its client went away)."""
         self.never_answered: list[str] = []
         """Released calls whose result never came back (flagged as errors)."""
 
@@ -189,6 +192,8 @@ class Conversation:
     def deliver(self, exchange: Exchange) -> None:
         """Take the agent's next request: answer the calls it answers, run what it adds."""
         self.busy = True
+        self.after_failure = False
+        exchange.on_gone = self.client_gone
         self.declare_tools(exchange.tools)
         new = [m for m in exchange.messages[len(self.known) :] if isinstance(m, dict)]
         if not self.known:  # a first request may carry history: the run starts after it
@@ -326,10 +331,38 @@ class Conversation:
         self.busy = False
 
     def failed(self, exchange: Exchange) -> None:
-        """No reply went out (an error): the agent's retry repeats the same request."""
+        """No reply went out (an error): the agent's retry repeats the same request (and
+        only a request with exactly these messages continues this conversation)."""
         self.known = list(exchange.keys)
         self.released_calls = 0
         self.busy = False
+        self.after_failure = True
+
+    def retry_of(self, exchange: Exchange) -> bool:
+        """Whether `exchange` is the client asking again for the request in flight, its
+        first connection gone (an SDK's retry after its timeout)."""
+        current = self.inflight.last if self.inflight is not None else None
+        return (
+            self.busy
+            and current is not None
+            and current.gone
+            and current.format is exchange.format
+            and current.raw == exchange.raw
+        )
+
+    def client_gone(self, exchange: Exchange) -> None:
+        """The client hung up before its answer was complete: unless it asks again within
+        the grace, the conversation ends (shown and recorded as such)."""
+        self.proxy.start_timer(self._end_unless_back, exchange)
+
+    async def _end_unless_back(self, exchange: Exchange) -> None:
+        await anyio.sleep(self.proxy.options.retry_grace)
+        if exchange.follower is not None or self.inflight is not exchange or not self.busy:
+            return
+        self.ended = "the client went away before its answer was complete"
+        for answer in self.answers.values():
+            answer.settle(None, "No result came back: " + self.ended)
+        self.agent.abort("The client went away")
 
     def remember_removed(
         self, exchange: Exchange, reply_key: MessageKey, verdict: Verdict, message: AssistantMessage
@@ -374,45 +407,3 @@ class Conversation:
     def unanswered(self) -> list[str]:
         """Released calls whose result has not come back (yet)."""
         return [i for i, a in self.answers.items() if not a.event.is_set()]
-
-
-_call_numbers = itertools.count(1)
-
-
-def to_messages(history: list[dict[str, Any]]) -> list[Message]:
-    """A request's earlier history as transcript messages (the run starts after it)."""
-    out: list[Message] = []
-    names: dict[str, str] = {}
-    for m in history:
-        role = m.get("role")
-        if role == "user":
-            out.append(UserMessage(content=content_text(m.get("content"))))
-        elif role == "assistant":
-            content: list[Any] = []
-            text = content_text(m.get("content"))
-            if text:
-                content.append(TextContent(text=text))
-            for call in m.get("tool_calls") or ():
-                if not isinstance(call, dict):
-                    continue
-                function = call.get("function") if isinstance(call.get("function"), dict) else {}
-                call_id = str(call.get("id") or f"call_{next(_call_numbers)}")
-                names[call_id] = str(function.get("name") or "")
-                content.append(
-                    ToolCall(
-                        id=call_id,
-                        name=names[call_id],
-                        raw_arguments=str(function.get("arguments") or ""),
-                    )
-                )
-            out.append(AssistantMessage(content=content))
-        elif role == "tool":
-            call_id = str(m.get("tool_call_id") or "")
-            out.append(
-                ToolResultMessage(
-                    tool_call_id=call_id,
-                    tool_name=names.get(call_id, ""),
-                    content=[TextContent(text=content_text(m.get("content")))],
-                )
-            )
-    return out

@@ -8,9 +8,10 @@ to its end, so the session records it whole.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import anyio
@@ -58,15 +59,28 @@ class Exchange:
         self.ready = anyio.Event()
         self._send, self._receive = anyio.create_memory_object_stream[bytes](math.inf)
         self._cut = False
+        self.log: list[bytes] = []
+        """Every piece sent, so a retry of the same request can be given the same answer."""
+        self.closed = False
+        self.follower: Exchange | None = None
+        """The client's retry of this request: it gets everything this one gets."""
+        self.gone = False
+        """The client hung up before the body was complete."""
+        self.on_gone: Callable[[Exchange], Any] | None = None
 
     def start(self, status: int, media_type: str, whole: bytes | None = None) -> None:
         """Send the head (and, for a whole response, the body)."""
+        if self.follower is not None:
+            self.follower.start(status, media_type, whole)
         if self.ready.is_set():
+            if whole is not None and self.whole is None:  # begun as a stream (keepalives)
+                self.send(whole)
+                self.close()
             return
         self.status, self.media_type, self.whole = status, media_type, whole
         self.ready.set()
         if whole is not None:
-            self._send.close()
+            self.close()
 
     def fail(self, status: int, message: str) -> None:
         """Answer with an OpenAI-shaped error if nothing was sent yet; else end the body."""
@@ -77,22 +91,65 @@ class Exchange:
 
     def send(self, data: bytes) -> None:
         """Copy one piece of a streamed body to the agent (dropped if it hung up)."""
-        try:
+        self.log.append(data)
+        if self.follower is not None:
+            self.follower.send(data)
+        with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
             self._send.send_nowait(data)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            pass
+
+    def keepalive(self, piece: bytes) -> None:
+        """Something every client skips, so a held response's connection stays up (not
+        logged: a retry gets its own)."""
+        if self.follower is not None:
+            self.follower.keepalive(piece)
+        elif not self.closed:
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                self._send.send_nowait(piece)
 
     def close(self) -> None:
+        self.closed = True
         self._send.close()
+        if self.follower is not None:
+            self.follower.close()
 
     def cut(self) -> None:
         """End a streamed body abruptly, after what was sent (see `UpstreamCut`)."""
         self._cut = True
+        self.closed = True
         self._send.close()
+        if self.follower is not None:
+            self.follower.cut()
+
+    def adopt(self, retry: Exchange) -> None:
+        """`retry` is the client asking again for this very request: it gets what was sent
+        so far and all that follows (this one's client has gone)."""
+        self.follower = retry
+        if self.ready.is_set():
+            retry.start(self.status, self.media_type, self.whole)
+            if self.whole is None:
+                for piece in self.log:
+                    retry.send(piece)
+        if self.closed:
+            (retry.cut if self._cut else retry.close)()
+        with contextlib.suppress(anyio.ClosedResourceError):
+            self._send.close()
+
+    @property
+    def last(self) -> Exchange:
+        """The latest retry of this request (itself if none)."""
+        return self.follower.last if self.follower is not None else self
 
     async def pieces(self) -> AsyncIterator[bytes]:
-        async with self._receive:
-            async for piece in self._receive:
-                yield piece
-        if self._cut:
+        complete = False
+        try:
+            async with self._receive:
+                async for piece in self._receive:
+                    yield piece
+            complete = True
+        finally:
+            if not complete and self.follower is None:
+                self.gone = True
+                if self.on_gone is not None:
+                    self.on_gone(self)
+        if self._cut and self.follower is None:
             raise UpstreamCut("the upstream's response ended early")

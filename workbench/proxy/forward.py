@@ -30,7 +30,7 @@ from workbench.providers.stream_builder import Events, StreamBuilder
 from workbench.proxy.exchange import Exchange
 from workbench.proxy.formats.base import SentCall, WireEvent
 from workbench.proxy.wire import MessageKey, ReleasedCall, Verdict
-from workbench.sse import SSESplitter
+from workbench.sse import KEEPALIVE, SSESplitter
 
 if TYPE_CHECKING:
     from workbench.proxy.conversation import Conversation, PendingRelease
@@ -69,6 +69,7 @@ class Forwarder:
                 yield event
             return
         turn = _Turn(self, exchange, builder)
+        conv.inflight = exchange
         try:
             async for event in turn.run():
                 yield event
@@ -126,6 +127,21 @@ class Forwarder:
         await conv.proxy.publish(conv, released)
 
 
+async def keep_alive(conv: Conversation, pending: PendingRelease) -> None:
+    """While a response waits for decisions, send what its client skips now and then (an
+    SSE comment; whitespace before a JSON body, which then goes out chunked), so the
+    client's read timeout does not fire during a long hold."""
+    interval = conv.proxy.options.keepalive
+    exchange = pending.exchange
+    while interval > 0:
+        await anyio.sleep(interval)
+        if conv.pending is not pending or exchange.closed:
+            return
+        if pending.held is None and not exchange.ready.is_set():
+            exchange.start(200, "application/json")
+        exchange.keepalive(KEEPALIVE if pending.held is not None else b" ")
+
+
 class _Turn:
     """One request forwarded and its answer read."""
 
@@ -154,7 +170,9 @@ class _Turn:
 
     async def run(self) -> AsyncIterator[AssistantMessageEvent]:
         conv, exchange = self.conv, self.exchange
-        body, notes = exchange.format.restore_removed(exchange.body, conv.repairs)
+        body, notes = exchange.format.restore_removed(
+            exchange.body, conv.repairs, exchange.messages
+        )
         await self.proxy.publish(
             conv,
             ProviderRequestEvent(
@@ -359,6 +377,7 @@ class _Turn:
                 body=self.whole,
                 sent=self.sent,
             )
+            self.proxy.start_timer(keep_alive, conv, conv.pending)
             return
         if (
             message is not None

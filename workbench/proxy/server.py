@@ -16,13 +16,10 @@ it answers. A request that extends none starts a new conversation.
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
-import logging
 import socket
-import ssl
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,7 +39,7 @@ from workbench.oversight import Oversight
 from workbench.permissions import CallPattern, Rule, load_rules
 from workbench.permissions.rules import RULES_FILE, display_path
 from workbench.proxy.conversation import Conversation
-from workbench.proxy.exchange import Exchange, UpstreamCut
+from workbench.proxy.exchange import Exchange
 from workbench.proxy.formats import format_for, tool_less
 from workbench.proxy.guard import (
     Refusal,
@@ -53,21 +50,9 @@ from workbench.proxy.guard import (
     normal_path,
     recorded_headers,
 )
+from workbench.proxy.listen import QuietServer, bind, refuse, serve, tls_context, watch_hang_up
 from workbench.proxy.wire import HOP_HEADERS
 from workbench.stepper import Breakpoint, Stepper
-
-
-class _QuietCuts(logging.Filter):
-    """uvicorn reports a response body that raised; a cut (`UpstreamCut`) is meant."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        exc = record.exc_info[1] if record.exc_info else None
-        while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-            exc = exc.exceptions[0]
-        return not isinstance(exc, UpstreamCut)
-
-
-logging.getLogger("uvicorn.error").addFilter(_QuietCuts())
 
 NO_RULE = "proxy default: no rule matched"
 """The source named when the proxy's own catch-all rule lets a call through."""
@@ -97,6 +82,10 @@ class ProxyOptions(Oversight):
     """Named in the sessions, and where `.workbench/rules.toml` is read (default: cwd)."""
     token: str | None = None
     """When set, a client must send it as its API key (`--token`)."""
+    keepalive: float = 10.0
+    """Seconds between keep-alives while a response waits for a decision (0: none)."""
+    retry_grace: float = 60.0
+    """How long a conversation whose client hung up waits for the client's retry."""
     pass_through: list[str] = field(default_factory=list)
     """Globs of paths forwarded without judging (`--pass-through`), shown and recorded."""
 
@@ -127,8 +116,11 @@ class Proxy:
         self.rules.rules.insert(0, Rule(CallPattern("*"), "allow", NO_RULE))
         self.rules_file = file
         self.rules_file_display = display_path(file, self.workspace)
+        self.breakpoints: dict[str, Breakpoint] = {}
+        """The breakpoints every conversation's stepper shares (the app edits them)."""
         for text in options.breakpoints:
-            Breakpoint.parse(text)  # a bad breakpoint fails now, not at the first request
+            bp = Breakpoint.parse(text)  # a bad breakpoint fails now, not at the first request
+            self.breakpoints[bp.text] = bp
         self.conversations: list[Conversation] = []
         self.unjudged: list[dict[str, Any]] = []
         """Requests forwarded without judging (`--pass-through`)."""
@@ -138,12 +130,19 @@ class Proxy:
         self.client: httpx2.AsyncClient | None = None
         self.port: int | None = None
         self._tg: Any = None
+        self._timers: Any = None
         self._socket: socket.socket | None = None
 
     # -- conversations -------------------------------------------------------------
 
     def route(self, exchange: Exchange) -> Conversation:
         """The conversation `exchange` continues (a new one if none), which then takes it."""
+        for conv in self.conversations:
+            if conv.retry_of(exchange):
+                assert conv.inflight is not None
+                exchange.on_gone = conv.client_gone
+                conv.inflight.last.adopt(exchange)
+                return conv
         best: Conversation | None = None
         best_score = (-1, -1)
         answered = {
@@ -155,7 +154,9 @@ class Proxy:
             n = len(conv.known)
             if conv.busy or not n or conv.format is not exchange.format:
                 continue
-            if exchange.keys[:n] != conv.known:
+            if exchange.keys[:n] != conv.known or (
+                conv.after_failure and exchange.keys != conv.known
+            ):
                 continue
             score = (n, sum(1 for i in conv.unanswered if i in answered))
             if score >= best_score:
@@ -197,6 +198,11 @@ class Proxy:
     def start_soon(self, fn: Callable[..., Any], *args: Any) -> None:
         assert self._tg is not None, "the proxy is not running"
         self._tg.start_soon(fn, *args)
+
+    def start_timer(self, fn: Callable[..., Any], *args: Any) -> None:
+        """Run `fn` (a keep-alive, a grace period) until it ends or the proxy stops."""
+        assert self._timers is not None, "the proxy is not running"
+        self._timers.start_soon(fn, *args)
 
     def upstream_headers(
         self, agent_headers: dict[str, str], style: str = "bearer"
@@ -241,6 +247,7 @@ class Proxy:
                 return refuse(Refusal(400, f"Not a {fmt.title} request"))
             query = f"?{request.url.query}" if request.url.query else ""
             return await self._chat(
+                request,
                 Exchange(
                     body,
                     raw,
@@ -249,7 +256,7 @@ class Proxy:
                     wire_format=fmt,
                     url=self.upstream + sub.rstrip("/") + query,
                     path=sub.rstrip("/"),
-                )
+                ),
             )
         style = tool_less(request.method, sub.rstrip("/"))
         if style is not None:
@@ -290,9 +297,19 @@ class Proxy:
             with open(directory / UNJUDGED_LOG, "a", encoding="utf-8") as out:
                 out.write(json.dumps(entry, ensure_ascii=False) + "\n")
 
-    async def _chat(self, exchange: Exchange) -> Response:
+    async def _chat(self, request: Request, exchange: Exchange) -> Response:
         self.route(exchange)
-        await exchange.ready.wait()
+        if not exchange.ready.is_set():
+            async with anyio.create_task_group() as tg:
+
+                async def ready() -> None:
+                    await exchange.ready.wait()
+                    tg.cancel_scope.cancel()
+
+                tg.start_soon(ready)
+                tg.start_soon(watch_hang_up, request, exchange, tg.cancel_scope)
+        if exchange.gone:
+            return Response(status_code=499)  # nobody reads it
         if exchange.whole is not None:
             return Response(exchange.whole, exchange.status, media_type=exchange.media_type)
         return StreamingResponse(
@@ -354,15 +371,16 @@ class Proxy:
             lifespan="off",
             timeout_graceful_shutdown=1,
         )
-        server = _Server(config)
+        server = QuietServer(config)
         timeout = httpx2.Timeout(connect=10.0, read=None, write=30.0, pool=10.0)
         try:
             async with (
                 httpx2.AsyncClient(timeout=timeout, verify=tls_context()) as client,
                 anyio.create_task_group() as tg,
+                anyio.create_task_group() as timers,
             ):
-                self.client, self._tg = client, tg
-                tg.start_soon(_serve, server, sock)
+                self.client, self._tg, self._timers = client, tg, timers
+                tg.start_soon(serve, server, sock)
                 try:
                     yield self
                 finally:
@@ -372,6 +390,7 @@ class Proxy:
                     with anyio.move_on_after(3):
                         for conv in self.conversations:
                             await conv.agent.wait_for_idle()
+                    timers.cancel_scope.cancel()
         finally:
             sock.close()
             self._socket = None
@@ -384,44 +403,3 @@ class Proxy:
         host = self.options.host
         shown = f"[{host}]" if ":" in host else host
         return f"http://{shown}:{self.port}/v1"
-
-
-class _Server(uvicorn.Server):
-    """uvicorn, minus its signal handlers: Ctrl-C belongs to whoever runs the proxy
-    (the headless loop stops it cleanly; in the app it is a key)."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        yield
-
-
-async def _serve(server: uvicorn.Server, sock: socket.socket) -> None:
-    await server.serve(sockets=[sock])
-
-
-@functools.cache
-def tls_context() -> ssl.SSLContext:
-    """The upstream's TLS settings (httpx's defaults), made once: loading the system's
-    certificates takes a noticeable part of a second."""
-    return ssl.create_default_context()
-
-
-def refuse(refusal: Refusal) -> Response:
-    """An error every format's SDK reads: `error.message` (and `error.type`)."""
-    body = {"error": {"message": refusal.message, "type": "workbench_proxy_error"}}
-    return Response(json.dumps(body), refusal.status, media_type="application/json")
-
-
-def bind(host: str, port: int) -> socket.socket:
-    """The listening socket (an `OSError` says why it cannot be had, e.g. port in use)."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-        sock.listen(128)
-    except OSError:
-        sock.close()
-        raise
-    sock.setblocking(False)
-    return sock

@@ -33,7 +33,8 @@ from workbench.proxy.formats.base import (
     WireEvent,
     WireFormat,
 )
-from workbench.proxy.wire import JsonDict, Verdict, content_text
+from workbench.proxy.formats.repair import AT, restore_anthropic
+from workbench.proxy.wire import JsonDict, Repair, Verdict, content_text
 from workbench.sse import SSEEvent, sse_event
 
 CALL_EVENTS = frozenset({"content_block_start", "content_block_delta", "content_block_stop"})
@@ -55,7 +56,7 @@ class AnthropicFormat(WireFormat):
 
     def messages(self, body: JsonDict) -> list[JsonDict]:
         out: list[JsonDict] = []
-        for message in body.get("messages") or ():
+        for at, message in enumerate(body.get("messages") or ()):
             if not isinstance(message, dict):
                 continue
             blocks = _blocks(message.get("content"))
@@ -73,7 +74,7 @@ class AnthropicFormat(WireFormat):
                     for b in blocks
                     if b.get("type") == "tool_use"
                 ]
-                out.append({"role": "assistant", "content": text, "tool_calls": calls})
+                out.append({"role": "assistant", "content": text, "tool_calls": calls, AT: at})
                 continue
             for block in blocks:
                 if block.get("type") == "tool_result":
@@ -173,6 +174,15 @@ class AnthropicFormat(WireFormat):
             else:
                 out.append(sse_event(moved, item.event.name))
         return StreamRelease(out)
+
+    def restore_removed(
+        self, body: JsonDict, repairs: Sequence[Repair], messages: Sequence[JsonDict] = ()
+    ) -> tuple[JsonDict, list[str]]:
+        return restore_anthropic(body, messages, repairs)
+
+    @property
+    def repairs(self) -> bool:
+        return True
 
     def release_whole(self, body: JsonDict, verdict: Verdict) -> JsonDict:
         out = copy.deepcopy(body)

@@ -154,7 +154,7 @@ class WireFormat:
         raise NotImplementedError
 
     def restore_removed(
-        self, body: JsonDict, repairs: Sequence[Repair]
+        self, body: JsonDict, repairs: Sequence[Repair], messages: Sequence[JsonDict] = ()
     ) -> tuple[JsonDict, list[str]]:
         """The request as forwarded, with the calls the agent never received put back
         (only formats with a repair do; the others forward the agent's own request)."""

@@ -240,7 +240,7 @@ class ChatFormat(WireFormat):
         return release_completion(body, verdict)
 
     def restore_removed(
-        self, body: JsonDict, repairs: Sequence[Repair]
+        self, body: JsonDict, repairs: Sequence[Repair], messages: Sequence[JsonDict] = ()
     ) -> tuple[JsonDict, list[str]]:
         return restore_removed(body, repairs)
 

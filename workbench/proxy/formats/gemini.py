@@ -31,7 +31,8 @@ from workbench.proxy.formats.base import (
     WireEvent,
     WireFormat,
 )
-from workbench.proxy.wire import JsonDict, Verdict
+from workbench.proxy.formats.repair import AT, restore_gemini
+from workbench.proxy.wire import JsonDict, Repair, Verdict
 from workbench.sse import SSEEvent, sse_event
 
 PATH = re.compile(r"^/v1(?:beta|alpha)?\d*/models/(?P<model>[^/:]+):(?P<verb>\w+)$")
@@ -76,7 +77,7 @@ class GeminiFormat(WireFormat):
     def messages(self, body: JsonDict) -> list[JsonDict]:
         out: list[JsonDict] = []
         turn = 0
-        for content in body.get("contents") or ():
+        for at, content in enumerate(body.get("contents") or ()):
             parts = _parts(content)
             if isinstance(content, dict) and content.get("role") == "model":
                 name = _Namer(turn)
@@ -95,7 +96,9 @@ class GeminiFormat(WireFormat):
                     for p in parts
                     if isinstance(p.get("functionCall"), dict)
                 ]
-                out.append({"role": "assistant", "content": _text(parts), "tool_calls": calls})
+                out.append(
+                    {"role": "assistant", "content": _text(parts), "tool_calls": calls, AT: at}
+                )
                 continue
             answer = _Namer(turn - 1)
             for part in parts:
@@ -191,6 +194,15 @@ class GeminiFormat(WireFormat):
             chunk, changed = _released(item.chunk, verdict, ids, notice=n == last)
             out.append(sse_event(chunk, item.event.name) if changed else item.raw)
         return StreamRelease(out)
+
+    def restore_removed(
+        self, body: JsonDict, repairs: Sequence[Repair], messages: Sequence[JsonDict] = ()
+    ) -> tuple[JsonDict, list[str]]:
+        return restore_gemini(body, messages, repairs)
+
+    @property
+    def repairs(self) -> bool:
+        return True
 
     def release_whole(self, body: JsonDict, verdict: Verdict) -> JsonDict:
         chunk, _ = _released(body, verdict, iter(verdict.order), notice=True)

@@ -34,6 +34,7 @@ from workbench.proxy.formats.base import (
     WireEvent,
     WireFormat,
 )
+from workbench.proxy.formats.repair import AT, restore_responses
 from workbench.proxy.formats.responses_reader import (
     CALL_EVENTS,
     CALL_TYPES,
@@ -45,7 +46,7 @@ from workbench.proxy.formats.responses_reader import (
     is_call,
     with_arguments,
 )
-from workbench.proxy.wire import JsonDict, Verdict, content_text
+from workbench.proxy.wire import JsonDict, Repair, Verdict, content_text
 from workbench.sse import SSEEvent, sse_event
 
 
@@ -67,7 +68,7 @@ class ResponsesFormat(WireFormat):
                 out.append({"role": "assistant", "content": "", "tool_calls": []})
             return out[-1]
 
-        for item in items if isinstance(items, list) else ():
+        for at, item in enumerate(items if isinstance(items, list) else ()):
             if not isinstance(item, dict):
                 continue
             kind = item.get("type") or ("message" if "role" in item else None)
@@ -76,9 +77,11 @@ class ResponsesFormat(WireFormat):
                 if item.get("role") == "assistant":
                     reply = assistant()
                     reply["content"] += text
+                    reply[AT] = at
                 else:
                     out.append({"role": item.get("role"), "content": text})
             elif kind in CALL_TYPES:
+                assistant()[AT] = at
                 assistant()["tool_calls"].append(
                     {
                         "id": item.get("call_id"),
@@ -202,6 +205,15 @@ class ResponsesFormat(WireFormat):
             else:
                 out.append(item.raw)
         return StreamRelease(out)
+
+    def restore_removed(
+        self, body: JsonDict, repairs: Sequence[Repair], messages: Sequence[JsonDict] = ()
+    ) -> tuple[JsonDict, list[str]]:
+        return restore_responses(body, messages, repairs)
+
+    @property
+    def repairs(self) -> bool:
+        return True
 
     def release_whole(self, body: JsonDict, verdict: Verdict) -> JsonDict:
         out = copy.deepcopy(body)
