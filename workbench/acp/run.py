@@ -236,6 +236,7 @@ class AcpRun:
         the feed. Returns why it could not be sent (None: sent)."""
         await self.ready.wait()
         await self._prompt_done.wait()
+        self._drain()
         if not self._live:
             return "the agent is not running"
         if not blocks:
@@ -295,6 +296,15 @@ class AcpRun:
             self.asks.clear()
             self._send.send_nowait(item)
             self._prompt_done.set()
+
+    def _drain(self) -> None:
+        """Drop what is left of a prompt whose turn the loop ended without reading it
+        (an aborted run asks the model nothing more): its end would end the next turn."""
+        while True:
+            try:
+                self._receive.receive_nowait()
+            except anyio.WouldBlock:
+                return
 
     async def next_item(self, signal: Any) -> FeedItem | None:
         return await next_or_abort(self._receive.receive, signal)
