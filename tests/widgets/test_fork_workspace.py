@@ -27,13 +27,14 @@ async def test_the_forked_app_says_where_it_runs(tmp_path: Path) -> None:
     options.approve = "all"
     app = ForkedApp(build_runtime(options), options.fork, prefill="")
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
-        await pilot.pause()
-        shown = [str(n.message) for n in app._notifications]
-        assert any(
+        expected = (
             f"workspace: {options.workspace}: a scratch copy of the files at the end of turn 1"
-            in text
-            for text in shown
-        ), shown
+        )
+
+        def shown() -> list[str]:
+            return [str(n.message) for n in app._notifications]
+
+        await wait_for(pilot, lambda: any(expected in text for text in shown()))
         assert str(options.workspace) in app.sub_title
         await wait_for(pilot, lambda: app.view_state.run_state == "finished")
     assert (options.workspace / "a.txt").read_text() == "beta\n"  # as at the fork point

@@ -429,9 +429,7 @@ async def test_a_call_the_gate_denies_never_pauses(ws: Path) -> None:
     await rig.agent.prompt("go")
     assert ("before_tool", "write_file") not in rig.pauses()
     assert ("before_tool", "read_file") in rig.pauses()
-    denied = rig.results()["w1"]
-    assert denied.is_error and "Permission denied: write_file" in denied.text
-    assert "no allow rule covers this call" in denied.text
+    assert rig.results()["w1"].is_error and "no person approved it" in rig.results()["w1"].text
 
 
 async def test_chain_after_merges_in_order() -> None:
@@ -510,16 +508,3 @@ async def test_actions_that_do_not_apply_are_refused(ws: Path) -> None:
         "'inject' is not possible at a before_model pause (possible: step, continue, run_to_end)",
     ]
     assert (ws / "b.txt").exists()
-
-
-async def test_a_command_breakpoint_stops_at_every_spelling_a_deny_would(ws: Path) -> None:
-    calls = [
-        {"id": f"c{i}", "name": "run_command", "arguments": {"command": command}}
-        for i, command in enumerate(["rm -f $NOPE_FILE.tmp", "echo rm", "rm x"])
-    ]
-    rig = Rig(
-        ws, [{"tool_calls": calls}, {"text": "done"}], breakpoints=['run_command(command="rm *")']
-    )
-    rig.drive("continue", "continue")
-    await rig.agent.prompt("go")
-    assert [p.tool_call_id for p in rig.of(StepPausedEvent)] == ["c0", "c2"]
