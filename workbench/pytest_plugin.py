@@ -19,8 +19,10 @@ Each item's tools run in its workspace (it is the current directory during the
 re-run). A session your workbench signed starts its recorded tools; one recorded
 elsewhere takes `--workbench-tools SPEC` or the `tools` of the project's
 `workbench.toml` (in pytest's rootdir, else where pytest started); no path a session
-file holds is used. Calls the same as recorded get the recorded decisions
-(`--workbench-approve`). A re-run that cannot start fails its item in one line.
+file holds is used. In a session your workbench signed, calls the same as recorded
+get the recorded decisions; anyone else's are judged by your rules unless you pass
+`--workbench-approve recorded` (a session file cannot approve its own calls). A re-run
+that cannot start fails its item in one line.
 
 The plugin is registered through the `pytest11` entry point; without the flag it
 adds its options and does nothing else (this module imports nothing but pytest;
@@ -30,9 +32,12 @@ the runtime is imported when a session item is collected).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from workbench.session_runs import ApproveChoice
 
 OPTION = "--workbench-sessions"
 
@@ -55,10 +60,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--workbench-approve",
         choices=["recorded", "all", "none", "rules"],
-        default="recorded",
-        help="recorded (the default): calls the same as recorded get the recorded decision, "
-        "others are judged by your rules; all/none/rules: every call by your rules, and "
-        '"ask" answered that way',
+        default=None,
+        help="recorded: calls the same as recorded get the recorded decision, others are "
+        'judged by your rules; all/none/rules: every call by your rules, and "ask" '
+        "answered that way. Default: recorded for sessions your workbench signed, rules "
+        "for anyone else's (pass recorded, having read them, to replay their decisions)",
     )
     group.addoption("--workbench-rules", metavar="FILE", help="the permission rules file")
     group.addoption(
@@ -162,7 +168,7 @@ class SessionItem(pytest.Item):
             raise pytest.fail.Exception(
                 f"the re-run could not start: {literal(setup_failure(exc))}", pytrace=False
             ) from None
-        lines = report_text(report, self.path, self.config.getoption("workbench_approve"))
+        lines = report_text(report, self.path, approve_of(self.recorded, self.config)[0])
         if report.differs:
             raise SessionDiverged("\n".join(lines))
         self.add_report_section("call", "rerun", "\n".join(lines))
@@ -241,13 +247,14 @@ def _rerun(session: Any, workspace: Path, config: pytest.Config) -> Any:
     base = project_dir(config)
     ignore = project_ignores(base) + config.getoption("workbench_ignore")
     setup, servers, warnings = rerun_setup(session, flags, base)
+    approve, why = approve_of(session, config)
     rules = config.getoption("workbench_rules")
 
     async def go() -> Any:
         return await rerun(
             session,
             workspace=workspace,
-            approve=config.getoption("workbench_approve"),
+            approve=approve,
             # the user's rules (where pytest runs), never a file of the scratch workspace
             rules_file=config.invocation_params.dir / (rules or RULES_FILE),
             setup=setup,
@@ -256,7 +263,7 @@ def _rerun(session: Any, workspace: Path, config: pytest.Config) -> Any:
         )
 
     report = anyio.run(go)
-    report.warnings[:0] = warnings
+    report.warnings[:0] = warnings + why
     return report
 
 
@@ -294,3 +301,13 @@ def report_text(report: Any, path: Path, approve: str) -> list[str]:
         "",
         *lines,
     ]
+
+
+def approve_of(session: Any, config: pytest.Config) -> tuple[ApproveChoice, list[str]]:
+    """`--workbench-approve`, or the default `workbench rerun` has for this session."""
+    from workbench.cli.rerun import default_approve
+
+    chosen = config.getoption("workbench_approve")
+    if chosen is not None:
+        return chosen, []
+    return default_approve(session, "--workbench-approve recorded")

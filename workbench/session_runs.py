@@ -57,6 +57,9 @@ if TYPE_CHECKING:
     from workbench.mcp.config import McpServerConfig
     from workbench.providers.settings import OpenAISettings
 
+ApproveChoice = Literal["recorded", "all", "none", "rules"]
+"""How a re-run answers calls: the recorded decisions, or the rules with a policy."""
+
 
 def scenario_of(session: Session) -> Scenario | None:
     """The scripted scenario the session ran (None for a live model)."""
@@ -254,7 +257,7 @@ async def rerun(
     *,
     workspace: Path | None = None,
     in_place: bool | None = None,
-    approve: Literal["recorded", "all", "none", "rules"] = "recorded",
+    approve: ApproveChoice = "recorded",
     allow: Sequence[str] = (),
     ask: Sequence[str] = (),
     deny: Sequence[str] = (),

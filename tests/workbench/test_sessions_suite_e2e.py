@@ -113,6 +113,8 @@ def _pytest(bundle: Path, checkout: Path, env: dict[str, str], *more: str) -> tu
             "no:textual-snapshot",
             "--workbench-sessions",
             str(bundle),
+            "--workbench-approve",  # another key signed them: their decisions replay only so
+            "recorded",
             *more,
         ],
         cwd=checkout,
@@ -130,6 +132,8 @@ def test_a_bundled_suite_passes_elsewhere_and_fails_on_the_first_divergence(
     bundle, checkout, env = machine_b
     code, out = _pytest(bundle, checkout, env)
     assert code == 0 and "2 passed" in out, out
+    code, out = _pytest(bundle, checkout, env, "--workbench-approve", "rules")
+    assert code == 1 and "judged by your rules" not in out and "differs" in out, out
     code, out = _pytest(bundle, checkout, env, "-n", "2")
     assert code == 0 and "2 passed" in out, out
     assert not (checkout / "stamps").exists()  # the tool ran in each item's workspace

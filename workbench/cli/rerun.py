@@ -23,7 +23,7 @@ from workbench.cli.commands import (
     project_ignores,
 )
 from workbench.sanitize import literal, one_line
-from workbench.session_runs import rerun, scenario_of
+from workbench.session_runs import ApproveChoice, rerun, scenario_of
 from workbench.sessions.header import AgentSetup
 from workbench.sessions.rerun import RerunReport
 from workbench.sessions.trust import needs_starting, trusted
@@ -212,6 +212,19 @@ def rerun_setup(
     return setup, servers, warnings
 
 
+def default_approve(session: Any, flag: str) -> tuple[ApproveChoice, list[str]]:
+    """How a re-run answers calls when the user did not say: the recorded decisions for a
+    session the user's own workbench signed; the user's rules for anyone else's (its
+    decisions are data anyone could have written), with the line that says so."""
+    if trusted(session.header.setup):
+        return "recorded", []
+    return "rules", [
+        "this session was not recorded by your workbench, so its recorded decisions are "
+        f"not replayed: every call is judged by your rules (read it, then pass {flag} "
+        "to replay them)"
+    ]
+
+
 def rerun_main(argv: list[str]) -> int:
     from workbench.sessions.checkpoints import has_checkpoints
 
@@ -221,13 +234,8 @@ def rerun_main(argv: list[str]) -> int:
         return EXIT_USAGE
     decisions: list[str] = []
     if args.approve is None:
-        args.approve = "recorded" if trusted(session.header.setup) else "rules"
-        if args.approve == "rules":
-            decisions.append(
-                "this session was not recorded by your workbench, so its recorded decisions "
-                "are not replayed: every call is judged by your rules (read it, then pass "
-                "--approve recorded to replay them)"
-            )
+        args.approve, why = default_approve(session, "--approve recorded")
+        decisions += why
     restores = has_checkpoints(session) and not args.in_place
     if (
         args.workspace is not None
