@@ -8,11 +8,10 @@ async context managers that must be entered and left in one task, which is why
 the session lives there and tool calls, made from the agent's tasks, only send
 requests through it.
 
-Every failure becomes an `McpCallError` whose message names the server and what
-happened: the server is not running, it died during the call (with the last
-lines it wrote to stderr), it answered with a JSON-RPC error, an invalid result,
-or a line that is not JSON-RPC at all. An aborted call is cancelled through the
-SDK, which sends the protocol's `notifications/cancelled` to the server.
+Every failure becomes an `McpCallError` naming the server and what happened: it is
+not running, it died during the call (with its last stderr lines), it answered with
+a JSON-RPC error, an invalid result, or a line that is not JSON-RPC at all. An
+aborted call is cancelled through the SDK, which sends `notifications/cancelled`.
 """
 
 from __future__ import annotations
@@ -32,6 +31,7 @@ from workbench.agent import AbortSignal
 from workbench.mcp.bounds import bound_output_schemas
 from workbench.mcp.capabilities import ClientSide
 from workbench.mcp.catalog import Catalog, Reading, ask, prompt_reading, resource_reading
+from workbench.mcp.completions import complete
 from workbench.mcp.config import McpServerConfig
 from workbench.mcp.failures import (
     CONNECTION_CLOSED,
@@ -98,12 +98,9 @@ class McpConnection:
         """Its resources, resource templates and prompts (listed once it is ready)."""
         self.client.on_list_changed = self._relist_catalog
         self.client.on_resource_updated = self._resource_updated
-        self.subscribed: set[str] = set()
-        """The resources subscribed to (`resources/subscribe`)."""
-        self.updates: dict[str, int] = {}
-        """How many times each subscribed resource was said to change."""
-        self.on_updated: list[Callable[[str], None]] = []
-        """Told the URI of each update (the catalog view re-reads what it shows)."""
+        self.subscribed: set[str] = set()  # resources/subscribe'd URIs
+        self.updates: dict[str, int] = {}  # how often each was said to change
+        self.on_updated: list[Callable[[str], None]] = []  # told each updated URI
         self._session: ClientSession | None = None
         self._capabilities: Any = None
         self._stderr = ServerStderr()
@@ -367,28 +364,11 @@ class McpConnection:
     async def complete(
         self, ref: tuple[str, str], name: str, value: str, context: dict[str, str]
     ) -> list[str]:
-        """What the server suggests for argument `name` of `ref` (("ref/prompt", NAME)
-        or ("ref/resource", URI_TEMPLATE)) typed so far as `value` (`completion/complete`);
-        [] when it offers no completions.
-
-        Raises:
-            McpCallError: the server is not running, failed, refused or did not answer.
-        """
+        """The server's suggestions (see `completions.complete`); [] if it offers none."""
         if getattr(self._capabilities, "completions", None) is None:
             return []
         session = self.session_for("completion/complete")
-        kind, target = ref
-        reference: Any = (
-            mcp_types.PromptReference(type="ref/prompt", name=target)
-            if kind == "ref/prompt"
-            else mcp_types.ResourceTemplateReference(type="ref/resource", uri=target)
-        )
-        result = await ask(
-            self.name,
-            f"completion/complete {name}",
-            lambda: session.complete(reference, {"name": name, "value": value}, context or None),
-        )
-        return [str(v) for v in result.completion.values[:100]]
+        return await complete(self.name, session, ref, name, value, context)
 
     async def get_prompt(self, name: str, arguments: dict[str, str]) -> Reading:
         """Get prompt `name` filled with `arguments` (`prompts/get`).
@@ -423,16 +403,6 @@ class McpConnection:
         if session is not None and self.status == "ready":
             self.tools = await list_tools(session, self._tool_dropped)
             bound_output_schemas(session, self.tools)
-
-    async def set_log_level(self, level: Any) -> str:
-        """Ask the running server for `level` (`logging/setLevel`); the outcome in words."""
-        session = self.session_for(f"logging/setLevel {level}")
-        try:
-            await session.set_logging_level(level)
-        except MCPError as exc:  # a server without the logging capability, often
-            self.note(f"logging/setLevel {level} was refused: {exc.error.message}")
-            return f"MCP server {self.name} refused log level {level}: {exc.error.message}"
-        return f"MCP server {self.name} now logs at {level} and above"
 
     async def _set_log_level(self, session: ClientSession, info: Any) -> None:
         level = self.client.log_level

@@ -24,6 +24,7 @@ from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
+from mcp.shared.exceptions import MCPError
 
 from workbench.agent import AgentTool
 from workbench.bus_events import McpToolsChangedEvent
@@ -156,7 +157,13 @@ class McpHub:
         connection.client.log_level = level
         if connection.status != "ready":
             return f"MCP server {name} will be asked for {level} when it starts"
-        return await connection.set_log_level(level)
+        session = connection.session_for(f"logging/setLevel {level}")
+        try:
+            await session.set_logging_level(level)
+        except MCPError as exc:  # a server without the logging capability, often
+            connection.note(f"logging/setLevel {level} was refused: {exc.error.message}")
+            return f"MCP server {name} refused log level {level}: {exc.error.message}"
+        return f"MCP server {name} now logs at {level} and above"
 
     def _changed(self, connection: McpConnection) -> None:
         if self.on_change is not None:
