@@ -680,3 +680,23 @@ def test_the_path_limit_is_four_kib_of_characters() -> None:
     pattern = CallPattern.parse('t(path="src/**")')
     assert pattern.matches("t", {"path": "src/" + "a" * 4092})
     assert not pattern.matches("t", {"path": "src/" + "a" * 4093})
+
+
+@pytest.mark.parametrize(
+    ("glob", "text", "ok"),
+    [
+        ("[xya-c]", "-", False),  # the range is read as one element, the dash with it
+        ("[xya-c]", "b", True),
+        ("*ab*b", "ab", False),  # a middle piece may not overlap the last one
+        ("*ab*ba*", "ab ba ab", True),  # the leftmost place, not the rightmost
+    ],
+)
+def test_glob_pieces_in_place(glob: str, text: str, ok: bool) -> None:
+    assert Glob.parse(glob).matches(text) is ok
+
+
+def test_path_globs_read_classes_like_the_other_globs() -> None:
+    from tests.permissions.test_security_gate import GLOBS
+
+    for glob, value, ok in GLOBS:
+        assert CallPattern.of("t", {"path": glob}).matches("t", {"path": value}) is ok, glob
