@@ -370,7 +370,7 @@ def test_the_project_file_sets_the_caps(tmp_path: Path, monkeypatch: pytest.Monk
     options = options_from_args(build_parser().parse_args([]), False, "ask")
     assert options.checkpoints.max_file_bytes == 1000
     (tmp_path / "workbench.toml").write_text("[checkpoints]\nmax_bytes = 1\n")
-    with pytest.raises(ValueError, match="checkpoints.max_bytes: Extra inputs"):
+    with pytest.raises(ValueError, match="unknown key 'checkpoints.max_bytes'"):
         find_project(tmp_path)
 
 

@@ -91,6 +91,9 @@ async def test_the_live_app_shows_hostile_text_literally(
         for record in list(app.view_state.calls.values()):  # every call in the inspector
             app.select_call(record.id)
             await pilot.pause()
+            result = app.inspector._anchors.get("Result", 0)  # below the stacked stages
+            app.inspector.scroll_to(y=result, animate=False, immediate=True)
+            await pilot.pause()
         app.select_call("id" + EVIL)
         await pilot.press("f9")  # a notification naming the selected (hostile) tool
         await wait_for(
@@ -99,6 +102,7 @@ async def test_the_live_app_shows_hostile_text_literally(
                 n.message.startswith("No breakpoint on tool␛]52") for n in app._notifications
             ),
         )  # the hostile name is no pattern: said, no crash
+        await pilot.pause(0.1)
         await pilot.press("f4")  # the wire view: the request body as sent
         await pilot.pause()
         await pilot.press("escape")
