@@ -85,13 +85,19 @@ def test_a_session_recorded_elsewhere_takes_the_tools_you_name(
 
     (pytester.path / "tools").mkdir()
     (pytester.path / "tools" / "note.py").write_text(NOTE_TOOL, encoding="utf-8")
+    replay = ("--workbench-approve", "recorded")  # another key signed it: only when asked
     result = pytester.runpytest_subprocess(
         *PLUGIN, "--workbench-sessions", str(flows), "--workbench-tools", "tools/note.py"
+    )
+    result.assert_outcomes(failed=1)  # the recorded approval is not replayed by default
+    result.stdout.fnmatch_lines(["*its recorded decisions are not replayed*"])
+    result = pytester.runpytest_subprocess(
+        *PLUGIN, "--workbench-sessions", str(flows), "--workbench-tools", "tools/note.py", *replay
     )
     result.assert_outcomes(passed=1)
 
     (pytester.path / "workbench.toml").write_text('tools = ["tools/note.py"]\n')
-    result = pytester.runpytest_subprocess(*PLUGIN, "--workbench-sessions", str(flows))
+    result = pytester.runpytest_subprocess(*PLUGIN, "--workbench-sessions", str(flows), *replay)
     result.assert_outcomes(passed=1)
 
 
