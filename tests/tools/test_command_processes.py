@@ -135,6 +135,10 @@ async def test_a_tree_finds_a_detached_member_by_its_mark() -> None:
     tree = ProcessTree("test")
     proc = subprocess.Popen(["sleep", "60"], env=tree.env(dict(os.environ)), start_new_session=True)
     try:
+        # until the child has exec'd, its environment is still the parent's (no mark yet)
+        with anyio.fail_after(10):
+            while not tree.members():
+                await anyio.sleep(0.01)
         assert [p.pid for p in tree.members()] == [proc.pid]  # never adopted: found by mark
         assert await tree.end(grace=1.0) == 1
         assert proc.wait(timeout=5) == -signal.SIGTERM
