@@ -158,7 +158,7 @@ class WorkbenchApp(
         self._subtitle = subtitle
         self.runs: list[Runtime] = []
         """Every runtime this app ran, each with its own session (ctrl+n starts another)."""
-        self.runtime: Runtime | None = None  # type: ignore[assignment]
+        self.runtime: Runtime | None = None
         if runtime is not None:
             self._use(runtime)
 

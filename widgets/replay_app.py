@@ -144,7 +144,7 @@ class ReplayApp(SlowStart, SafeTextApp, App[ForkRequest | None]):
         """The position the screen shows (it lags `position` while keys are held)."""
         self._gc_thresholds: tuple[int, int, int] | None = None
         self._scrub = scrub
-        self.session: Session | None = None  # type: ignore[assignment]
+        self.session: Session | None = None
         if session is not None:
             self._use(session, fork_choices or [])
 

@@ -26,7 +26,7 @@ PLAN_MARKS = {"completed": "✓", "in_progress": "▸", "pending": "○"}
 def _json(model: Any) -> dict[str, Any]:
     if isinstance(model, dict):
         return model
-    return model.model_dump(mode="json", by_alias=True, exclude_unset=True)  # type: ignore[no-any-return]
+    return model.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
 
 class AcpClient:

@@ -94,7 +94,7 @@ class AcpHook:
     ) -> BeforeToolCallResult | None:
         call = self.run.calls.get(ctx.tool_call.id)
         if call is None:  # not the agent's: nothing to wait for
-            return await self.judge(ctx, signal)  # type: ignore[no-any-return]
+            return await self.judge(ctx, signal)
         while call.asked is None and call.status == "pending" and not self.run.turn_over:
             if not await wait_unless_aborted(call.changed, signal):
                 return BeforeToolCallResult(block=True, reason="Operation aborted")

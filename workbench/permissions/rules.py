@@ -138,7 +138,7 @@ class RuleSet:
 def _check_action(action: Any, where: str) -> Action:
     if action not in ACTIONS:
         raise RuleError(f"{where}: action must be one of allow, ask, deny (got {action!r})")
-    return action  # type: ignore[no-any-return]
+    return action
 
 
 def rules_from_flags(

@@ -130,7 +130,7 @@ class ResponsesFormat(WireFormat):
         kind = kind or event.name
         calls = kind in CALL_EVENTS or kind in END_EVENTS
         if kind in ("response.output_item.added", "response.output_item.done"):
-            calls = is_call(chunk.get("item"))  # type: ignore[union-attr]
+            calls = is_call(chunk.get("item"))
         return WireEvent(event, chunk, event.raw, done=kind in END_EVENTS, calls=calls)
 
     def reader(self, builder: StreamBuilder, body: JsonDict) -> ResponsesReader:
