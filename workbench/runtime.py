@@ -28,8 +28,8 @@ from workbench.stream_report import ReportedStream, reports_itself
 
 if TYPE_CHECKING:
     from workbench.mcp import McpHub
-    from workbench.mcp.config import McpServerConfig
     from workbench.mcp.capabilities import LogLevel
+    from workbench.mcp.config import McpServerConfig
     from workbench.providers.settings import OpenAISettings
     from workbench.run_limits import TurnLimit
     from workbench.sessions.fork import ForkPoint

@@ -121,9 +121,7 @@ async def _create(
     session._stamp(data, options)  # type: ignore[arg-type]  # the negotiated version's headers
     headers = options.setdefault("headers", {})
     headers.setdefault(MCP_NAME_HEADER, encode_header_value(request.params.name))
-    raw = await session._dispatcher.send_raw_request(
-        data["method"], data.get("params"), options
-    )
+    raw = await session._dispatcher.send_raw_request(data["method"], data.get("params"), options)
     return mcp_types.CreateTaskResult.model_validate(raw, by_name=False)
 
 

@@ -141,10 +141,10 @@ class ResponsesFormat(WireFormat):
     ) -> StreamRelease:
         kept = {c.id: c for c in verdict.kept}
         removed = {c.id for c in verdict.removed}
-        for call_id in sent:
-            if call_id in removed or call_id not in kept or not kept[call_id].untouched:
-                return StreamRelease(refused=f"{call_id} was streamed, then denied or edited")
-        ids = {s.wire_index: i for i, s in sent.items()}
+        for streamed in sent:
+            if streamed in removed or streamed not in kept or not kept[streamed].untouched:
+                return StreamRelease(refused=f"{streamed} was streamed, then denied or edited")
+        ids: dict[int, str | None] = {s.wire_index: i for i, s in sent.items()}
         for item in held:
             added = item.chunk if isinstance(item.chunk, dict) else {}
             if added.get("type") == "response.output_item.added" and is_call(added.get("item")):
@@ -205,7 +205,8 @@ class ResponsesFormat(WireFormat):
 
     def release_whole(self, body: JsonDict, verdict: Verdict) -> JsonDict:
         out = copy.deepcopy(body)
-        output = out.get("output") if isinstance(out.get("output"), list) else []
+        output = out.get("output")
+        output = output if isinstance(output, list) else []
         out["output"] = _released_output(out, verdict, len(output))
         if not verdict.kept and verdict.removed:
             out["output"].append(_notice_item(verdict.notice, out))
