@@ -158,7 +158,7 @@ class WorkbenchApp(
         self._subtitle = subtitle
         self.runs: list[Runtime] = []
         """Every runtime this app ran, each with its own session (ctrl+n starts another)."""
-        self.runtime: Runtime | None = None  # type: ignore[assignment]
+        self.runtime: Runtime | None = None
         if runtime is not None:
             self._use(runtime)
 
@@ -183,8 +183,14 @@ class WorkbenchApp(
         self._event_kinds = event_kinds()
         self._show_runtime_title()
 
+    def _started(self) -> Runtime:
+        """The runtime in use: set before the main screen, its keys and timers exist."""
+        if self.runtime is None:
+            raise RuntimeError("the runtime has not started yet")
+        return self.runtime
+
     def _show_runtime_title(self) -> None:
-        runtime = self.runtime
+        runtime = self._started()
         self.sub_title = (
             f"{runtime.model.provider}:{runtime.model.id} · {self._subtitle or runtime.workspace}"
         )
@@ -202,12 +208,12 @@ class WorkbenchApp(
             self._view_state,
             labels=self.labels,
             clock=now_ms,
-            model=self.runtime.model.id,
+            model=self._started().model.id,
             bottom=PromptBar(id="prompt-bar"),
             side=self.side_panel(),
             ready=self.main_ready,
         )
-        self.main.timeline.slow_after_ms = self.runtime.slow_after * 1000.0
+        self.main.timeline.slow_after_ms = self._started().slow_after * 1000.0
         return self.main
 
     def side_panel(self) -> ComposeResult:
@@ -260,9 +266,9 @@ class WorkbenchApp(
         if self.stats is not None:
             self.main.screen_layout_refresh_signal.subscribe(self, self._laid_out)
         self.set_interval(0.25, self._tick)
-        if self.runtime.not_offered:
+        if self._started().not_offered:
             self.notify(
-                "\n".join(literal(line) for line in self.runtime.not_offered),
+                "\n".join(literal(line) for line in self._started().not_offered),
                 title="Not offered to the model",
                 severity="warning",
                 timeout=30,
@@ -270,7 +276,7 @@ class WorkbenchApp(
             )
         self._refresh_now()
         self.call_after_refresh(self._apply_gc_policy)
-        if self.runtime.mcp is not None:
+        if self._started().mcp is not None:
             self._mcp_started = asyncio.Event()
             self._serve_mcp()
 
@@ -396,7 +402,7 @@ class WorkbenchApp(
             busy=pacer.burst,
             queued=len(steering) + len(follow_ups),
             costs=self.cost_meter.costs(state),
-            extra=mcp_alert(self.runtime.mcp),
+            extra=mcp_alert(self._started().mcp),
         )
         prompt_bar = self.prompt_bar
         prompt_bar.show_queue([_text(m) for m in steering], [_text(m) for m in follow_ups])
@@ -482,7 +488,9 @@ class WorkbenchApp(
         from workbench.agent.clock import now_ms
 
         self.push_screen(
-            RunDetailsScreen(self.view_state, turn=turn, now=now_ms(), prices=self.runtime.prices)
+            RunDetailsScreen(
+                self.view_state, turn=turn, now=now_ms(), prices=self._started().prices
+            )
         )
 
     def action_help(self) -> None:
@@ -495,7 +503,7 @@ class WorkbenchApp(
         from widgets.sessions_app import SessionsScreen
         from workbench.sessions.header import default_session_dir
 
-        path = self.runtime.session_path  # the library of where this app records
+        path = self._started().session_path  # the library of where this app records
         self.push_screen(SessionsScreen(path.parent if path else default_session_dir()))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

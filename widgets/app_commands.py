@@ -8,11 +8,15 @@ Textual's (themes, quit, keys).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual.app import SystemCommand
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.screen import Screen
+
+if TYPE_CHECKING:
+    from widgets.main_screen import MainScreen
+    from widgets.tool_inspector import ToolInspector
 
 COMMAND_HELP = {
     "cancel_run": "Fire the run's abort signal (works in dialogs too)",
@@ -40,10 +44,14 @@ COMMAND_HELP = {
 class AppCommands:
     """`get_system_commands` for `WorkbenchApp`."""
 
-    BINDINGS: Any
+    BINDINGS: ClassVar[list[BindingType]]
     runtime: Any
-    main: Any
-    inspector: Any
+    main: MainScreen
+    if TYPE_CHECKING:
+
+        @property
+        def inspector(self) -> ToolInspector: ...
+
     run_action: Any
     restart_mcp_server: Any
     action_call_by_hand: Any

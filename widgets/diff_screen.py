@@ -113,9 +113,9 @@ class DiffScreen(Screen[None]):
         self.query_one("#heading", Static).update(Text(heading))
         table.focus()
         if self.rows:
-            first = self.differences[0] if count else 0
-            table.move_cursor(row=first)
-            self.describe(first)
+            start = self.differences[0] if count else 0
+            table.move_cursor(row=start)
+            self.describe(start)
 
     def cell_width(self) -> int:
         """Characters of a value in the A and B columns: half of what the screen's width

@@ -21,7 +21,11 @@ if TYPE_CHECKING:
 class McpAttachments:
     """Mixed into the app: `prompt_bar` is its message box."""
 
-    prompt_bar: PromptBar
+    if TYPE_CHECKING:
+
+        @property
+        def prompt_bar(self) -> PromptBar: ...
+
     _attachments: list[Reading]
 
     def open_mcp_catalog(self, connection: Any, linked: list[dict[str, Any]] | None = None) -> None:

@@ -270,7 +270,12 @@ class AppAsker:
     async def _ask(self, screen: Any) -> Any:
         async with self._one_at_a_time:
             answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-            self.app.push_screen(screen, lambda result: answer.done() or answer.set_result(result))
+
+            def settle(result: Any) -> None:
+                if not answer.done():
+                    answer.set_result(result)
+
+            self.app.push_screen(screen, settle)
             try:
                 return await answer
             except BaseException:  # the server cancelled its request: the dialog goes

@@ -26,6 +26,7 @@ class NewRunActions:
     workers: Any
     runs: list[Any]
     _recording_problem: Any
+    _mcp_started: asyncio.Event | None
 
     @property
     def session_paths(self) -> list[Path]:

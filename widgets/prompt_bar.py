@@ -54,7 +54,7 @@ class PromptBar(Vertical):
         text: str
         queue_kind: QueueKind
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self):
         yield Static("", id="queue")
         yield Static("", id="attachments")
         yield LiteralInput(placeholder=self._placeholder(), id="prompt", compact=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import AsyncIterator
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -23,7 +24,7 @@ from textual.widgets.option_list import Option
 
 from widgets.app import WorkbenchApp
 from widgets.prompt_bar import PromptBar
-from workbench.agent import Agent, Model
+from workbench.agent import Agent, AssistantMessageEvent, LlmContext, Model, StreamOptions
 from workbench.bus_events import PermissionRequestEvent, StepPausedEvent
 from workbench.runtime import Runtime
 from workbench.sanitize import literal
@@ -38,7 +39,9 @@ class ConversationList(OptionList):
     """
 
 
-def _no_model(*_args: Any) -> Any:
+def _no_model(
+    model: Model, context: LlmContext, options: StreamOptions
+) -> AsyncIterator[AssistantMessageEvent]:
     raise RuntimeError("proxy mode: the agent sends the requests")
 
 
@@ -154,7 +157,7 @@ class ProxyApp(WorkbenchApp):
         self.current = conv
         self.runtime = conv.runtime
         self.agent = conv.agent
-        self._view_state = self._views.pop(conv.number, None) or ViewState()
+        self._view_state = self._views.pop(conv.number, ViewState())
         self._unfolded = self._queues.get(conv.number, [])
         self._queues[conv.number] = []
         self.selected_id = None

@@ -144,7 +144,7 @@ class ReplayApp(SlowStart, SafeTextApp, App[ForkRequest | None]):
         """The position the screen shows (it lags `position` while keys are held)."""
         self._gc_thresholds: tuple[int, int, int] | None = None
         self._scrub = scrub
-        self.session: Session | None = None  # type: ignore[assignment]
+        self.session: Session | None = None
         if session is not None:
             self._use(session, fork_choices or [])
 
@@ -174,16 +174,16 @@ class ReplayApp(SlowStart, SafeTextApp, App[ForkRequest | None]):
     def get_default_screen(self) -> Screen[Any]:
         if self.session is None:
             return StartingScreen("Reading the session…")
-        return self._main_screen()
+        return self._main_screen(self.session)
 
-    def _main_screen(self) -> MainScreen:
+    def _main_screen(self, session: Session) -> MainScreen:
         scrubber = Scrubber(len(self.events), self.marks.positions["turn"], id="scrubber")
         scrubber.show(*self._scrubber_at())  # drawn at the start from the first frame
         self.main = MainScreen(
             self.view_state,
             labels=self.labels,
             clock=self._now,
-            model=self.session.header.model.id,
+            model=session.header.model.id,
             bottom=scrubber,
             mode="replay",
             ready=self.main_ready,
@@ -240,12 +240,12 @@ class ReplayApp(SlowStart, SafeTextApp, App[ForkRequest | None]):
             self.cannot_start(f"--at {self._at} is outside 0..{len(session.events)}")
             return
         self._use(session, choices)
-        await self.push_screen(self._main_screen())  # over the starting screen
+        await self.push_screen(self._main_screen(session))  # over the starting screen
 
     def main_ready(self) -> None:
         """The main screen's widgets are mounted: show where the replay starts."""
         self.timeline.empty_text = "Nothing yet at this point of the session (→ steps forward)."
-        for warning in self.session.warnings:
+        for warning in self.session.warnings if self.session is not None else ():
             self.notify(warning, severity="warning", timeout=6, markup=False)
         self.goto(self._start_at)
         self.call_after_refresh(self._apply_gc_policy)
@@ -398,7 +398,8 @@ class ForkedApp(WorkbenchApp):
     def main_ready(self) -> None:
         super().main_ready()
         parent = Path(self.fork.parent.path).name
-        where = self.runtime.session_path.name if self.runtime.session_path else "nowhere"
+        path = self._started().session_path
+        where = path.name if path else "nowhere"
         lines = [f"Forked {parent} after turn {self.fork.parent.turn}; recording to {where}"]
         self.notify("\n".join(lines + self.fork.notes), timeout=10, markup=False)
         if needs_continue(self.agent.state.messages):

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Literal
 
 from rich.text import Text
 from textual import on
@@ -200,7 +200,9 @@ class FieldBox(Vertical):
         if self.kind == "array":
             return ArrayField(self.item_spec, self.root, fid, default, required=self.required)
         shown = "" if default is None else _shown(default, self.kind)
-        kind = {"integer": "integer", "number": "number"}.get(self.kind, "text")
+        kind: Literal["integer", "number", "text"] = (
+            "integer" if self.kind == "integer" else "number" if self.kind == "number" else "text"
+        )
         return LiteralInput(shown, type=kind, id=fid, suggester=self.suggester)
 
     def read(self) -> Any:
@@ -258,7 +260,7 @@ class ArrayField(Vertical):
         if button.parent is self and button.has_class("add"):
             event.stop()
             await self.mount(self._item(self.items.get("default")), before=button)
-        elif button.parent is not None and button.parent.parent is self:
+        elif isinstance(button.parent, Widget) and button.parent.parent is self:
             event.stop()
             await button.parent.remove()
 

@@ -254,7 +254,8 @@ class SessionsScreen(Screen[None]):
             return
         from widgets.diff_screen import DiffScreen
 
-        self.app.push_screen(DiffScreen(*self.marked))
+        a, b = self.marked
+        self.app.push_screen(DiffScreen(a, b))
 
     def action_focus_search(self) -> None:
         self.query_one("#search", Input).focus()

@@ -79,7 +79,7 @@ class SafeTextApp:
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self.terminal_guard = TerminalGuard()
-        super().__init__(*args, **kwargs)  # type: ignore[call-arg]
+        super().__init__(*args, **kwargs)
 
     def get_line_filters(self) -> Sequence[LineFilter]:
         return [*super().get_line_filters(), self.terminal_guard]  # type: ignore[misc]

@@ -101,7 +101,7 @@ class ToolInspector(LineScrollView, can_focus=True):
         self.description = ""
         self.source = ""
         """Where the shown tool comes from when it is not built in (e.g. `mcp:files`)."""
-        self.batch: list[ToolCallRecord] = []
+        self.batch_calls: list[ToolCallRecord] = []
         self.now = 0.0
         self.hovered_id: str | None = None
         """The lane under the mouse: its durations show under the lanes."""
@@ -133,7 +133,7 @@ class ToolInspector(LineScrollView, can_focus=True):
             return False
         first = record is not self.record
         self.record, self.rendered_rev, self.description = record, batch_rev, description
-        self.source, self.batch, self.now = source, batch, now
+        self.source, self.batch_calls, self.now = source, batch, now
         if first:
             self.hovered_id = None
         self._draw()
@@ -211,7 +211,11 @@ class ToolInspector(LineScrollView, can_focus=True):
     def on_mouse_move(self, event: events.MouseMove) -> None:
         start = self._anchors.get("Batch lanes")
         row = event.y + int(self.scroll_y) - (start or 0) - 1  # below the section's title
-        hovered = self.batch[row].id if start is not None and 0 <= row < len(self.batch) else None
+        hovered = (
+            self.batch_calls[row].id
+            if start is not None and 0 <= row < len(self.batch_calls)
+            else None
+        )
         if hovered != self.hovered_id:
             self.hovered_id = hovered
             self._draw()
@@ -241,7 +245,9 @@ class ToolInspector(LineScrollView, can_focus=True):
         yield from self._stages(record, columns)
         if record.started_at is not None:
             detail = self.hovered_id or record.id
-            lanes = render_lanes(self.batch, record.id, self.now, max(20, width), detail_id=detail)
+            lanes = render_lanes(
+                self.batch_calls, record.id, self.now, max(20, width), detail_id=detail
+            )
             yield from self._section("Batch lanes", lanes, indent=0)
         yield from self._permission(record)
         yield from self._output(record)

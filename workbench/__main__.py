@@ -323,7 +323,7 @@ def apply_project(args: argparse.Namespace, directory: Path) -> None:
 def system_prompt_of(args: argparse.Namespace) -> str | None:
     """`--system-prompt`, or the text of `--system-prompt-file` (None: neither)."""
     if args.system_prompt_file is None:
-        return args.system_prompt  # type: ignore[no-any-return]
+        return args.system_prompt
     path: Path = args.system_prompt_file
     try:
         return path.read_text(encoding="utf-8")

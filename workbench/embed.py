@@ -136,7 +136,7 @@ def attach(
             agent.on_error_result,
         ) = saved
         agent.bus._listeners[:] = listeners  # noqa: SLF001 - the recorder, printers, ... go
-        if lent_publish:
+        if lent_publish and hasattr(user_stream, "publish"):
             user_stream.publish = None
         if recorder is not None:
             recorder.close()

@@ -62,7 +62,7 @@ def apply() -> tuple[int, int, int]:
     # until a quarter as many objects as the last one kept have come of age, and the
     # last one, at start-up, kept everything.
     gc.collect()
-    return previous  # type: ignore[return-value]
+    return previous
 
 
 def restore(previous: tuple[int, int, int]) -> None:

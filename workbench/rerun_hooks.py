@@ -97,10 +97,10 @@ class ReplayedDecisions:
             )
         blocked = self.edits.before_tool_call(ctx)
         if blocked is not None:
-            return blocked  # type: ignore[no-any-return]
+            return blocked
         decision = recorded.decision if recorded is not None and same else None
         if decision is None or decision.decided_by == "abort" or self._gate_decides(ctx):
-            return await self.gate(ctx, signal)  # type: ignore[no-any-return]
+            return await self.gate(ctx, signal)
         self.replayed[call_id] = f"{decision.decision} as recorded, by {decision.who()}"
         await self.publish(
             PermissionDecisionEvent(

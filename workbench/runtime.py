@@ -28,6 +28,7 @@ from workbench.stream_report import ReportedStream, reports_itself
 
 if TYPE_CHECKING:
     from workbench.mcp import McpHub
+    from workbench.mcp.capabilities import LogLevel
     from workbench.mcp.config import McpServerConfig
     from workbench.providers.settings import OpenAISettings
     from workbench.run_limits import TurnLimit
@@ -85,7 +86,7 @@ class RunOptions(Oversight):
     """MCP servers to connect to over streamable HTTP (`--mcp-url`)."""
     mcp_servers: list[McpServerConfig] = field(default_factory=list)
     """More MCP servers as `workbench.mcp.McpServerConfig`s (the config file's)."""
-    mcp_log_level: str | None = None
+    mcp_log_level: LogLevel | None = None
     """The log level asked of MCP servers that log (`--mcp-log-level`)."""
     session: Path | None = None
     """The session file to record to (default: a new file in the user's data directory)."""

@@ -353,7 +353,8 @@ async def rerun(
     if approve == "recorded":
         calls = recorded_calls(of_kinds(session.events, DECISION_KINDS))
         decisions = ReplayedDecisions(calls, replay, runtime.gate, agent.publish)
-        agent.before_tool_call = chain_before(decisions, runtime.stepper.before_tool_call)
+        stepper = runtime.stepper.before_tool_call if runtime.stepper is not None else None
+        agent.before_tool_call = chain_before(decisions, stepper)
     else:  # the edit is put back first, so the gate judges the arguments that will run
         agent.before_tool_call = chain_before(replay.before_tool_call, agent.before_tool_call)
     now: list[ToolResultMessage] = []

@@ -101,3 +101,16 @@ async def test_hovering_a_lane_shows_its_durations() -> None:
         assert "run_tests [a]: preflight" in lanes and "executing 1.8s" in lanes
         await pilot.hover(inspector, offset=(20, first_lane + 8))  # below the lanes
         assert "write_file [b]" in inspector.section_text("Batch lanes")
+
+
+async def test_an_inspector_showing_a_batch_keeps_textuals_batch_context() -> None:
+    """The batch it shows is its own attribute: `Widget.batch()`, which Textual's
+    `recompose` enters, stays the context manager (a list there broke recompose)."""
+    app = InspectorApp(PARALLEL, "b", 5000)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.pause()
+        inspector = app.query_one(ToolInspector)
+        assert "write_file [b]: preflight" in inspector.section_text("Batch lanes")
+        await inspector.recompose()
+        await pilot.pause()
+        assert inspector.is_attached

@@ -18,6 +18,8 @@ from workbench.acp.served import read_text_file, write_text_file
 from workbench.acp.stream import FeedItem
 
 if TYPE_CHECKING:
+    from acp.schema import CreateTerminalResponse, EnvVariable
+
     from workbench.acp.run import AcpRun
 
 PLAN_MARKS = {"completed": "✓", "in_progress": "▸", "pending": "○"}
@@ -26,7 +28,7 @@ PLAN_MARKS = {"completed": "✓", "in_progress": "▸", "pending": "○"}
 def _json(model: Any) -> dict[str, Any]:
     if isinstance(model, dict):
         return model
-    return model.model_dump(mode="json", by_alias=True, exclude_unset=True)  # type: ignore[no-any-return]
+    return model.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
 
 class AcpClient:
@@ -136,8 +138,19 @@ class AcpClient:
         await write_text_file(self.run, path, content)
         return WriteTextFileResponse()
 
-    async def create_terminal(self, session_id: str, command: str, **kwargs: Any) -> Any:
-        return await self.run.terminals.create(command, **kwargs)
+    async def create_terminal(
+        self,
+        session_id: str,
+        command: str,
+        args: list[str] | None = None,
+        env: list[EnvVariable] | None = None,
+        cwd: str | None = None,
+        output_byte_limit: int | None = None,
+        **kwargs: Any,
+    ) -> CreateTerminalResponse:
+        return await self.run.terminals.create(
+            command, args=args, env=env, cwd=cwd, output_byte_limit=output_byte_limit, **kwargs
+        )
 
     async def terminal_output(self, session_id: str, terminal_id: str, **_kwargs: Any) -> Any:
         return self.run.terminals.output(terminal_id)

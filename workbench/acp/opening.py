@@ -110,7 +110,6 @@ def mcp_server(config: Any) -> Any:
         env = [EnvVariable(name=k, value=v) for k, v in config.env.items()]
         return McpServerStdio(name=config.name, command=program, args=list(args), env=env)
     headers = [HttpHeader(name=k, value=v) for k, v in config.headers.items()]
-    cls = SseMcpServer if config.sse else HttpMcpServer
-    return cls(
-        name=config.name, url=config.url, headers=headers, type="sse" if config.sse else "http"
-    )
+    if config.sse:
+        return SseMcpServer(name=config.name, url=config.url, headers=headers, type="sse")
+    return HttpMcpServer(name=config.name, url=config.url, headers=headers, type="http")

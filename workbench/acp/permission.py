@@ -31,7 +31,7 @@ from workbench.agent import (
     TextContent,
 )
 from workbench.agent.abort import AbortError
-from workbench.agent.config import BeforeToolCall
+from workbench.agent.config import BeforeToolCall, resolve
 from workbench.permissions.edits import InvalidEdit, revalidate
 from workbench.permissions.hooks import wait_unless_aborted
 
@@ -95,7 +95,7 @@ class AcpHook:
     ) -> BeforeToolCallResult | None:
         call = self.run.calls.get(ctx.tool_call.id)
         if call is None:  # not the agent's: nothing to wait for
-            return await self.judge(ctx, signal)  # type: ignore[no-any-return]
+            return await resolve(self.judge(ctx, signal))
         while call.asked is None and call.status == "pending" and not self.run.turn_over:
             if not await wait_unless_aborted(call.changed, signal):
                 return BeforeToolCallResult(block=True, reason="Operation aborted")
@@ -114,7 +114,7 @@ class AcpHook:
                 pass
             await self.run.note(call, "agent: raw input when it asked", str(asked_args)[:200])
         judged = ctx.args.model_dump(mode="json")
-        result = await self.judge(ctx, signal)
+        result = await resolve(self.judge(ctx, signal))
         if signal is not None and signal.aborted:
             ask.cancel()
             return result or BeforeToolCallResult(block=True, reason="Operation aborted")

@@ -177,7 +177,12 @@ class AcpRun:
         assert process.stdin is not None and process.stdout is not None
         client = AcpClient(self)
         self.conn = ClientSideConnection(
-            client, process.stdin, process.stdout, observers=[client.observe]
+            # acp routes only the methods a client has (the others answer "method not
+            # found"); its Client protocol lists elicitation, which this client does not offer
+            client,  # type: ignore[arg-type]
+            process.stdin,
+            process.stdout,
+            observers=[client.observe],
         )
         self._live = True
         self.spawn(self._read_stderr(process))
@@ -377,7 +382,8 @@ class AcpRun:
         unfinished one the agent was allowed to run, else the latest unfinished one."""
         running = [c for c in self.calls.values() if not c.finished]
         allowed = [c for c in running if c.allowed]
-        return (allowed or running or [None])[-1]
+        latest = allowed or running
+        return latest[-1] if latest else None
 
     def settle_if_known(self, call: AcpCall) -> None:
         if call.settled:

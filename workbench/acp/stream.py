@@ -164,7 +164,7 @@ class AcpStream:
 async def next_or_abort(receive: Any, signal: Any) -> FeedItem | None:
     """The next item of the feed, or None once `signal` aborts first."""
     if signal is None:
-        return await receive()  # type: ignore[no-any-return]
+        return await receive()
     if signal.aborted:
         return None
     got: list[FeedItem] = []

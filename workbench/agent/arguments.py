@@ -407,7 +407,8 @@ def _dump_json(model: BaseModel) -> dict[str, Any]:
     try:
         return model.model_dump(mode="json")
     except Exception:  # noqa: BLE001 - e.g. a validator produced an arbitrary object
-        return to_jsonable_python(model, fallback=repr)
+        dumped: dict[str, Any] = to_jsonable_python(model, fallback=repr)
+        return dumped
 
 
 def _json_kind(value: Any) -> str:

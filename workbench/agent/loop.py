@@ -299,16 +299,16 @@ async def stream_assistant_response(
     aborted, without calling `stream_fn` (one that ignored the signal ran a whole new
     turn after a ctrl+c during the tools or in a dialog)."""
     if signal is not None and signal.aborted:
-        final = AssistantMessage(
+        unsent = AssistantMessage(
             model=config.model.id,
             provider=config.model.provider,
             stop_reason="aborted",
             error_message="Request was not sent: the run was aborted",
         )
-        context.messages.append(final)
-        await emit(MessageStartEvent(message=final))
-        await emit(MessageEndEvent(message=final))
-        return final
+        context.messages.append(unsent)
+        await emit(MessageStartEvent(message=unsent))
+        await emit(MessageEndEvent(message=unsent))
+        return unsent
     messages: list[Message] = context.messages
     if config.transform_context is not None:
         messages = await resolve(config.transform_context(messages, signal))

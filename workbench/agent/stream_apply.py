@@ -113,7 +113,7 @@ def tool_call_at(message: AssistantMessage | None, index: int) -> ToolCall | Non
     if message is None or not 0 <= index < len(message.content):
         return None
     call = message.content[index]
-    return call if call.type == "toolCall" else None  # type: ignore[return-value]
+    return call if call.type == "toolCall" else None
 
 
 def started_call(call: ToolCall) -> ToolCall:

@@ -174,8 +174,8 @@ def rerun_setup(
                 update={"tool_specs": list(recorded.tool_specs), "project_dir": str(base)}
             )
             # A recorded server's directory is a path from the file: never trusted.
-            servers = [s.model_copy(update={"cwd": None}) for s in recorded.mcp_servers]
-            setup = setup.model_copy(update={"mcp_servers": servers})
+            kept = [s.model_copy(update={"cwd": None}) for s in recorded.mcp_servers]
+            setup = setup.model_copy(update={"mcp_servers": kept})
     if args.tool_specs is not None:
         here = str(Path.cwd().resolve())  # the flags are relative to where you typed them
         setup = setup.model_copy(update={"tool_specs": args.tool_specs, "project_dir": here})

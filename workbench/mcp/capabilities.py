@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 import anyio
 import mcp_types
+from pydantic import FileUrl
 
 from workbench.bus_events import McpSamplingEvent
 from workbench.mcp.requests import Asker, SampleFn, declined, sampling_event
@@ -34,7 +35,7 @@ from workbench.mcp.requests import Asker, SampleFn, declined, sampling_event
 LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 LOG_LEVELS: tuple[str, ...] = LogLevel.__args__  # type: ignore[attr-defined]
 SERVER_LOG_LINES = 500
-_LIST_CHANGED = {
+_LIST_CHANGED: dict[type, str] = {
     mcp_types.ResourceListChangedNotification: "resources",
     mcp_types.PromptListChangedNotification: "prompts",
 }
@@ -76,7 +77,7 @@ class ClientSide:
     async def list_roots(self, _context: Any) -> mcp_types.ListRootsResult:
         return mcp_types.ListRootsResult(
             roots=[
-                mcp_types.Root(uri=path.resolve().as_uri(), name=path.name or str(path))
+                mcp_types.Root(uri=FileUrl(path.resolve().as_uri()), name=path.name or str(path))
                 for path in self.roots
             ]
         )
@@ -143,7 +144,7 @@ class ClientSide:
 
         async def run(
             request: mcp_types.CreateMessageRequestParams, model: str | None = None
-        ) -> Any:
+        ) -> mcp_types.CreateMessageResult:
             sent.append(request)  # what went to the model, after any edit
             assert self.sampler is not None
             return await self.sampler(request, model)

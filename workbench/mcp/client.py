@@ -53,6 +53,7 @@ from workbench.mcp.streams import (
     CallCancel,
     CancelReasonWriter,
     SurrogateRepair,
+    Tap,
     ToolListGuard,
     WatchedReader,
     current_call,
@@ -141,7 +142,7 @@ class McpConnection:
         self._ended = False
         serving.set(self)
         # the wire sees what came, lone surrogates as U+FFFD
-        taps = [SurrogateRepair(), self.wire, ToolListGuard(self._tool_dropped)]
+        taps: list[Tap] = [SurrogateRepair(), self.wire, ToolListGuard(self._tool_dropped)]
         try:
             async with (
                 self._transport() as (read, write),

@@ -34,7 +34,8 @@ from workbench.agent import (
     UserMessage,
 )
 from workbench.agent.content_caps import DEFAULT_CAPS, cap_images
-from workbench.bus_events import McpSamplingEvent
+from workbench.agent.types import AssistantContent
+from workbench.bus_events import McpSamplingEvent, SamplingDecision
 
 DECLINED = -1
 """The JSON-RPC error code sent for a sampling request the user (or policy) declined."""
@@ -44,7 +45,7 @@ class SampleFn(Protocol):
     """Runs a sampling request on a model (the run's, or the one named `model`)."""
 
     def __call__(
-        self, params: mcp_types.CreateMessageRequestParams, model: str | None = None
+        self, params: mcp_types.CreateMessageRequestParams, model: str | None = None, /
     ) -> Awaitable[mcp_types.CreateMessageResult]: ...
 
 
@@ -209,7 +210,7 @@ def to_messages(messages: list[mcp_types.SamplingMessage]) -> list[Any]:
         if message.role == "user":
             out.append(UserMessage(content=parts))
         else:
-            texts = [p for p in parts if isinstance(p, TextContent)]
+            texts: list[AssistantContent] = [p for p in parts if isinstance(p, TextContent)]
             out.append(AssistantMessage(content=texts, stop_reason="stop"))
     return out
 
@@ -242,7 +243,7 @@ def sampling_event(
     request = sent or asked
     last = _texts(request)[-1].split(":", 1)[1] if request.messages else ""
     if isinstance(outcome, mcp_types.ErrorData):
-        decision = "declined" if outcome.code == DECLINED else "failed"
+        decision: SamplingDecision = "declined" if outcome.code == DECLINED else "failed"
         return McpSamplingEvent(
             server=server, request=last[:KEPT_CHARS], decision=decision, error=outcome.message
         )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from typing import IO
+from typing import TextIO
 
 STDERR_TAIL_LINES = 6
 STDERR_KEPT_LINES = 500
@@ -21,10 +21,10 @@ class ServerStderr:
     """Where a stdio server's stderr goes, and its last lines."""
 
     def __init__(self) -> None:
-        self._file: IO[str] | None = None
+        self._file: TextIO | None = None
         self._last: list[str] = []
 
-    def open(self) -> IO[str]:
+    def open(self) -> TextIO:
         """A fresh file for a server about to start."""
         self._file = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
         return self._file

@@ -18,11 +18,13 @@ dispatcher, as `send_request` would, and reads the answer as a `CreateTaskResult
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import anyio
 import mcp_types
 from mcp import ClientSession
+from mcp.shared.dispatcher import CallOptions
 from mcp.shared.inbound import MCP_NAME_HEADER, encode_header_value
 
 from workbench.agent import AbortSignal
@@ -117,13 +119,11 @@ async def _create(
     session: ClientSession, request: mcp_types.CallToolRequest
 ) -> mcp_types.CreateTaskResult:
     data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
-    options: dict[str, Any] = {}
-    session._stamp(data, options)  # type: ignore[arg-type]  # the negotiated version's headers
+    options: CallOptions = {}
+    session._stamp(data, options)  # the negotiated version's headers
     headers = options.setdefault("headers", {})
     headers.setdefault(MCP_NAME_HEADER, encode_header_value(request.params.name))
-    raw = await session._dispatcher.send_raw_request(  # type: ignore[attr-defined]
-        data["method"], data.get("params"), options
-    )
+    raw = await session._dispatcher.send_raw_request(data["method"], data.get("params"), options)
     return mcp_types.CreateTaskResult.model_validate(raw, by_name=False)
 
 
@@ -139,7 +139,7 @@ async def _until_over(
         task = await ask(
             server,
             f"tasks/get {task.task_id}",
-            lambda get=get: session.send_request(get, mcp_types.GetTaskResult),
+            partial(session.send_request, get, mcp_types.GetTaskResult),
         )
         line = status_line(task)
         if line != shown:

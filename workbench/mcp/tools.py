@@ -170,7 +170,7 @@ def map_result(
 def named_resources(items: list[Any]) -> list[dict[str, Any]]:
     """The resources a result links to or embeds (`uri`, `name`, ...): the app offers
     to read them from the server."""
-    out = []
+    out: list[dict[str, Any]] = []
     for item in items:
         if isinstance(item, mcp_types.ResourceLink):
             fields = item.model_dump(mode="json", exclude_none=True)

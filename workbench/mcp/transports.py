@@ -12,9 +12,10 @@ from __future__ import annotations
 import atexit
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import IO, Any
+from typing import Any, TextIO
 
 import anyio
+import httpx2
 from mcp import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
@@ -37,7 +38,7 @@ def kill_server_trees() -> None:
 
 @asynccontextmanager
 async def stdio_transport(
-    config: McpServerConfig, stderr: IO[str]
+    config: McpServerConfig, stderr: TextIO
 ) -> AsyncIterator[tuple[Any, Any]]:
     """Start the server's process (its stderr to `stderr`); when it stops or exits,
     every process it started ends too."""
@@ -82,8 +83,12 @@ async def http_transport(
         if response.status_code >= 400 and posted:
             on_error(response.status_code, response.reason_phrase or "")
 
-    def client_factory(**kwargs: Any) -> Any:
-        client = create_mcp_http_client(**kwargs)
+    def client_factory(
+        headers: dict[str, str] | None = None,
+        timeout: httpx2.Timeout | None = None,
+        auth: httpx2.Auth | None = None,
+    ) -> httpx2.AsyncClient:
+        client = create_mcp_http_client(headers=headers, timeout=timeout, auth=auth)
         client.event_hooks["response"].append(seen)
         return client
 

@@ -99,7 +99,8 @@ class Expander:
         if isinstance(env_file, str):
             path = Path(env_file).expanduser()
             path = path if path.is_absolute() else self.workspace / path
-            env = out.get("env") if isinstance(out.get("env"), dict) else {}
+            env = out.get("env")
+            env = env if isinstance(env, dict) else {}
             out["env"] = {**read_env_file(path), **env}
         return out
 

@@ -42,7 +42,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal, cast, get_args
 
 from workbench.permissions.patterns import CallPattern, PatternError
 from workbench.sanitize import UNSAFE
@@ -138,7 +138,7 @@ class RuleSet:
 def _check_action(action: Any, where: str) -> Action:
     if action not in ACTIONS:
         raise RuleError(f"{where}: action must be one of allow, ask, deny (got {action!r})")
-    return action  # type: ignore[no-any-return]
+    return cast(Action, action)  # one of ACTIONS, checked above
 
 
 def rules_from_flags(

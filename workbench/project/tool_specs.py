@@ -189,7 +189,7 @@ def import_spec(spec: ToolSpec, base: Path) -> ModuleType:
 
 def _run_user_code(spec: ToolSpec, run: Any, path: Path | None) -> ModuleType:
     try:
-        return run()  # type: ignore[no-any-return]
+        return run()
     except ModuleNotFoundError as exc:
         if exc.name == spec.target and path is None:
             raise ToolSpecError(

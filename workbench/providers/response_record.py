@@ -9,9 +9,18 @@ from __future__ import annotations
 
 import time
 import uuid
+from typing import Any, Protocol
 
 from workbench.bus_events import ProviderResponseEvent
-from workbench.providers.openai_stream import ChunkReader
+
+
+class ReadSoFar(Protocol):
+    """What a reader (`ChunkReader`, or a proxy format's) has learned of the response."""
+
+    first_content: bool
+    server_model: str | None
+    usage: Any
+    finish_reason: str | None
 
 
 class ResponseRecord:
@@ -22,7 +31,7 @@ class ResponseRecord:
         capture_chunks: keep every chunk's data for the network view.
     """
 
-    def __init__(self, reader: ChunkReader, *, capture_chunks: bool) -> None:
+    def __init__(self, reader: ReadSoFar, *, capture_chunks: bool) -> None:
         self.reader = reader
         self.request_id = f"req_{uuid.uuid4().hex[:16]}"
         self.chunks: list[str] | None = [] if capture_chunks else None

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from workbench.agent import AssistantMessageEvent, LlmContext, Model, StreamOptions
+from workbench.agent import AssistantMessageEvent, LlmContext, Model, StreamOptions, ToolCall
 from workbench.bus_events import ProviderRequestEvent, ResponseReleasedEvent
 from workbench.json_text import LINE_DEPTH, loads, normal
 from workbench.providers.openai_stream import StreamError, error_text
@@ -54,7 +54,7 @@ class Forwarder:
         self.conversation = conversation
 
     def __call__(
-        self, model: Model, _context: LlmContext, options: StreamOptions
+        self, model: Model, context: LlmContext, options: StreamOptions
     ) -> AsyncIterator[AssistantMessageEvent]:
         return self._turn(model, options)
 
@@ -191,6 +191,7 @@ class _Turn:
         self.record.start()
         final: Events
         try:
+            assert self.proxy.client is not None  # set while the server runs
             async with self.proxy.client.stream(
                 "POST",
                 exchange.url,
@@ -232,8 +233,8 @@ class _Turn:
             for event, was_sent in zip(events, sent, strict=True):
                 for e in self._event(event, was_sent):
                     yield e
-        for event in splitter.rest():
-            for e in self._event(self.exchange.format.read_event(event), False):
+        for rest in splitter.rest():
+            for e in self._event(self.exchange.format.read_event(rest), False):
                 yield e
 
     def _pass_early(self, event: WireEvent) -> bool:
@@ -282,7 +283,7 @@ class _Turn:
         return {
             i: block.raw_arguments or ""
             for i, block in enumerate(self.builder.message.content)
-            if getattr(block, "type", "") == "toolCall"
+            if isinstance(block, ToolCall)
         }
 
     def _check_hold(self, events: Events, before: dict[int, str]) -> None:
@@ -390,7 +391,9 @@ class _Turn:
         else:
             conv.failed(exchange)
         if not exchange.ready.is_set():
-            exchange.fail(502, message.error_message if message is not None else "no response")
+            exchange.fail(
+                502, (message.error_message if message is not None else None) or "no response"
+            )
         if not self.holding:
             for event in self.last:
                 exchange.send(event.raw)

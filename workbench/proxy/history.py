@@ -29,7 +29,9 @@ def to_messages(history: list[dict[str, Any]]) -> list[Message]:
             for call in m.get("tool_calls") or ():
                 if not isinstance(call, dict):
                     continue
-                function = call.get("function") if isinstance(call.get("function"), dict) else {}
+                function = call.get("function")
+                if not isinstance(function, dict):
+                    function = {}
                 call_id = str(call.get("id") or f"call_{next(_call_numbers)}")
                 names[call_id] = str(function.get("name") or "")
                 content.append(

@@ -169,17 +169,17 @@ class Proxy:
         best.deliver(exchange)
         return best
 
-    def must_hold(self, tool_name: str, stepper: Stepper) -> bool:
+    def must_hold(self, tool_name: str, stepper: Stepper | None) -> bool:
         """Whether a rule or a breakpoint could stop a call of `tool_name` (whatever its
         arguments): only then does a streamed response wait from that call on."""
-        if not tool_name or stepper.enabled:
+        if not tool_name or (stepper is not None and stepper.enabled):
             return True
         for rule in self.rules:
             if rule.action != "allow" and CallPattern(rule.pattern.tool).matches(tool_name, {}):
                 return True
         return any(
             bp.pattern is not None and CallPattern(bp.pattern.tool).matches(tool_name, {})
-            for bp in stepper.breakpoints
+            for bp in (stepper.breakpoints if stepper is not None else ())
         )
 
     def start_recording(self, conv: Conversation) -> Any:

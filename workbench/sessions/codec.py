@@ -72,7 +72,8 @@ def _json(model: Any, **options: Any) -> str:
     same fields.
     """
     try:
-        return model.model_dump_json(fallback=str, **options)
+        text: str = model.model_dump_json(fallback=str, **options)
+        return text
     except PydanticSerializationError:
         data = model.model_dump(**options)
         return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)

@@ -244,7 +244,8 @@ def _same(messages: list[Any], recorded: list[Any]) -> bool:
 
 def _only_text(content: Any) -> str | None:
     if len(content) == 1 and getattr(content[0], "type", None) == "text":
-        return content[0].text
+        text: str = content[0].text
+        return text
     return None
 
 

@@ -28,7 +28,7 @@ from array import array
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, overload
+from typing import Any, BinaryIO, overload
 
 from workbench.json_text import LINE_DEPTH, loads
 from workbench.sessions.codec import Decoder
@@ -313,7 +313,7 @@ class EventLog(Sequence[Any]):
         """Keep `event`, decoded in order while the file was read, as `self[index]`."""
         self._kept[index] = event
 
-    def _line(self, handle: Any, index: int) -> bytes:
+    def _line(self, handle: BinaryIO, index: int) -> bytes:
         handle.seek(self.offsets[index])
         return handle.readline().rstrip(b"\n")
 

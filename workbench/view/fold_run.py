@@ -114,7 +114,7 @@ def deltas(state: ViewState, kind: str, index: int | None, text: str, count: int
     elif kind != "toolcall_delta":
         block.text += text
     elif block.tool_call_id in state.calls:
-        record = state.calls[block.tool_call_id]  # type: ignore[index]
+        record = state.calls[block.tool_call_id]
         record.raw = (record.raw or "") + text
         record.rev += count
     item.rev += count
@@ -218,7 +218,7 @@ def _notice(state: ViewState, e: Any, level: NoticeLevel = "info") -> None:
     item = TimelineItem(
         "notice", state.turn, [Block("text", e.text)], level=level, timestamp=e.timestamp
     )
-    state.items.append(item)  # type: ignore[arg-type]
+    state.items.append(item)
 
 
 def mcp_tools_changed(state: ViewState, e: Any) -> None:

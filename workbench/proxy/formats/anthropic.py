@@ -121,10 +121,10 @@ class AnthropicFormat(WireFormat):
     ) -> StreamRelease:
         kept = {c.id: c for c in verdict.kept}
         removed = {c.id for c in verdict.removed}
-        for call_id in sent:
-            if call_id in removed or call_id not in kept or not kept[call_id].untouched:
-                return StreamRelease(refused=f"{call_id} was streamed, then denied or edited")
-        ids = {s.wire_index: i for i, s in sent.items()}
+        for streamed in sent:
+            if streamed in removed or streamed not in kept or not kept[streamed].untouched:
+                return StreamRelease(refused=f"{streamed} was streamed, then denied or edited")
+        ids: dict[int, str | None] = {s.wire_index: i for i, s in sent.items()}
         gone: list[int] = []
         top = max(ids, default=-1)
         out: list[bytes] = []
@@ -218,7 +218,7 @@ def _notice_events(index: int, text: str) -> list[bytes]:
         },
         {"type": "content_block_stop", "index": index},
     ]
-    return [sse_event(e, e["type"]) for e in events]
+    return [sse_event(e, str(e["type"])) for e in events]
 
 
 class AnthropicReader(ReaderBase):
@@ -328,7 +328,8 @@ class AnthropicReader(ReaderBase):
             self._input_tokens = raw["input_tokens"]
         cached = raw.get("cache_read_input_tokens")
         cached = cached if isinstance(cached, int) else 0
-        output = raw.get("output_tokens") if isinstance(raw.get("output_tokens"), int) else 0
+        output = raw.get("output_tokens")
+        output = output if isinstance(output, int) else 0
         self.usage = Usage(
             input=self._input_tokens,
             output=output,

@@ -82,10 +82,10 @@ def release_stream(
     the rest of their arguments, and the other kept calls are sent whole, in one chunk
     before the finish reason. Chunks left empty by the drop are left out.
     """
-    for call in verdict.removed:
-        if call.id in sent:
+    for removed in verdict.removed:
+        if removed.id in sent:
             return StreamRelease(
-                refused=f"{call.name} ({call.id}) was streamed before it was denied"
+                refused=f"{removed.name} ({removed.id}) was streamed before it was denied"
             )
     deltas: list[JsonDict] = []
     after = max((s.wire_index for s in sent.values()), default=-1) + 1

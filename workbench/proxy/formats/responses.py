@@ -133,7 +133,7 @@ class ResponsesFormat(WireFormat):
         kind = kind or event.name
         calls = kind in CALL_EVENTS or kind in END_EVENTS
         if kind in ("response.output_item.added", "response.output_item.done"):
-            calls = is_call(chunk.get("item"))  # type: ignore[union-attr]
+            calls = is_call(chunk.get("item"))
         return WireEvent(event, chunk, event.raw, done=kind in END_EVENTS, calls=calls)
 
     def reader(self, builder: StreamBuilder, body: JsonDict) -> ResponsesReader:
@@ -144,10 +144,10 @@ class ResponsesFormat(WireFormat):
     ) -> StreamRelease:
         kept = {c.id: c for c in verdict.kept}
         removed = {c.id for c in verdict.removed}
-        for call_id in sent:
-            if call_id in removed or call_id not in kept or not kept[call_id].untouched:
-                return StreamRelease(refused=f"{call_id} was streamed, then denied or edited")
-        ids = {s.wire_index: i for i, s in sent.items()}
+        for streamed in sent:
+            if streamed in removed or streamed not in kept or not kept[streamed].untouched:
+                return StreamRelease(refused=f"{streamed} was streamed, then denied or edited")
+        ids: dict[int, str | None] = {s.wire_index: i for i, s in sent.items()}
         for item in held:
             added = item.chunk if isinstance(item.chunk, dict) else {}
             if added.get("type") == "response.output_item.added" and is_call(added.get("item")):
@@ -217,7 +217,8 @@ class ResponsesFormat(WireFormat):
 
     def release_whole(self, body: JsonDict, verdict: Verdict) -> JsonDict:
         out = copy.deepcopy(body)
-        output = out.get("output") if isinstance(out.get("output"), list) else []
+        output = out.get("output")
+        output = output if isinstance(output, list) else []
         out["output"] = _released_output(out, verdict, len(output))
         if not verdict.kept and verdict.removed:
             out["output"].append(_notice_item(verdict.notice, out))

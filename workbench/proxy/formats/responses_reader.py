@@ -96,9 +96,9 @@ class ResponsesReader(ReaderBase):
             index = self._index(chunk)
             events = self.builder.tool_call_delta(index, str(chunk.get("delta") or ""))
         elif kind == "response.custom_tool_call_input.delta":
-            output_index = chunk.get("output_index")
-            self._index(chunk)
-            self._custom[output_index] = self._custom.get(output_index, "") + str(  # type: ignore[index]
+            self._index(chunk)  # raises unless output_index is a call's, an int
+            output_index: int = chunk["output_index"]
+            self._custom[output_index] = self._custom.get(output_index, "") + str(
                 chunk.get("delta") or ""
             )
         elif kind == "response.output_item.done" and is_call(chunk.get("item")):
@@ -217,8 +217,10 @@ class ResponsesReader(ReaderBase):
 
 
 def _usage(raw: JsonDict) -> Usage:
-    prompt = raw.get("input_tokens") if isinstance(raw.get("input_tokens"), int) else 0
-    output = raw.get("output_tokens") if isinstance(raw.get("output_tokens"), int) else 0
+    prompt = raw.get("input_tokens")
+    prompt = prompt if isinstance(prompt, int) else 0
+    output = raw.get("output_tokens")
+    output = output if isinstance(output, int) else 0
     details = raw.get("input_tokens_details")
     cached = details.get("cached_tokens", 0) if isinstance(details, dict) else 0
     cached = cached if isinstance(cached, int) else 0
