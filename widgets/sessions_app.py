@@ -6,10 +6,11 @@ a thread (its own connection), so a directory of new files never holds up the fi
 screen. Every cell is a literal `Text` (the table would read a string as markup).
 
 Enter opens the session in replay. In `workbench sessions` (`SessionsApp`) the app
-exits with the path; `sessions_screen` runs replay and comes back to the list, as it
-was, when replay quits. Pushed over the main app, the screen suspends the app and
-runs `workbench replay FILE` in the terminal, coming back here after; where the app
-cannot be suspended (a headless or web driver) it says the command to run instead.
+exits with the path; the command line (`workbench.cli.sessions.sessions_screen`) runs
+replay and comes back to the list, as it was, when replay quits. Pushed over the main
+app, the screen suspends the app and runs `workbench replay FILE` in the terminal,
+coming back here after; where the app cannot be suspended (a headless or web driver)
+it says the command to run instead.
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ from textual.widgets import Checkbox, DataTable, Input, Static
 
 from widgets.footer import Footer
 from widgets.terminal_safety import SafeTextApp
-from workbench.cli.sessions import since, when
 from workbench.sanitize import literal, one_line
+from workbench.sessions.dates import since, when
 from workbench.sessions.library import Filters, Library
 
 SHOWN = 1000
@@ -307,16 +308,3 @@ class SessionsApp(SafeTextApp, App[Path | None]):
     @property
     def query_state(self) -> Query:
         return self.sessions.query_state
-
-
-def sessions_screen(directory: Path | None, query: Query) -> int:
-    """The screen; Enter opens replay, and quitting replay comes back here."""
-    from workbench.cli.replay import replay_main
-
-    while True:
-        app = SessionsApp(directory, query)
-        path = app.run()
-        if path is None:
-            return 0
-        query = app.query_state
-        replay_main([str(path)])

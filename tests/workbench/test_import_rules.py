@@ -216,6 +216,18 @@ def ui_in_workbench(sources: Sources) -> list[str]:
     ]
 
 
+def app_on_the_command_line(sources: Sources) -> list[str]:
+    """The app (`widgets`) never imports the command line, which opens it: no cycle
+    between the two top-level areas (the CLI runs replay for the library's screen)."""
+    return violations(
+        sources, ("widgets",), lambda name: within(name, ("workbench.cli", "workbench.__main__"))
+    )
+
+
+def test_the_app_never_imports_the_command_line() -> None:
+    assert app_on_the_command_line(project_sources()) == []
+
+
 def test_agent_view_and_sessions_import_nothing_above_them() -> None:
     assert above_lower_layers(project_sources()) == []
 
@@ -263,6 +275,8 @@ def test_nothing_under_workbench_imports_textual_and_only_the_command_line_the_a
         ("workbench/permissions", "from widgets.app import make_app", ui_in_workbench),
         ("workbench/view", "from rich.text import Text", ui_in_workbench),
         ("workbench/cli", "TOP import widgets.app", ui_in_workbench),
+        ("widgets", "from workbench.cli.replay import replay_main", app_on_the_command_line),
+        ("widgets/x", "import workbench.__main__", app_on_the_command_line),
     ],
 )
 def test_a_violating_import_is_caught_wherever_it_is(

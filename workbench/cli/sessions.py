@@ -11,16 +11,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from workbench.cli.args import Parser
 from workbench.cli.commands import EXIT_USAGE
 from workbench.sanitize import literal, one_line
+from workbench.sessions.dates import since, when
 from workbench.sessions.library import Entry, Filters, Library
-from workbench.sessions.prune import age
 
 
 def sessions_parser() -> argparse.ArgumentParser:
@@ -75,20 +73,6 @@ def add_filter_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--limit", type=int, metavar="N", help="at most N sessions")
 
 
-def since(text: str) -> float:
-    """DATE as epoch ms: an ISO date or time (local time unless it says), or an age."""
-    try:
-        return (time.time() - age(text)) * 1000.0
-    except argparse.ArgumentTypeError:
-        pass
-    try:
-        return datetime.fromisoformat(text.strip()).timestamp() * 1000.0
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a date (2026-11-30, 2026-11-30T14:00) or an age (7d, 12h)"
-        ) from None
-
-
 def filters_of(args: argparse.Namespace) -> Filters:
     return Filters(
         model=args.model,
@@ -108,7 +92,7 @@ def sessions_main(argv: list[str]) -> int:
         return prune_main(argv[1:])
     args = sessions_parser().parse_args(argv)
     if not (args.list or args.search is not None or args.json) and _interactive():
-        from widgets.sessions_app import Query, sessions_screen
+        from widgets.sessions_app import Query
 
         query = Query(filters=filters_of(args), since_text=_given(argv, "--since"))
         return sessions_screen(args.dir, query)
@@ -150,10 +134,6 @@ def _interactive() -> bool:
     return sys.stdin.isatty() and sys.stdout.isatty()
 
 
-def when(ms: float) -> str:
-    return datetime.fromtimestamp(ms / 1000.0).strftime("%Y-%m-%d %H:%M") if ms else "?"
-
-
 def table(entries: list[Entry]) -> list[str]:
     """One line per session (and its search snippet under it), all text literal."""
     if not entries:
@@ -174,3 +154,17 @@ def table(entries: list[Entry]) -> list[str]:
             lines.append(f"{'':<18}{one_line(' '.join(detail.split()), 100)}")
     lines.append(f"{len(entries)} session{'s' if len(entries) != 1 else ''}")
     return lines
+
+
+def sessions_screen(directory: Path | None, query: Any) -> int:
+    """The library's screen; Enter opens replay, and quitting replay comes back to it."""
+    from widgets.sessions_app import SessionsApp
+    from workbench.cli.replay import replay_main
+
+    while True:
+        app = SessionsApp(directory, query)
+        path = app.run()
+        if path is None:
+            return 0
+        query = app.query_state
+        replay_main([str(path)])
