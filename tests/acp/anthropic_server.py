@@ -8,58 +8,21 @@ blocks: `{"text": ...}`, `{"thinking": ...}`, `{"tool": NAME, "input": {...}}`;
 a `{"wait": True}` block holds the response open until `release()` (a turn a test
 cancels mid-way). Every request body is kept in `requests`.
 
-(The proxy's helpers will own scripted upstreams for every wire format in
-tests/support/upstreams/; this one is the ACP tests' own until then.)
+The server itself (script, requests, holds) is `tests.acp.scripted_server`'s.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-Block = dict[str, Any]
+from tests.acp.scripted_server import Block, ScriptedServer
 
 
-class ScriptedAnthropic:
-    def __init__(self, turns: list[list[Block]]) -> None:
-        self.turns = list(turns)
-        self.requests: list[dict[str, Any]] = []
-        self.main_requests: list[dict[str, Any]] = []
-        self._lock = threading.Lock()
-        self._release = threading.Event()
-        self._ids = itertools.count(1)
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def __enter__(self) -> ScriptedAnthropic:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *_exc: Any) -> None:
-        self._release.set()
-        self.server.shutdown()
-        self.server.server_close()
-
-    def release(self) -> None:
-        self._release.set()
-
-    def _next(self, body: dict[str, Any]) -> list[Block]:
-        with self._lock:
-            self.requests.append(body)
-            if not body.get("tools"):
-                return [{"text": "ok"}]
-            self.main_requests.append(body)
-            return self.turns.pop(0) if self.turns else [{"text": "(the script has ended)"}]
+class ScriptedAnthropic(ScriptedServer):
+    PATH = ""
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         scripted = self
