@@ -222,10 +222,11 @@ def _notice_events(index: int, text: str) -> list[bytes]:
 
 
 class AnthropicReader(ReaderBase):
+    END_EVENT = "message_stop"
+    LENGTH_REASON = "max_tokens"
+
     def __init__(self, builder: StreamBuilder) -> None:
         super().__init__(builder)
-        self._calls: dict[int, int] = {}
-        """Block index -> content index, for the client's calls."""
         self._start_input: dict[int, Any] = {}
         self._pieces: dict[int, str] = {}
         self._input_tokens = 0
@@ -295,21 +296,6 @@ class AnthropicReader(ReaderBase):
         self._usage(whole.get("usage"))
         self.saw_done = True
         return events
-
-    def finish(self) -> Events:
-        if not self.saw_done:
-            raise StreamError(
-                f"The stream ended early: no message_stop after {self.chunk_count} event(s) "
-                "(the connection may have been cut)"
-            )
-        stop = "length" if self.finish_reason == "max_tokens" else None
-        return self.builder.done(stop, self.usage)  # type: ignore[arg-type]
-
-    def wire_index(self, content_index: int) -> int | None:
-        for wire, content in self._calls.items():
-            if content == content_index:
-                return wire
-        return None
 
     def _begin(self, index: int, block: JsonDict) -> Events:
         if index in self._calls:

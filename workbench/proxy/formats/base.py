@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from workbench.providers.openai_stream import StreamError
 from workbench.providers.stream_builder import Events, StreamBuilder
 from workbench.proxy.wire import JsonDict, Repair, Verdict
 from workbench.sse import SSEEvent
@@ -90,6 +91,8 @@ class ReaderBase:
         self.saw_done = False
         self.chunk_count = 0
         self.first_content = False
+        self._calls: dict[int, int] = {}
+        """The call's place on the wire (a block or output index) -> its content index."""
 
     def feed_parsed(self, chunk: Any, data: str, event: str | None = None) -> Events:
         raise NotImplementedError
@@ -101,14 +104,28 @@ class ReaderBase:
         """A whole (non-streamed) response."""
         raise NotImplementedError
 
+    END_EVENT = "final event"
+    """The event that ends a complete stream (named when it never came)."""
+    LENGTH_REASON = ""
+    """The format's stop reason for a reply cut at the token limit."""
+
     def finish(self) -> Events:
-        raise NotImplementedError
+        if not self.saw_done:
+            raise StreamError(
+                f"The stream ended early: no {self.END_EVENT} after {self.chunk_count} "
+                "event(s) (the connection may have been cut)"
+            )
+        stop = "length" if self.finish_reason == self.LENGTH_REASON else None
+        return self.builder.done(stop, self.usage)  # type: ignore[arg-type]
 
     def held(self) -> Events:
         return []
 
     def wire_index(self, content_index: int) -> int | None:
-        raise NotImplementedError
+        for wire, content in self._calls.items():
+            if content == content_index:
+                return wire
+        return None
 
 
 class WireFormat:

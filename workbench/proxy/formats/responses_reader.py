@@ -66,10 +66,11 @@ def is_call(item: Any) -> bool:
 
 
 class ResponsesReader(ReaderBase):
+    END_EVENT = "response.completed"
+    LENGTH_REASON = "incomplete"
+
     def __init__(self, builder: StreamBuilder) -> None:
         super().__init__(builder)
-        self._calls: dict[int, int] = {}
-        """output_index -> content index."""
         self._ids: dict[str, int] = {}
         """call_id -> output_index."""
         self._custom: dict[int, str] = {}
@@ -128,21 +129,6 @@ class ResponsesReader(ReaderBase):
         events += self._end(whole)
         self.saw_done = True
         return events
-
-    def finish(self) -> Events:
-        if not self.saw_done:
-            raise StreamError(
-                f"The stream ended early: no response.completed after {self.chunk_count} "
-                "event(s) (the connection may have been cut)"
-            )
-        stop = "length" if self.finish_reason == "incomplete" else None
-        return self.builder.done(stop, self.usage)  # type: ignore[arg-type]
-
-    def wire_index(self, content_index: int) -> int | None:
-        for wire, content in self._calls.items():
-            if content == content_index:
-                return wire
-        return None
 
     # -- calls -------------------------------------------------------------------------
 
