@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -354,3 +355,21 @@ async def test_a_call_the_prompt_ends_before_is_not_said_to_have_run(tmp_path: P
     assert record.status == "error"
     assert record.result_text.startswith("Not run: the agent's prompt ended before")
     assert "not asked" not in [label for _t, label, _d in record.events]
+
+
+async def test_the_agent_gets_the_secrets_the_workbench_moved_out_of_its_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The workbench takes its secrets out of `os.environ` at start-up (so no tool can
+    read them there); the agent is your program and needs its keys, so it gets them."""
+    from workbench import secret_env
+
+    fake = Fake(tmp_path, [[{"say": "hi"}]])
+    monkeypatch.setenv("FAKE_ACP_LOG", str(fake.log_path))
+    monkeypatch.setattr(secret_env, "_held", {})
+    assert secret_env.hold_environment(["FAKE_ACP_LOG"], os.environ) == ["FAKE_ACP_LOG"]
+    assert "FAKE_ACP_LOG" not in os.environ
+    run = fake.run(env={})
+    async with run.connected():
+        await run.agent.prompt("hello")
+    assert fake.sent("session/prompt")  # the agent read the variable it was given

@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Any
 
 from workbench import __version__
+from workbench.secret_env import environment
 
 if TYPE_CHECKING:
     from workbench.acp.run import AcpRun
@@ -69,7 +69,7 @@ async def _authenticated(run: AcpRun, init: dict[str, Any], open_session: Any) -
     except RequestError as exc:
         if "auth" not in str(exc).lower():
             raise
-    env = {**os.environ, **run.options.env}
+    env = {**environment(), **run.options.env}
     methods = init.get("authMethods") or []
     chosen = run.options.auth or next(
         (

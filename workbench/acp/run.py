@@ -42,6 +42,7 @@ from workbench.oversight import Oversight
 from workbench.permissions import PermissionGate, chain_before
 from workbench.proctree import ProcessTree
 from workbench.runtime import Runtime
+from workbench.secret_env import environment
 from workbench.stepper import Stepper
 
 log = logging.getLogger(__name__)
@@ -157,7 +158,7 @@ class AcpRun:
         from acp.client.connection import ClientSideConnection
 
         tree = ProcessTree("acp")
-        env = tree.env({**os.environ, **self.options.env})
+        env = tree.env({**environment(), **self.options.env})
         try:
             process = await asyncio.create_subprocess_exec(
                 *self.options.command,
