@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import openai
+import pytest
 
 from tests.proxy.helpers import AGENT_KEY, UPSTREAM_KEY, text_reply, tool_loop, tool_reply
 from workbench.sessions.reader import read_session
@@ -131,3 +132,28 @@ def test_the_launcher_runs_the_client_through_the_proxy_and_stops_with_it(chat_s
     paths = list(tmp_path.glob("*.jsonl"))
     assert len(paths) == 1, out + err
     assert fold(read_session(paths[0]).events).calls["call_l1"].status == "done"
+
+
+def test_the_token_is_read_where_the_workbench_keeps_its_secrets(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """At start-up the workbench moves secret-named variables (`*_TOKEN`) out of its
+    environment; `--token-env` still finds the token there."""
+    import workbench.proxy
+    from workbench import secret_env
+    from workbench.cli.proxy import proxy_main
+
+    seen: list[object] = []
+
+    def stop(options: object) -> object:
+        seen.append(options)
+        raise ValueError("stopped by the test")
+
+    monkeypatch.setenv("MY_PROXY_TOKEN", "t0ken-for-the-test")
+    monkeypatch.setattr(secret_env, "_held", {})
+    secret_env.hold_environment(environ=os.environ)
+    assert "MY_PROXY_TOKEN" not in os.environ
+    monkeypatch.setattr(workbench.proxy, "Proxy", stop)
+    argv = ["--upstream", "http://127.0.0.1:9/v1", "--headless", "--no-record"]
+    assert proxy_main([*argv, "--token-env", "MY_PROXY_TOKEN"]) == 2
+    assert [getattr(o, "token", None) for o in seen] == ["t0ken-for-the-test"]

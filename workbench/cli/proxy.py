@@ -128,7 +128,7 @@ def proxy_main(argv: list[str]) -> int:
         )
     token = None
     if args.token_env:
-        token = os.environ.get(args.token_env) or None
+        token = take(args.token_env) or None
         if token is None:
             print(f"workbench proxy: ${args.token_env} is not set", file=sys.stderr)
             return 2
