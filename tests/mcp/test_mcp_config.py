@@ -341,6 +341,26 @@ def test_mcp_json_variables_are_expanded_as_the_editors_do(
     assert server.env == {"TOKEN": "t0k", "MODE": "slow", "NAME": "proj"}
 
 
+def test_a_variable_the_workbench_moved_out_of_its_environment_is_still_expanded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At start-up the workbench takes secret-named variables out of `os.environ`; a
+    server configured with `${env:GITHUB_TOKEN}` still gets its token."""
+    import os
+
+    from workbench import secret_env
+
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp-for-the-test")
+    monkeypatch.setattr(secret_env, "_held", {})
+    secret_env.hold_environment(environ=os.environ)
+    assert "GITHUB_TOKEN" not in os.environ
+    path = tmp_path / "mcp.json"
+    entry = {"command": "server", "env": {"GITHUB_TOKEN": "${env:GITHUB_TOKEN}"}}
+    path.write_text(json.dumps({"servers": {"s": entry}}), encoding="utf-8")
+    (server,) = load_mcp_json(path)
+    assert server.env == {"GITHUB_TOKEN": "ghp-for-the-test"}
+
+
 @pytest.mark.parametrize(
     ("value", "error"),
     [

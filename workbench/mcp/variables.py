@@ -22,6 +22,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from workbench.secret_env import environment
+
 _VARIABLE = re.compile(r"\$\{([^}]*)\}")
 EXPANDED = ("command", "args", "env", "cwd", "url", "headers", "envFile", "serverUrl")
 
@@ -39,7 +41,8 @@ class Expander:
         self, workspace: Path, environ: Mapping[str, str] | None = None, inputs: Any = None
     ) -> None:
         self.workspace = workspace
-        self.environ = os.environ if environ is None else environ
+        # the workbench's secrets were moved out of `os.environ`: a server still gets them
+        self.environ = environment() if environ is None else environ
         self.inputs = {
             str(i.get("id")): i for i in inputs or [] if isinstance(i, dict) and "id" in i
         }
