@@ -3,9 +3,12 @@
 The model is in the path. A request's `contents` become the core's messages: a
 `model` turn's text and `functionCall` parts one assistant message, a turn's
 `functionResponse` parts one `tool` message each, then its text. Calls come whole
-(one part each, `args` an object), in any chunk. A call without an `id` is named
-by its place, `NAME#TURN.K` (the K-th call of that name in the TURN-th model turn),
-which the client's next request repeats, so its answer is matched the same way.
+(one part each, `args` an object), in any chunk. A call is named by its place,
+`NAME#TURN.K` (the K-th call of that name in the TURN-th model turn), whether or not
+the upstream gave it an `id`: a client makes up its own id for a call that came
+without one (Gemini CLI does), so only the place is the same in the reply and in the
+client's next request. An answer is matched to its call by the call's `id` when the
+client repeats it, else by its place among the answers of that name.
 
 Release: a removed call's part is dropped, an edited call's `args` replaced, and a
 reply left with no call gets a text part saying why. Calls in any candidate but the
@@ -44,6 +47,12 @@ def _parts(content: Any) -> list[JsonDict]:
     return [p for p in parts if isinstance(p, dict)] if isinstance(parts, list) else []
 
 
+def _given_id(part: JsonDict) -> str | None:
+    body = part.get("functionCall") or part.get("functionResponse") or {}
+    given = body.get("id")
+    return given if isinstance(given, str) and given else None
+
+
 def _text(parts: list[JsonDict]) -> str:
     return "".join(
         str(p["text"]) for p in parts if isinstance(p.get("text"), str) and not p.get("thought")
@@ -51,7 +60,7 @@ def _text(parts: list[JsonDict]) -> str:
 
 
 class _Namer:
-    """Ids for calls without one, by their place (see the module's docstring)."""
+    """Names of calls by their place (see the module's docstring)."""
 
     def __init__(self, turn: int) -> None:
         self.turn = turn
@@ -62,8 +71,7 @@ class _Namer:
         name = str(body.get("name") or "")
         k = self.seen.get(name, 0)
         self.seen[name] = k + 1
-        given = body.get("id")
-        return given if isinstance(given, str) and given else f"{name}#{self.turn}.{k}"
+        return f"{name}#{self.turn}.{k}"
 
 
 class GeminiFormat(WireFormat):
@@ -77,25 +85,33 @@ class GeminiFormat(WireFormat):
     def messages(self, body: JsonDict) -> list[JsonDict]:
         out: list[JsonDict] = []
         turn = 0
+        placed: dict[str, str] = {}
+        """The place name of each call of the last model turn, by the id the client gave it."""
         for at, content in enumerate(body.get("contents") or ()):
             parts = _parts(content)
             if isinstance(content, dict) and content.get("role") == "model":
                 name = _Namer(turn)
                 turn += 1
-                calls = [
-                    {
-                        "id": name(p),
-                        "type": "function",
-                        "function": {
-                            "name": p["functionCall"].get("name"),
-                            "arguments": json.dumps(
-                                p["functionCall"].get("args") or {}, ensure_ascii=False
-                            ),
-                        },
-                    }
-                    for p in parts
-                    if isinstance(p.get("functionCall"), dict)
-                ]
+                placed = {}
+                calls = []
+                for p in parts:
+                    if not isinstance(p.get("functionCall"), dict):
+                        continue
+                    call_id = name(p)
+                    given = _given_id(p)
+                    if given is not None:
+                        placed.setdefault(given, call_id)
+                    arguments = json.dumps(p["functionCall"].get("args") or {}, ensure_ascii=False)
+                    calls.append(
+                        {
+                            "id": call_id,
+                            "type": "function",
+                            "function": {
+                                "name": p["functionCall"].get("name"),
+                                "arguments": arguments,
+                            },
+                        }
+                    )
                 out.append(
                     {"role": "assistant", "content": _text(parts), "tool_calls": calls, AT: at}
                 )
@@ -104,10 +120,11 @@ class GeminiFormat(WireFormat):
             for part in parts:
                 if isinstance(part.get("functionResponse"), dict):
                     response = part["functionResponse"].get("response")
+                    given = _given_id(part)
                     out.append(
                         {
                             "role": "tool",
-                            "tool_call_id": answer(part),
+                            "tool_call_id": placed.get(given or "") or answer(part),
                             "content": json.dumps(response, ensure_ascii=False),
                         }
                     )
