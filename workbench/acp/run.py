@@ -212,11 +212,9 @@ class AcpRun:
                 if process.stdin is not None:
                     process.stdin.close()
                 await tree.end(TREE_GRACE)
-                try:
-                    with anyio.fail_after(TREE_GRACE):
-                        await process.wait()
-                except TimeoutError:
-                    pass
+                with anyio.move_on_after(TREE_GRACE):
+                    # to the end of its pipes too: a transport left open outlives the loop
+                    await process.communicate()
 
     def spawn(self, coro: Any) -> None:
         """Run `coro` alongside (ended with the connection)."""
