@@ -34,11 +34,14 @@ COMMAND = "echo allowed > marker.txt"
 
 
 def model(request: ReceivedRequest) -> Reply:
-    """Asks for one bash call, then says it finished; a tool-less side request gets text."""
+    """Asks for one bash call, then says it finished (and the denial, if it was told one);
+    a tool-less side request gets text."""
     body = request.json
     messages = body.get("messages") or []
     if messages and messages[-1].get("role") == "tool":
-        return stream_reply([role_chunk(), *text_chunks("finished", 2), finish("stop")])
+        answer = str(messages[-1].get("content"))
+        told = answer if answer.startswith("Permission denied") else "ok"
+        return stream_reply([role_chunk(), *text_chunks(f"finished: {told}", 2), finish("stop")])
     if body.get("tools"):
         args = json.dumps({"command": COMMAND, "description": "mark"})
         chunks = tool_call_chunks(0, "call_oc1", "bash", args)
@@ -124,8 +127,8 @@ async def test_opencode_denied_never_runs_the_tool_and_still_finishes(
     assert code == 0, out
     assert not (work / "marker.txt").exists()
     assert the_call(proxy).status == "denied"
-    told = out + "".join(json.dumps(r.json) for r in opencode_server.requests)
-    assert "bash was not run" in told
+    # the model was told in the same turn, and opencode printed its answer
+    assert "finished: Permission denied by rule bash (--deny)" in out
 
 
 async def test_opencode_edited_runs_the_edited_command(opencode, opencode_server, tmp_path):

@@ -41,10 +41,19 @@ COMMAND = "echo allowed > marker.txt"
 CALL = "call_pi1"
 
 
+def said(answer: dict[str, Any]) -> str:
+    """What the scripted model says on a call's answer: the denial, if it was told one."""
+    content = answer.get("content")
+    if isinstance(content, list):
+        content = "".join(str(c.get("text", "")) for c in content if isinstance(c, dict))
+    text = str(content)
+    return f"finished: {text if text.startswith('Permission denied') else 'ok'}"
+
+
 def chat_model(request: ReceivedRequest) -> Reply:
     messages = request.json.get("messages") or []
     if messages and messages[-1].get("role") == "tool":
-        return stream_reply([role_chunk(), *text_chunks("finished", 2), finish("stop")])
+        return stream_reply([role_chunk(), *text_chunks(said(messages[-1]), 2), finish("stop")])
     chunks = tool_call_chunks(0, CALL, "bash", json.dumps({"command": COMMAND}))
     return stream_reply([role_chunk(), *chunks, finish("tool_calls")])
 
@@ -53,8 +62,9 @@ def anthropic_model(request: ReceivedRequest) -> Reply:
     body = request.json
     last = body["messages"][-1]["content"]
     blocks = last if isinstance(last, list) else []
-    if any(isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks):
-        content = [text_block("finished")]
+    results = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
+    if results:
+        content = [text_block(said(results[-1]))]
     else:
         content = [tool_use(CALL, "bash", {"command": COMMAND})]
     return anthropic_stream(content) if body.get("stream") else anthropic_whole(content)
@@ -144,8 +154,8 @@ async def test_pi_denied_never_runs_the_tool_and_still_finishes(pi, upstream, tm
     assert code == 0, out
     assert not (work / "marker.txt").exists()
     assert the_call(proxy).status == "denied"
-    told = out + "".join(json.dumps(r.json) for r in server.requests)
-    assert "bash was not run" in told
+    # the model was told in the same turn, and pi printed its answer
+    assert "finished: Permission denied by rule bash (--deny)" in out
 
 
 async def test_pi_edited_runs_the_edited_command(pi, upstream, tmp_path):
