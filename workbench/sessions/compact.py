@@ -155,6 +155,9 @@ class Compactor:
                 call.unrecorded += 1
             call.held = (event, ts)
             return []
+        if call.held is not None:  # superseded by this one: never written after it
+            call.held = None
+            call.unrecorded += 1
         return [self._update_line(call, event, ts)]
 
     def _flush(self, call_id: str) -> list[Line]:
