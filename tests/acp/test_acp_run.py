@@ -135,6 +135,7 @@ async def test_cancel_while_a_permission_request_waits(tmp_path: Path) -> None:
         tg.start_soon(run.agent.prompt, "go")
         await bus.first("permission_request")
         run.agent.abort("Cancelled by the user (ctrl+c)")
+        await fake.until(lambda: selected(fake) and fake.sent("session/cancel"))
     assert selected(fake) == [{"outcome": "cancelled"}]
     assert len(fake.sent("session/cancel")) == 1
     last = run.agent.state.messages[-1]
@@ -373,3 +374,29 @@ async def test_the_agent_gets_the_secrets_the_workbench_moved_out_of_its_environ
     async with run.connected():
         await run.agent.prompt("hello")
     assert fake.sent("session/prompt")  # the agent read the variable it was given
+
+
+async def test_a_call_reported_running_then_asked_about_opens_the_dialog(
+    tmp_path: Path,
+) -> None:
+    """Codex reports a shell command `in_progress`, then asks: the agent waits for the
+    answer, so the person is asked as for any call (whether the loop's hook saw the
+    request first or the status), and the call goes on running."""
+    steps = ask_call()
+    steps[0]["call"]["status"] = "in_progress"
+    fake = Fake(tmp_path, [[*steps, {"say": "Done."}]])
+    run = fake.run(approve="ask")
+    bus = Bus(run)
+    gate = run.runtime.gate
+    assert gate is not None
+    async with run.connected(), anyio.create_task_group() as tg:
+        tg.start_soon(run.agent.prompt, "go")
+        request = await bus.first("permission_request")
+        assert request.tool_call_id == "c1"
+        gate.decide(request.request_id, PermissionAnswer.allow_once())
+    assert selected(fake) == [{"outcome": "selected", "optionId": "allow-once"}]
+    record = fold(bus.events).calls["c1"]
+    assert (record.status, record.result_text) == ("done", "a.txt")
+    assert record.decision is not None and record.decision.decided_by == "user"
+    labels = [label for _t, label, _d in record.events]
+    assert "permission requested" in labels

@@ -100,12 +100,22 @@ class AcpHook:
             if not await wait_unless_aborted(call.changed, signal):
                 return BeforeToolCallResult(block=True, reason="Operation aborted")
         ask: PermissionAsk | None = call.asked
-        call.judged = True
+        call.judged, call.context = True, ctx
         if ask is None and call.status == "pending":  # the prompt ended first
             return BeforeToolCallResult(block=True, reason=NEVER_RAN)
         if ask is None:
             await self._not_asked(ctx, call)
             return None
+        return await self.answer(ctx, call, ask, signal)
+
+    async def answer(
+        self,
+        ctx: BeforeToolCallContext,
+        call: AcpCall,
+        ask: PermissionAsk,
+        signal: AbortSignal | None,
+    ) -> BeforeToolCallResult | None:
+        """Judge the call the agent asked about (gate, then stepper) and tell the agent."""
         asked_args = call.arguments
         if asked_args != ctx.args.model_dump(mode="json"):
             try:  # the request's raw input is what the agent will run: judge that
@@ -130,7 +140,7 @@ class AcpHook:
 
     async def _not_asked(self, ctx: BeforeToolCallContext, call: AcpCall) -> None:
         gate = self.run.runtime.gate
-        detail = "the agent ran it without asking the client"
+        detail = f"the agent reported it {call.status} without asking the client"
         if gate is not None:
             args = ctx.args.model_dump(mode="json")
             try:
@@ -173,10 +183,17 @@ class AcpCallFailed(Exception):
 
 
 async def answer_late(run: AcpRun, ask: PermissionAsk) -> None:
-    """A request about a call the loop already followed (the agent ran it first, then
-    asked): no dialog can hold it any more, so the rules alone answer (and the policy
-    `--approve all`); anything else is rejected."""
+    """A request about a call the loop already follows as running (the agent reported
+    it in progress, then asked: Codex does so for its shell commands). The agent waits
+    for the answer, so the call is judged now as if it had asked first: rules, the
+    dialog, breakpoints. A call the loop never judged is answered by the rules alone
+    (and the policy `--approve all`); anything else is rejected."""
     call = ask.call
+    hook = run.agent.before_tool_call
+    if isinstance(hook, AcpHook) and call.context is not None and not call.finished:
+        await run.note(call, "asked after it was reported running", "judged now")
+        await hook.answer(call.context, call, ask, run.agent.signal)
+        return
     gate = run.runtime.gate
     action = "ask"
     if gate is not None:
