@@ -31,8 +31,8 @@ from workbench.agent import (
     TextContent,
 )
 from workbench.agent.abort import AbortError
+from workbench.agent.arguments import ArgumentsError, prepare_arguments, validate_arguments
 from workbench.agent.config import BeforeToolCall, resolve
-from workbench.permissions.edits import InvalidEdit, revalidate
 from workbench.permissions.hooks import wait_unless_aborted
 
 if TYPE_CHECKING:
@@ -118,9 +118,11 @@ class AcpHook:
         """Judge the call the agent asked about (gate, then stepper) and tell the agent."""
         asked_args = call.arguments
         if asked_args != ctx.args.model_dump(mode="json"):
+            tool = ctx.tool
             try:  # the request's raw input is what the agent will run: judge that
-                ctx.args = revalidate(ctx.tool, asked_args)
-            except InvalidEdit:
+                if tool is not None and isinstance(asked_args, dict):
+                    ctx.args = validate_arguments(tool, prepare_arguments(tool, asked_args))
+            except ArgumentsError:
                 pass
             await self.run.note(call, "agent: raw input when it asked", str(asked_args)[:200])
         judged = ctx.args.model_dump(mode="json")
