@@ -215,12 +215,13 @@ def _body(events: Iterable[Any], prices: PriceTable) -> Iterator[list[str]]:
         "permission_decision",
         *INTERVENTION_KINDS,
         *MCP_KINDS,
+        "acp_notice",
     )
     for event in of_kinds(events, kinds):
         for item in reader.feed(event):
             changed.setdefault(item.tool_call_id, []).append(item)
         kind = event.type
-        if kind in MCP_KINDS:
+        if kind in MCP_KINDS or kind == "acp_notice":  # an ACP agent's plan, mode, ...
             notes.append(event.text)
             if waiting is None:
                 yield _notes(notes)
@@ -260,8 +261,12 @@ MCP_KINDS = ("mcp_tools_changed", "mcp_sampling")
 
 
 def _notes(notes: list[str]) -> list[str]:
-    """Each note as a quoted line (then none are left)."""
-    lines = [line for note in notes for line in ["", f"> {_line(note)}"]]
+    """Each note as a quote, a line break kept as one (then none are left)."""
+    lines = [
+        line
+        for note in notes
+        for line in ["", "  \n".join(f"> {_line(part)}" for part in note.splitlines() or [""])]
+    ]
     notes.clear()
     return lines
 
