@@ -48,7 +48,7 @@ def _status_label(response: ProviderResponseEvent | None) -> tuple[str, str]:
     return (str(response.status) if response.status else "error"), "red"
 
 
-ORIGINS = {"acp": "ACP prompt", "proxy": "model, via the proxy"}
+ORIGINS = {"acp": "ACP prompt", "proxy": "model (proxy)"}
 """What a request line of an ACP run is (other runs' lines name none: the proxy's own
 app shows only the model's requests)."""
 

@@ -115,7 +115,7 @@ async def test_f4_lists_the_prompt_and_the_model_request(
         labels = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
         assert [label.split("  ")[1] for label in labels] == [
             "ACP prompt",
-            "model, via the proxy",
+            "model (proxy)",
         ]
         assert "end_turn" in labels[0] and "200" in labels[1]
         await pilot.press("escape")
