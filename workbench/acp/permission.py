@@ -43,6 +43,9 @@ EDIT_REFUSED = (
     "not be passed on, so the call was rejected"
 )
 NO_END = "The agent's turn ended without reporting this call's end"
+NO_CONTENT = "(the agent reported no content for this call)"
+"""A finished call's result when the agent sent no content (Gemini CLI keeps a command's
+output for its model): an empty result would read as output that was empty."""
 NEVER_RAN = "Not run: the agent's prompt ended before it asked about or ran this call"
 
 
@@ -177,7 +180,7 @@ async def execute(
         raise AcpCallFailed(text or "The agent reported that the call failed")
     if not call.finished:
         raise AcpCallFailed(NO_END)
-    return AgentToolResult(content=[TextContent(text=text)], details=call.details())
+    return AgentToolResult(content=[TextContent(text=text or NO_CONTENT)], details=call.details())
 
 
 class AcpCallFailed(Exception):
