@@ -400,3 +400,58 @@ async def test_a_call_reported_running_then_asked_about_opens_the_dialog(
     assert record.decision is not None and record.decision.decided_by == "user"
     labels = [label for _t, label, _d in record.events]
     assert "permission requested" in labels
+
+
+async def test_a_request_about_a_call_the_loop_follows_as_running_is_asked(
+    tmp_path: Path,
+) -> None:
+    """The loop's hook has let the call run (the agent said in_progress), then the agent
+    asks: the gate judges it now, with the dialog, and the agent gets the person's answer."""
+    from workbench.acp.permission import PermissionAsk, answer_late
+    from workbench.agent import BeforeToolCallContext
+    from workbench.agent.config import AgentContext
+    from workbench.agent.tool import JsonArguments
+    from workbench.agent.types import AssistantMessage, ToolCall
+
+    options = [
+        {"optionId": "yes", "kind": "allow_once"},
+        {"optionId": "no", "kind": "reject_once"},
+    ]
+    run = Fake(tmp_path, []).run(approve="ask")
+    bus = Bus(run)
+    gate = run.runtime.gate
+    assert gate is not None
+    answers = []
+    for kind in ("allow", "deny"):
+        call = run.report(
+            {"toolCallId": kind, "kind": "execute", "status": "in_progress",
+             "rawInput": {"command": "make"}},
+            new=True,
+        )  # fmt: skip
+        await run.opened(call)
+        tool_call = ToolCall(id=kind, name=call.name, arguments=call.arguments)
+        call.judged = True
+        call.context = BeforeToolCallContext(
+            assistant_message=AssistantMessage(content=[tool_call]),
+            tool_call=tool_call,
+            args=JsonArguments.model_validate(call.arguments),
+            context=AgentContext(),
+            tool=run.tool_for(call.name),
+        )
+        ask = PermissionAsk(call, options)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(answer_late, run, ask)
+            with anyio.fail_after(10):
+                while not gate.pending:
+                    await anyio.sleep(0.01)
+            (request,) = gate.pending
+            answer = PermissionAnswer.allow_once() if kind == "allow" else PermissionAnswer.deny()
+            gate.decide(request.request_id, answer)
+        answers.append(ask.answer.result())
+    assert answers == [
+        {"outcome": "selected", "optionId": "yes"},
+        {"outcome": "selected", "optionId": "no"},
+    ]
+    assert [e.tool_call_id for e in bus.of("permission_request")] == ["allow", "deny"]
+    notes = [e.label for e in bus.of("acp_call_update") if e.tool_call_id == "allow"]
+    assert "asked after it was reported running" in notes
