@@ -147,7 +147,9 @@ class PermissionModal(ModalScreen[str | None]):
                 yield Static(self._args_text())
             yield Static("", id="perm-error")
             yield Input(
-                placeholder="Reason for the model if you deny (optional)",
+                placeholder="Reason for the model if you deny (optional)"
+                if self.editable
+                else "Reason if you deny (recorded; ACP cannot pass it on to the agent)",
                 id="reason",
                 compact=True,
                 select_on_focus=False,

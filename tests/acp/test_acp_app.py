@@ -99,7 +99,7 @@ async def test_an_agent_that_cannot_start_ends_the_app_with_2(tmp_path: Path) ->
 
 async def test_edit_args_is_off_for_an_acp_call_and_says_why(tmp_path: Path) -> None:
     """ACP has no way to change a call's input: the dialog offers no edit (F2 does
-    nothing, the button is disabled, the reason is shown), and an edit answered by
+    nothing, the button is disabled, why is shown), and an edit answered by
     other means is refused with the request still pending, so nothing edited is shown
     as having run."""
     from textual.widgets import Button, Static
@@ -116,7 +116,8 @@ async def test_edit_args_is_off_for_an_acp_call_and_says_why(tmp_path: Path) -> 
         assert isinstance(modal, PermissionModal)
         assert modal.query_one("#edit", Button).disabled
         note = str(modal.query_one("#perm-noedit", Static).render())
-        assert "runs its own arguments" in note and "Deny with a reason" in note
+        assert "runs its own arguments" in note and "your next message" in note
+        assert "cannot pass it on" in str(modal.reason.placeholder)
         await pilot.press("f2")
         await pilot.pause()
         assert not isinstance(app.screen, JsonEditModal) and app.screen is modal

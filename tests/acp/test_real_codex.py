@@ -136,3 +136,23 @@ async def test_cancel_while_the_model_streams(codex: Any) -> None:
     last = run.agent.state.messages[-1]
     assert last.stop_reason == "aborted"  # type: ignore[union-attr]
     assert "never shown" not in last.text  # type: ignore[union-attr]
+
+
+async def test_in_the_app_the_dialog_asks_and_the_command_runs(codex: Any) -> None:
+    """Codex reports the command running, then asks: the dialog opens all the same."""
+    from tests.widgets.helpers import send, wait_for
+    from widgets.acp_app import AcpApp
+    from widgets.permission_modal import PermissionModal
+
+    agent = codex([[escalated("echo hi; echo there")], [{"text": "Done."}]])
+    app = AcpApp(agent.run(approve="ask"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_for(pilot, lambda: app.acp.ready.is_set(), timeout=60)
+        until = lambda: isinstance(app.screen, PermissionModal)  # noqa: E731
+        await send(pilot, app, until, text="say hi", timeout=60)
+        await pilot.press("ctrl+y")
+        await wait_for(pilot, lambda: app.view_state.run_state == "finished", timeout=60)
+        (record,) = app.view_state.calls.values()
+        assert record.status == "done" and record.decision.decided_by == "user"
+        assert "hi\nthere" in record.result_text
+    assert "Output:\nhi\nthere" in agent.outputs()[0]

@@ -121,3 +121,24 @@ async def test_cancel_while_the_model_streams(gemini: Any) -> None:
     last = run.agent.state.messages[-1]
     assert last.stop_reason == "aborted"  # type: ignore[union-attr]
     assert "never shown" not in last.text  # type: ignore[union-attr]
+
+
+async def test_in_the_app_the_dialog_asks_and_a_denial_reaches_the_model(gemini: Any) -> None:
+    from tests.widgets.helpers import send, wait_for
+    from widgets.acp_app import AcpApp
+    from widgets.permission_modal import PermissionModal
+
+    agent = gemini([[shell("rm -rf build")], [{"text": "Understood."}]])
+    app = AcpApp(agent.run(approve="ask"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_for(pilot, lambda: app.acp.ready.is_set(), timeout=60)
+        until = lambda: isinstance(app.screen, PermissionModal)  # noqa: E731
+        await send(pilot, app, until, text="clean up", timeout=60)
+        await pilot.press("ctrl+n")
+        await pilot.press(*"not that", "enter")
+        await wait_for(pilot, lambda: app.view_state.run_state == "finished", timeout=60)
+        (record,) = app.view_state.calls.values()
+        assert record.status == "denied" and record.decision.decided_by == "user"
+    history = {label: detail for _t, label, detail in record.events}
+    assert history["agent told"].startswith("reject_once")
+    assert agent.responses(), "Gemini CLI told its model the call was rejected"

@@ -22,8 +22,8 @@ class InvalidEdit(ValueError):
 
 
 NOT_EDITABLE = (
-    "An ACP agent runs its own arguments: an edit cannot be passed on to it. Deny with a "
-    "reason that tells the agent what to use instead."
+    "An ACP agent runs its own arguments: an edit cannot be passed on to it. Deny the "
+    "call, then say what to run instead in your next message."
 )
 """Why a person's edit of an ACP agent's call is refused (ACP has no way to change a
 call's input: allowed, the agent would run what it asked, not the edit)."""
