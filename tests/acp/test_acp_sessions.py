@@ -127,7 +127,11 @@ async def test_exports_show_the_agents_plan_and_mode(tmp_path: Path) -> None:
     assert "> mode: plan" in markdown
     assert "> ACP agent fake-agent 1.0: session fake-session-1" in markdown
     assert markdown.index("> plan:") < markdown.index("### Tool call")
+    # the edit's input was never reported: no `{}` stands for it
+    edit = markdown[markdown.index("### Tool call `edit`") :]
+    assert edit.split("\n\n")[1] == "Arguments: *not reported by the agent*"
     html = export(recorded, "html")
     assert '<div class="notice"><pre>plan:\n▸ list files  (high)</pre></div>' in html
     assert '<div class="notice"><pre>mode: plan</pre></div>' in html
     assert "ACP agent fake-agent 1.0: session fake-session-1" in html
+    assert "not reported by the agent" in html

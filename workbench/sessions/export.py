@@ -303,7 +303,13 @@ def _assistant(
         elif isinstance(block, ToolCall):
             queue = results.get(block.id)
             result = queue.popleft() if queue else None
-            out += _call(block, result, decisions.get(block.id), changed.get(block.id, []))
+            out += _call(
+                block,
+                result,
+                decisions.get(block.id),
+                changed.get(block.id, []),
+                unreported=message.provider == "acp" and block.raw_arguments is None,
+            )
     if message.stop_reason in ("error", "aborted"):
         out += ["", f"*Model {message.stop_reason}:* {_line(message.error_message or '')}"]
     return out
@@ -315,8 +321,14 @@ def _call(
     decision: Any,
     changed: list[Intervention],
     sender: str = "the model",
+    *,
+    unreported: bool = False,
 ) -> list[str]:
+    """`unreported`: an ACP agent never said the call's input (its `{}` is no input)."""
     out = ["", f"### Tool call {_code(call.name)} ({_code(call.id)})"]
+    if unreported:
+        out += ["", "Arguments: *not reported by the agent*"]
+        return out + _outcome(result, decision, changed)
     arguments = json.dumps(call.arguments, indent=2, ensure_ascii=False)
     raw = call.raw_arguments
     edits = [i for i in changed if i.kind == "edited_arguments"]
@@ -328,6 +340,14 @@ def _call(
     if edits:  # what ran: the last edit
         ran = json.dumps(edits[-1].arguments, indent=2, ensure_ascii=False)
         out += _fenced(ran, "json", f"Arguments that ran ({edits[-1].describe()}):")
+    return out + _outcome(result, decision, changed)
+
+
+def _outcome(
+    result: ToolResultMessage | None, decision: Any, changed: list[Intervention]
+) -> list[str]:
+    """A call's permission and result lines."""
+    out: list[str] = []
     if decision is not None:
         who = f"by {decision.decided_by}" + (
             f", rule {_code(decision.rule)}" if decision.rule else ""

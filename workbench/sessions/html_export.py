@@ -173,7 +173,9 @@ def _message(
         turn.usage = message.usage
         for block in message.tool_calls:
             call = Call(block.id, block.name, raw=block.raw_arguments, turn=turn.number)
-            if block.raw_arguments is None:
+            if block.raw_arguments is None and message.provider == "acp":
+                call.stages.append(("arguments", "not reported by the agent"))
+            elif block.raw_arguments is None:
                 call.stages.append(("arguments", _json(block.arguments)))
             calls[block.id] = call
             turn.calls.append(call)
