@@ -455,3 +455,26 @@ async def test_a_request_about_a_call_the_loop_follows_as_running_is_asked(
     assert [e.tool_call_id for e in bus.of("permission_request")] == ["allow", "deny"]
     notes = [e.label for e in bus.of("acp_call_update") if e.tool_call_id == "allow"]
     assert "asked after it was reported running" in notes
+
+
+async def test_at_a_breakpoint_an_acp_call_takes_no_edit_and_no_result(tmp_path: Path) -> None:
+    """Neither would reach the agent (it runs the call and tells its model itself): both
+    are refused with the reason, and the call goes on when continued."""
+    from workbench.breakpoints import StepperError
+    from workbench.pauses import Resume
+
+    fake = Fake(tmp_path, [[*ask_call()]])
+    run = fake.run(approve="ask", allow=["Bash"], breakpoints=["Bash"])
+    bus = Bus(run)
+    stepper = run.runtime.stepper
+    assert stepper is not None
+    async with run.connected(), anyio.create_task_group() as tg:
+        tg.start_soon(run.agent.prompt, "go")
+        paused = await bus.first("step_paused")
+        for action in (Resume.edit({"command": "ls"}), Resume.inject("fake output")):
+            with pytest.raises(StepperError, match="would not reach it"):
+                stepper.resume(paused.pause_id, action)
+        stepper.resume(paused.pause_id, "continue")
+    record = fold(bus.events).calls["c1"]
+    assert (record.status, record.result_text, record.injected) == ("done", "a.txt", False)
+    assert selected(fake) == [{"outcome": "selected", "optionId": "allow-once"}]
