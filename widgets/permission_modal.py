@@ -26,6 +26,7 @@ from widgets.render import stage_view
 from workbench.agent import AgentTool
 from workbench.json_text import normal
 from workbench.permissions import AnswerError, PermissionAnswer, PermissionGate
+from workbench.permissions.edits import NOT_EDITABLE
 from workbench.sanitize import literal
 from workbench.view.records import ToolCallRecord
 
@@ -77,6 +78,7 @@ class PermissionModal(ModalScreen[str | None]):
     PermissionModal Input:focus { background: $accent 30%; text-style: bold; }
     PermissionModal #reason-hint { color: $text-muted; height: 1; }
     PermissionModal #reason-hint.-active { color: $accent; text-style: bold; }
+    PermissionModal #perm-noedit { color: $text-muted; height: auto; }
     PermissionModal .buttons { height: auto; }
     PermissionModal .buttons.second { margin: 0; }
     PermissionModal Button { margin: 0 2 0 0; }
@@ -145,18 +147,29 @@ class PermissionModal(ModalScreen[str | None]):
                 yield Static(self._args_text())
             yield Static("", id="perm-error")
             yield Input(
-                placeholder="Reason for the model if you deny (optional)",
+                placeholder="Reason for the model if you deny (optional)"
+                if self.editable
+                else "Reason if you deny (recorded; ACP cannot pass it on to the agent)",
                 id="reason",
                 compact=True,
                 select_on_focus=False,
             )
             yield Static(REASON_HINT, id="reason-hint")
+            if not self.editable:
+                yield Static(Text(f"Edit args: off. {NOT_EDITABLE}", style="dim"), id="perm-noedit")
             with Horizontal(classes="buttons"):
                 yield Button(
                     Text("Allow once (ctrl+y)"), variant="success", id="once", compact=True
                 )
                 yield Button(Text("Deny (ctrl+n)"), variant="error", id="deny", compact=True)
-                yield Button(Text("Edit args (F2)"), variant="primary", id="edit", compact=True)
+                yield Button(
+                    Text("Edit args (F2)"),
+                    variant="primary",
+                    id="edit",
+                    compact=True,
+                    disabled=not self.editable,
+                    tooltip=None if self.editable else NOT_EDITABLE,
+                )
             with Horizontal(classes="buttons second"):
                 yield Button(Text(f"Always allow {literal(record.name)}"), id="tool", compact=True)
                 if (
@@ -170,6 +183,11 @@ class PermissionModal(ModalScreen[str | None]):
                 "also save “always” answers to the rules file", id="save", compact=True
             )
         yield Footer()
+
+    @property
+    def editable(self) -> bool:
+        """An ACP agent's call runs the agent's own arguments: there is nothing to edit."""
+        return self.tool is None or self.tool.source != "acp"
 
     def _args_text(self) -> Text:
         record = self.record
@@ -254,6 +272,8 @@ class PermissionModal(ModalScreen[str | None]):
         self.query_one("#perm-args").focus()
 
     def action_edit(self) -> None:
+        if not self.editable:
+            return
         record = self.record
         args = (record.request.args if record.request is not None else record.ran_args) or {}
 
@@ -283,6 +303,8 @@ class PermissionModal(ModalScreen[str | None]):
         """Escape leaves the reason box; elsewhere it does nothing here."""
         if action == "leave_reason":
             return isinstance(self.focused, Input)
+        if action == "edit":
+            return self.editable
         return True
 
 

@@ -48,6 +48,11 @@ def _status_label(response: ProviderResponseEvent | None) -> tuple[str, str]:
     return (str(response.status) if response.status else "error"), "red"
 
 
+ORIGINS = {"acp": "ACP prompt", "proxy": "model (proxy)"}
+"""What a request line of an ACP run is (other runs' lines name none: the proxy's own
+app shows only the model's requests)."""
+
+
 class RunDetailsScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,f4", "close", "Close", key_display="esc"),
@@ -117,11 +122,15 @@ class RunDetailsScreen(ModalScreen[None]):
 
     def _options(self) -> list[Option]:
         out = []
+        acp = any(r.request.provider == "acp" for r in self.records)
         for i, record in enumerate(self.records):
             response = record.response
             status, style = _status_label(response)
             total = "" if response is None else format_ms(response.total_ms)
             label = Text(f"#{i + 1} turn {record.turn}  ")
+            kind = ORIGINS.get(record.request.provider) if acp else None
+            if kind is not None:  # an ACP run: its prompts and its model's requests
+                label.append(f"{kind}  ", style="bold")
             label.append(status, style=style)
             label.append(f"  {total}", style="dim")
             out.append(Option(label, id=str(i)))

@@ -76,7 +76,10 @@ class Pause:
 
     @property
     def actions(self) -> tuple[str, ...]:
-        """The resume actions possible here."""
+        """The resume actions possible here (an ACP agent's call: neither an edit nor a
+        result of ours would reach the agent, which runs its calls itself)."""
+        if self.tool is not None and self.tool.source == "acp":
+            return tuple(a for a in _ALLOWED[self.point] if a not in ("edit", "inject"))
         return _ALLOWED[self.point]
 
 

@@ -69,6 +69,11 @@ from workbench.pauses import Pause, Resume, ResumeKind, rerun_pipeline
 from workbench.permissions.edits import InvalidEdit, revalidate
 from workbench.permissions.hooks import chain_after, chain_before, wait_unless_aborted
 
+NOT_PASSED_ON = (
+    "An ACP agent runs its own calls and gives its own model their results: arguments "
+    "edited or a result given here would not reach it. Go on, or cancel the run (ctrl+c)."
+)
+
 _ids = itertools.count(1)
 
 __all__ = [
@@ -177,6 +182,8 @@ class Stepper:
         pause = self._pauses.get(pause_id)
         if pause is None or pause.resumed.is_set():
             raise StepperError(f"No pause {pause_id!r} is waiting (resumed or aborted)")
+        if act.kind in ("edit", "inject") and pause.tool is not None and pause.tool.source == "acp":
+            raise StepperError(NOT_PASSED_ON)
         if act.kind not in pause.actions:
             raise StepperError(
                 f"{act.kind!r} is not possible at a {pause.point} pause "

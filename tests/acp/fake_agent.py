@@ -17,6 +17,8 @@ order. Each step is an object with one of these keys:
 - "terminal": a command line run through `terminal/create`, then
   `terminal/wait_for_exit`, `terminal/output`, `terminal/release`; with "call", the
   terminal is shown in that call first;
+- "model": a text sent to the model at $ANTHROPIC_BASE_URL (Anthropic Messages, not
+  streamed); its reply is said;
 - "spawn": a command started in a session of its own (its pid is said);
 - "exit": the process exits at once with this code; "garbage": a line that is not JSON;
 - "hang": wait for `session/cancel`, then end the prompt cancelled;
@@ -54,6 +56,29 @@ def send(message: dict[str, Any]) -> None:
     with _lock:
         sys.stdout.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")
         sys.stdout.flush()
+
+
+def ask_model(text: str) -> str:
+    """POST `text` to the model at $ANTHROPIC_BASE_URL with the agent's key; its reply."""
+    import urllib.request
+
+    body = {
+        "model": "claude-test",
+        "max_tokens": 64,
+        "messages": [{"role": "user", "content": text}],
+    }
+    request = urllib.request.Request(
+        os.environ["ANTHROPIC_BASE_URL"].rstrip("/") + "/v1/messages",
+        data=json.dumps(body).encode(),
+        headers={
+            "content-type": "application/json",
+            "x-api-key": os.environ.get("ANTHROPIC_API_KEY", ""),
+            "anthropic-version": "2023-06-01",
+        },
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310 - the test's
+        reply = json.loads(response.read())
+    return "".join(b.get("text", "") for b in reply.get("content", []))
 
 
 def log(message: dict[str, Any]) -> None:
@@ -186,6 +211,8 @@ def run_prompt(steps: list[dict[str, Any]]) -> str:
 
             child = subprocess.Popen(step["spawn"], start_new_session=True)
             say(json.dumps({"pid": child.pid}) + "\n")
+        elif "model" in step:  # its model asked (Anthropic Messages), the reply said
+            say(ask_model(step["model"]))
         elif "exit" in step:  # the agent dies mid-prompt
             os._exit(int(step["exit"]))
         elif "garbage" in step:  # a line that is not JSON-RPC

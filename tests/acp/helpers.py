@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import anyio
 
 from workbench.acp import AcpOptions, AcpRun
 
@@ -54,6 +57,13 @@ class Fake:
         if method is None:
             return messages
         return [m for m in messages if m.get("method") == method]
+
+    async def until(self, condition: Callable[[], Any]) -> None:
+        """Wait until `condition()` holds of what the agent has read (an aborted
+        prompt returns before the agent has read what the client sent it last)."""
+        with anyio.fail_after(20):
+            while not condition():
+                await anyio.sleep(0.02)
 
     def answers(self) -> list[dict[str, Any]]:
         """The client's answers to the agent's requests (results and errors)."""

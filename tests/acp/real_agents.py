@@ -20,6 +20,10 @@ import pytest
 
 CLAUDE_CODE_ACP = "@zed-industries/claude-code-acp@0.16.2"
 CODEX_ACP = "@zed-industries/codex-acp@0.16.0"
+GEMINI_CLI = "@google/gemini-cli@0.61.0"
+GEMINI_MODEL = "gemini-2.5-flash"
+"""Named on the command line: with its default ("auto") Gemini CLI asks a router model
+first, a request the scripted server does not script."""
 INSTALL_TIMEOUT = 600
 
 
@@ -66,3 +70,19 @@ def claude_env(base_url: str, home: Path) -> dict[str, str]:
         "DISABLE_ERROR_REPORTING": "1",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
     }
+
+
+def gemini_env(base_url: str, home: Path) -> dict[str, str]:
+    """Gemini CLI pointed at a scripted server, its settings (API-key auth, no usage
+    statistics) in a home of its own."""
+    settings = home / ".gemini" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(
+        json.dumps(
+            {
+                "security": {"auth": {"selectedType": "gemini-api-key"}},
+                "privacy": {"usageStatisticsEnabled": False},
+            }
+        )
+    )
+    return {"GEMINI_API_KEY": "test-key", "GOOGLE_GEMINI_BASE_URL": base_url, "HOME": str(home)}

@@ -95,3 +95,40 @@ async def test_an_agent_that_cannot_start_ends_the_app_with_2(tmp_path: Path) ->
         await wait_for(pilot, lambda: app.failure is not None)
     assert app.return_value == 2
     assert "cannot start /nonexistent/agent" in (app.failure or "")
+
+
+async def test_edit_args_is_off_for_an_acp_call_and_says_why(tmp_path: Path) -> None:
+    """ACP has no way to change a call's input: the dialog offers no edit (F2 does
+    nothing, the button is disabled, why is shown), and an edit answered by
+    other means is refused with the request still pending, so nothing edited is shown
+    as having run."""
+    from textual.widgets import Button, Static
+
+    from widgets.json_editor import JsonEditModal
+    from workbench.permissions import AnswerError, PermissionAnswer
+
+    fake = Fake(tmp_path, [[*ask_call(), {"say": "Done."}]])
+    app = AcpApp(fake.run(approve="ask"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_for(pilot, lambda: app.acp.ready.is_set())
+        await send(pilot, app, lambda: isinstance(app.screen, PermissionModal), text="list")
+        modal = app.screen
+        assert isinstance(modal, PermissionModal)
+        assert modal.query_one("#edit", Button).disabled
+        note = str(modal.query_one("#perm-noedit", Static).render())
+        assert "runs its own arguments" in note and "your next message" in note
+        assert "cannot pass it on" in str(modal.reason.placeholder)
+        await pilot.press("f2")
+        await pilot.pause()
+        assert not isinstance(app.screen, JsonEditModal) and app.screen is modal
+        gate = app.acp.runtime.gate
+        assert gate is not None
+        with pytest.raises(AnswerError, match="runs its own arguments"):
+            gate.decide(modal.request_id, PermissionAnswer.edit({"command": "ls"}))
+        assert [r.request_id for r in gate.pending] == [modal.request_id]
+        await pilot.press("ctrl+y")
+        await wait_for(pilot, lambda: app.view_state.run_state == "finished")
+        call = app.view_state.calls["c1"]
+        assert call.status == "done" and call.edited_args is None
+        assert call.parsed == {"command": "ls -la"}
+    assert outcomes(fake) == [{"outcome": "selected", "optionId": "allow-once"}]

@@ -135,6 +135,7 @@ async def test_cancel_while_a_permission_request_waits(tmp_path: Path) -> None:
         tg.start_soon(run.agent.prompt, "go")
         await bus.first("permission_request")
         run.agent.abort("Cancelled by the user (ctrl+c)")
+        await fake.until(lambda: selected(fake) and fake.sent("session/cancel"))
     assert selected(fake) == [{"outcome": "cancelled"}]
     assert len(fake.sent("session/cancel")) == 1
     last = run.agent.state.messages[-1]
@@ -373,3 +374,107 @@ async def test_the_agent_gets_the_secrets_the_workbench_moved_out_of_its_environ
     async with run.connected():
         await run.agent.prompt("hello")
     assert fake.sent("session/prompt")  # the agent read the variable it was given
+
+
+async def test_a_call_reported_running_then_asked_about_opens_the_dialog(
+    tmp_path: Path,
+) -> None:
+    """Codex reports a shell command `in_progress`, then asks: the agent waits for the
+    answer, so the person is asked as for any call (whether the loop's hook saw the
+    request first or the status), and the call goes on running."""
+    steps = ask_call()
+    steps[0]["call"]["status"] = "in_progress"
+    fake = Fake(tmp_path, [[*steps, {"say": "Done."}]])
+    run = fake.run(approve="ask")
+    bus = Bus(run)
+    gate = run.runtime.gate
+    assert gate is not None
+    async with run.connected(), anyio.create_task_group() as tg:
+        tg.start_soon(run.agent.prompt, "go")
+        request = await bus.first("permission_request")
+        assert request.tool_call_id == "c1"
+        gate.decide(request.request_id, PermissionAnswer.allow_once())
+    assert selected(fake) == [{"outcome": "selected", "optionId": "allow-once"}]
+    record = fold(bus.events).calls["c1"]
+    assert (record.status, record.result_text) == ("done", "a.txt")
+    assert record.decision is not None and record.decision.decided_by == "user"
+    labels = [label for _t, label, _d in record.events]
+    assert "permission requested" in labels
+
+
+async def test_a_request_about_a_call_the_loop_follows_as_running_is_asked(
+    tmp_path: Path,
+) -> None:
+    """The loop's hook has let the call run (the agent said in_progress), then the agent
+    asks: the gate judges it now, with the dialog, and the agent gets the person's answer."""
+    from workbench.acp.permission import PermissionAsk, answer_late
+    from workbench.agent import BeforeToolCallContext
+    from workbench.agent.config import AgentContext
+    from workbench.agent.tool import JsonArguments
+    from workbench.agent.types import AssistantMessage, ToolCall
+
+    options = [
+        {"optionId": "yes", "kind": "allow_once"},
+        {"optionId": "no", "kind": "reject_once"},
+    ]
+    run = Fake(tmp_path, []).run(approve="ask")
+    bus = Bus(run)
+    gate = run.runtime.gate
+    assert gate is not None
+    answers = []
+    for kind in ("allow", "deny"):
+        call = run.report(
+            {"toolCallId": kind, "kind": "execute", "status": "in_progress",
+             "rawInput": {"command": "make"}},
+            new=True,
+        )  # fmt: skip
+        await run.opened(call)
+        tool_call = ToolCall(id=kind, name=call.name, arguments=call.arguments)
+        call.judged = True
+        call.context = BeforeToolCallContext(
+            assistant_message=AssistantMessage(content=[tool_call]),
+            tool_call=tool_call,
+            args=JsonArguments.model_validate(call.arguments),
+            context=AgentContext(),
+            tool=run.tool_for(call.name),
+        )
+        ask = PermissionAsk(call, options)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(answer_late, run, ask)
+            with anyio.fail_after(10):
+                while not gate.pending:
+                    await anyio.sleep(0.01)
+            (request,) = gate.pending
+            answer = PermissionAnswer.allow_once() if kind == "allow" else PermissionAnswer.deny()
+            gate.decide(request.request_id, answer)
+        answers.append(ask.answer.result())
+    assert answers == [
+        {"outcome": "selected", "optionId": "yes"},
+        {"outcome": "selected", "optionId": "no"},
+    ]
+    assert [e.tool_call_id for e in bus.of("permission_request")] == ["allow", "deny"]
+    notes = [e.label for e in bus.of("acp_call_update") if e.tool_call_id == "allow"]
+    assert "asked after it was reported running" in notes
+
+
+async def test_at_a_breakpoint_an_acp_call_takes_no_edit_and_no_result(tmp_path: Path) -> None:
+    """Neither would reach the agent (it runs the call and tells its model itself): both
+    are refused with the reason, and the call goes on when continued."""
+    from workbench.breakpoints import StepperError
+    from workbench.pauses import Resume
+
+    fake = Fake(tmp_path, [[*ask_call()]])
+    run = fake.run(approve="ask", allow=["Bash"], breakpoints=["Bash"])
+    bus = Bus(run)
+    stepper = run.runtime.stepper
+    assert stepper is not None
+    async with run.connected(), anyio.create_task_group() as tg:
+        tg.start_soon(run.agent.prompt, "go")
+        paused = await bus.first("step_paused")
+        for action in (Resume.edit({"command": "ls"}), Resume.inject("fake output")):
+            with pytest.raises(StepperError, match="would not reach it"):
+                stepper.resume(paused.pause_id, action)
+        stepper.resume(paused.pause_id, "continue")
+    record = fold(bus.events).calls["c1"]
+    assert (record.status, record.result_text, record.injected) == ("done", "a.txt", False)
+    assert selected(fake) == [{"outcome": "selected", "optionId": "allow-once"}]

@@ -19,6 +19,7 @@ SCRIPT = [
     [
         {"think": "first, the plan"},
         {"plan": [{"content": "list files", "status": "in_progress", "priority": "high"}]},
+        {"mode": "plan"},
         {"say": "Listing."},
         *ask_call(),
         {
@@ -109,3 +110,28 @@ async def test_load_resumes_the_agents_session(tmp_path: Path) -> None:
     assert load["params"]["sessionId"] == "fake-session-1"
     assert fake.sent("session/new") == []
     assert fake.sent("session/prompt")[0]["params"]["sessionId"] == "fake-session-1"
+
+
+async def test_exports_show_the_agents_plan_and_mode(tmp_path: Path) -> None:
+    from workbench.sessions.export import export
+
+    fake = Fake(tmp_path, SCRIPT)
+    session = tmp_path / "acp.jsonl"
+    run = fake.run(record=True, session=session, allow=["Bash", "edit"], approve="rules")
+    async with run.connected():
+        await run.agent.prompt("go")
+    run.runtime.recorder.close()  # type: ignore[union-attr]
+    recorded = read_session(session)
+    markdown = export(recorded, "md")
+    assert "> plan:  \n> ▸ list files  (high)" in markdown
+    assert "> mode: plan" in markdown
+    assert "> ACP agent fake-agent 1.0: session fake-session-1" in markdown
+    assert markdown.index("> plan:") < markdown.index("### Tool call")
+    # the edit's input was never reported: no `{}` stands for it
+    edit = markdown[markdown.index("### Tool call `edit`") :]
+    assert edit.split("\n\n")[1] == "Arguments: *not reported by the agent*"
+    html = export(recorded, "html")
+    assert '<div class="notice"><pre>plan:\n▸ list files  (high)</pre></div>' in html
+    assert '<div class="notice"><pre>mode: plan</pre></div>' in html
+    assert "ACP agent fake-agent 1.0: session fake-session-1" in html
+    assert "not reported by the agent" in html

@@ -173,3 +173,26 @@ async def test_an_edit_is_shown_as_a_diff(claude: Any) -> None:
     assert record.result_text.startswith("--- a/notes.txt\n+++ b/notes.txt")
     history = [label for _t, label, _d in record.events]
     assert f"client: read {notes}" in history and f"client: write {notes}" in history
+
+
+async def test_its_model_traffic_through_the_proxy_is_in_the_run(claude: Any) -> None:
+    agent = claude([[{"text": "Running."}, bash("echo hi")], [{"text": "Done."}]])
+    run = agent.run(proxy=True, allow=[BASH], approve="rules")
+    bus = Bus(run)
+    async with run.connected():
+        await run.agent.prompt("say hi")
+    state = fold(bus.events)
+    (record,) = state.calls.values()
+    assert record.status == "done"
+    through = [r for r in state.network.values() if r.request.provider == "proxy"]
+    bodies = [r.request.body for r in through]
+    # every request Claude Code's loop made (the ones with tools) was seen, in order,
+    # each answered by the model behind the proxy
+    looped = [b for b in bodies if b.get("tools")]
+    assert len(looped) == len(agent.server.main_requests) == 2
+    assert all(r.response is not None and r.response.status == 200 for r in through)
+    assert {r.request.url for r in through} == {agent.server.url + "/v1/messages?beta=true"}
+    last = looped[-1]["messages"]
+    assert any(
+        b.get("type") == "tool_result" for m in last for b in m["content"] if isinstance(b, dict)
+    )

@@ -137,6 +137,8 @@ class AcpCall:
     asked: Any = None
     """The pending `PermissionAsk` once the agent asked about this call."""
     judged: bool = False
+    context: Any = None
+    """The loop's `BeforeToolCallContext` for the call, once its hook is past it."""
     """The loop's hook is past this call (a request about it now is answered by rules)."""
     allowed: bool = False
     """The agent asked about it and was told to go on."""

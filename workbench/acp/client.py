@@ -102,8 +102,9 @@ class AcpClient:
         ask = PermissionAsk(call, ask_options)
         if not run.prompting or run.cancelled:
             ask.cancel()
-        elif call.judged:
-            await answer_late(run, ask)
+        elif call.judged:  # the ask is answered when judged, or cancelled with the prompt
+            run.asks.append(ask)
+            run.spawn(answer_late(run, ask))
         else:
             run.asks.append(ask)
             call.asked = ask

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 from workbench import __version__
@@ -113,3 +114,13 @@ def mcp_server(config: Any) -> Any:
     if config.sse:
         return SseMcpServer(name=config.name, url=config.url, headers=headers, type="sse")
     return HttpMcpServer(name=config.name, url=config.url, headers=headers, type="http")
+
+
+def agent_label(command: list[str]) -> str:
+    """A short name for the agent: its package or program, without paths or versions."""
+    words = [w for w in command if not w.startswith("-")]
+    for word in words:
+        base = os.path.basename(word)
+        if base not in ("npx", "node", "python", "python3", "uvx", "bunx", "pnpm", "sh", "env"):
+            return base.rsplit("@", 1)[0] if base.count("@") > 1 else base
+    return os.path.basename(words[0]) if words else "agent"

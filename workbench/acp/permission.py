@@ -31,8 +31,8 @@ from workbench.agent import (
     TextContent,
 )
 from workbench.agent.abort import AbortError
+from workbench.agent.arguments import ArgumentsError, prepare_arguments, validate_arguments
 from workbench.agent.config import BeforeToolCall, resolve
-from workbench.permissions.edits import InvalidEdit, revalidate
 from workbench.permissions.hooks import wait_unless_aborted
 
 if TYPE_CHECKING:
@@ -43,6 +43,9 @@ EDIT_REFUSED = (
     "not be passed on, so the call was rejected"
 )
 NO_END = "The agent's turn ended without reporting this call's end"
+NO_CONTENT = "(the agent reported no content for this call)"
+"""A finished call's result when the agent sent no content (Gemini CLI keeps a command's
+output for its model): an empty result would read as output that was empty."""
 NEVER_RAN = "Not run: the agent's prompt ended before it asked about or ran this call"
 
 
@@ -100,17 +103,29 @@ class AcpHook:
             if not await wait_unless_aborted(call.changed, signal):
                 return BeforeToolCallResult(block=True, reason="Operation aborted")
         ask: PermissionAsk | None = call.asked
-        call.judged = True
+        call.judged, call.context = True, ctx
         if ask is None and call.status == "pending":  # the prompt ended first
             return BeforeToolCallResult(block=True, reason=NEVER_RAN)
         if ask is None:
             await self._not_asked(ctx, call)
             return None
+        return await self.answer(ctx, call, ask, signal)
+
+    async def answer(
+        self,
+        ctx: BeforeToolCallContext,
+        call: AcpCall,
+        ask: PermissionAsk,
+        signal: AbortSignal | None,
+    ) -> BeforeToolCallResult | None:
+        """Judge the call the agent asked about (gate, then stepper) and tell the agent."""
         asked_args = call.arguments
         if asked_args != ctx.args.model_dump(mode="json"):
+            tool = ctx.tool
             try:  # the request's raw input is what the agent will run: judge that
-                ctx.args = revalidate(ctx.tool, asked_args)
-            except InvalidEdit:
+                if tool is not None and isinstance(asked_args, dict):
+                    ctx.args = validate_arguments(tool, prepare_arguments(tool, asked_args))
+            except ArgumentsError:
                 pass
             await self.run.note(call, "agent: raw input when it asked", str(asked_args)[:200])
         judged = ctx.args.model_dump(mode="json")
@@ -130,7 +145,7 @@ class AcpHook:
 
     async def _not_asked(self, ctx: BeforeToolCallContext, call: AcpCall) -> None:
         gate = self.run.runtime.gate
-        detail = "the agent ran it without asking the client"
+        detail = f"the agent reported it {call.status} without asking the client"
         if gate is not None:
             args = ctx.args.model_dump(mode="json")
             try:
@@ -165,7 +180,7 @@ async def execute(
         raise AcpCallFailed(text or "The agent reported that the call failed")
     if not call.finished:
         raise AcpCallFailed(NO_END)
-    return AgentToolResult(content=[TextContent(text=text)], details=call.details())
+    return AgentToolResult(content=[TextContent(text=text or NO_CONTENT)], details=call.details())
 
 
 class AcpCallFailed(Exception):
@@ -173,10 +188,17 @@ class AcpCallFailed(Exception):
 
 
 async def answer_late(run: AcpRun, ask: PermissionAsk) -> None:
-    """A request about a call the loop already followed (the agent ran it first, then
-    asked): no dialog can hold it any more, so the rules alone answer (and the policy
-    `--approve all`); anything else is rejected."""
+    """A request about a call the loop already follows as running (the agent reported
+    it in progress, then asked: Codex does so for its shell commands). The agent waits
+    for the answer, so the call is judged now as if it had asked first: rules, the
+    dialog, breakpoints. A call the loop never judged is answered by the rules alone
+    (and the policy `--approve all`); anything else is rejected."""
     call = ask.call
+    hook = run.agent.before_tool_call
+    if isinstance(hook, AcpHook) and call.context is not None and not call.finished:
+        await run.note(call, "asked after it was reported running", "judged now")
+        await hook.answer(call.context, call, ask, run.agent.signal)
+        return
     gate = run.runtime.gate
     action = "ask"
     if gate is not None:

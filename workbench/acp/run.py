@@ -17,7 +17,7 @@ import math
 import os
 import time
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,7 @@ import anyio
 
 from workbench.acp.calls import AcpCall
 from workbench.acp.client import AcpClient
-from workbench.acp.opening import AcpError, open_session
+from workbench.acp.opening import AcpError, agent_label, open_session
 from workbench.acp.permission import AcpHook, PermissionAsk, execute
 from workbench.acp.stream import AcpStream, FeedItem, next_or_abort
 from workbench.acp.terminals import Terminals
@@ -74,16 +74,11 @@ class AcpOptions(Oversight):
     record: bool = True
     session: Path | None = None
     """The session file (default: a new one in the user's data directory)."""
-
-
-def agent_label(command: list[str]) -> str:
-    """A short name for the agent: its package or program, without paths or versions."""
-    words = [w for w in command if not w.startswith("-")]
-    for word in words:
-        base = os.path.basename(word)
-        if base not in ("npx", "node", "python", "python3", "uvx", "bunx", "pnpm", "sh", "env"):
-            return base.rsplit("@", 1)[0] if base.count("@") > 1 else base
-    return os.path.basename(words[0]) if words else "agent"
+    proxy: bool = False
+    """Put a workbench proxy in front of the agent's model (`workbench.acp.model_proxy`):
+    its requests are shown and recorded with the run."""
+    proxy_upstream: str | None = None
+    """The model's base URL behind the proxy (default: from the agent's environment)."""
 
 
 class AcpRun:
@@ -137,6 +132,8 @@ class AcpRun:
         self.cancelled = False
         """`session/cancel` was sent for the current prompt."""
         self.pass_env: list[str] = list(options.pass_env)
+        self.proxy_url: str | None = None
+        """The proxy in front of the agent's model, while it runs (`options.proxy`)."""
         self._backlog: dict[str, list[AcpCallUpdateEvent]] = {}
         self._prompts = 0
         self._send, self._receive = anyio.create_memory_object_stream[FeedItem](math.inf)
@@ -155,10 +152,21 @@ class AcpRun:
             AcpError: the agent did not start, or answered `initialize` or the session
                 with an error (its last lines of stderr are in the message).
         """
+        async with AsyncExitStack() as stack:
+            env = {**environment(), **self.options.env}
+            if self.options.proxy:
+                from workbench.acp.model_proxy import model_proxy
+
+                env = await stack.enter_async_context(model_proxy(self, env))
+            async with self._started(env):
+                yield self
+
+    @asynccontextmanager
+    async def _started(self, agent_env: dict[str, str]) -> AsyncIterator[AcpRun]:
         from acp.client.connection import ClientSideConnection
 
         tree = ProcessTree("acp")
-        env = tree.env({**environment(), **self.options.env})
+        env = tree.env(agent_env)
         try:
             process = await asyncio.create_subprocess_exec(
                 *self.options.command,

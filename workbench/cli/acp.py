@@ -32,6 +32,9 @@ class AcpTable(BaseModel):
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
     mode: str | None = None
+    proxy: bool = False
+    """The agent's model requests through a workbench proxy, shown with the run."""
+    proxy_upstream: str | None = None
 
     @field_validator("command", mode="before")
     @classmethod
@@ -79,6 +82,20 @@ def acp_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="NAME",
         help="a variable terminals the agent opens get beyond the allow-list (repeatable)",
+    )
+    model = parser.add_argument_group("the agent's model traffic")
+    model.add_argument(
+        "--proxy",
+        action="store_true",
+        help="start a workbench proxy in front of the agent's model and point the agent at it "
+        "(ANTHROPIC_BASE_URL, OPENAI_BASE_URL, GOOGLE_GEMINI_BASE_URL): its model requests "
+        "are shown in the network view (F4) and recorded with the run",
+    )
+    model.add_argument(
+        "--proxy-upstream",
+        metavar="URL",
+        help="the model's real base URL behind the proxy, e.g. https://api.anthropic.com/v1 "
+        "(default: the agent's own base URL variable)",
     )
     perms = parser.add_argument_group("permissions")
     add_rule_flags(perms, rules_default="<workspace>/.workbench/rules.toml")
@@ -180,8 +197,10 @@ def _agent(command: list[str], args: argparse.Namespace) -> dict[str, Any]:
     """The agent's command, environment and mode: after `--`, else `[acp]`."""
     env = dict(_pair(item) for item in args.env)
     table = _table()
+    proxy = {"proxy": args.proxy or args.proxy_upstream is not None}
+    proxy["proxy_upstream"] = args.proxy_upstream
     if command:
-        return {"command": command, "env": env, "mode": args.mode}
+        return {"command": command, "env": env, "mode": args.mode, **proxy}
     if table is None:
         raise ValueError(
             "no agent: give its command after -- (workbench acp -- AGENT ARGS...) or "
@@ -191,6 +210,8 @@ def _agent(command: list[str], args: argparse.Namespace) -> dict[str, Any]:
         "command": [*table.command, *table.args],
         "env": {**table.env, **env},
         "mode": args.mode or table.mode,
+        "proxy": proxy["proxy"] or table.proxy or table.proxy_upstream is not None,
+        "proxy_upstream": args.proxy_upstream or table.proxy_upstream,
     }
 
 

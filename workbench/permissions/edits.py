@@ -21,6 +21,14 @@ class InvalidEdit(ValueError):
     """Edited arguments failed preparation or validation; `str()` says which fields and why."""
 
 
+NOT_EDITABLE = (
+    "An ACP agent runs its own arguments: an edit cannot be passed on to it. Deny the "
+    "call, then say what to run instead in your next message."
+)
+"""Why a person's edit of an ACP agent's call is refused (ACP has no way to change a
+call's input: allowed, the agent would run what it asked, not the edit)."""
+
+
 def revalidate(tool: AgentTool | None, args: Any) -> BaseModel:
     """Validate `args` (a dict) for `tool` as the loop would; raise `InvalidEdit` if they fail.
 
@@ -29,6 +37,8 @@ def revalidate(tool: AgentTool | None, args: Any) -> BaseModel:
     """
     if tool is None:
         raise InvalidEdit("Cannot check the edited arguments: the tool is unknown")
+    if tool.source == "acp":
+        raise InvalidEdit(NOT_EDITABLE)
     if not isinstance(args, dict):
         raise InvalidEdit(f"Edited arguments must be a JSON object, got {type(args).__name__}")
     try:

@@ -215,12 +215,13 @@ def _body(events: Iterable[Any], prices: PriceTable) -> Iterator[list[str]]:
         "permission_decision",
         *INTERVENTION_KINDS,
         *MCP_KINDS,
+        "acp_notice",
     )
     for event in of_kinds(events, kinds):
         for item in reader.feed(event):
             changed.setdefault(item.tool_call_id, []).append(item)
         kind = event.type
-        if kind in MCP_KINDS:
+        if kind in MCP_KINDS or kind == "acp_notice":  # an ACP agent's plan, mode, ...
             notes.append(event.text)
             if waiting is None:
                 yield _notes(notes)
@@ -260,8 +261,12 @@ MCP_KINDS = ("mcp_tools_changed", "mcp_sampling")
 
 
 def _notes(notes: list[str]) -> list[str]:
-    """Each note as a quoted line (then none are left)."""
-    lines = [line for note in notes for line in ["", f"> {_line(note)}"]]
+    """Each note as a quote, a line break kept as one (then none are left)."""
+    lines = [
+        line
+        for note in notes
+        for line in ["", "  \n".join(f"> {_line(part)}" for part in note.splitlines() or [""])]
+    ]
     notes.clear()
     return lines
 
@@ -298,7 +303,13 @@ def _assistant(
         elif isinstance(block, ToolCall):
             queue = results.get(block.id)
             result = queue.popleft() if queue else None
-            out += _call(block, result, decisions.get(block.id), changed.get(block.id, []))
+            out += _call(
+                block,
+                result,
+                decisions.get(block.id),
+                changed.get(block.id, []),
+                unreported=message.provider == "acp" and block.raw_arguments is None,
+            )
     if message.stop_reason in ("error", "aborted"):
         out += ["", f"*Model {message.stop_reason}:* {_line(message.error_message or '')}"]
     return out
@@ -310,8 +321,14 @@ def _call(
     decision: Any,
     changed: list[Intervention],
     sender: str = "the model",
+    *,
+    unreported: bool = False,
 ) -> list[str]:
+    """`unreported`: an ACP agent never said the call's input (its `{}` is no input)."""
     out = ["", f"### Tool call {_code(call.name)} ({_code(call.id)})"]
+    if unreported:
+        out += ["", "Arguments: *not reported by the agent*"]
+        return out + _outcome(result, decision, changed)
     arguments = json.dumps(call.arguments, indent=2, ensure_ascii=False)
     raw = call.raw_arguments
     edits = [i for i in changed if i.kind == "edited_arguments"]
@@ -323,6 +340,14 @@ def _call(
     if edits:  # what ran: the last edit
         ran = json.dumps(edits[-1].arguments, indent=2, ensure_ascii=False)
         out += _fenced(ran, "json", f"Arguments that ran ({edits[-1].describe()}):")
+    return out + _outcome(result, decision, changed)
+
+
+def _outcome(
+    result: ToolResultMessage | None, decision: Any, changed: list[Intervention]
+) -> list[str]:
+    """A call's permission and result lines."""
+    out: list[str] = []
     if decision is not None:
         who = f"by {decision.decided_by}" + (
             f", rule {_code(decision.rule)}" if decision.rule else ""

@@ -40,6 +40,7 @@ pre { background: var(--code); padding: 8px; margin: 4px 0; border-radius: 4px;
   font-size: .85em; }
 .turn > header strong { color: var(--fg); }
 .prompt { border-left: 3px solid var(--accent); padding-left: 8px; }
+.notice { border-left: 3px dotted var(--muted, #888); padding-left: 8px; }
 .say { white-space: pre-wrap; overflow-wrap: anywhere; }
 details.call { border: 1px solid var(--line); border-radius: 4px; margin: 6px 0;
   padding: 4px 8px; }

@@ -46,6 +46,7 @@ _KINDS = (
     "provider_request",
     "provider_response",
     "hand_call",
+    "acp_notice",
     *INTERVENTION_KINDS,
 )
 
@@ -106,6 +107,8 @@ class Turn:
     calls: list[Call] = field(default_factory=list)
     duration_ms: float | None = None
     usage: Any = None
+    notices: list[str] = field(default_factory=list)
+    """What an ACP agent said besides messages and calls (its plan, mode, commands)."""
 
 
 @dataclass
@@ -120,6 +123,7 @@ def read_page(session: Session) -> Page:
     page = Page()
     calls: dict[str, Call] = {}
     pending: list[str] = []
+    notices: list[str] = []
     turn: Turn | None = None
     reader = InterventionReader()
     for event in of_kinds(session.events, _KINDS):
@@ -128,8 +132,8 @@ def read_page(session: Session) -> Page:
             if item.tool_call_id in calls:
                 calls[item.tool_call_id].interventions.append(item)
         if kind == "turn_start":
-            turn = Turn(len(page.turns) + 1, event.timestamp, prompts=pending)
-            pending = []
+            turn = Turn(len(page.turns) + 1, event.timestamp, prompts=pending, notices=notices)
+            pending, notices = [], []
             page.turns.append(turn)
         elif kind == "turn_end" and turn is not None:
             turn.duration_ms = event.timestamp - turn.started
@@ -137,6 +141,8 @@ def read_page(session: Session) -> Page:
             turn = _message(page, turn, pending, calls, event)
         elif kind == "hand_call":
             turn = _hand_call(page, turn, calls, event)
+        elif kind == "acp_notice":  # before the first turn: the session it opened
+            (turn.notices if turn is not None else notices).append(event.text)
         elif kind in ("provider_request", "provider_response"):
             page.requests.setdefault(event.request_id, []).append(event)
         elif kind != "agent_start" and event.tool_call_id in calls:
@@ -167,7 +173,9 @@ def _message(
         turn.usage = message.usage
         for block in message.tool_calls:
             call = Call(block.id, block.name, raw=block.raw_arguments, turn=turn.number)
-            if block.raw_arguments is None:
+            if block.raw_arguments is None and message.provider == "acp":
+                call.stages.append(("arguments", "not reported by the agent"))
+            elif block.raw_arguments is None:
                 call.stages.append(("arguments", _json(block.arguments)))
             calls[block.id] = call
             turn.calls.append(call)
@@ -305,6 +313,7 @@ def _turn(turn: Turn, cost: float | None) -> str:
         f"<span>ended: {esc(turn.ended or '–')}</span></header>"
     ]
     parts += [f'<div class="prompt"><h3>prompt</h3>{_pre(p)}</div>' for p in turn.prompts]
+    parts += [f'<div class="notice">{_pre(n)}</div>' for n in turn.notices]
     if turn.thinking:
         parts.append(f"<details><summary>thinking</summary>{_pre(turn.thinking)}</details>")
     if turn.text:

@@ -186,8 +186,11 @@ def permission_decision(state: ViewState, e: Any) -> None:
     if e.request_id is not None:
         state.pending_requests.pop(e.request_id, None)
         phase = "queued"  # answered: the call waits for its turn
-    if record.status == "awaiting_approval":
-        record.status = "validated" if e.decision == "allow" else "denied"
+    if record.status == "awaiting_approval" and e.decision == "allow":
+        # an ACP agent may ask about a call it reported running: it goes on running
+        record.status = "running" if record.executing_at is not None else "validated"
+    elif record.status == "awaiting_approval":
+        record.status = "denied"
     who = e.decided_by + (f": {e.rule}" if e.rule else "")
     record.note(e.timestamp, f"{e.decision} ({who})", e.reason or "", phase=phase)
     if state.run_state == "awaiting_approval" and not state.pending_requests:
