@@ -116,6 +116,10 @@ async def test_a_file_not_as_its_summary_line_says_is_read_from_its_events(
     with_line(whole[last:])  # as it was: trusted again
     assert read_summary(path) is not None
 
+    path.write_bytes(whole[:last] + b'{"seq":9,"ts":1.0,"event":{"type":"session_summary"}}\n')
+    assert read_summary(path) is None  # a summary line without its fields
+    assert summarize(path).calls == 2  # and the reader skips it as one
+
     newer = whole.replace(b'"version": 1,', b'"version": 99,', 1)  # a newer header format
     path.write_bytes(newer[: len(newer) - len(whole) + last] + whole[last:])
     assert read_summary(path) is None

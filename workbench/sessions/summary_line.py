@@ -128,7 +128,7 @@ def read_summary(path: Path) -> Summary | None:
     try:
         with path.open("rb") as handle:
             return _read(handle)
-    except (OSError, ValueError, TypeError, KeyError):
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):  # not one of ours
         return None
 
 
