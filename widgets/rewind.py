@@ -94,7 +94,7 @@ def turn_labels(session: Session) -> list[tuple[int, str]]:
         if calls:
             did = "called " + ", ".join(calls)
         else:
-            did = "replied " + one_line(" ".join(text_of(message.content).split()), 50)
+            did = f"replied “{one_line(' '.join(text_of(message.content).split()), 50)}”"
         turn = len(labels)
         asked = f" (asked: {one_line(' '.join(prompt.split()), 40)})" if prompt else ""
         labels.append((turn, f"the end of turn {turn}: {did}{asked}"))

@@ -76,6 +76,9 @@ async def test_ctrl_z_rewinds_files_and_timeline_and_goes_on_in_a_fork(
 
         # the files as they were at the end of turn 2; b.txt, made since, is gone
         assert files_in(workspace) == {"a.txt": "alpha\n"}
+        said = "\n".join(str(n.message) for n in app._notifications)
+        assert "Rewound to the end of turn 2: restored 1 file(s), deleted 1 made since" in said
+        assert f"a fork of {parent.name}" in said
         # the screen and the transcript stop at that turn
         assert [i.kind for i in app.view_state.items if i.kind == "user"] == ["user"]
         await pilot.pause()
