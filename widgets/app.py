@@ -30,6 +30,7 @@ from widgets.pacing import Pacer
 from widgets.permission_dialogs import PermissionDialogs
 from widgets.prompt_bar import PromptBar
 from widgets.result_images import ResultImages
+from widgets.rewind import RewindActions
 from widgets.screen_stats import ScreenStats
 from widgets.starting_screen import SlowStart, StartingScreen
 from widgets.stepping_actions import SteppingActions
@@ -78,6 +79,7 @@ class WorkbenchApp(
     AppCommands,
     PermissionDialogs,
     NewRunActions,
+    RewindActions,
     SafeTextApp,
     SteppingActions,
     McpAttachments,
@@ -117,6 +119,7 @@ class WorkbenchApp(
         Binding("f7", "mcp_servers", "MCP servers", show=False),
         Binding("ctrl+l", "focus_prompt", "Prompt"),
         Binding("ctrl+n", "new_run", "New run"),
+        Binding("ctrl+z", "rewind", "Rewind", show=False),
         Binding("ctrl+s", "sessions", "Sessions", show=False),
     ]
 

@@ -36,6 +36,7 @@ COMMAND_HELP = {
     "run_details": "Every model request as sent, and where the run's time went",
     "mcp_servers": "Each MCP server's state, tools, log and stderr; restart one",
     "new_run": "Start again: a new session, a fresh scratch workspace, the scenario's prompt",
+    "rewind": "Back to the end of an earlier turn: its files put back, on in a fork",
     "sessions": "The session library: search recorded sessions, open one in replay",
 }
 """What each key's action does, as the palette says it."""

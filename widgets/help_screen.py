@@ -44,6 +44,7 @@ output, the result and the call's own events.
 | ctrl+o | at a pause before a tool: answer it yourself; at an error result (`@error`): replace it |
 | ctrl+l | back to the message box |
 | ctrl+n | a new run: fresh scratch workspace, new session file |
+| ctrl+z | rewind to the end of an earlier turn: its files put back, on from there in a fork |
 | ctrl+s | the session library: search the recorded sessions, open one in replay |
 | ctrl+p | command palette: every action, themes, "Call a tool by hand…" |
 | ctrl+q | quit |

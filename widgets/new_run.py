@@ -1,4 +1,5 @@
-"""Starting over without quitting: a new run (ctrl+n), and what ctrl+c says when idle.
+"""Starting over without quitting: a new run (ctrl+n), and what ctrl+c says when idle;
+`switch_to` also serves a rewind (`widgets.rewind`).
 
 A mixin of `WorkbenchApp` (it swaps the app's runtime, view state and bus listener);
 the keys are bound in the app's `BINDINGS`.
@@ -52,14 +53,28 @@ class NewRunActions:
         except (OSError, ValueError) as exc:
             self.notify(f"Could not start a new run: {exc}", severity="error", markup=False)
             return
+        self.switch_to(runtime)
+        where = f", recording to {runtime.session_path}" if runtime.session_path else ""
+        self.notify(f"New run in {runtime.workspace}{where}.", timeout=5, markup=False)
+
+    def switch_to(
+        self: Any, runtime: Any, *, prefill: str | None = None, history: Any = None
+    ) -> None:
+        """Run `runtime` from now on (ctrl+n, a rewind): the old run's listener and MCP
+        servers stop; the screen starts from `history` (a fold of the events the new
+        session starts with) or empty, with `prefill` (default: the scenario's prompt)
+        in the message box."""
         if self._unsubscribe is not None:
             self._unsubscribe()
         if self.runtime.mcp is not None:
             self.workers.cancel_group(self, "mcp")  # its servers stop with the old run
         self._use(runtime)
+        if history is not None:
+            self._view_state = history
         self._listen()
-        self.prompt_bar.input.value = self.prefill
-        self.timeline.empty_text = empty_text(bool(self.prefill))
+        text = self.prefill if prefill is None else prefill
+        self.prompt_bar.input.value = text
+        self.timeline.empty_text = empty_text(bool(text))
         self.main.reset(self._view_state, self.labels)
         self._refresh_now()
         self.prompt_bar.input.focus()
@@ -67,8 +82,6 @@ class NewRunActions:
             self._mcp_started = asyncio.Event()
             self._serve_mcp()
         self._note_run()
-        where = f", recording to {runtime.session_path}" if runtime.session_path else ""
-        self.notify(f"New run in {runtime.workspace}{where}.", timeout=5, markup=False)
 
     def _note_run(self: Any) -> None:
         """Keep the runtime (its session is said at exit) and hear its recorder's problems."""

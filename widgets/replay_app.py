@@ -403,10 +403,4 @@ class ForkedApp(WorkbenchApp):
         lines = [f"Forked {parent} after turn {self.fork.parent.turn}; recording to {where}"]
         self.notify("\n".join(lines + self.fork.notes), timeout=10, markup=False)
         if needs_continue(self.agent.state.messages):
-            self.call_after_refresh(self._continue_fork)
-
-    @work(group="agent", exclusive=False, exit_on_error=False)
-    async def _continue_fork(self) -> None:
-        self.follow_latest = True
-        await self.agent.continue_()
-        self._refresh_now()
+            self.call_after_refresh(self.continue_owed_reply)

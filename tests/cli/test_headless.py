@@ -150,8 +150,10 @@ def test_jsonl_prints_one_event_a_line_in_the_session_format(tmp_path: Path) -> 
     assert len(requests) == 5 and all(r.simulated for r in requests)  # the CLI simulates the wire
     recorded = session.read_text().splitlines()[1:]  # the first line is the header
     kinds = [json.loads(x)["event"]["type"] for x in recorded]
-    # the session also holds the workspace's checkpoint records, which are not events
-    assert [k for k in kinds if not k.startswith("workspace_")] == [e.type for e in events]
+    # the session also holds the workspace's checkpoint records and the run's summary line,
+    # which are not events
+    assert kinds[-1] == "session_summary"
+    assert [k for k in kinds[:-1] if not k.startswith("workspace_")] == [e.type for e in events]
     assert kinds[1] == "workspace_manifest"
     assert "recording the session to" in run.stderr  # the log goes to stderr, stdout is JSON
 

@@ -22,6 +22,7 @@ from workbench.sessions import (
     read_session,
 )
 from workbench.sessions.codec import encode
+from workbench.sessions.summary_line import MARKER as SUMMARY_MARKER
 from workbench.view.fold import fold
 
 
@@ -166,7 +167,10 @@ async def test_a_torn_last_line_is_reported_and_skipped(tmp_path: Path) -> None:
     runtime, _live = await record_run(tmp_path / "ws", READ_A)
     data = runtime.session_path.read_bytes()
     whole = read_session(runtime.session_path)
-    runtime.session_path.write_bytes(data[: len(data) - 25])  # cut into the last line
+    summary = data.rindex(b"\n", 0, len(data) - 1) + 1  # the run's summary line
+    assert SUMMARY_MARKER in data[summary:]
+    # killed while writing the run's last event (so before its summary line)
+    runtime.session_path.write_bytes(data[: summary - 25])
     session = read_session(runtime.session_path)
     assert session.torn and len(session.events) == len(whole.events) - 1
     assert "last line is incomplete" in session.warnings[0]

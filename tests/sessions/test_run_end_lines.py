@@ -94,8 +94,9 @@ async def test_a_session_with_whole_run_ends_still_reads(tmp_path: Path) -> None
     runtime, live, then = await record_two_runs(tmp_path / "ws")
     path = runtime.session_path
     header, *lines = path.read_text().splitlines()
-    # earlier workbenches wrote no workspace records either
-    rest = [raw for raw in lines if json.loads(raw)["event"].get("type") not in RECORD_TYPES]
+    # earlier workbenches wrote no workspace records or summary lines either
+    skipped = (*RECORD_TYPES, "session_summary")
+    rest = [raw for raw in lines if json.loads(raw)["event"].get("type") not in skipped]
     old = tmp_path / "old.jsonl"
     rewritten = [header]
     for raw, event in zip(rest, live, strict=True):

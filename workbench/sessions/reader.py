@@ -31,6 +31,8 @@ from workbench.sessions.codec import UNRECORDABLE
 from workbench.sessions.header import FORMAT, FORMAT_VERSION, SessionHeader
 from workbench.sessions.history import is_error
 from workbench.sessions.log import CHUNK, DELTA_LINE, EventLog, FoldBatcher
+from workbench.sessions.summary_line import MARKER as SUMMARY_MARKER
+from workbench.sessions.summary_line import is_summary_line
 from workbench.sessions.workspace_records import MARKERS, parse_record_line
 
 
@@ -129,6 +131,9 @@ def _index(
             pending = b""
         starts = list(accumulate(map((1).__add__, map(len, lines)), initial=offset))
         offset = starts.pop()
+        final = len(lines) - 1  # the file's last event line, if this chunk is its last
+        while not following and final > 0 and SUMMARY_MARKER in lines[final]:
+            final -= 1
         matches = list(map(fullmatch, lines))
         codes = bytearray((delta_code,)) * len(lines)
         errors = bytearray(len(lines))
@@ -141,6 +146,9 @@ def _index(
                 continue
             raw = lines[i]
             last = not following and i == len(lines) - 1
+            if SUMMARY_MARKER in raw and _is_summary(raw):
+                skipped.append(i)
+                continue
             is_record = any(marker in raw for marker in MARKERS)
             if is_record and _is_record(session, raw, number + i + 1):
                 session.records.append((len(log.offsets) + i - len(skipped), starts[i]))
@@ -152,7 +160,7 @@ def _index(
             else:
                 codes[i] = log.code(event.type)
                 errors[i] = is_error(event)
-                tail = event if last else None
+                tail = event if not following and i == final else None
                 if event.type == "provider_request" and batcher.keep:
                     requests.append((i, batcher.decoder.expander.request))
         for i in reversed(skipped):
@@ -169,6 +177,14 @@ def _index(
         chunk = following
     if tail is not None and on_batch is not None:  # replay opens at the end, showing it
         log.remember(len(log) - 1, tail)
+
+
+def _is_summary(raw: bytes) -> bool:
+    """Whether the line is a summary line (`sessions.summary_line`): not an event."""
+    try:
+        return is_summary_line(loads(raw, LINE_DEPTH))
+    except ValueError:  # torn or corrupt: reported as any other line is
+        return False
 
 
 def _is_record(session: Session, raw: bytes, number: int) -> bool:

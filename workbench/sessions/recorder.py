@@ -30,6 +30,7 @@ from typing import Any
 from workbench.sessions.codec import dumps_header, encode, encode_unrecordable
 from workbench.sessions.compact import Compactor
 from workbench.sessions.header import SessionHeader
+from workbench.sessions.summary_line import SummaryWriter
 
 log = logging.getLogger("workbench.sessions")
 
@@ -80,6 +81,9 @@ class Recorder:
         self.records_written = 0
         """Workspace checkpoint records (`write_record`): lines that are not bus events."""
         self.bytes_written = 0
+        self.summaries_written = 0
+        """Summary lines (`sessions.summary_line`): after each run and at the close."""
+        self._summary: SummaryWriter | None = None
         self.error: str | None = None
         """Why recording stopped, if a write failed."""
         self.problems: list[str] = []
@@ -135,6 +139,8 @@ class Recorder:
             else:
                 for line in self._compactor.lines(event, now):
                     self._write_event(*line)
+                if event.type == "agent_end":
+                    self._write_summary(now)
         except Exception as exc:  # noqa: BLE001 - recording must never break a run
             self.error = _describe(exc)
             self.close()
@@ -154,7 +160,23 @@ class Recorder:
             self._problem(f"recording to {self.path} stopped: {self.error}")
 
     def _seq(self) -> int:
-        return self.events_written + self.records_written + 1
+        return self.events_written + self.records_written + self.summaries_written + 1
+
+    def _write_summary(self, ts: float) -> None:
+        """Append the summary line of what the file holds now (see `sessions.summary_line`)."""
+        summary = self._summary
+        if summary is None or not summary.stale:
+            return
+        start = summary.size
+        try:
+            line = summary.line(self._seq(), ts)
+        except Exception:  # noqa: BLE001 - the library reads the events instead
+            log.warning("session %s: no summary line", self.path, exc_info=True)
+            self._summary = None
+            return
+        self._write(line)
+        self.summaries_written += 1
+        summary.written(start)
 
     def _problem(self, text: str) -> None:
         self.problems.append(text)
@@ -173,10 +195,17 @@ class Recorder:
             line = encode_unrecordable(seq, ts, event, why)
             recorded = None
             self._problem(f"event {seq} ({event.type}) could not be recorded: {why}")
+            self._summary = None  # the reader reports the line: the events are summarized
             if event.type == "tool_execution_update":  # the next one must not build on it
                 self._compactor.forget(event.tool_call_id)
         self._write(line)
         self.events_written += 1
+        if recorded is not None and self._summary is not None:
+            try:
+                self._summary.count(event, ts)
+            except Exception:  # noqa: BLE001 - the library reads the events instead
+                log.warning("session %s: no summary line (event %s)", self.path, seq, exc_info=True)
+                self._summary = None
         if event.type in ("message_end", "provider_request"):
             self._compactor.written(event, recorded, seq)
 
@@ -185,6 +214,7 @@ class Recorder:
             try:  # the updates held back (see `sessions.compact`)
                 for line in self._compactor.held():
                     self._write_event(*line)
+                self._write_summary(time.time() * 1000.0)
             except Exception as exc:  # noqa: BLE001 - recording must never break a run
                 self.error = _describe(exc)
                 self._problem(f"recording to {self.path} stopped: {self.error}")
@@ -211,6 +241,7 @@ class Recorder:
                     raise
                 tries += 1
                 self.path = self.path.with_name(f"{self._stem}-{tries}{self.path.suffix}")
+        self._summary = SummaryWriter(self.header)
         self._write(dumps_header(self.header))
         prelude, self._prelude = self._prelude, []
         records, self._prelude_records = sorted(self._prelude_records, key=lambda r: r[0]), []
@@ -228,6 +259,8 @@ class Recorder:
         while written < len(data):  # a short write (rare): finish the line
             written += os.write(self._fd, data[written:])
         self.bytes_written += len(data)
+        if self._summary is not None:
+            self._summary.wrote(data)
         if self.fsync:
             os.fsync(self._fd)
 

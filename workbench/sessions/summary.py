@@ -1,9 +1,13 @@
 """What the session library keeps of one session file: its header, how it ended, counts,
 tokens, and the text a search looks in.
 
-Read through the lazy reader (`read_session`, `of_kinds`): the file is checked line by
-line, and only the events a summary needs are decoded (never the streamed deltas or
-a tool's progress updates), so a summary costs one pass and little memory.
+`Summarizer` builds it from events one at a time. The recorder feeds it every event
+it writes and writes what it holds into the file as a summary line after each run
+(`sessions.summary_line`), which is what the library reads of a file when it can.
+Otherwise `summarize` reads the file through the lazy reader (`read_session`,
+`of_kinds`): every line is checked, and only the events a summary needs are decoded
+(never the streamed deltas or a tool's progress updates), so a summary costs one
+pass and little memory.
 
 The searchable text is capped (`PIECE` characters of each prompt, argument set,
 result and reply; `TOTAL` per field): a search finds a session by what it starts
@@ -13,14 +17,12 @@ with, not by the far end of a huge tool output.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from workbench.agent.types import text_of
 from workbench.sessions.interventions import INTERVENTION_KINDS, InterventionReader
-from workbench.sessions.log import EventLog, of_kinds
-from workbench.sessions.reader import read_session
 
 PIECE = 4_000
 """Characters of each prompt, argument set, result or reply kept for search."""
@@ -32,9 +34,11 @@ OUTCOMES = ("finished", "error", "aborted", "incomplete", "empty", "unreadable")
 `aborted`; `incomplete` (no end recorded: still running, or killed); `empty` (a header
 and nothing else); `unreadable` (not a session file the reader accepts)."""
 
-_KINDS = sorted(
+KINDS = sorted(
     {"message_end", "tool_execution_start", "tool_execution_end", "agent_end", *INTERVENTION_KINDS}
 )
+"""The event types a summary reads (beyond counting events and turns)."""
+_KIND_SET = frozenset(KINDS)
 
 
 @dataclass
@@ -84,12 +88,14 @@ class Summary:
 
 
 TEXT_FIELDS = ("prompts", "tools", "arguments", "results", "replies")
+SEARCHED = ("prompts", "arguments", "results", "replies")
+"""The text fields taken from events (the "tools" field is the names of the tools called)."""
 
 
 class _Text:
     def __init__(self) -> None:
-        self.parts: dict[str, list[str]] = {name: [] for name in TEXT_FIELDS}
-        self.sizes = dict.fromkeys(TEXT_FIELDS, 0)
+        self.parts: dict[str, list[str]] = {name: [] for name in SEARCHED}
+        self.sizes = dict.fromkeys(SEARCHED, 0)
 
     def add(self, name: str, text: str) -> None:
         room = TOTAL - self.sizes[name]
@@ -103,49 +109,72 @@ class _Text:
         return {name: "\n".join(parts) for name, parts in self.parts.items()}
 
 
+def tools_text(summary: Summary) -> str:
+    """The searchable "tools" field: the names of the tools called."""
+    return " ".join(summary.by_tool)[:PIECE]
+
+
 def summarize(path: Path) -> Summary:
-    """The summary of the session at `path`.
+    """The summary of the session at `path`, read from its events.
 
     Raises:
         SessionError: the file is not a readable session (the caller records that).
     """
+    from workbench.sessions.log import EventLog, of_kinds
+    from workbench.sessions.reader import read_session
+
     session = read_session(path)
-    header = session.header
-    summary = Summary(
-        created=header.created,
-        model=header.model.id,
-        provider=header.model.provider,
-        endpoint=header.model.base_url or "",
-        tools=[tool.name for tool in header.tools],
-        workspace=header.workspace,
-        scenario=header.scenario or "",
-        parent=header.parent.path if header.parent is not None else "",
-        problem="; ".join(session.warnings),
-    )
+    summarizer = Summarizer(session.header)
+    summarizer.summary.problem = "; ".join(session.warnings)
     log = session.events
     assert isinstance(log, EventLog)
-    summary.events = len(log)
-    if not len(log):
-        summary.text = _Text().joined()
-        return summary
-    summary.turns = log.codes.count(log.code("turn_start"))
-    text = _Text()
-    _read_events(summary, text, log)
-    text.add("tools", " ".join(summary.by_tool))
-    summary.text = text.joined()
-    stamps = log.stamps
-    summary.duration_ms = max(0.0, stamps[len(log) - 1] - header.created)
-    return summary
+    if len(log):
+        summarizer.summary.turns = log.codes.count(log.code("turn_start"))
+        for event in of_kinds(log, KINDS):
+            summarizer.feed(event)
+        summarizer.last_ts = log.stamps[len(log) - 1]
+    summarizer.summary.events = len(log)
+    return summarizer.finish()
 
 
-def _read_events(summary: Summary, text: _Text, log: EventLog) -> None:
-    interventions = InterventionReader()
-    stop: str | None = None
-    ended = False
-    for event in of_kinds(log, _KINDS):
+class Summarizer:
+    """Builds a session's summary from its events, one at a time: the reader feeds it
+    the kinds in `KINDS` (counting events and turns from its own index), the recorder
+    every event it writes (`count`, then `feed`)."""
+
+    def __init__(self, header: Any) -> None:
+        self.summary = Summary(
+            created=header.created,
+            model=header.model.id,
+            provider=header.model.provider,
+            endpoint=header.model.base_url or "",
+            tools=[tool.name for tool in header.tools],
+            workspace=header.workspace,
+            scenario=header.scenario or "",
+            parent=header.parent.path if header.parent is not None else "",
+        )
+        self.text = _Text()
+        self.last_ts: float | None = None
+        """When the last event was written (epoch ms)."""
+        self._interventions = InterventionReader()
+        self._stop: str | None = None
+        self._ended = False
+
+    def count(self, event: Any, ts: float) -> None:
+        """Count one event written at `ts` (the reader counts them from its index)."""
+        summary = self.summary
+        summary.events += 1
+        summary.turns += event.type == "turn_start"
+        self.last_ts = float(f"{ts:.3f}")  # as the line holds it
+        if event.type in _KIND_SET:
+            self.feed(event)
+
+    def feed(self, event: Any) -> None:
+        """Take in one event of the kinds in `KINDS`."""
+        summary, text = self.summary, self.text
         kind = event.type
         if kind in INTERVENTION_KINDS:
-            for item in interventions.feed(event):
+            for item in self._interventions.feed(event):
                 summary.edits += item.kind == "edited_arguments"
                 summary.injections += item.kind == "injected_result"
         if kind == "message_end":
@@ -155,7 +184,7 @@ def _read_events(summary: Summary, text: _Text, log: EventLog) -> None:
                 summary.prompt = summary.prompt or prompt.strip()[:PIECE]
                 text.add("prompts", prompt)
             elif message.role == "assistant":
-                stop, ended = message.stop_reason, False
+                self._stop, self._ended = message.stop_reason, False
                 usage = message.usage
                 summary.input_tokens += usage.input
                 summary.output_tokens += usage.output
@@ -173,8 +202,19 @@ def _read_events(summary: Summary, text: _Text, log: EventLog) -> None:
         elif kind == "permission_decision" and event.decision == "deny":
             summary.denials += 1
         elif kind == "agent_end":
-            ended = True
-    summary.outcome = _outcome(stop, ended)
+            self._ended = True
+
+    def finish(self) -> Summary:
+        """The summary of the events so far (the summarizer can go on after)."""
+        summary = replace(
+            self.summary, by_tool={k: replace(v) for k, v in self.summary.by_tool.items()}
+        )
+        if summary.events:
+            summary.outcome = _outcome(self._stop, self._ended)
+            summary.duration_ms = max(0.0, (self.last_ts or 0.0) - summary.created)
+        summary.text = self.text.joined()
+        summary.text["tools"] = tools_text(summary)
+        return summary
 
 
 def _outcome(stop: str | None, ended: bool) -> str:
