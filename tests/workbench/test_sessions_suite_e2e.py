@@ -17,6 +17,7 @@ import anyio
 import pytest
 
 from tests.sessions.person_runs import MIXED, answers_for_mixed, record_with_person
+from tests.support.pytest_runs import UNUSED_PLUGINS
 from workbench.__main__ import main
 from workbench.permissions.answers import PermissionAnswer
 from workbench.sessions.header import SESSIONS_DIR_ENV
@@ -109,8 +110,7 @@ def _pytest(bundle: Path, checkout: Path, env: dict[str, str], *more: str) -> tu
             "pytest",
             "-p",
             "no:cacheprovider",
-            "-p",
-            "no:textual-snapshot",
+            *UNUSED_PLUGINS,
             "--workbench-sessions",
             str(bundle),
             "--workbench-approve",  # another key signed them: their decisions replay only so
