@@ -10,7 +10,6 @@ import contextlib
 from pathlib import Path
 from typing import Any
 
-import anthropic
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -27,6 +26,8 @@ from workbench.proxy.listen import tls_context
 
 
 async def client_view(url: str, names: list[str], streamed: bool) -> tuple[str, list[Any], str]:
+    import anthropic  # here, not at collection: seconds of import in each worker
+
     client = anthropic.AsyncAnthropic(
         base_url=url,
         api_key=AGENT_KEY,
