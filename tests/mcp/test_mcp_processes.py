@@ -77,7 +77,7 @@ async def test_a_servers_schema_regexes_are_time_bounded_in_and_out() -> None:
     )
     config = McpServerConfig(name="hostile", command=(sys.executable, str(HOSTILE)))
     started = time.monotonic()
-    with anyio.fail_after(30):
+    with anyio.fail_after(60):
         async with McpHub([config]).attach(a):
             await a.prompt("go")
     results = [m for m in a.state.messages if m.role == "toolResult"]
@@ -85,4 +85,6 @@ async def test_a_servers_schema_regexes_are_time_bounded_in_and_out() -> None:
     echo, report = results[0].text, results[1].text
     assert "Validating arguments for tool hostile__echo failed: Regular expression" in echo
     assert "failed on tools/call report: RegexTimeout" in report
-    assert time.monotonic() - started < 15
+    # unbounded, each match would take hours; a loaded machine took 23 s for the two
+    # one-second budgets and the server's start
+    assert time.monotonic() - started < 45
