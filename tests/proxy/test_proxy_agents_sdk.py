@@ -27,6 +27,12 @@ def agents_sdk() -> Any:
     return sdk
 
 
+@pytest.fixture(autouse=True)
+def _sdk_imported() -> None:
+    """The SDK is imported before a test starts its proxy, not while its loop serves."""
+    agents_sdk()
+
+
 def make_agent(proxy, ran: list[str]):
     agents = agents_sdk()
     client = openai.AsyncOpenAI(base_url=proxy.url, api_key=AGENT_KEY, max_retries=0)

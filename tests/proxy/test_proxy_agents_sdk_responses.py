@@ -24,6 +24,12 @@ from tests.support.upstreams.responses import (
 from workbench.pauses import Resume
 
 
+@pytest.fixture(autouse=True)
+def _sdk_imported() -> None:
+    """The SDK is imported before a test starts its proxy, not while its loop serves."""
+    agents_sdk()
+
+
 def model_reply(streamed: bool):
     """Asks to read a.txt, then answers with the output it got back."""
 

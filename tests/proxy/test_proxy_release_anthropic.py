@@ -101,6 +101,8 @@ async def one_case(tmp_path: Path, kinds: list[str], streamed: bool, text: str, 
 def test_any_subset_of_parallel_calls_reaches_an_anthropic_client_as_decided(
     tmp_path: Path, kinds: list[str], streamed: bool, text: str, cut: int
 ) -> None:
+    import anthropic  # noqa: F401  (imported before the timed request of the first example)
+
     with contextlib.suppress(FileExistsError):
         (tmp_path / "sessions").mkdir()
     asyncio.run(one_case(tmp_path, kinds, streamed, text, cut))
