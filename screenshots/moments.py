@@ -40,7 +40,7 @@ async def _settle(pilot: Any) -> None:
     app.follow_latest = False
     app.clear_notifications()
     app._refresh_now()
-    await pilot.pause(0.1)
+    await pilot.pause()
 
 
 async def permission(pilot: Any) -> None:

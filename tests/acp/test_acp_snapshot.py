@@ -85,8 +85,9 @@ def test_an_acp_run(snap_compare: Any, tmp_path: Path) -> None:
         await wait_for(pilot, lambda: app.acp.ready.is_set())
         await send(pilot, app, lambda: app.view_state.run_state == "finished", text="run the tests")
         app.select_call("e1")
-        await pilot.pause(0.3)
-        await pilot.wait_for_scheduled_animations()
+        await wait_for(
+            pilot, lambda: app.inspector.record is not None and app.inspector.record.id == "e1"
+        )
 
     try:
         assert snap_compare(app, terminal_size=(160, 48), run_before=run_before)

@@ -8,6 +8,7 @@ from pathlib import Path
 import anyio
 
 from tests.mcp.helpers import TOOLBOX, calls
+from tests.widgets.helpers import wait_for
 from widgets.app import make_app
 from widgets.status_bar import StatusBar
 from workbench.providers.scripted import Scenario
@@ -77,8 +78,8 @@ async def test_a_server_that_exits_while_idle_is_shown_and_restarted_from_the_pa
         assert exited.startswith("MCP server toolbox exited: it exited while idle")
         assert "'Restart MCP server'" in exited
         assert runtime.mcp is not None and runtime.mcp.connections[0].status == "exited"
-        await pilot.pause(0.6)
-        assert "MCP toolbox exited (F7)" in str(app.screen.query_one(StatusBar).render())
+        status = app.screen.query_one(StatusBar)
+        await wait_for(pilot, lambda: "MCP toolbox exited (F7)" in str(status.render()))
 
         await pilot.press("ctrl+p")
         await pilot.pause()
@@ -98,8 +99,7 @@ async def test_a_server_that_exits_while_idle_is_shown_and_restarted_from_the_pa
         assert any(
             n.message == "MCP server toolbox restarted: 17 tools" for n in app._notifications
         )
-        await pilot.pause(0.6)
-        assert "MCP" not in str(app.screen.query_one(StatusBar).render())  # fine again
+        await wait_for(pilot, lambda: "MCP" not in str(status.render()))  # fine again
 
 
 async def test_the_servers_view_shows_state_tools_and_logs_and_restarts(tmp_path: Path) -> None:
@@ -156,9 +156,13 @@ async def test_the_servers_view_shows_state_tools_and_logs_and_restarts(tmp_path
         with anyio.fail_after(20):
             while runtime.mcp.connections[0].status != "ready":  # type: ignore[union-attr]
                 await pilot.pause(0.05)
-        await pilot.pause(1.2)  # the view refreshes itself each second
-        # a new process: the tool it grew is gone
-        assert str(servers.get_option_at_index(0).prompt).startswith("toolbox  ready  17 tools")
+        # the view refreshes itself each second; a new process: the tool it grew is gone
+        await wait_for(
+            pilot,
+            lambda: str(servers.get_option_at_index(0).prompt).startswith(
+                "toolbox  ready  17 tools"
+            ),
+        )
         await pilot.press("down", "r")
         await pilot.pause()
         await pilot.press("escape")

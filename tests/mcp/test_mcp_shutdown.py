@@ -15,12 +15,13 @@ from pathlib import Path
 
 import anyio
 import pytest
+from mcp.client import stdio as sdk
 
 from tests.mcp.helpers import calls
 from tests.mcp.test_mcp_processes import alive, wait_dead
 from tests.widgets.helpers import wait_for
 from widgets.app import make_app
-from workbench.mcp import McpHub, McpServerConfig
+from workbench.mcp import McpHub, McpServerConfig, bounds
 from workbench.mcp.client import McpConnection
 from workbench.providers.scripted import Scenario
 from workbench.runtime import RunOptions, build_runtime
@@ -32,6 +33,29 @@ def hostile(pids: Path, *flags: str) -> McpServerConfig:
     return McpServerConfig(
         name="hostile", command=(sys.executable, str(HOSTILE), *flags), env={"PIDS_FILE": str(pids)}
     )
+
+
+SHORT_GRACE = 0.2
+"""Seconds each step of stopping a server waits (stdin closed, SIGTERM, what is left)
+where how long it waits is not what a test is about."""
+
+
+@pytest.fixture
+def short_grace(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each step of the stop escalates after SHORT_GRACE: stdin closed, then SIGTERM,
+    then SIGKILL (the hostile server ignores SIGTERM, so it goes through all three)."""
+    monkeypatch.setattr(sdk, "PROCESS_TERMINATION_TIMEOUT", SHORT_GRACE)
+    monkeypatch.setattr(sdk, "FORCE_KILL_TIMEOUT", SHORT_GRACE)
+    monkeypatch.setattr(bounds, "SERVER_TREE_GRACE", SHORT_GRACE)
+
+
+WORKBENCH_WITH_SHORT_GRACE = (
+    "import runpy; from mcp.client import stdio; from workbench.mcp import bounds; "
+    f"stdio.PROCESS_TERMINATION_TIMEOUT = stdio.FORCE_KILL_TIMEOUT = {SHORT_GRACE}; "
+    f"bounds.SERVER_TREE_GRACE = {SHORT_GRACE}; "
+    "runpy.run_module('workbench', run_name='__main__', alter_sys=True)"
+)
+"""`python -m workbench`, with the short grace of `short_grace`."""
 
 
 def pids_in(path: Path) -> list[int]:
@@ -65,7 +89,7 @@ async def test_shutdown_ends_a_server_that_chatters_on_and_its_detached_child(
             tg.cancel_scope.cancel()
     server, child = pids_in(pids)
     assert not alive(server) and not alive(child)
-    assert took < 12
+    assert took < 12  # with the real grace periods (the other tests shorten them)
 
 
 def app_with_hostile(tmp_path: Path, pids: Path):  # type: ignore[no-untyped-def]
@@ -90,6 +114,7 @@ def app_with_hostile(tmp_path: Path, pids: Path):  # type: ignore[no-untyped-def
 
 
 @pytest.mark.parametrize("how", ["ctrl+q", "SIGTERM", "SIGHUP"])
+@pytest.mark.usefixtures("short_grace")
 async def test_quitting_the_app_ends_every_server_process_first(tmp_path: Path, how: str) -> None:
     pids = tmp_path / "pids"
     app = app_with_hostile(tmp_path, pids)
@@ -116,7 +141,7 @@ def headless(tmp_path: Path, pids: Path, *flags: str) -> subprocess.Popen[str]:
     scenario = tmp_path / "scenario.json"
     turns = [calls(("hostile__chatter", {}), ("hostile__spawn", {})), calls(("hostile__hang", {}))]
     scenario.write_text(json.dumps({"name": "s", "prompt": "go", "turns": turns}))
-    command = [sys.executable, "-m", "workbench", "--headless", "--no-record"]
+    command = [sys.executable, "-c", WORKBENCH_WITH_SHORT_GRACE, "--headless", "--no-record"]
     command += ["--scenario", str(scenario), "--mcp-config", str(config)]
     command += ["--allow", "mcp:hostile", "--workspace", str(tmp_path)]
     return subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)

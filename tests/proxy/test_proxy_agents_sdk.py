@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+from typing import Any
+
 import openai
 import pytest
 
@@ -14,11 +17,24 @@ from tests.proxy.helpers import (
     tool_reply,
 )
 
-agents = pytest.importorskip("agents")
-agents.set_tracing_disabled(True)
+
+@functools.cache
+def agents_sdk() -> Any:
+    """The SDK, imported by the tests that use it: not at collection, where each worker
+    would pay its seconds of import."""
+    sdk = pytest.importorskip("agents")
+    sdk.set_tracing_disabled(True)
+    return sdk
+
+
+@pytest.fixture(autouse=True)
+def _sdk_imported() -> None:
+    """The SDK is imported before a test starts its proxy, not while its loop serves."""
+    agents_sdk()
 
 
 def make_agent(proxy, ran: list[str]):
+    agents = agents_sdk()
     client = openai.AsyncOpenAI(base_url=proxy.url, api_key=AGENT_KEY, max_retries=0)
 
     @agents.function_tool
@@ -38,6 +54,7 @@ def make_agent(proxy, ran: list[str]):
 
 
 async def run(agent, prompt: str, streamed: bool) -> str:
+    agents = agents_sdk()
     if not streamed:
         return (await agents.Runner.run(agent, prompt)).final_output
     result = agents.Runner.run_streamed(agent, prompt)

@@ -12,6 +12,7 @@ import openai
 import pytest
 
 from tests.proxy.helpers import AGENT_KEY, FILES, running_proxy, session_of
+from tests.proxy.test_proxy_agents_sdk import agents_sdk
 from tests.support.chat_server import ReceivedRequest, Reply
 from tests.support.upstreams.responses import (
     ResponsesServer,
@@ -22,8 +23,11 @@ from tests.support.upstreams.responses import (
 )
 from workbench.pauses import Resume
 
-agents = pytest.importorskip("agents")
-agents.set_tracing_disabled(True)
+
+@pytest.fixture(autouse=True)
+def _sdk_imported() -> None:
+    """The SDK is imported before a test starts its proxy, not while its loop serves."""
+    agents_sdk()
 
 
 def model_reply(streamed: bool):
@@ -44,6 +48,7 @@ def model_reply(streamed: bool):
 
 
 def make_agent(proxy: Any, ran: list[str]) -> tuple[Any, openai.AsyncOpenAI]:
+    agents = agents_sdk()
     client = openai.AsyncOpenAI(base_url=proxy.url, api_key=AGENT_KEY, max_retries=0)
 
     @agents.function_tool
@@ -64,6 +69,7 @@ def make_agent(proxy: Any, ran: list[str]) -> tuple[Any, openai.AsyncOpenAI]:
 
 
 async def run(agent: Any, prompt: str, streamed: bool) -> str:
+    agents = agents_sdk()
     if not streamed:
         return (await agents.Runner.run(agent, prompt)).final_output
     result = agents.Runner.run_streamed(agent, prompt)

@@ -10,7 +10,6 @@ import contextlib
 from pathlib import Path
 from typing import Any
 
-import anthropic
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -27,6 +26,8 @@ from workbench.proxy.listen import tls_context
 
 
 async def client_view(url: str, names: list[str], streamed: bool) -> tuple[str, list[Any], str]:
+    import anthropic  # here, not at collection: seconds of import in each worker
+
     client = anthropic.AsyncAnthropic(
         base_url=url,
         api_key=AGENT_KEY,
@@ -100,6 +101,8 @@ async def one_case(tmp_path: Path, kinds: list[str], streamed: bool, text: str, 
 def test_any_subset_of_parallel_calls_reaches_an_anthropic_client_as_decided(
     tmp_path: Path, kinds: list[str], streamed: bool, text: str, cut: int
 ) -> None:
+    import anthropic  # noqa: F401  (imported before the timed request of the first example)
+
     with contextlib.suppress(FileExistsError):
         (tmp_path / "sessions").mkdir()
     asyncio.run(one_case(tmp_path, kinds, streamed, text, cut))

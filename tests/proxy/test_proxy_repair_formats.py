@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import anthropic
 import openai
 
 from tests.proxy.helpers import AGENT_KEY, running_proxy
@@ -27,6 +26,8 @@ DENIAL = "Permission denied by rule write_file (--deny)"
 
 
 async def test_anthropic_the_next_request_carries_the_denied_call_and_its_answer(tmp_path):
+    import anthropic  # here, not at collection: seconds of import in each worker
+
     with AnthropicServer() as server:
         server.script(
             anthropic_stream(

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.sessions.helpers import READ_A, record_run, runtime_for
+from tests.widgets.helpers import wait_for
 from workbench.agent import AgentStartEvent, TurnStartEvent
 from workbench.providers.settings import OpenAISettings
 from workbench.runtime import RunOptions, build_runtime
@@ -331,8 +332,7 @@ async def test_a_flood_of_updates_is_recorded_as_deltas_at_a_bounded_rate(tmp_pa
 
     app = ReplayApp(session)
     async with app.run_test(size=(120, 40)) as pilot:
-        while not app.settled:
-            await pilot.pause(0.02)
+        await wait_for(pilot, lambda: app.settled)
         app.select_call(shown.id)
         await pilot.pause()
         text = " ".join(app.inspector.section_text("Live output").split())

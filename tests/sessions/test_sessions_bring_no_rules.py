@@ -22,6 +22,7 @@ import anyio
 import pytest
 
 from tests.sessions.helpers import record_run
+from tests.support.pytest_runs import UNUSED_PLUGINS
 from workbench.__main__ import main
 from workbench.runtime import build_runtime
 from workbench.scratch import scratch_workspace, seed
@@ -207,7 +208,7 @@ def test_a_fork_refuses_a_session_that_seeds_protected_files(
         fork_options(read_session(forged), ForkRequest(1, ForkChoice("scripted")))
 
 
-PLUGIN = ("-p", "workbench.pytest_plugin", "-p", "no:textual-snapshot", "-p", "no:asyncio")
+PLUGIN = ("-p", "workbench.pytest_plugin", *UNUSED_PLUGINS)
 
 
 def test_the_pytest_plugin_fails_a_session_that_seeds_protected_files(

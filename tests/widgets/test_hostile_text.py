@@ -102,7 +102,6 @@ async def test_the_live_app_shows_hostile_text_literally(
                 n.message.startswith("No breakpoint on tool␛]52") for n in app._notifications
             ),
         )  # the hostile name is no pattern: said, no crash
-        await pilot.pause(0.1)
         await pilot.press("f4")  # the wire view: the request body as sent
         await pilot.pause()
         await pilot.press("escape")

@@ -7,8 +7,10 @@ from typing import Any
 
 import mcp_types
 from textual.app import App
+from textual.widgets import Static
 
-from widgets.mcp_catalog import McpCatalogScreen
+from tests.widgets.helpers import wait_for
+from widgets.mcp_catalog import ArgumentsModal, McpCatalogScreen
 from workbench.agent import TextContent
 from workbench.mcp.catalog import Catalog, Reading
 
@@ -73,7 +75,8 @@ def test_a_read_resource(snap_compare: Any) -> None:
     async def read(pilot: Any) -> None:
         await pilot.pause()
         await pilot.press("enter")
-        await pilot.pause(0.2)
+        reading = pilot.app.screen.query_one("#catalog-reading", Static)
+        await wait_for(pilot, lambda: "attaches this" in str(reading.render()))
 
     assert snap_compare(Host(), terminal_size=(100, 24), run_before=read)
 
@@ -82,7 +85,7 @@ def test_a_prompts_arguments(snap_compare: Any) -> None:
     async def fill(pilot: Any) -> None:
         await pilot.pause()
         await pilot.press("down", "down", "down", "enter")
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ArgumentsModal))
         await pilot.press("tab", "s", "t", "y", "l", "e", "ctrl+y")  # no `code`: it says so
         await pilot.pause()
 

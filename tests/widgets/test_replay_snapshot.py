@@ -39,8 +39,5 @@ def test_replay_screen(snap_compare: Any, tmp_path: Path) -> None:
             with anyio.fail_after(10):
                 while not app.settled:
                     await pilot.pause(0.02)
-        # the inspector scrolls to the failing stage after its layout: let that finish
-        await pilot.pause(0.3)
-        await pilot.wait_for_scheduled_animations()
 
     assert snap_compare(app, terminal_size=(100, 30), run_before=run_before)

@@ -107,7 +107,8 @@ async def test_the_slow_warning_counts_execution_not_waiting_for_approval(
         await anyio.sleep(0.3)  # waiting on the user three times the slow threshold
         app.screen.dismiss(None)  # look at the timeline behind the dialog
         await wait_for(pilot, lambda: not isinstance(app.screen, PermissionModal))
-        await pilot.pause(0.3)  # a tick or two
+        ticks = app._ticks
+        await wait_for(pilot, lambda: app._ticks >= ticks + 2)  # two ticks of the clock
         assert not warned(app, "awaiting approval")
 
 

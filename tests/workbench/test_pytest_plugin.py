@@ -14,9 +14,10 @@ import anyio
 import pytest
 
 from tests.sessions.helpers import record_run, write_session
+from tests.support.pytest_runs import UNUSED_PLUGINS
 
 ROOT = Path(__file__).resolve().parents[2]
-PLUGIN = ("-p", "workbench.pytest_plugin", "-p", "no:textual-snapshot", "-p", "no:asyncio")
+PLUGIN = ("-p", "workbench.pytest_plugin", *UNUSED_PLUGINS)
 """The plugin, without the snapshot plugin (its temp dir is global to the process)."""
 ALL = ("--workbench-approve", "all")
 """The runs were recorded approving every call."""
@@ -145,9 +146,7 @@ def test_under_xdist_two_workers_run_the_items_apart(
     monkeypatch.setenv(
         "PYTHONPATH", os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
     )
-    result = pytester.runpytest_subprocess(
-        *PLUGIN, "--workbench-sessions", str(flows), *ALL, "-n", "2"
-    )
+    result = pytester.runpytest(*PLUGIN, "--workbench-sessions", str(flows), *ALL, "-n", "2")
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines(["*first divergence: call 1 of 1, call_1 (read_file): differs*"])
     assert "2 workers" in result.stdout.str()
@@ -201,6 +200,6 @@ def test_a_session_with_checkpoints_starts_from_the_files_it_recorded(
     flows = tmp_path / "flows"
     flows.mkdir()
     shutil.copy(runtime.recorder.path, flows / "notes.jsonl")
-    result = pytester.runpytest_subprocess(*PLUGIN, *ALL, "--workbench-sessions", str(flows), "-rA")
+    result = pytester.runpytest(*PLUGIN, *ALL, "--workbench-sessions", str(flows), "-rA")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*the files recorded at the session's start*"])

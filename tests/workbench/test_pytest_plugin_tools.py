@@ -5,7 +5,6 @@ or the project's `workbench.toml`; a tool that does not load fails its item in a
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 from pathlib import Path
 
@@ -13,10 +12,10 @@ import anyio
 import pytest
 
 from tests.sessions.helpers import record_run
+from tests.support.pytest_runs import UNUSED_PLUGINS
 from workbench.sessions.header import SESSIONS_DIR_ENV
 
-ROOT = Path(__file__).resolve().parents[2]
-PLUGIN = ("-p", "workbench.pytest_plugin", "-p", "no:textual-snapshot", "-p", "no:asyncio")
+PLUGIN = ("-p", "workbench.pytest_plugin", *UNUSED_PLUGINS)
 
 NOTE_TOOL = '''
 from pathlib import Path
@@ -61,9 +60,6 @@ def flows(tmp_path: Path) -> Path:
 def _elsewhere(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Another machine: another sessions folder, so another signing key."""
     monkeypatch.setenv(SESSIONS_DIR_ENV, str(tmp_path / "other-home"))
-    monkeypatch.setenv(
-        "PYTHONPATH", os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
-    )
 
 
 def test_your_tools_run_in_the_item_s_workspace_every_time(
@@ -79,25 +75,25 @@ def test_a_session_recorded_elsewhere_takes_the_tools_you_name(
     pytester: pytest.Pytester, flows: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _elsewhere(monkeypatch, tmp_path)
-    result = pytester.runpytest_subprocess(*PLUGIN, "--workbench-sessions", str(flows))
+    result = pytester.runpytest(*PLUGIN, "--workbench-sessions", str(flows))
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*not recorded by your workbench, so its tools are not started*"])
 
     (pytester.path / "tools").mkdir()
     (pytester.path / "tools" / "note.py").write_text(NOTE_TOOL, encoding="utf-8")
     replay = ("--workbench-approve", "recorded")  # another key signed it: only when asked
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest(
         *PLUGIN, "--workbench-sessions", str(flows), "--workbench-tools", "tools/note.py"
     )
     result.assert_outcomes(failed=1)  # the recorded approval is not replayed by default
     result.stdout.fnmatch_lines(["*its recorded decisions are not replayed*"])
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest(
         *PLUGIN, "--workbench-sessions", str(flows), "--workbench-tools", "tools/note.py", *replay
     )
     result.assert_outcomes(passed=1)
 
     (pytester.path / "workbench.toml").write_text('tools = ["tools/note.py"]\n')
-    result = pytester.runpytest_subprocess(*PLUGIN, "--workbench-sessions", str(flows), *replay)
+    result = pytester.runpytest(*PLUGIN, "--workbench-sessions", str(flows), *replay)
     result.assert_outcomes(passed=1)
 
 
@@ -106,7 +102,7 @@ def test_a_recorded_absolute_path_is_never_looked_for(
 ) -> None:
     """Trusting the recorded tools looks for them here, not at the recorded project."""
     _elsewhere(monkeypatch, tmp_path)
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest(
         *PLUGIN, "--workbench-sessions", str(flows), "--workbench-trust-recorded-tools"
     )
     result.assert_outcomes(failed=1)
@@ -121,7 +117,7 @@ def test_a_tool_that_fails_to_load_fails_its_item_in_one_line(
 ) -> None:
     _elsewhere(monkeypatch, tmp_path)
     (pytester.path / "broken.py").write_text("import nowhere_to_be_found\n", encoding="utf-8")
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest(
         *PLUGIN, "--workbench-sessions", str(flows), "--workbench-tools", "broken.py"
     )
     result.assert_outcomes(failed=1)

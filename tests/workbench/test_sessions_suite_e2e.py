@@ -17,6 +17,7 @@ import anyio
 import pytest
 
 from tests.sessions.person_runs import MIXED, answers_for_mixed, record_with_person
+from tests.support.pytest_runs import UNUSED_PLUGINS
 from workbench.__main__ import main
 from workbench.permissions.answers import PermissionAnswer
 from workbench.sessions.header import SESSIONS_DIR_ENV
@@ -79,17 +80,28 @@ def _record(tmp_path: Path, project: Path) -> Path:
     return bundle
 
 
-@pytest.fixture
-def machine_b(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, dict[str, str]]:
-    """(the bundle, the project checked out on machine B, machine B's environment)."""
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(the bundle, the project), recorded once on machine A for the module's tests."""
+    tmp_path = tmp_path_factory.mktemp("machine-a")
     project = tmp_path / "project"
     (project / "tools").mkdir(parents=True)
     (project / "tools" / "stamp.py").write_text(STAMP_TOOL, encoding="utf-8")
     (project / "workbench.toml").write_text(PROJECT_FILE, encoding="utf-8")
-    monkeypatch.setenv(SESSIONS_DIR_ENV, "")  # restored by monkeypatch after _record
-    bundle = _record(tmp_path, project)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setenv(SESSIONS_DIR_ENV, "")  # restored after _record sets it
+        bundle = _record(tmp_path, project)
+    return bundle, project
+
+
+@pytest.fixture
+def machine_b(recorded: tuple[Path, Path], tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
+    """(the bundle, the project checked out on machine B, machine B's environment):
+    copies of both, for each test."""
+    bundle = tmp_path / "flows"
+    shutil.copytree(recorded[0], bundle)
     checkout = tmp_path / "checkout"
-    shutil.copytree(project, checkout)
+    shutil.copytree(recorded[1], checkout)
     home = tmp_path / "home-b"
     home.mkdir()
     env = {
@@ -109,8 +121,7 @@ def _pytest(bundle: Path, checkout: Path, env: dict[str, str], *more: str) -> tu
             "pytest",
             "-p",
             "no:cacheprovider",
-            "-p",
-            "no:textual-snapshot",
+            *UNUSED_PLUGINS,
             "--workbench-sessions",
             str(bundle),
             "--workbench-approve",  # another key signed them: their decisions replay only so
@@ -126,7 +137,7 @@ def _pytest(bundle: Path, checkout: Path, env: dict[str, str], *more: str) -> tu
     return done.returncode, done.stdout + done.stderr
 
 
-def test_a_bundled_suite_passes_elsewhere_and_fails_on_the_first_divergence(
+def test_a_bundled_suite_passes_elsewhere_and_its_rules_do_not_replay_it(
     machine_b: tuple[Path, Path, dict[str, str]],
 ) -> None:
     bundle, checkout, env = machine_b
@@ -134,10 +145,21 @@ def test_a_bundled_suite_passes_elsewhere_and_fails_on_the_first_divergence(
     assert code == 0 and "2 passed" in out, out
     code, out = _pytest(bundle, checkout, env, "--workbench-approve", "rules")
     assert code == 1 and "judged by your rules" not in out and "differs" in out, out
+
+
+def test_a_bundled_suite_passes_under_xdist_each_item_in_its_own_workspace(
+    machine_b: tuple[Path, Path, dict[str, str]],
+) -> None:
+    bundle, checkout, env = machine_b
     code, out = _pytest(bundle, checkout, env, "-n", "2")
     assert code == 0 and "2 passed" in out, out
     assert not (checkout / "stamps").exists()  # the tool ran in each item's workspace
 
+
+def test_a_tool_whose_result_changed_fails_with_the_first_divergence(
+    machine_b: tuple[Path, Path, dict[str, str]],
+) -> None:
+    bundle, checkout, env = machine_b
     tool = checkout / "tools" / "stamp.py"
     tool.write_text(STAMP_TOOL.replace('f"{label} stamped', 'f"{label} was stamped'))
     code, out = _pytest(bundle, checkout, env)
@@ -145,6 +167,12 @@ def test_a_bundled_suite_passes_elsewhere_and_fails_on_the_first_divergence(
     assert "first divergence: call 1 of 1, call_1_1 (stamp): differs" in out
     assert "+one was stamped <masked>" in out, out
 
+
+def test_a_tool_that_writes_other_content_fails_under_xdist(
+    machine_b: tuple[Path, Path, dict[str, str]],
+) -> None:
+    bundle, checkout, env = machine_b
+    tool = checkout / "tools" / "stamp.py"
     tool.write_text(STAMP_TOOL.replace('label + "\\n"', 'label + "!\\n"'))
     code, out = _pytest(bundle, checkout, env, "-n", "2")
     assert code == 1 and "1 failed, 1 passed" in out, out
