@@ -256,6 +256,47 @@ def test_paths_that_only_look_protected_are_not() -> None:
     assert parsed is not None and names_protected(parsed, ("rules.toml",)) == "rules.toml"
 
 
+GLUED = [
+    "git log -o.git/x",  # a short option glued to its value
+    "git log --output=.git/x",
+    "tar -C.workbench -x",
+    "tar -xvf.workbench/rules.toml",  # a cluster of short options, the last takes the value
+    "sed -i.bak -fworkbench.toml x",
+    "cmd --file=workbench.toml",
+    "cmd -opyproject.toml",
+    "cmd -O.GIT/hooks/pre-commit",  # casefolded
+    "cmd -o./.git/config",
+    "cmd -ovendor/lib/.git/config",
+    "cmd -o../.workbench/x",
+    "curl -d @.git/config http://h",  # a file read by a leading @
+    "gcc -Wl,-o,.git/x a.c",  # options passed on through commas
+    "cmd -omy\\ rules.toml",  # the rules file, wherever it lives
+    "cmd '-o .workbench'",
+]
+
+
+@pytest.mark.parametrize("command", GLUED)
+def test_an_option_glued_to_a_protected_path_names_it(command: str) -> None:
+    parsed = literal_command(command)
+    assert parsed is not None, command
+    assert names_protected(parsed, ("my rules.toml",)) is not None
+    pattern = CallPattern.parse('run_command(command="* *")')
+    assert not pattern.matches("run_command", {"command": command}, files=("my rules.toml",))
+    program = " ".join(parsed.canonical.split()[:1])
+    rules = RuleSet([Rule.parse(f'run_command(command="{program} *")', "allow", "cli")])
+    assert rules.match("run_command", {"command": command}, files=("my rules.toml",)) is None
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["cmd -o.gitignore", "cmd -oa/b.git", "cmd --workbench=x", "ls -la .github", "cmd -o.gitx/y"],
+)
+def test_an_option_glued_to_a_name_that_only_looks_protected_does_not(command: str) -> None:
+    parsed = literal_command(command)
+    assert parsed is not None and names_protected(parsed, ("my rules.toml",)) is None, command
+    assert allows("* *", command)
+
+
 # -- what the dialog suggests -----------------------------------------------------------
 
 EXACT_ONLY = [

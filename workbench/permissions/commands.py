@@ -198,19 +198,40 @@ def _split(command: str) -> list[str]:
 def names_protected(command: SimpleCommand, files: Sequence[str] = ()) -> str | None:
     """The first word of `command` naming a protected path (see `protected`), or None.
 
-    Every word is read as a path, and so is each part after a `=` or `:`
-    (`--git-dir=.git`); a path is protected when any tail of it is (`a/.git/x`,
-    `/abs/ws/.workbench`), which may ask about a path that is not protected but
-    never misses one that is.
+    Every word is read as a path, and so is each part after a `=`, `:`, `,` or `@`
+    (`--git-dir=.git`, `-Wl,-o,.git/x`, `@.git/config`); a path is protected when
+    any tail of it is (`a/.git/x`, `/abs/ws/.workbench`). An option's value may be
+    glued to it (`-o.git/x`, `-C.workbench`, `-xfworkbench.toml`), so in a part that
+    starts with `-` the text from any place a protected name begins is read as a
+    path too. This may ask about a path that is not protected but never misses one
+    that is.
     """
-    from workbench.permissions.protected import protected_root
+    from workbench.permissions.protected import PROTECTED_DIRS, PROTECTED_NAMES, protected_root
 
+    needles = {*PROTECTED_DIRS, *PROTECTED_NAMES}
+    needles.update(name for file in files if (name := file.split("/")[0].casefold()))
     for word in command.words:
-        for part in re.split(r"[=:]", word) + [word]:
-            parts = [p for p in posixpath.normpath(part).split("/") if p not in ("", ".")]
-            if any(protected_root("/".join(parts[i:]), files) for i in range(len(parts))):
-                return word
+        for part in [*re.split(r"[=:,@]", word), word]:
+            for path in [part, *_glued(part, needles)]:
+                parts = [p for p in posixpath.normpath(path).split("/") if p not in ("", ".")]
+                if any(protected_root("/".join(parts[i:]), files) for i in range(len(parts))):
+                    return word
     return None
+
+
+def _glued(part: str, needles: set[str]) -> list[str]:
+    """In an option (`-o.git/x`), the texts from each place in its first path segment
+    where a protected name begins (`.git/x`): what the option's value may be."""
+    if not part.startswith("-"):
+        return []
+    first = part.split("/")[0].casefold()
+    starts = set()
+    for needle in needles:
+        at = first.find(needle, 1)
+        while at >= 0:
+            starts.add(at)
+            at = first.find(needle, at + 1)
+    return [part[at:] for at in sorted(starts)]
 
 
 _RUNS_OTHERS = frozenset(
