@@ -144,7 +144,7 @@ def list_glob(draw: st.DrawFn) -> tuple[str, list[str], list[str]]:
     return glob, programs, operators
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(command_list(), list_glob())
 def test_property_a_list_glob_matches_exactly_the_lists_of_its_shape(
     command: Stages, glob: tuple[str, list[str], list[str]]
@@ -155,7 +155,7 @@ def test_property_a_list_glob_matches_exactly_the_lists_of_its_shape(
     assert allows(pattern, joined(*command)) is fits
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(command_list(), st.data())
 def test_property_no_expansion_in_any_stage_is_ever_matched(
     command: Stages, data: st.DataObject
