@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 import re
 import subprocess
 from pathlib import Path
@@ -295,6 +296,72 @@ def test_an_option_glued_to_a_name_that_only_looks_protected_does_not(command: s
     parsed = literal_command(command)
     assert parsed is not None and names_protected(parsed, ("my rules.toml",)) is None, command
     assert allows("* *", command)
+
+
+_SEGMENTS = st.sampled_from(
+    [
+        ".git",
+        ".GIT",
+        " .git",
+        ".gitx",
+        ".workbench",
+        "a",
+        "b",
+        "..",
+        ".",
+        "",
+        "workbench.toml",
+        "pyproject.TOML",
+        "my rules.toml",
+        "conf",
+        "rules.toml",
+        "x.git",
+    ]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_SEGMENTS, min_size=1, max_size=6), st.booleans())
+def test_property_a_path_word_is_protected_as_its_tails_are(
+    segments: list[str], absolute: bool
+) -> None:
+    from workbench.permissions.commands import SimpleCommand
+    from workbench.permissions.protected import protected_root
+
+    path = ("/" if absolute else "") + "/".join(segments)
+    files = ("my rules.toml", "conf/rules.toml")
+    parts = [p for p in posixpath.normpath(path).split("/") if p not in ("", ".")]
+    tails = ["/".join(parts[i:]) for i in range(len(parts))]
+    expected = any(protected_root(tail, files) for tail in tails)
+    command = SimpleCommand(("cat", path), ("cat", quote(path)))
+    assert (names_protected(command, files) is not None) is expected
+
+
+def test_naming_a_protected_path_is_judged_in_work_linear_in_the_command(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from workbench.permissions import commands
+
+    examined = [0]
+    tails, starts = commands._any_tail_protected, commands._protected_from
+
+    def counted_tails(folded: list[str], own: list[list[str]]) -> bool:
+        examined[0] += len(folded) + 1
+        return tails(folded, own)
+
+    def counted_starts(first: str, rest: list[str], own: list[list[str]]) -> bool:
+        examined[0] += 1
+        return starts(first, rest, own)
+
+    monkeypatch.setattr(commands, "_any_tail_protected", counted_tails)
+    monkeypatch.setattr(commands, "_protected_from", counted_starts)
+    for word in ["-" + ".gi" * 1300 + "/a" * 1000, "a/" * 2000, "-x" + ".git" * 900 + "/a" * 1000]:
+        examined[0] = 0
+        parsed = literal_command("cat " + word)
+        assert parsed is not None
+        found = names_protected(parsed, ("conf/rules.toml",))
+        assert found == (word if ".git" in word else None)
+        assert examined[0] <= 4 * len(word), examined[0]
 
 
 # -- what the dialog suggests -----------------------------------------------------------

@@ -202,36 +202,67 @@ def names_protected(command: SimpleCommand, files: Sequence[str] = ()) -> str | 
     (`--git-dir=.git`, `-Wl,-o,.git/x`, `@.git/config`); a path is protected when
     any tail of it is (`a/.git/x`, `/abs/ws/.workbench`). An option's value may be
     glued to it (`-o.git/x`, `-C.workbench`, `-xfworkbench.toml`), so in a part that
-    starts with `-` the text from any place a protected name begins is read as a
-    path too. This may ask about a path that is not protected but never misses one
-    that is.
+    starts with `-` the text from any place in its first segment where a protected
+    name begins is read as a path too. This may ask about a path that is not
+    protected but never misses one that is. The work is linear in the command's
+    length (times the number of `files`).
     """
-    from workbench.permissions.protected import PROTECTED_DIRS, PROTECTED_NAMES, protected_root
+    from workbench.permissions.protected import PROTECTED_DIRS, PROTECTED_NAMES, as_path
 
-    needles = {*PROTECTED_DIRS, *PROTECTED_NAMES}
-    needles.update(name for file in files if (name := file.split("/")[0].casefold()))
+    own = [as_path(file).casefold().split("/") for file in files]
+    needles = {*PROTECTED_DIRS, *PROTECTED_NAMES, *(parts[0] for parts in own if parts[0])}
     for word in command.words:
         for part in [*re.split(r"[=:,@]", word), word]:
-            for path in [part, *_glued(part, needles)]:
-                parts = [p for p in posixpath.normpath(path).split("/") if p not in ("", ".")]
-                if any(protected_root("/".join(parts[i:]), files) for i in range(len(parts))):
+            normal = posixpath.normpath(part).split("/")
+            folded = [p.casefold() for p in normal if p not in ("", ".")]
+            if _any_tail_protected(folded, own):
+                return word
+            if not part.startswith("-") or not folded:
+                continue
+            first, rest = folded[0], folded[1:]
+            for at in _starts(first, needles):
+                if _protected_from(first[at:], rest, own):
                     return word
     return None
 
 
-def _glued(part: str, needles: set[str]) -> list[str]:
-    """In an option (`-o.git/x`), the texts from each place in its first path segment
-    where a protected name begins (`.git/x`): what the option's value may be."""
-    if not part.startswith("-"):
-        return []
-    first = part.split("/")[0].casefold()
-    starts = set()
+def _any_tail_protected(folded: list[str], own: list[list[str]]) -> bool:
+    """Whether any tail of a path (its casefolded segments) is protected: one of its
+    segments is a protected directory, its last is a protected name, or one of the
+    run's own files (`own`, as segments) starts at one of its segments."""
+    from workbench.permissions.protected import PROTECTED_DIRS, PROTECTED_NAMES
+
+    if any(part.strip() in PROTECTED_DIRS for part in folded):
+        return True
+    if folded and folded[-1].strip() in PROTECTED_NAMES:
+        return True
+    return any(
+        folded[at : at + len(parts)] == parts
+        for parts in own
+        for at in range(len(folded) - len(parts) + 1)
+    )
+
+
+def _protected_from(first: str, rest: list[str], own: list[list[str]]) -> bool:
+    """Whether the path whose segments are `first` and `rest` is protected from its
+    start (its other tails are those of the path `first` was cut from)."""
+    from workbench.permissions.protected import PROTECTED_DIRS, PROTECTED_NAMES
+
+    name = first.strip()
+    if name in PROTECTED_DIRS or (not rest and name in PROTECTED_NAMES):
+        return True
+    return any([first, *rest[: len(parts) - 1]] == parts for parts in own)
+
+
+def _starts(text: str, needles: set[str]) -> set[int]:
+    """Each index > 0 of `text` where one of `needles` begins."""
+    found = set()
     for needle in needles:
-        at = first.find(needle, 1)
+        at = text.find(needle, 1)
         while at >= 0:
-            starts.add(at)
-            at = first.find(needle, at + 1)
-    return [part[at:] for at in sorted(starts)]
+            found.add(at)
+            at = text.find(needle, at + 1)
+    return found
 
 
 _RUNS_OTHERS = frozenset(
