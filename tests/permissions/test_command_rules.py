@@ -273,28 +273,43 @@ GLUED = [
     "gcc -Wl,-o,.git/x a.c",  # options passed on through commas
     "cmd -omy\\ rules.toml",  # the rules file, wherever it lives
     "cmd '-o .workbench'",
+    "cmd -.workbench/x",  # the value right after the dash
+    "cmd -oconf/rules.toml",  # a rules file in a directory
+    "cmd -oCONF/Rules.toml",
+    "cmd -xfruns/sessions/s.jsonl",  # inside the sessions directory
 ]
+OWN = ("my rules.toml", "conf/rules.toml", "runs/sessions")
 
 
 @pytest.mark.parametrize("command", GLUED)
 def test_an_option_glued_to_a_protected_path_names_it(command: str) -> None:
     parsed = literal_command(command)
     assert parsed is not None, command
-    assert names_protected(parsed, ("my rules.toml",)) is not None
+    assert names_protected(parsed, OWN) is not None
     pattern = CallPattern.parse('run_command(command="* *")')
-    assert not pattern.matches("run_command", {"command": command}, files=("my rules.toml",))
+    assert not pattern.matches("run_command", {"command": command}, files=OWN)
     program = " ".join(parsed.canonical.split()[:1])
     rules = RuleSet([Rule.parse(f'run_command(command="{program} *")', "allow", "cli")])
-    assert rules.match("run_command", {"command": command}, files=("my rules.toml",)) is None
+    assert rules.match("run_command", {"command": command}, files=OWN) is None
 
 
 @pytest.mark.parametrize(
     "command",
-    ["cmd -o.gitignore", "cmd -oa/b.git", "cmd --workbench=x", "ls -la .github", "cmd -o.gitx/y"],
+    [
+        "cmd -o.gitignore",
+        "cmd -oa/b.git",
+        "cmd --workbench=x",
+        "ls -la .github",
+        "cmd -o.gitx/y",
+        "cmd -oconf/other.toml",
+        "cmd -oconf",
+        "cmd -oruns/x",
+        "cmd -xconfconf/rules.tomlx",
+    ],
 )
 def test_an_option_glued_to_a_name_that_only_looks_protected_does_not(command: str) -> None:
     parsed = literal_command(command)
-    assert parsed is not None and names_protected(parsed, ("my rules.toml",)) is None, command
+    assert parsed is not None and names_protected(parsed, OWN) is None, command
     assert allows("* *", command)
 
 
