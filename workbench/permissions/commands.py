@@ -115,8 +115,7 @@ def _only_word_nodes(node: Node) -> bool:
     )
 
 
-@lru_cache(maxsize=512)
-def literal_command(command: str) -> SimpleCommand | None:
+def _literal_command(command: str) -> SimpleCommand | None:
     """The literal simple command `command` is, or None (see the module docstring)."""
     if _has_control(command):
         return None
@@ -157,6 +156,10 @@ def literal_command(command: str) -> SimpleCommand | None:
     if words[0] in _RESERVED or "=" in raw[0]:
         return None
     return SimpleCommand(words, tuple(raw))  # type: ignore[arg-type]
+
+
+literal_command = lru_cache(maxsize=512)(_literal_command)
+"""`_literal_command`, cached (a gate judges the same command more than once)."""
 
 
 def _has_control(command: str) -> bool:

@@ -130,9 +130,7 @@ def _matcher(glob: str, style: Style) -> Matcher:
         if style == "path":
             return re.compile(_path_regex(normalise_path(glob)))
         if style == "command":
-            command = CommandGlob(glob)
-            _ = command.whole, command.split  # read now, not at their first use
-            return command
+            return CommandGlob.parse(glob)
         return Glob.parse(glob)
     except (GlobError, re.error) as exc:
         raise PatternError(f"Invalid glob {glob!r}: {exc}") from None

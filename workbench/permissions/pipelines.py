@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import lru_cache
 
 from tree_sitter import Node
 
@@ -50,8 +50,7 @@ class CommandList:
     operators: tuple[str, ...]
 
 
-@lru_cache(maxsize=512)
-def literal_list(command: str) -> CommandList | None:
+def _literal_list(command: str) -> CommandList | None:
     """The stages and operators of `command`, or None when it is anything but literal
     simple commands joined by `OPERATORS` (see the module docstring)."""
     if _has_control(command):
@@ -81,6 +80,10 @@ def literal_list(command: str) -> CommandList | None:
     if command[pos:].strip(" \t"):
         return None
     return CommandList(tuple(stages), tuple(operators))
+
+
+literal_list = lru_cache(maxsize=512)(_literal_list)
+"""`_literal_list`, cached."""
 
 
 def _collect(node: Node, out: list[Node]) -> bool:
@@ -140,21 +143,25 @@ class CommandGlob:
     """
 
     text: str
+    whole: Glob
+    """The glob read as plain text."""
+    stages: tuple[Glob, ...]
+    """One glob per stage (one for a glob that names no operator)."""
+    operators: tuple[str, ...]
+    literal: str | None
+    """The one text the glob names when it has no wildcard."""
 
-    @cached_property
-    def whole(self) -> Glob:
-        """The glob read as plain text."""
-        return Glob.parse(self.text)
+    @classmethod
+    def parse(cls, text: str) -> CommandGlob:
+        """Read a command glob.
 
-    @cached_property
-    def split(self) -> tuple[tuple[Glob, ...], tuple[str, ...]]:
-        stages, operators = split_glob(self.text)
-        return tuple(Glob.parse(stage) for stage in stages), operators
-
-    @property
-    def literal(self) -> str | None:
-        """The one text the glob names when it has no wildcard."""
-        return self.whole.literal
+        Raises:
+            GlobError: a glob (of the whole or of a stage) that cannot be read.
+        """
+        whole = Glob.parse(text)
+        stages, operators = split_glob(text)
+        parsed = tuple(Glob.parse(stage) for stage in stages)
+        return cls(text, whole, parsed, operators, whole.literal)
 
     def matches(self, text: str) -> bool:
         """Whether the glob read as plain text matches all of `text`."""
@@ -167,7 +174,7 @@ class CommandGlob:
         listed = literal_list(text)
         if listed is None:
             return False
-        globs, operators = self.split
+        globs, operators = self.stages, self.operators
         if operators:
             fits = listed.operators == operators and all(
                 glob.matches(stage.canonical)
