@@ -293,6 +293,12 @@ def test_an_option_glued_to_a_protected_path_names_it(command: str) -> None:
     assert rules.match("run_command", {"command": command}, files=OWN) is None
 
 
+def test_every_place_a_protected_name_may_begin_is_read_even_overlapping() -> None:
+    parsed = literal_command("cmd -xaaa/r")  # the value may be "aaa/r" or "aa/r"
+    assert parsed is not None and names_protected(parsed, ("aa/r",)) == "-xaaa/r"
+    assert names_protected(parsed, ("aaaa/r",)) is None
+
+
 @pytest.mark.parametrize(
     "command",
     [
