@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from workbench.permissions import CallPattern, PatternError, RuleSet, suggest_pattern
@@ -651,6 +651,7 @@ _BLANKS = st.sampled_from([" ", "  ", "\t", " \t "])
 
 @settings(max_examples=300, deadline=None)
 @given(literal_words, _BLANKS)
+@example([("0", "0"), ("'.GIT'", ".GIT")], " ")  # a protected path: no glob allows it
 def test_property_literal_commands_match_as_documented(
     words: list[tuple[str, str]], blank: str
 ) -> None:
@@ -660,7 +661,8 @@ def test_property_literal_commands_match_as_documented(
         assert _READ_APART.search(command), command
         return
     assert parsed.words == ("git", "log", *(value for _, value in words))
-    assert allows("git log*", command) and allows("*", command)
+    protected = names_protected(parsed) is not None  # a word may be `.GIT`
+    assert allows("git log*", command) is allows("*", command) is not protected
     assert allows(escape_glob(" ".join(["git", "log", *(quote(v) for _, v in words)])), command)
     again = literal_command(parsed.canonical)
     assert again is not None and again.words == parsed.words
