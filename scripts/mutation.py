@@ -43,9 +43,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-_ONE_PROCESS = ("-n", "0", "-p", "no:cacheprovider")
+_ONE_PROCESS = ("-n", "0", "-p", "no:cacheprovider", "--hypothesis-seed=0")
 """In this process (the tracer sees the lines) and its forks: no pytest-xdist workers,
-which the project's `addopts` would otherwise start."""
+which the project's `addopts` would otherwise start; and the same Hypothesis examples
+in every run, so a mutant is judged by the examples the unchanged code passed."""
 
 
 @dataclass(frozen=True)
