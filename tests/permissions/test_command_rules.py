@@ -293,6 +293,24 @@ def test_an_option_glued_to_a_protected_path_names_it(command: str) -> None:
     assert rules.match("run_command", {"command": command}, files=OWN) is None
 
 
+RESERVED = "if then else elif fi case esac for select while until do done in function time"
+
+
+@pytest.mark.parametrize("word", [*RESERVED.split(), "coproc", "{", "}", "!", "[[", "]]"])
+def test_a_reserved_word_is_never_the_program_even_quoted(word: str) -> None:
+    # bash reads these as syntax when unquoted; quoted, no rule may read them as a program
+    assert literal_command(f"'{word}' x") is None
+    assert literal_command(f'"{word}" x') is None
+    assert not allows("* *", f"'{word}' x")
+
+
+@pytest.mark.parametrize("command", ["X=1 cmd", "'X=1' cmd", '"X=1" cmd', "X\\=1 cmd", "'=' cmd"])
+def test_a_first_word_holding_an_equals_sign_is_never_the_program(command: str) -> None:
+    # unquoted it is an assignment to the environment of what follows
+    assert literal_command(command) is None
+    assert not allows("* *", command) and not allows("*", command)
+
+
 def test_every_place_a_protected_name_may_begin_is_read_even_overlapping() -> None:
     parsed = literal_command("cmd -xaaa/r")  # the value may be "aaa/r" or "aa/r"
     assert parsed is not None and names_protected(parsed, ("aa/r",)) == "-xaaa/r"
