@@ -293,6 +293,17 @@ def test_an_option_glued_to_a_protected_path_names_it(command: str) -> None:
     assert rules.match("run_command", {"command": command}, files=OWN) is None
 
 
+def test_a_word_is_read_as_bash_removes_its_quotes() -> None:
+    from workbench.permissions.commands import _unquote
+
+    assert _unquote("a\\ b'c d'\"e f\"") == "a bc de f"
+    assert _unquote("''") == ""
+    # not literal: a backslash with nothing after it, an escaped line break, a quote
+    # left open, an expansion inside double quotes, a character bash reads as syntax
+    for raw in ["a\\", "\\", "a\\\nb", "'a", '"a', '"$a"', '"`a`"', '"a\\b"', "a*", "~"]:
+        assert _unquote(raw) is None, raw
+
+
 RESERVED = "if then else elif fi case esac for select while until do done in function time"
 
 
