@@ -59,6 +59,7 @@ def test_an_operator_inside_quotes_or_a_word_does_not_split_a_glob() -> None:
     assert split_glob("echo x |") == (("echo x |",), ())
     assert split_glob("'a | b' x | y") == (("'a | b' x", "y"), ("|",))  # quoted from the start
     assert split_glob("\\ | x") == (("\\ | x",), ())  # an escaped blank is part of a word
+    assert split_glob("\\a | b") == (("\\a", "b"), ("|",))  # an escape takes one character
     assert allows("echo '|' *", "echo '|' x")
     assert not allows("echo '|' *", "echo | x")
 
