@@ -43,6 +43,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+_ONE_PROCESS = ("-n", "0", "-p", "no:cacheprovider", "--hypothesis-seed=0")
+"""In this process (the tracer sees the lines) and its forks: no pytest-xdist workers,
+which the project's `addopts` would otherwise start; and the same Hypothesis examples
+in every run, so a mutant is judged by the examples the unchanged code passed."""
 
 
 @dataclass(frozen=True)
@@ -322,7 +326,7 @@ def trace_lines(tests: list[str], path: Path) -> dict[int, list[str]] | None:
     tracer = LineTracer(str(path))
     tracer.start()
     try:
-        code = pytest.main(["-q", "-p", "no:cacheprovider", *tests], plugins=[tracer])
+        code = pytest.main([*_ONE_PROCESS, "-q", *tests], plugins=[tracer])
     finally:
         tracer.stop()
     if code != 0:
@@ -355,7 +359,7 @@ def run_tests(tests: list[str], name: str, source: str, timeout: float, *, patch
                 _install(name, source)
             import pytest
 
-            code = pytest.main(["-x", "-q", "-p", "no:cacheprovider", *tests])
+            code = pytest.main([*_ONE_PROCESS, "-x", "-q", *tests])
             os._exit(min(int(code), 9))  # 1: a test failed; 2-5: pytest could not run them
         except BaseException:  # noqa: BLE001 - a mutant that breaks the import is killed
             os._exit(1)

@@ -26,6 +26,8 @@ from workbench.agent import (
     Model,
     ToolResultMessage,
 )
+from workbench.agent.content_caps import ContentCaps
+from workbench.config_file import config_caps
 from workbench.permissions import chain_before
 from workbench.providers.recorded import RecordedModel
 from workbench.providers.scripted import Scenario
@@ -268,6 +270,7 @@ async def rerun(
     setup: AgentSetup | None = None,
     mcp_servers: list[McpServerConfig] | None = None,
     ignore: Sequence[str] = (),
+    caps: ContentCaps | None = None,
 ) -> RerunReport:
     """Re-run `session`'s tool flow on the real tools; compare every result.
 
@@ -296,15 +299,19 @@ async def rerun(
         mcp_servers: `McpServerConfig`s that replace the setup's servers.
         ignore: regular expressions of volatile text masked in both results before
             they are compared (`workbench.sessions.masks`).
+        caps: the caps on content (default: the `[limits]` of the user's config file,
+            as for a live run; never caps a session carries).
 
     Raises:
         ValueError: no workspace to run in, `/` or the home directory, a setup whose
-            tools do not load, or an `ignore` pattern that does not compile.
+            tools do not load, an `ignore` pattern that does not compile, or a config
+            file whose `[limits]` cannot be read.
         workbench.sessions.SessionError: a path to a file that is not a session.
     """
     if not isinstance(session, Session):
         session = read_session(Path(session))
     masks = Masks(ignore)
+    caps = caps if caps is not None else config_caps(None)
     header = session.header
     if header.model.provider == "proxy" and tools is None:
         raise ValueError(
@@ -343,6 +350,7 @@ async def rerun(
             tool_abort_grace=tool_abort_grace,
             session=record_to,
             record=record_to is not None,
+            caps=caps,
         )
     )
     agent = runtime.agent

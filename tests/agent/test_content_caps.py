@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from tests.agent.helpers import assert_events_valid, assert_transcript_valid
@@ -342,3 +343,77 @@ async def test_a_real_providers_reasoning_flood_is_stopped_at_the_cap(
     assert 9_000 < len(reply.content[0].thinking) <= 10_000
     await agent.prompt("again")
     assert agent.state.messages[-1].text == "fine"
+
+
+# -- re-runs -------------------------------------------------------------------------
+
+
+PICTURE = {
+    "name": "picture",
+    "prompt": "show it",
+    "turns": [
+        {"tool_calls": [{"name": "picture", "arguments": {}}]},
+        {"text": "Shown."},
+    ],
+}
+
+
+@tool
+async def picture() -> list[Any]:
+    """Answers a 2 KiB image (under the default caps)."""
+    return [ImageContent(data=png(10, 10, 2048), mime_type="image/png")]
+
+
+async def test_a_rerun_applies_the_limits_of_the_users_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.sessions.helpers import record_run
+    from workbench.session_runs import rerun
+    from workbench.sessions import read_session
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    monkeypatch.setenv("WORKBENCH_CONFIG", str(tmp_path / "none.toml"))  # no file: defaults
+    runtime, _ = await record_run(workspace, PICTURE, tools=[picture])
+    session = read_session(runtime.session_path)
+    same = await rerun(session, workspace=tmp_path / "same", tools=[picture])
+    assert [c.status for c in same.calls] == ["same"]
+
+    config = tmp_path / "config.toml"
+    config.write_text("[limits]\nmax_image_bytes = 1024\n")
+    monkeypatch.setenv("WORKBENCH_CONFIG", str(config))
+    capped = await rerun(session, workspace=tmp_path / "capped", tools=[picture])
+    [call] = capped.calls
+    assert call.status == "differs" and call.now is not None
+    assert "over the cap of 1.0 KB per image (max_image_bytes)" in call.now.text
+
+    given = await rerun(
+        session,
+        workspace=tmp_path / "given",
+        tools=[picture],
+        caps=ContentCaps(max_image_bytes=4096),  # the caller's caps win over the file's
+    )
+    assert [c.status for c in given.calls] == ["same"]
+
+    config.write_text("[limits]\nmax_image_bytes = 0\n")
+    with pytest.raises(ValueError, match=r"max_image_bytes must be a positive integer"):
+        await rerun(session, workspace=tmp_path / "bad", tools=[picture])
+
+
+async def test_workbench_rerun_reads_the_limits_of_its_config_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.sessions.helpers import record_run
+    from workbench.cli.rerun import rerun_main
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    runtime, _ = await record_run(workspace, "demo")
+    config = tmp_path / "config.toml"
+    config.write_text("[limits]\nmax_turn_output_chars = -1\n")
+    code = await anyio.to_thread.run_sync(
+        lambda: rerun_main([str(runtime.session_path), "--config", str(config)])
+    )
+    assert code == 2
+    err = capsys.readouterr().err
+    assert f"{config}: [limits]: max_turn_output_chars must be a positive integer" in err

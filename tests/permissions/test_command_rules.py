@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import posixpath
 import re
 import subprocess
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from workbench.permissions import CallPattern, PatternError, RuleSet, suggest_pattern
@@ -254,6 +255,163 @@ def test_paths_that_only_look_protected_are_not() -> None:
         assert allows("* *", command)
     parsed = literal_command("cat rules.toml")
     assert parsed is not None and names_protected(parsed, ("rules.toml",)) == "rules.toml"
+
+
+GLUED = [
+    "git log -o.git/x",  # a short option glued to its value
+    "git log --output=.git/x",
+    "tar -C.workbench -x",
+    "tar -xvf.workbench/rules.toml",  # a cluster of short options, the last takes the value
+    "sed -i.bak -fworkbench.toml x",
+    "cmd --file=workbench.toml",
+    "cmd -opyproject.toml",
+    "cmd -O.GIT/hooks/pre-commit",  # casefolded
+    "cmd -o./.git/config",
+    "cmd -ovendor/lib/.git/config",
+    "cmd -o../.workbench/x",
+    "curl -d @.git/config http://h",  # a file read by a leading @
+    "gcc -Wl,-o,.git/x a.c",  # options passed on through commas
+    "cmd -omy\\ rules.toml",  # the rules file, wherever it lives
+    "cmd '-o .workbench'",
+    "cmd -.workbench/x",  # the value right after the dash
+    "cmd -oconf/rules.toml",  # a rules file in a directory
+    "cmd -oCONF/Rules.toml",
+    "cmd -xfruns/sessions/s.jsonl",  # inside the sessions directory
+]
+OWN = ("my rules.toml", "conf/rules.toml", "runs/sessions")
+
+
+@pytest.mark.parametrize("command", GLUED)
+def test_an_option_glued_to_a_protected_path_names_it(command: str) -> None:
+    parsed = literal_command(command)
+    assert parsed is not None, command
+    assert names_protected(parsed, OWN) is not None
+    pattern = CallPattern.parse('run_command(command="* *")')
+    assert not pattern.matches("run_command", {"command": command}, files=OWN)
+    program = " ".join(parsed.canonical.split()[:1])
+    rules = RuleSet([Rule.parse(f'run_command(command="{program} *")', "allow", "cli")])
+    assert rules.match("run_command", {"command": command}, files=OWN) is None
+
+
+def test_a_word_is_read_as_bash_removes_its_quotes() -> None:
+    from workbench.permissions.commands import _unquote
+
+    assert _unquote("a\\ b'c d'\"e f\"") == "a bc de f"
+    assert _unquote("''") == ""
+    # not literal: a backslash with nothing after it, an escaped line break, a quote
+    # left open, an expansion inside double quotes, a character bash reads as syntax
+    for raw in ["a\\", "\\", "a\\\nb", "'a", '"a', '"$a"', '"`a`"', '"a\\b"', "a*", "~"]:
+        assert _unquote(raw) is None, raw
+
+
+RESERVED = "if then else elif fi case esac for select while until do done in function time"
+
+
+@pytest.mark.parametrize("word", [*RESERVED.split(), "coproc", "{", "}", "!", "[[", "]]"])
+def test_a_reserved_word_is_never_the_program_even_quoted(word: str) -> None:
+    # bash reads these as syntax when unquoted; quoted, no rule may read them as a program
+    assert literal_command(f"'{word}' x") is None
+    assert literal_command(f'"{word}" x') is None
+    assert not allows("* *", f"'{word}' x")
+
+
+@pytest.mark.parametrize("command", ["X=1 cmd", "'X=1' cmd", '"X=1" cmd', "X\\=1 cmd", "'=' cmd"])
+def test_a_first_word_holding_an_equals_sign_is_never_the_program(command: str) -> None:
+    # unquoted it is an assignment to the environment of what follows
+    assert literal_command(command) is None
+    assert not allows("* *", command) and not allows("*", command)
+
+
+def test_every_place_a_protected_name_may_begin_is_read_even_overlapping() -> None:
+    parsed = literal_command("cmd -xaaa/r")  # the value may be "aaa/r" or "aa/r"
+    assert parsed is not None and names_protected(parsed, ("aa/r",)) == "-xaaa/r"
+    assert names_protected(parsed, ("aaaa/r",)) is None
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cmd -o.gitignore",
+        "cmd -oa/b.git",
+        "cmd --workbench=x",
+        "ls -la .github",
+        "cmd -o.gitx/y",
+        "cmd -oconf/other.toml",
+        "cmd -oconf",
+        "cmd -oruns/x",
+        "cmd -xconfconf/rules.tomlx",
+    ],
+)
+def test_an_option_glued_to_a_name_that_only_looks_protected_does_not(command: str) -> None:
+    parsed = literal_command(command)
+    assert parsed is not None and names_protected(parsed, OWN) is None, command
+    assert allows("* *", command)
+
+
+_SEGMENTS = st.sampled_from(
+    [
+        ".git",
+        ".GIT",
+        " .git",
+        ".gitx",
+        ".workbench",
+        "a",
+        "b",
+        "..",
+        ".",
+        "",
+        "workbench.toml",
+        "pyproject.TOML",
+        "my rules.toml",
+        "conf",
+        "rules.toml",
+        "x.git",
+    ]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_SEGMENTS, min_size=1, max_size=6), st.booleans())
+def test_property_a_path_word_is_protected_as_its_tails_are(
+    segments: list[str], absolute: bool
+) -> None:
+    from workbench.permissions.commands import SimpleCommand
+    from workbench.permissions.protected import protected_root
+
+    path = ("/" if absolute else "") + "/".join(segments)
+    files = ("my rules.toml", "conf/rules.toml")
+    parts = [p for p in posixpath.normpath(path).split("/") if p not in ("", ".")]
+    tails = ["/".join(parts[i:]) for i in range(len(parts))]
+    expected = any(protected_root(tail, files) for tail in tails)
+    command = SimpleCommand(("cat", path), ("cat", quote(path)))
+    assert (names_protected(command, files) is not None) is expected
+
+
+def test_naming_a_protected_path_is_judged_in_work_linear_in_the_command(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from workbench.permissions import commands
+
+    examined = [0]
+    tails, starts = commands._any_tail_protected, commands._protected_from
+
+    def counted_tails(folded: list[str], own: list[list[str]]) -> bool:
+        examined[0] += len(folded) + 1
+        return tails(folded, own)
+
+    def counted_starts(first: str, rest: list[str], own: list[list[str]]) -> bool:
+        examined[0] += 1
+        return starts(first, rest, own)
+
+    monkeypatch.setattr(commands, "_any_tail_protected", counted_tails)
+    monkeypatch.setattr(commands, "_protected_from", counted_starts)
+    for word in ["-" + ".gi" * 1300 + "/a" * 1000, "a/" * 2000, "-x" + ".git" * 900 + "/a" * 1000]:
+        examined[0] = 0
+        parsed = literal_command("cat " + word)
+        assert parsed is not None
+        found = names_protected(parsed, ("conf/rules.toml",))
+        assert found == (word if ".git" in word else None)
+        assert examined[0] <= 4 * len(word), examined[0]
 
 
 # -- what the dialog suggests -----------------------------------------------------------
@@ -522,6 +680,7 @@ _BLANKS = st.sampled_from([" ", "  ", "\t", " \t "])
 
 @settings(max_examples=300, deadline=None)
 @given(literal_words, _BLANKS)
+@example([("0", "0"), ("'.GIT'", ".GIT")], " ")  # a protected path: no glob allows it
 def test_property_literal_commands_match_as_documented(
     words: list[tuple[str, str]], blank: str
 ) -> None:
@@ -531,7 +690,8 @@ def test_property_literal_commands_match_as_documented(
         assert _READ_APART.search(command), command
         return
     assert parsed.words == ("git", "log", *(value for _, value in words))
-    assert allows("git log*", command) and allows("*", command)
+    protected = names_protected(parsed) is not None  # a word may be `.GIT`
+    assert allows("git log*", command) is allows("*", command) is not protected
     assert allows(escape_glob(" ".join(["git", "log", *(quote(v) for _, v in words)])), command)
     again = literal_command(parsed.canonical)
     assert again is not None and again.words == parsed.words

@@ -22,6 +22,7 @@ from workbench.cli.commands import (
     load,
     project_ignores,
 )
+from workbench.config_file import config_caps
 from workbench.sanitize import literal, one_line
 from workbench.session_runs import ApproveChoice, rerun, scenario_of
 from workbench.sessions.header import AgentSetup
@@ -125,7 +126,11 @@ def add_setup_arguments(parser: argparse.ArgumentParser) -> None:
         help="connect to these MCP servers instead (repeatable)",
     )
     group.add_argument(
-        "--config", type=Path, metavar="FILE", help="the MCP servers of this config file instead"
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="config file: its MCP servers instead of the recorded ones, and its [limits] "
+        "(default limits: those of your config file)",
     )
     group.add_argument(
         "--trust-recorded-tools",
@@ -263,9 +268,11 @@ def rerun_main(argv: list[str]) -> int:
             setup=setup,
             mcp_servers=servers,
             ignore=ignore,
+            caps=caps,
         )
 
     try:
+        caps = config_caps(args.config)  # [limits], as for a live run
         ignore = project_ignores(Path.cwd()) + args.ignore
         setup, servers, warnings = rerun_setup(session, args)
         report = anyio.run(go)

@@ -445,7 +445,7 @@ class McpConnection:
 
     def stderr_lines(self, count: int = STDERR_TAIL_LINES) -> list[str]:
         """The last non-blank lines the server wrote to stderr (kept after it stopped)."""
-        return self._stderr.lines(count)
+        return self._stderr.lines(count, self.client.redact)
 
     def _stderr_tail(self) -> str:
-        return self._stderr.tail()
+        return self._stderr.tail(self.client.redact)

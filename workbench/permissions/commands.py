@@ -115,8 +115,7 @@ def _only_word_nodes(node: Node) -> bool:
     )
 
 
-@lru_cache(maxsize=512)
-def literal_command(command: str) -> SimpleCommand | None:
+def _literal_command(command: str) -> SimpleCommand | None:
     """The literal simple command `command` is, or None (see the module docstring)."""
     if _has_control(command):
         return None
@@ -159,6 +158,10 @@ def literal_command(command: str) -> SimpleCommand | None:
     return SimpleCommand(words, tuple(raw))  # type: ignore[arg-type]
 
 
+literal_command = lru_cache(maxsize=512)(_literal_command)
+"""`_literal_command`, cached (a gate judges the same command more than once)."""
+
+
 def _has_control(command: str) -> bool:
     """Whether `command` holds a character other than a printable one, a space or a tab."""
     return any(not ch.isprintable() and ch not in " \t" for ch in command)
@@ -198,19 +201,71 @@ def _split(command: str) -> list[str]:
 def names_protected(command: SimpleCommand, files: Sequence[str] = ()) -> str | None:
     """The first word of `command` naming a protected path (see `protected`), or None.
 
-    Every word is read as a path, and so is each part after a `=` or `:`
-    (`--git-dir=.git`); a path is protected when any tail of it is (`a/.git/x`,
-    `/abs/ws/.workbench`), which may ask about a path that is not protected but
-    never misses one that is.
+    Every word is read as a path, and so is each part after a `=`, `:`, `,` or `@`
+    (`--git-dir=.git`, `-Wl,-o,.git/x`, `@.git/config`); a path is protected when
+    any tail of it is (`a/.git/x`, `/abs/ws/.workbench`). An option's value may be
+    glued to it (`-o.git/x`, `-C.workbench`, `-xfworkbench.toml`), so in a part that
+    starts with `-` the text from any place in its first segment where a protected
+    name begins is read as a path too. This may ask about a path that is not
+    protected but never misses one that is. The work is linear in the command's
+    length (times the number of `files`).
     """
-    from workbench.permissions.protected import protected_root
+    from workbench.permissions.protected import PROTECTED_DIRS, PROTECTED_NAMES, as_path
 
+    own = [as_path(file).casefold().split("/") for file in files]
+    needles = {*PROTECTED_DIRS, *PROTECTED_NAMES, *(parts[0] for parts in own if parts[0])}
     for word in command.words:
-        for part in re.split(r"[=:]", word) + [word]:
-            parts = [p for p in posixpath.normpath(part).split("/") if p not in ("", ".")]
-            if any(protected_root("/".join(parts[i:]), files) for i in range(len(parts))):
+        for part in [*re.split(r"[=:,@]", word), word]:
+            normal = posixpath.normpath(part).split("/")
+            folded = [p.casefold() for p in normal if p not in ("", ".")]
+            if _any_tail_protected(folded, own):
                 return word
+            if not part.startswith("-") or not folded:
+                continue
+            first, rest = folded[0], folded[1:]
+            for at in _starts(first, needles):
+                if _protected_from(first[at:], rest, own):
+                    return word
     return None
+
+
+def _any_tail_protected(folded: list[str], own: list[list[str]]) -> bool:
+    """Whether any tail of a path (its casefolded segments) is protected: one of its
+    segments is a protected directory, its last is a protected name, or one of the
+    run's own files (`own`, as segments) starts at one of its segments."""
+    from workbench.permissions.protected import PROTECTED_DIRS, PROTECTED_NAMES
+
+    if any(part.strip() in PROTECTED_DIRS for part in folded):
+        return True
+    if folded and folded[-1].strip() in PROTECTED_NAMES:
+        return True
+    return any(
+        folded[at : at + len(parts)] == parts
+        for parts in own
+        for at in range(len(folded) - len(parts) + 1)
+    )
+
+
+def _protected_from(first: str, rest: list[str], own: list[list[str]]) -> bool:
+    """Whether the path whose segments are `first` and `rest` is protected from its
+    start (its other tails are those of the path `first` was cut from)."""
+    from workbench.permissions.protected import PROTECTED_DIRS, PROTECTED_NAMES
+
+    name = first.strip()
+    if name in PROTECTED_DIRS or (not rest and name in PROTECTED_NAMES):
+        return True
+    return any([first, *rest[: len(parts) - 1]] == parts for parts in own)
+
+
+def _starts(text: str, needles: set[str]) -> set[int]:
+    """Each index > 0 of `text` where one of `needles` begins."""
+    found = set()
+    for needle in needles:
+        at = text.find(needle, 1)
+        while at >= 0:
+            found.add(at)
+            at = text.find(needle, at + 1)
+    return found
 
 
 _RUNS_OTHERS = frozenset(

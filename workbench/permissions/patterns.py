@@ -21,11 +21,14 @@ How an argument glob matches depends on the argument's name, because the same
   words. So `pytest *` allows `pytest -q tests/` and `pytest -k "a or b"`, but
   not `pytest; rm -rf ~`, `pytest > x`, `pytest $HOME` or `pytest $(id)`. A glob
   without wildcards also matches the command's text exactly as written: the only
-  way a rule allows a command that is not literal. A glob with wildcards never
-  allows a command naming a protected path (`.git`, `.workbench`, the rules file:
-  see `protected`); a person or an exact rule must. A rule that denies or asks is
-  read the other way round: its glob also matches the command's text as written,
-  `*` matching anything, so `rm *` denies `rm -rf $HOME` too.
+  way a rule allows a command that is not literal. A glob that writes `|`, `&&`,
+  `||` or `;` as words of their own (`git log * | head *`) allows exactly that
+  pipeline or list of literal simple commands, stage by stage (see `pipelines`).
+  A glob with wildcards never allows a command naming a protected path (`.git`,
+  `.workbench`, the rules file: see `protected`); a person or an exact rule must. A
+  rule that denies or asks is read the other way round: its glob also matches the
+  command's text as written, `*` matching anything, so `rm *` denies `rm -rf $HOME`
+  too, and a glob without operators matches any stage of a list (`ls | rm x`).
 - anything else: `*` matches any text.
 
 Tool-name, command and text globs are matched without backtracking (see
@@ -51,8 +54,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Literal
 
-from workbench.permissions.commands import literal_command, names_protected, quote, runs_others
+from workbench.permissions.commands import literal_command, quote, runs_others
 from workbench.permissions.globs import Glob, GlobError
+from workbench.permissions.pipelines import CommandGlob
 
 Style = Literal["path", "command", "text"]
 
@@ -112,7 +116,7 @@ def normalise_path(value: str) -> str:
     return posixpath.normpath(value) if value else value
 
 
-Matcher = Glob | re.Pattern[str]
+Matcher = Glob | CommandGlob | re.Pattern[str]
 Files = Sequence[str]
 
 
@@ -125,6 +129,8 @@ def _matcher(glob: str, style: Style) -> Matcher:
     try:
         if style == "path":
             return re.compile(_path_regex(normalise_path(glob)))
+        if style == "command":
+            return CommandGlob.parse(glob)
         return Glob.parse(glob)
     except (GlobError, re.error) as exc:
         raise PatternError(f"Invalid glob {glob!r}: {exc}") from None
@@ -136,14 +142,9 @@ def _value_matches(matcher: Matcher, style: Style, value: Any, widen: bool, file
         if len(text) > MAX_PATH:
             return widen
         return matcher.match(normalise_path(text)) is not None
-    if style == "text":
-        return matcher.matches(text)
-    if matcher.literal == text or (widen and matcher.matches(text)):
-        return True
-    command = literal_command(text)
-    if command is None or not matcher.matches(command.canonical):
-        return False
-    return widen or matcher.literal is not None or names_protected(command, files) is None
+    if isinstance(matcher, CommandGlob):
+        return matcher.allows(text, widen, files)
+    return matcher.matches(text)
 
 
 @dataclass(frozen=True)
