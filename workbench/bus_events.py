@@ -178,6 +178,9 @@ class ResponseReleasedEvent(Event):
     """A changed whole response: the JSON the agent received."""
     removed: list[str] = Field(default_factory=list)
     """Ids of the calls taken out (their answers go to the model with the next request)."""
+    continued: bool = False
+    """Every call was taken out and the proxy answered them upstream itself: the reply
+    goes on with the model's answer to that (the next request), not ended here."""
 
 
 # -- run limits ----------------------------------------------------------------------

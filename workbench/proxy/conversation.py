@@ -54,6 +54,7 @@ from workbench.runtime import Runtime
 from workbench.stepper import Stepper
 
 if TYPE_CHECKING:
+    from workbench.proxy.continuation import Continuation
     from workbench.proxy.formats.base import SentCall, WireEvent
     from workbench.proxy.server import Proxy
 
@@ -106,6 +107,10 @@ class PendingRelease:
         """A whole response: its JSON."""
         self.sent = sent or {}
         """The calls streamed to the agent before the response was held."""
+        self.follow: Continuation | None = None
+        """The reply this response goes on with (the proxy answered its denied calls)."""
+        self.upstream_body: dict[str, Any] = exchange.body
+        """The request as sent upstream for this response."""
         self.calls = {c.id: c for c in message.tool_calls}
         self.outcome: dict[str, ReleasedCall | RemovedCall] = {}
 
@@ -130,7 +135,9 @@ class Conversation:
             stream_fn=self.forwarder,
             model=model,
             system_prompt=system,
-            should_stop_after_turn=lambda _turn: self.released_calls == 0 and self.queued == 0,
+            should_stop_after_turn=lambda _turn: (
+                self.released_calls == 0 and self.queued == 0 and self.follow is None
+            ),
         )
         self.recorder = proxy.start_recording(self)  # first on the bus, as in a native run
         gate = PermissionGate(
@@ -173,6 +180,8 @@ class Conversation:
         self.answers: dict[str, _Answer] = {}
         self.repairs: list[Repair] = []
         self.pending: PendingRelease | None = None
+        self.follow: Continuation | None = None
+        """A reply whose calls were all denied, to go on upstream in the next turn."""
         self.queued = 0
         self._inbox_send, self._inbox = anyio.create_memory_object_stream[Exchange](math.inf)
         self._running = False
@@ -364,10 +373,25 @@ class Conversation:
             answer.settle(None, "No result came back: " + self.ended)
         self.agent.abort("The client went away")
 
+    def remember_hidden(
+        self, exchange: Exchange, reply_key: MessageKey, follow: Continuation | None
+    ) -> None:
+        """A reply that went on upstream: its hidden turns go back in the next request."""
+        if follow is not None and follow.hidden:
+            self.repairs.append(
+                Repair(len(exchange.messages), reply_key, None, [], [], follow.hidden)
+            )
+
     def remember_removed(
-        self, exchange: Exchange, reply_key: MessageKey, verdict: Verdict, message: AssistantMessage
+        self,
+        exchange: Exchange,
+        reply_key: MessageKey,
+        verdict: Verdict,
+        message: AssistantMessage,
+        follow: Continuation | None = None,
     ) -> None:
         if not verdict.removed or not exchange.format.repairs:
+            self.remember_hidden(exchange, reply_key, follow)
             return
         kept = {c.id: c for c in verdict.kept}
         calls = []
@@ -392,6 +416,7 @@ class Conversation:
                     {"role": "tool", "tool_call_id": c.id, "content": c.result}
                     for c in verdict.removed
                 ],
+                hidden=follow.hidden if follow is not None else [],
             )
         )
 

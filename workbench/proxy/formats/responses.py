@@ -26,9 +26,11 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from workbench.agent import AssistantMessage
 from workbench.providers.stream_builder import StreamBuilder
 from workbench.proxy.formats.base import (
     SentCall,
+    Splice,
     StreamRelease,
     Tool,
     WireEvent,
@@ -46,7 +48,7 @@ from workbench.proxy.formats.responses_reader import (
     is_call,
     with_arguments,
 )
-from workbench.proxy.wire import JsonDict, Repair, Verdict, content_text
+from workbench.proxy.wire import JsonDict, RemovedCall, Repair, Verdict, content_text
 from workbench.sse import SSEEvent, sse_event
 
 
@@ -164,6 +166,12 @@ class ResponsesFormat(WireFormat):
             top = max(top, index) if isinstance(index, int) else top
             call_id = ids.get(index) if isinstance(index, int) else None
             call = kept.get(call_id or "")
+            if kind in END_EVENTS and verdict.continued:
+                response = chunk.get("response")
+                response = response if isinstance(response, dict) else {}
+                output = _released_output(response, verdict, top)
+                splice = Splice(top + 1, output, response.get("id"))
+                return StreamRelease(out, splice=splice, visible=len(output))
             if kind in END_EVENTS:
                 if not verdict.kept and verdict.removed:
                     out += _notice_events(chunk, top + 1, verdict.notice)
@@ -215,14 +223,79 @@ class ResponsesFormat(WireFormat):
     def repairs(self) -> bool:
         return True
 
+    LIST_KEY = "input"
+    splices = True
+
+    def hidden_entries(
+        self,
+        message: AssistantMessage,
+        removed: Sequence[RemovedCall],
+        body: JsonDict | None,
+        held: Sequence[WireEvent] | None,
+    ) -> list[JsonDict] | None:
+        response = body
+        for item in held or ():
+            chunk = item.chunk if isinstance(item.chunk, dict) else {}
+            if chunk.get("type") in END_EVENTS and isinstance(chunk.get("response"), dict):
+                response = chunk["response"]
+        output = response.get("output") if isinstance(response, dict) else None
+        if not isinstance(output, list):
+            return None
+        kinds = {i.get("call_id"): i.get("type") for i in output if is_call(i)}
+        answers = []
+        for call in removed:
+            kind = kinds.get(call.id)
+            if kind not in ("function_call", "custom_tool_call"):
+                return None  # a shell or computer call's output is not a text
+            answers.append({"type": f"{kind}_output", "call_id": call.id, "output": call.result})
+        return [*output, *answers]
+
+    def follow_up(self, body: JsonDict, entries: list[JsonDict]) -> JsonDict:
+        items = body.get("input")
+        if isinstance(items, str):
+            items = [{"role": "user", "content": items}]
+        return {**body, "input": [*(items if isinstance(items, list) else ()), *entries]}
+
+    def splice_event(self, chunk: JsonDict, splice: Splice) -> JsonDict | None:
+        kind = chunk.get("type")
+        if kind in ("response.created", "response.in_progress", "response.queued"):
+            return None  # the agent's SDK has its response already
+        index = chunk.get("output_index")
+        if isinstance(index, int):
+            return {**chunk, "output_index": index + splice.offset}
+        response = chunk.get("response")
+        if kind in END_EVENTS and isinstance(response, dict):
+            return {**chunk, "response": self.join_whole(_first_of(splice), response)}
+        return chunk
+
+    def join_whole(self, first: JsonDict, body: JsonDict) -> JsonDict:
+        output = body.get("output")
+        earlier = first.get("output")
+        return {
+            **body,
+            "id": first.get("id") or body.get("id"),
+            "output": [
+                *(earlier if isinstance(earlier, list) else ()),
+                *(output if isinstance(output, list) else ()),
+            ],
+        }
+
+    def pieces(self, body: JsonDict) -> int:
+        output = body.get("output")
+        return len(output) if isinstance(output, list) else 0
+
     def release_whole(self, body: JsonDict, verdict: Verdict) -> JsonDict:
         out = copy.deepcopy(body)
         output = out.get("output")
         output = output if isinstance(output, list) else []
         out["output"] = _released_output(out, verdict, len(output))
-        if not verdict.kept and verdict.removed:
+        if not verdict.kept and verdict.removed and not verdict.continued:
             out["output"].append(_notice_item(verdict.notice, out))
         return out
+
+
+def _first_of(splice: Splice) -> JsonDict:
+    return {"id": splice.response_id, "output": splice.output}
 
 
 def _released_output(response: JsonDict, verdict: Verdict, _top: int) -> list[Any]:
