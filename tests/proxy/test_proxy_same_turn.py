@@ -88,6 +88,7 @@ async def test_chat(tmp_path, streamed):
             messages += [{"role": "assistant", "content": text}, {"role": "user", "content": "ok"}]
             assert await chat_ask(client, messages, streamed) == "Fine."
             await client.close()
+        assert len(proxy.conversations) == 1  # the next request joined it
     follow_up, after = server.requests[1].json["messages"], server.requests[2].json["messages"]
     assert follow_up[-1] == {"role": "tool", "tool_call_id": "call_1", "content": DENIAL}
     assert after == [
@@ -174,6 +175,7 @@ async def test_responses(tmp_path, streamed):
             items.append({"role": "user", "content": "ok"})
             assert (await ask()).output_text == "Fine."
             await client.close()
+        assert len(proxy.conversations) == 1  # the next request joined it
     follow_up, after = server.requests[1].json["input"], server.requests[2].json["input"]
     assert follow_up[-1] == {
         "type": "function_call_output",
@@ -222,6 +224,7 @@ async def test_anthropic(tmp_path, streamed):
             messages.append({"role": "user", "content": "ok"})
             assert (await ask()).content[0].text == "Fine."
             await client.close()
+        assert len(proxy.conversations) == 1  # the next request joined it
     follow_up, after = server.requests[1].json["messages"], server.requests[2].json["messages"]
     assert follow_up[-1]["content"] == [
         {"type": "tool_result", "tool_use_id": "toolu_1", "content": DENIAL, "is_error": True}
@@ -279,6 +282,7 @@ async def test_gemini(tmp_path, streamed):
             contents += [{"role": "model", "parts": parts}]
             contents.append({"role": "user", "parts": [{"text": "ok"}]})
             assert "".join(p["text"] for p in await ask()) == "Fine."
+        assert len(proxy.conversations) == 1  # the next request joined it
     follow_up, after = server.requests[1].json["contents"], server.requests[2].json["contents"]
     assert follow_up[-1] == {
         "role": "user",
