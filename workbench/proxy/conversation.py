@@ -16,8 +16,9 @@ unchanged. What differs is where the model and the tools are:
 The gate and the stepper are the native ones, on `before_tool_call`. A call they
 let run goes out with exactly the arguments they judged; a call they stop (deny,
 an answer written by a person, arguments that are not a JSON object) is taken out
-of the response and its answer goes to the model with the agent's next request
-(`wire.restore_removed`).
+of the response. Its answer goes to the model in the same turn when every call of
+the reply was taken out (`workbench.proxy.continuation`), else with the agent's next
+request (`wire.restore_removed`).
 """
 
 from __future__ import annotations
