@@ -277,6 +277,20 @@ class AcpNoticeEvent(Event):
     """The update as the agent sent it (JSON), for exports and replay."""
 
 
+class UpstreamItemEvent(Event):
+    """Proxy mode: an item of a reply that is no call the agent runs (a web search, a file
+    search, a remote MCP call the upstream ran itself): shown, and passed to the agent as
+    it is (nothing to judge: it has already run)."""
+
+    type: Literal["upstream_item"] = "upstream_item"
+    kind: str
+    """The item's type (`web_search_call`, ...)."""
+    text: str
+    """One line, as the timeline shows it."""
+    item: dict[str, Any] = Field(default_factory=dict)
+    """The item as the upstream sent it (JSON)."""
+
+
 class AcpCallUpdateEvent(Event):
     """What an ACP agent reported of one of its tool calls: its kind and title, a status
     change, its locations, a stage it does not report. A line of the call's history."""
@@ -304,6 +318,7 @@ WorkbenchEvent = (
     | ResponseReleasedEvent
     | AcpNoticeEvent
     | AcpCallUpdateEvent
+    | UpstreamItemEvent
 )
 """The events published by the gate, the stepper and the providers."""
 

@@ -196,6 +196,12 @@ class Conversation:
         """Why the conversation ended before its run did (its client went away)."""
         self.never_answered: list[str] = []
         """Released calls whose result never came back (flagged as errors)."""
+        self.reply_ids: tuple[str, str] | None = None
+        """The reply being answered: the response id the agent gets, and the upstream's
+        id to continue from (another when the reply went on, `continuation`)."""
+        self.by_id: dict[str, str] = {}
+        """The agent's last reply by its id: a request that continues from that id
+        (`previous_response_id`) continues this conversation, from the upstream's id."""
 
     # -- requests in ---------------------------------------------------------------
 
@@ -335,6 +341,8 @@ class Conversation:
     def expect(self, exchange: Exchange, reply_key: MessageKey, call_ids: list[str]) -> None:
         """The reply went out: the next request starts with it and answers `call_ids`."""
         self.known = [*exchange.keys, reply_key]
+        self.by_id = dict([self.reply_ids]) if self.reply_ids is not None else {}
+        self.reply_ids = None
         self.released_calls = len(call_ids)
         for call_id in call_ids:
             self.answers.setdefault(call_id, _Answer())
@@ -343,6 +351,7 @@ class Conversation:
     def failed(self, exchange: Exchange) -> None:
         """No reply went out (an error): the agent's retry repeats the same request (and
         only a request with exactly these messages continues this conversation)."""
+        self.by_id = {}
         self.known = list(exchange.keys)
         self.released_calls = 0
         self.busy = False

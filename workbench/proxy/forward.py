@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from workbench.agent import AssistantMessageEvent, LlmContext, Model, StreamOptions, ToolCall
-from workbench.bus_events import ProviderRequestEvent, ResponseReleasedEvent
+from workbench.bus_events import ProviderRequestEvent, ResponseReleasedEvent, UpstreamItemEvent
 from workbench.json_text import LINE_DEPTH, loads
 from workbench.providers.openai_stream import StreamError, error_text
 from workbench.providers.response_record import ResponseRecord
@@ -30,6 +30,7 @@ from workbench.providers.stream_builder import Events, StreamBuilder
 from workbench.proxy.continuation import Continuation
 from workbench.proxy.exchange import Exchange
 from workbench.proxy.formats.base import SentCall, WireEvent
+from workbench.proxy.formats.responses_reader import upstream_line
 from workbench.proxy.release import data_of, keep_alive, release, reply_key
 from workbench.sse import SSESplitter
 
@@ -114,6 +115,11 @@ class _Turn:
         conv, exchange = self.conv, self.exchange
         if self.follow is not None:
             body, notes = self.follow.body, [self.follow.note()]
+        elif exchange.by_id is not None:
+            answers = [
+                a for r in conv.repairs if r.position == exchange.reply_at for a in r.results
+            ]
+            body, notes = exchange.format.by_id(exchange.body, exchange.by_id, answers)
         else:
             body, notes = exchange.format.restore_removed(
                 exchange.body, conv.repairs, exchange.messages
@@ -157,6 +163,13 @@ class _Turn:
                     for event in self._whole(data, media):
                         yield event
             final = self.builder.error(self.broken) if self.broken else self.reader.finish()
+            upstream_id = getattr(self.reader, "response_id", None)
+            if upstream_id is not None:
+                conv.reply_ids = (self._client_id(upstream_id), upstream_id)
+            for item in getattr(self.reader, "upstream_items", ()):
+                await self.proxy.publish(
+                    conv, UpstreamItemEvent(kind=item["type"], text=upstream_line(item), item=item)
+                )
         except StreamError as exc:
             final = self.builder.error(str(exc), usage=self.reader.usage)
         except Exception as exc:  # noqa: BLE001 - the upstream failing is an error reply
@@ -190,6 +203,14 @@ class _Turn:
             return False
         self._send(event.raw)
         return True
+
+    def _client_id(self, upstream_id: str) -> str:
+        """The id the agent's reply has (the first of a reply that went on)."""
+        follow = self.follow
+        if follow is None:
+            return upstream_id
+        given = follow.splice.response_id or (follow.first or {}).get("id")
+        return given if isinstance(given, str) else upstream_id
 
     def _send(self, piece: bytes) -> None:
         if self.follow is None:

@@ -48,6 +48,7 @@ from workbench.bus_events import (
     StepModeEvent,
     StepPausedEvent,
     StepResumedEvent,
+    UpstreamItemEvent,
 )
 from workbench.view import fold_calls, fold_run
 from workbench.view.records import (
@@ -237,6 +238,7 @@ HANDLERS: dict[type, Callable[[ViewState, Any], None]] = {
     McpToolsChangedEvent: fold_run.mcp_tools_changed,
     McpSamplingEvent: fold_run.mcp_sampling,
     AcpNoticeEvent: fold_run.acp_notice,
+    UpstreamItemEvent: fold_run.upstream_item,
     AcpCallUpdateEvent: fold_calls.acp_call_update,
     ToolExecutionStartEvent: fold_calls.execution_start,
     ToolArgumentsEvent: fold_calls.arguments,

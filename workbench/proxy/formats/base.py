@@ -225,6 +225,18 @@ class WireFormat:
         with a notice)."""
         return None
 
+    def continues_from(self, body: JsonDict) -> str | None:
+        """The id of the reply a request continues, when it continues by id (Responses'
+        `previous_response_id`)."""
+        return None
+
+    def by_id(
+        self, body: JsonDict, upstream_id: str, answers: Sequence[JsonDict]
+    ) -> tuple[JsonDict, list[str]]:
+        """A request that continues by id, as forwarded: from `upstream_id`, with the
+        `answers` (chat-like tool messages) of the calls the agent never received."""
+        return body, []
+
     def follow_up(self, body: JsonDict, entries: list[JsonDict]) -> JsonDict:
         """The request sent upstream to go on: `body` with `entries` appended."""
         items = body.get(self.LIST_KEY)

@@ -100,23 +100,7 @@ class ResponsesFormat(WireFormat):
         return out
 
     def tools(self, body: JsonDict) -> list[Tool]:
-        out = []
-        for tool in body.get("tools") or ():
-            if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
-                continue
-            if tool.get("type") == "function":
-                schema = tool.get("parameters")
-                out.append(
-                    Tool(
-                        tool["name"],
-                        str(tool.get("description") or ""),
-                        schema if isinstance(schema, dict) else None,
-                    )
-                )
-            elif tool.get("type") == "custom":
-                schema = {"type": "object", "properties": {"input": {"type": "string"}}}
-                out.append(Tool(tool["name"], str(tool.get("description") or ""), schema))
-        return out
+        return _tools(body.get("tools"))
 
     def system(self, body: JsonDict) -> str:
         parts = [body["instructions"]] if isinstance(body.get("instructions"), str) else []
@@ -250,6 +234,37 @@ class ResponsesFormat(WireFormat):
             answers.append({"type": f"{kind}_output", "call_id": call.id, "output": call.result})
         return [*output, *answers]
 
+    def continues_from(self, body: JsonDict) -> str | None:
+        previous = body.get("previous_response_id")
+        return previous if isinstance(previous, str) and previous else None
+
+    def by_id(
+        self, body: JsonDict, upstream_id: str, answers: Sequence[JsonDict]
+    ) -> tuple[JsonDict, list[str]]:
+        notes = []
+        out = body
+        if upstream_id != body.get("previous_response_id"):
+            out = {**out, "previous_response_id": upstream_id}
+            notes.append(
+                f"previous_response_id {body.get('previous_response_id')} is {upstream_id} "
+                "upstream: the reply went on there after the proxy answered its denied calls"
+            )
+        if answers:
+            items = out.get("input")
+            items = [{"role": "user", "content": items}] if isinstance(items, str) else items
+            added = [
+                {
+                    "type": "function_call_output",
+                    "call_id": a["tool_call_id"],
+                    "output": a["content"],
+                }
+                for a in answers
+            ]
+            out = {**out, "input": [*added, *(items if isinstance(items, list) else ())]}
+            names = ", ".join(a["tool_call_id"] for a in answers)
+            notes.append(f"the calls the agent never received ({names}) answered first")
+        return out, notes
+
     def follow_up(self, body: JsonDict, entries: list[JsonDict]) -> JsonDict:
         items = body.get("input")
         if isinstance(items, str):
@@ -292,6 +307,29 @@ class ResponsesFormat(WireFormat):
         if not verdict.kept and verdict.removed and not verdict.continued:
             out["output"].append(_notice_item(verdict.notice, out))
         return out
+
+
+def _tools(tools: Any, namespace: str = "") -> list[Tool]:
+    """The functions and custom tools a request declares, those in a `namespace` tool too
+    (a call names the function by its own name, with the namespace beside it). Tools the
+    upstream runs itself (`web_search`, ...) are forwarded as they are."""
+    out = []
+    within = f"(in namespace {namespace}) " if namespace else ""
+    for tool in tools if isinstance(tools, list) else ():
+        if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
+            continue
+        description = within + str(tool.get("description") or "")
+        if tool.get("type") == "function":
+            schema = tool.get("parameters")
+            out.append(
+                Tool(tool["name"], description, schema if isinstance(schema, dict) else None)
+            )
+        elif tool.get("type") == "custom":
+            schema = {"type": "object", "properties": {"input": {"type": "string"}}}
+            out.append(Tool(tool["name"], description, schema))
+        elif tool.get("type") == "namespace":
+            out += _tools(tool.get("tools"), tool["name"])
+    return out
 
 
 def _first_of(splice: Splice) -> JsonDict:
