@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -22,6 +23,7 @@ from workbench.sse import KEEPALIVE, SSESplitter
 
 if TYPE_CHECKING:
     from workbench.proxy.conversation import Conversation, PendingRelease
+    from workbench.proxy.exchange import Exchange
 
 log = logging.getLogger(__name__)
 SEPARATOR = "\n\n"
@@ -89,7 +91,8 @@ async def release(conv: Conversation, pending: PendingRelease) -> None:
             }
         )
         if entries is not None:
-            conv.follow = _go_on(pending, entries, verdict, out.splice, out.visible, None)
+            going = conv.follow = _go_on(pending, entries, verdict, out.splice, out.visible)
+            conv.proxy.start_timer(keep_alive_while, conv, exchange, True, _waiting(conv, going))
         else:
             key = reply_key(head + verdict.released_text, [(c.id, c.name) for c in verdict.kept])
             conv.remember_removed(exchange, key, verdict, message, follow)
@@ -108,7 +111,8 @@ async def release(conv: Conversation, pending: PendingRelease) -> None:
             visible = wire.pieces(body) - (
                 wire.pieces(follow.first) if follow and follow.first else 0
             )
-            conv.follow = _go_on(pending, entries, verdict, Splice(), visible, body)
+            going = conv.follow = _go_on(pending, entries, verdict, Splice(), visible, body)
+            conv.proxy.start_timer(keep_alive_while, conv, exchange, False, _waiting(conv, going))
         else:
             key = reply_key(head + verdict.released_text, [(c.id, c.name) for c in verdict.kept])
             conv.remember_removed(exchange, key, verdict, message, follow)
@@ -117,13 +121,17 @@ async def release(conv: Conversation, pending: PendingRelease) -> None:
     await conv.proxy.publish(conv, released)
 
 
+def _waiting(conv: Conversation, follow: Continuation) -> Callable[[], bool]:
+    return lambda: conv.follow is follow
+
+
 def _go_on(
     pending: PendingRelease,
     entries: list[dict[str, Any]],
     verdict: Verdict,
     splice: Splice,
     visible: int,
-    first: dict[str, Any] | None,
+    first: dict[str, Any] | None = None,
 ) -> Continuation:
     """The request that answers the reply's denied calls upstream, for the next turn."""
     follow = pending.follow
@@ -142,12 +150,21 @@ async def keep_alive(conv: Conversation, pending: PendingRelease) -> None:
     """While a response waits for decisions, send what its client skips now and then (an
     SSE comment; whitespace before a JSON body, which then goes out chunked), so the
     client's read timeout does not fire during a long hold."""
+    await keep_alive_while(
+        conv, pending.exchange, pending.held is not None, lambda: conv.pending is pending
+    )
+
+
+async def keep_alive_while(
+    conv: Conversation, exchange: Exchange, streamed: bool, waiting: Callable[[], bool]
+) -> None:
+    """`keep_alive` for as long as `waiting()` (a hold, or a reply that goes on upstream
+    waiting for its turn: a step-mode pause before the proxy's request)."""
     interval = conv.proxy.options.keepalive
-    exchange = pending.exchange
     while interval > 0:
         await anyio.sleep(interval)
-        if conv.pending is not pending or exchange.closed:
+        if not waiting() or exchange.closed:
             return
-        if pending.held is None and not exchange.ready.is_set():
+        if not streamed and not exchange.ready.is_set():
             exchange.start(200, "application/json")
-        exchange.keepalive(KEEPALIVE if pending.held is not None else b" ")
+        exchange.keepalive(KEEPALIVE if streamed else b" ")
