@@ -277,18 +277,18 @@ class AcpNoticeEvent(Event):
     """The update as the agent sent it (JSON), for exports and replay."""
 
 
-class UpstreamItemEvent(Event):
-    """Proxy mode: an item of a reply that is no call the agent runs (a web search, a file
-    search, a remote MCP call the upstream ran itself): shown, and passed to the agent as
-    it is (nothing to judge: it has already run)."""
+class ProxyNoticeEvent(Event):
+    """Proxy mode: what the timeline says between messages: an item of a reply that is no
+    call the agent runs (`upstream_item`: a web search, a remote MCP call the upstream
+    ran itself, passed to the agent as it is), or a reply whose calls were all denied
+    going on upstream (`continued`: the proxy answered them itself)."""
 
-    type: Literal["upstream_item"] = "upstream_item"
-    kind: str
-    """The item's type (`web_search_call`, ...)."""
+    type: Literal["proxy_notice"] = "proxy_notice"
+    kind: Literal["upstream_item", "continued"]
     text: str
     """One line, as the timeline shows it."""
     item: dict[str, Any] = Field(default_factory=dict)
-    """The item as the upstream sent it (JSON)."""
+    """An upstream item as the upstream sent it (JSON)."""
 
 
 class AcpCallUpdateEvent(Event):
@@ -318,7 +318,7 @@ WorkbenchEvent = (
     | ResponseReleasedEvent
     | AcpNoticeEvent
     | AcpCallUpdateEvent
-    | UpstreamItemEvent
+    | ProxyNoticeEvent
 )
 """The events published by the gate, the stepper and the providers."""
 

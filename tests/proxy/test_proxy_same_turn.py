@@ -99,6 +99,10 @@ async def test_chat(tmp_path, streamed):
     _, state = session_of(proxy)
     assert state.calls["call_1"].status == "denied"
     assert len(state.network) == 3
+    assert [i.text for i in state.items if i.kind == "notice"] == [
+        "read_file (call_1): denied, and answered upstream by the proxy with the denial; "
+        "the model's answer goes to the agent as the rest of this reply"
+    ]
 
 
 class City(pydantic.BaseModel):

@@ -202,7 +202,7 @@ class EventPrinter:
         for row in event.text.splitlines():
             self.line(("  ~ ", "cyan"), row)
 
-    def on_upstream_item(self, event: Any) -> None:
+    def on_proxy_notice(self, event: Any) -> None:
         self.line(("  ~ ", "cyan"), event.text)
 
     def on_acp_call_update(self, event: Any) -> None:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from workbench.agent import AssistantMessageEvent, LlmContext, Model, StreamOptions, ToolCall
-from workbench.bus_events import ProviderRequestEvent, ResponseReleasedEvent, UpstreamItemEvent
+from workbench.bus_events import ProviderRequestEvent, ProxyNoticeEvent, ResponseReleasedEvent
 from workbench.json_text import LINE_DEPTH, loads
 from workbench.providers.openai_stream import StreamError, error_text
 from workbench.providers.response_record import ResponseRecord
@@ -168,7 +168,8 @@ class _Turn:
                 conv.reply_ids = (self._client_id(upstream_id), upstream_id)
             for item in getattr(self.reader, "upstream_items", ()):
                 await self.proxy.publish(
-                    conv, UpstreamItemEvent(kind=item["type"], text=upstream_line(item), item=item)
+                    conv,
+                    ProxyNoticeEvent(kind="upstream_item", text=upstream_line(item), item=item),
                 )
         except StreamError as exc:
             final = self.builder.error(str(exc), usage=self.reader.usage)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from workbench.bus_events import ResponseReleasedEvent
+from workbench.bus_events import ProxyNoticeEvent, ResponseReleasedEvent
 from workbench.json_text import normal
 from workbench.proxy.continuation import Continuation, can_continue
 from workbench.proxy.formats.base import Splice
@@ -119,6 +119,13 @@ async def release(conv: Conversation, pending: PendingRelease) -> None:
             conv.expect(exchange, key, [c.id for c in verdict.kept])
             exchange.start(200, "application/json", json.dumps(body, ensure_ascii=False).encode())
     await conv.proxy.publish(conv, released)
+    if entries is not None:
+        denied = ", ".join(f"{c.name} ({c.id})" for c in verdict.removed)
+        text = (
+            f"{denied}: denied, and answered upstream by the proxy with the denial; the "
+            "model's answer goes to the agent as the rest of this reply"
+        )
+        await conv.proxy.publish(conv, ProxyNoticeEvent(kind="continued", text=text))
 
 
 def _waiting(conv: Conversation, follow: Continuation) -> Callable[[], bool]:

@@ -44,11 +44,11 @@ from workbench.bus_events import (
     PermissionRequestEvent,
     ProviderRequestEvent,
     ProviderResponseEvent,
+    ProxyNoticeEvent,
     ResponseReleasedEvent,
     StepModeEvent,
     StepPausedEvent,
     StepResumedEvent,
-    UpstreamItemEvent,
 )
 from workbench.view import fold_calls, fold_run
 from workbench.view.records import (
@@ -238,7 +238,7 @@ HANDLERS: dict[type, Callable[[ViewState, Any], None]] = {
     McpToolsChangedEvent: fold_run.mcp_tools_changed,
     McpSamplingEvent: fold_run.mcp_sampling,
     AcpNoticeEvent: fold_run.acp_notice,
-    UpstreamItemEvent: fold_run.upstream_item,
+    ProxyNoticeEvent: fold_run.proxy_notice,
     AcpCallUpdateEvent: fold_calls.acp_call_update,
     ToolExecutionStartEvent: fold_calls.execution_start,
     ToolArgumentsEvent: fold_calls.arguments,

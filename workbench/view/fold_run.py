@@ -229,7 +229,7 @@ def acp_notice(state: ViewState, e: Any) -> None:
     _notice(state, e, "warning" if e.kind == "agent_stderr" else "info")
 
 
-def upstream_item(state: ViewState, e: Any) -> None:
+def proxy_notice(state: ViewState, e: Any) -> None:
     _notice(state, e)
 
 
