@@ -149,3 +149,15 @@ async def test_ctrl_n_is_no_new_run_here_and_the_waiting_line_leads_with_the_url
         await pilot.press("ctrl+n")
         await pilot.pause()
         assert app.runtime is runtime and not app._notifications  # no run, no error toast
+
+
+def test_a_reply_streaming_to_the_agent_is_painted_as_a_burst(chat_server, tmp_path):
+    """The agent waits on every chunk while the screen refreshes (one event loop): a reply
+    streaming 2 ms a chunk is painted twice a second at most; a slow one as it comes."""
+    pacer = make_app(chat_server, tmp_path).pacer
+    pacer.arrived(0.0)
+    pacer.refreshing(17, 1 / 30)  # 17 events in a frame: 500 a second
+    assert pacer.burst and pacer.delay(1 / 30) >= 0.45
+    pacer.arrived(1.0)
+    pacer.refreshing(19, 1.0 + 1 / 30)  # 2 events in a frame: 60 a second
+    assert not pacer.burst and pacer.delay(1.0 + 1 / 30) < 0.05
