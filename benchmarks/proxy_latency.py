@@ -8,9 +8,15 @@ it does by default), and notes for each chunk how long it took to arrive. Rounds
 alternate between the two paths; the table shows the median and the 95th percentile
 per chunk, the difference and the ratio.
 
+With `--app` the proxy is the app, `workbench proxy` without `--headless`, in a
+pseudo-terminal of 160x48 whose output is read and thrown away: every round continues
+one conversation (the client sends the replies so far back, with one more question),
+so the conversation is on screen and each reply is painted as it streams.
+
     python benchmarks/proxy_latency.py                 # 8 rounds of 200 chunks, 2 ms apart
     python benchmarks/proxy_latency.py --rounds 20 --chunks 500 --gap 0.001
     python benchmarks/proxy_latency.py --hold          # with a deny rule (text still streams)
+    python benchmarks/proxy_latency.py --app           # the app, the conversation on screen
 """
 
 from __future__ import annotations
@@ -74,10 +80,15 @@ class _Upstream(BaseHTTPRequestHandler):
         self.wfile.flush()
 
 
-async def one_stream(client: httpx2.AsyncClient, base: str) -> list[float]:
-    """Per-chunk latency in microseconds, from the upstream's write to the client's read."""
+async def one_stream(
+    client: httpx2.AsyncClient, base: str, messages: list[dict[str, Any]] | None = None
+) -> list[float]:
+    """Per-chunk latency in microseconds, from the upstream's write to the client's read.
+    With `messages`, the conversation so far: the reply and one more question are added."""
     out: list[float] = []
-    body = {"model": "bench", "stream": True, "messages": [{"role": "user", "content": "go"}]}
+    sent = messages if messages is not None else [{"role": "user", "content": "go"}]
+    body = {"model": "bench", "stream": True, "messages": sent}
+    text: list[str] = []
     async with client.stream("POST", f"{base}/chat/completions", json=body) as response:
         async for line in response.aiter_lines():
             now = time.monotonic_ns()
@@ -86,6 +97,12 @@ async def one_stream(client: httpx2.AsyncClient, base: str) -> list[float]:
             match = re.search(r'"content": "(\d+) "', line)
             if match:
                 out.append((now - int(match.group(1))) / 1000)
+                text.append(match.group(1) + " ")
+    if messages is not None:
+        messages += [
+            {"role": "assistant", "content": "".join(text)},
+            {"role": "user", "content": "again"},
+        ]
     return out
 
 
@@ -124,6 +141,53 @@ def start_proxy(upstream: str, sessions: str, hold: bool) -> tuple[subprocess.Po
     return proc, match.group(1)
 
 
+def start_app(upstream: str, sessions: str, hold: bool) -> tuple[subprocess.Popen[bytes], str]:
+    """`workbench proxy` as the app, in a pseudo-terminal whose output is drained."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    args = [sys.executable, "-m", "workbench", "proxy", "--upstream", upstream]
+    args += ["--port", str(port), "--session-dir", sessions, "--api-key-env", "BENCH_NO_KEY"]
+    if hold:
+        args += ["--deny", "read_file"]
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 48, 160, 0, 0))
+    proc = subprocess.Popen(
+        args,
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "TERM": "xterm-256color"},
+        start_new_session=True,
+    )
+    os.close(slave)
+
+    def drain() -> None:
+        try:
+            while os.read(master, 65536):
+                pass
+        except OSError:
+            pass
+
+    threading.Thread(target=drain, daemon=True).start()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return proc, f"http://127.0.0.1:{port}/v1"
+        except OSError:
+            if proc.poll() is not None:
+                break
+            time.sleep(0.2)
+    proc.kill()
+    raise SystemExit("the app did not start listening")
+
+
 def summary(samples: list[float]) -> tuple[float, float]:
     ordered = sorted(samples)
     return statistics.median(ordered), ordered[int(len(ordered) * 0.95) - 1]
@@ -137,6 +201,9 @@ async def main() -> None:
     parser.add_argument("--chunks", type=int, default=200)
     parser.add_argument("--gap", type=float, default=0.002, help="seconds between upstream chunks")
     parser.add_argument("--hold", action="store_true", help="run the proxy with a deny rule")
+    parser.add_argument(
+        "--app", action="store_true", help="the proxy is the app, the conversation on screen"
+    )
     args = parser.parse_args()
     _Upstream.chunks, _Upstream.gap = args.chunks, args.gap
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Upstream)
@@ -144,26 +211,37 @@ async def main() -> None:
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     upstream = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
     with tempfile.TemporaryDirectory() as sessions:
-        proc, proxied = start_proxy(upstream, sessions, args.hold)
+        start = start_app if args.app else start_proxy
+        proc, proxied = start(upstream, sessions, args.hold)
         try:
             direct: list[float] = []
             through: list[float] = []
+            mine: list[dict[str, Any]] | None = [{"role": "user", "content": "go"}]
+            theirs: list[dict[str, Any]] | None = [{"role": "user", "content": "go"}]
+            if not args.app:
+                mine = theirs = None
             async with httpx2.AsyncClient(timeout=60) as client:
-                await one_stream(client, proxied)  # warm up both paths
-                await one_stream(client, upstream)
+                await one_stream(client, proxied, mine)  # warm up both paths
+                await one_stream(client, upstream, theirs)
                 for _ in range(args.rounds):
-                    direct += await one_stream(client, upstream)
-                    through += await one_stream(client, proxied)
+                    direct += await one_stream(client, upstream, theirs)
+                    through += await one_stream(client, proxied, mine)
         finally:
             proc.terminate()
-            proc.wait(10)
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
         sessions_written = len(list(Path(sessions).glob("*.jsonl")))
     httpd.shutdown()
     d_med, d_p95 = summary(direct)
     p_med, p_p95 = summary(through)
     print(
         f"{args.rounds} rounds x {args.chunks} chunks, {args.gap * 1000:g} ms apart"
-        f"{' (deny rule on read_file)' if args.hold else ''}; {sessions_written} sessions recorded"
+        f"{' (deny rule on read_file)' if args.hold else ''}"
+        f"{'; the app, the conversation on screen' if args.app else '; headless'}"
+        f"; {sessions_written} sessions recorded"
     )
     print(f"{'path':<16}{'median µs':>12}{'p95 µs':>12}")
     print(f"{'direct':<16}{d_med:>12.0f}{d_p95:>12.0f}")

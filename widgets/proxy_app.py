@@ -23,6 +23,7 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from widgets.app import WorkbenchApp
+from widgets.pacing import Pacer
 from widgets.prompt_bar import PromptBar
 from workbench.agent import Agent, AssistantMessageEvent, LlmContext, Model, StreamOptions
 from workbench.bus_events import PermissionRequestEvent, StepPausedEvent
@@ -31,6 +32,8 @@ from workbench.sanitize import literal
 from workbench.view.fold import ViewState
 
 ATTENTION = frozenset({PermissionRequestEvent, StepPausedEvent})
+STREAMING_RATE = 100.0
+"""Events a second above which a conversation's stream is a burst for the screen."""
 
 
 class ConversationList(OptionList):
@@ -57,6 +60,10 @@ class ProxyApp(WorkbenchApp):
         model = Model(id="proxy", provider="proxy", base_url=proxy.upstream)
         idle = Runtime(Agent(stream_fn=_no_model, model=model), proxy.workspace, None, "", model)
         super().__init__(idle, prefill="", subtitle=f"proxy to {proxy.upstream}")
+        # The agent waits on every chunk the proxy copies, and a refresh holds the loop
+        # that copies them: a reply streaming faster than this many events a second is
+        # a burst, painted twice a second at most (`widgets.pacing`).
+        self.pacer = Pacer(burst_rate=STREAMING_RATE)
         self.current: Any = None
         """The conversation on screen (None until the first request)."""
         self._views: dict[int, ViewState] = {}

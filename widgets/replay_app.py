@@ -110,6 +110,7 @@ class ReplayApp(SlowStart, SafeTextApp, App[ForkRequest | None]):
         Binding("E,shift+e", "jump('error', -1)", "Previous error", show=False, priority=True),
         Binding("home", "goto(0)", "Start", show=False, priority=True),
         Binding("end", "goto_end", "End", show=False, priority=True),
+        Binding("f4", "run_details", "Wire & time"),
         Binding("f", "fork", "Fork"),
         Binding("q", "quit", "Quit"),
     ]
@@ -287,6 +288,13 @@ class ReplayApp(SlowStart, SafeTextApp, App[ForkRequest | None]):
             return
         self._render_busy = True
         self.call_after_refresh(self._render)
+
+    def action_run_details(self) -> None:
+        """The network view and timings, as of the replayed position (as F4 in a run)."""
+        from widgets.run_details import RunDetailsScreen
+
+        if self.session is not None:
+            self.push_screen(RunDetailsScreen(self.view_state, now=self._now()))
 
     def _now(self) -> float:
         """ "Now" on the replayed screen: the time of the event just applied."""

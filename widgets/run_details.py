@@ -216,6 +216,8 @@ class RunDetailsScreen(ModalScreen[None]):
             if request.via == "stream_fn":
                 heading = "the stream_fn's arguments"
             text.append(f"\n\nrequest body ({heading})\n", style="bold")
+            for note in request.repairs:  # proxy mode: a request the proxy sent itself
+                text.append(literal(note) + "\n", style="dim")
         text.append(literal(json.dumps(request.body, indent=2, ensure_ascii=False)))
         if response is not None and response.chunks is not None:
             text.append(f"\n\nraw stream: {len(response.chunks)} chunks", style="bold")
@@ -309,4 +311,12 @@ def _released(released: ResponseReleasedEvent) -> str:
         return f"response released to the agent: {how}exactly as received"
     removed = f", calls taken out: {', '.join(released.removed)}" if released.removed else ""
     count = f" ({len(released.chunks)} chunks; r shows them)" if released.chunks is not None else ""
+    if not released.held:
+        return f"response released to the agent as the rest of its reply, joined to it{count}"
+    if released.continued:
+        return (
+            f"response held and rewritten{removed}{count}; the proxy answered those calls "
+            "upstream itself, and the agent's reply goes on with the model's answer "
+            "(the next request)"
+        )
     return f"response released to the agent: held and rewritten{removed}{count}"

@@ -178,6 +178,9 @@ class ResponseReleasedEvent(Event):
     """A changed whole response: the JSON the agent received."""
     removed: list[str] = Field(default_factory=list)
     """Ids of the calls taken out (their answers go to the model with the next request)."""
+    continued: bool = False
+    """Every call was taken out and the proxy answered them upstream itself: the reply
+    goes on with the model's answer to that (the next request), not ended here."""
 
 
 # -- run limits ----------------------------------------------------------------------
@@ -274,6 +277,20 @@ class AcpNoticeEvent(Event):
     """The update as the agent sent it (JSON), for exports and replay."""
 
 
+class ProxyNoticeEvent(Event):
+    """Proxy mode: what the timeline says between messages: an item of a reply that is no
+    call the agent runs (`upstream_item`: a web search, a remote MCP call the upstream
+    ran itself, passed to the agent as it is), or a reply whose calls were all denied
+    going on upstream (`continued`: the proxy answered them itself)."""
+
+    type: Literal["proxy_notice"] = "proxy_notice"
+    kind: Literal["upstream_item", "continued"]
+    text: str
+    """One line, as the timeline shows it."""
+    item: dict[str, Any] = Field(default_factory=dict)
+    """An upstream item as the upstream sent it (JSON)."""
+
+
 class AcpCallUpdateEvent(Event):
     """What an ACP agent reported of one of its tool calls: its kind and title, a status
     change, its locations, a stage it does not report. A line of the call's history."""
@@ -301,6 +318,7 @@ WorkbenchEvent = (
     | ResponseReleasedEvent
     | AcpNoticeEvent
     | AcpCallUpdateEvent
+    | ProxyNoticeEvent
 )
 """The events published by the gate, the stepper and the providers."""
 

@@ -89,20 +89,26 @@ async def test_agents_sdk_call_and_result_matched_by_id(chat_server, tmp_path, s
 
 
 @pytest.mark.parametrize("streamed", [False, True])
-async def test_agents_sdk_receives_the_denial_instead_of_running_the_tool(
-    chat_server, tmp_path, streamed
-):
-    chat_server.script(tool_reply("call_sdk2", "b.txt", streamed=streamed))
+async def test_agents_sdk_goes_on_after_a_denial_in_the_same_turn(chat_server, tmp_path, streamed):
+    chat_server.script(
+        tool_reply("call_sdk2", "b.txt", streamed=streamed),
+        text_reply("I may not read b.txt.", streamed=streamed),
+    )
     ran: list[str] = []
     async with running_proxy(chat_server, tmp_path, deny=["read_file"]) as proxy:
         agent, client = make_agent(proxy, ran)
         output = await run(agent, "what is in b.txt?", streamed)
         await client.close()
     assert ran == []
-    assert (
-        output == "[workbench] read_file was not run: Permission denied by rule read_file (--deny)"
-    )
-    assert len(chat_server.requests) == 1
+    assert output == "I may not read b.txt."
+    # the model saw its call answered with the denial, in the same turn
+    follow_up = chat_server.requests[1].json["messages"]
+    assert follow_up[-2]["tool_calls"][0]["id"] == "call_sdk2"
+    assert follow_up[-1] == {
+        "role": "tool",
+        "tool_call_id": "call_sdk2",
+        "content": "Permission denied by rule read_file (--deny)",
+    }
     _session, state = session_of(proxy)
     call = state.calls["call_sdk2"]
     assert call.status == "denied" and call.raw == '{"path": "b.txt"}'

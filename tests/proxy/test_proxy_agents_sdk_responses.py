@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 import openai
+import pydantic
 import pytest
 
 from tests.proxy.helpers import AGENT_KEY, FILES, running_proxy, session_of
@@ -111,9 +112,52 @@ async def test_a_denied_call_never_runs_and_the_agent_still_finishes(
         output = await asyncio.wait_for(run(agent, "what is in a.txt?", streamed), 30)
         await client.close()
     assert ran == []
-    assert "read_file was not run" in output
+    # the proxy answered the call upstream: the model's answer to the denial is the output
+    assert output == "got: Permission denied by rule read_file (--deny)"
+    assert len(responses_server.requests) == 2
     _, state = session_of(proxy)
     assert state.calls["call_r1"].status == "denied"
+
+
+class Weather(pydantic.BaseModel):
+    city: str
+    known: bool
+
+
+def structured_reply(streamed: bool):
+    """Asks to read a.txt, then answers with the structure, whatever the output was."""
+
+    def reply(request: ReceivedRequest) -> Reply:
+        items = request.json["input"]
+        if any(isinstance(i, dict) and i.get("type") == "function_call_output" for i in items):
+            output = [message(json.dumps({"city": "Paris", "known": False}))]
+        else:
+            output = [function_call("call_s1", "read_file", json.dumps({"path": "a.txt"}))]
+        return responses_stream(output) if streamed else responses_whole(output)
+
+    return reply
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_an_agent_with_an_output_type_finishes_after_a_denial(
+    responses_server, tmp_path, streamed
+):
+    responses_server.default = structured_reply(streamed)
+    ran: list[str] = []
+    async with running_proxy(responses_server, tmp_path, deny=["read_file"]) as proxy:
+        agent, client = make_agent(proxy, ran)
+        agent = agent.clone(output_type=Weather)
+        output = await asyncio.wait_for(run(agent, "what is the weather?", streamed), 30)
+        await client.close()
+    assert ran == []
+    assert output == Weather(city="Paris", known=False)
+    follow_up = responses_server.requests[1].json
+    assert follow_up["text"]["format"]["type"] == "json_schema"  # the agent's own request
+    assert follow_up["input"][-1] == {
+        "type": "function_call_output",
+        "call_id": "call_s1",
+        "output": "Permission denied by rule read_file (--deny)",
+    }
 
 
 @pytest.mark.parametrize("streamed", [False, True])

@@ -88,7 +88,11 @@ async def test_the_network_view_shows_the_request_as_sent_and_as_forwarded(chat_
 
     from widgets.run_details import RunDetailsScreen
 
-    chat_server.script(tool_reply("call_w1", "b.txt", text="Looking."), text_reply("understood"))
+    chat_server.script(
+        tool_reply("call_w1", "b.txt", text="Looking."),
+        text_reply("I may not."),
+        text_reply("understood"),
+    )
     app = make_app(chat_server, tmp_path, deny=["read_file"])
     async with app.run_test(size=(140, 40)) as pilot:
         await wait_for(pilot, lambda: app.proxy.client is not None)
@@ -98,7 +102,7 @@ async def test_the_network_view_shows_the_request_as_sent_and_as_forwarded(chat_
         await client.close()
         await wait_for(
             pilot,
-            lambda: len(app.view_state.network) == 2 and app.view_state.run_state == "finished",
+            lambda: len(app.view_state.network) == 3 and app.view_state.run_state == "finished",
         )
         await pilot.press("f4")
         await wait_for(pilot, lambda: isinstance(app.screen, RunDetailsScreen))
@@ -106,7 +110,14 @@ async def test_the_network_view_shows_the_request_as_sent_and_as_forwarded(chat_
         def detail() -> str:
             return str(app.screen.query_one("#request-detail", Static).render())
 
-        assert "held and rewritten, calls taken out: call_w1" in detail()
+        shown = detail()
+        assert "held and rewritten, calls taken out: call_w1" in shown
+        assert "the proxy answered those calls upstream itself" in shown
+        await pilot.press("down")
+        shown = detail()  # the proxy's own request: the denial, and the model's answer
+        assert "sent by the proxy: the denied calls (call_w1)" in shown
+        assert "Permission denied by rule read_file (--deny)" in shown
+        assert "exactly as received" in shown  # chat: the model's answer joins as it is
         await pilot.press("down")
         shown = detail()
         assert "request body as the agent sent it" in shown and "request body as forwarded" in shown
@@ -138,3 +149,15 @@ async def test_ctrl_n_is_no_new_run_here_and_the_waiting_line_leads_with_the_url
         await pilot.press("ctrl+n")
         await pilot.pause()
         assert app.runtime is runtime and not app._notifications  # no run, no error toast
+
+
+def test_a_reply_streaming_to_the_agent_is_painted_as_a_burst(chat_server, tmp_path):
+    """The agent waits on every chunk while the screen refreshes (one event loop): a reply
+    streaming 2 ms a chunk is painted twice a second at most; a slow one as it comes."""
+    pacer = make_app(chat_server, tmp_path).pacer
+    pacer.arrived(0.0)
+    pacer.refreshing(17, 1 / 30)  # 17 events in a frame: 500 a second
+    assert pacer.burst and pacer.delay(1 / 30) >= 0.45
+    pacer.arrived(1.0)
+    pacer.refreshing(19, 1.0 + 1 / 30)  # 2 events in a frame: 60 a second
+    assert not pacer.burst and pacer.delay(1.0 + 1 / 30) < 0.05

@@ -36,7 +36,8 @@ def model(request: ReceivedRequest) -> Reply:
     names = [t.get("name") for t in body.get("tools") or ()]
     results = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
     if results:
-        content = [text_block("finished")]
+        answer = results[-1].get("content")
+        content = [text_block(f"finished: {answer if isinstance(answer, str) else 'ok'}")]
     elif "Bash" in names:
         content = [tool_use("toolu_cc1", "Bash", {"command": COMMAND, "description": "mark"})]
     else:
@@ -109,7 +110,8 @@ async def test_claude_code_denied_never_runs_the_tool_and_still_finishes(
     async with running_proxy(anthropic_server, tmp_path, deny=["Bash"]) as proxy:
         code, out = await run_claude(claude_code, proxy, work)
     assert code == 0, out
-    assert "Bash was not run" in out
+    # the model was told in the same turn, and Claude Code printed its answer
+    assert "finished: Permission denied by rule Bash (--deny)" in out
     assert not (work / "marker.txt").exists()
     statuses = [session_of(proxy, c.number)[1].calls.get("toolu_cc1") for c in proxy.conversations]
     assert [c.status for c in statuses if c is not None] == ["denied"]

@@ -114,3 +114,43 @@ async def test_a_conversation_whose_client_went_away_ends_and_says_so(chat_serve
     _, state = session_of(proxy)
     call = state.calls["call_k4"]
     assert call.status == "aborted" and "The client went away" in call.result_text
+
+
+async def test_a_reply_going_on_upstream_keeps_its_client_alive_while_paused(chat_server, tmp_path):
+    """Step mode pauses before each model request, the proxy's own too: the agent's
+    stream, whose call was denied, gets keep-alives until the pause is resumed."""
+    from tests.proxy.helpers import text_reply
+
+    chat_server.script(tool_reply("call_k9", "a.txt"), text_reply("I may not."))
+    got = bytearray()
+
+    async def read(url: str) -> None:
+        async with httpx2.AsyncClient(timeout=10) as http:
+            async with http.stream(
+                "POST", url + "/chat/completions", json={**ASK, "stream": True}
+            ) as r:
+                async for piece in r.aiter_raw():
+                    got.extend(piece)
+
+    async with running_proxy(
+        chat_server, tmp_path, deny=["read_file"], step=True, keepalive=0.05
+    ) as proxy:
+        paused = paused_event(proxy)
+        reading = asyncio.create_task(read(proxy.url))
+        await asyncio.wait_for(paused.wait(), 10)  # before the agent's request
+        paused.clear()
+        stepper = proxy.conversations[0].runtime.stepper
+        stepper.resume(stepper.paused.pause_id, Resume("step"))
+        await asyncio.wait_for(paused.wait(), 10)  # before the proxy's own
+        while got.count(KEEPALIVE) < 2:
+            await asyncio.sleep(0.01)
+        assert len(chat_server.requests) == 1  # the proxy's request waits for the pause
+        resume(proxy)
+        await asyncio.wait_for(reading, 10)
+    from workbench.sse import SSESplitter
+
+    chunks = [e.json() for e in SSESplitter().feed(bytes(got)) if e.data not in (None, "[DONE]")]
+    text = "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks if c["choices"])
+    assert text == "I may not." and b"call_k9" not in got
+    assert bytes(got).rstrip().endswith(b"[DONE]")
+    assert chat_server.requests[1].json["messages"][-1]["tool_call_id"] == "call_k9"

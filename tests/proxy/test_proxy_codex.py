@@ -31,8 +31,11 @@ COMMAND = "echo allowed > marker.txt"
 def model(request: ReceivedRequest) -> Reply:
     """Asks for one exec_command call, then says it finished."""
     items = [i for i in request.json["input"] if isinstance(i, dict)]
-    if any(i.get("type") == "function_call_output" for i in items):
-        return responses_stream([message("finished")])
+    outputs = [i for i in items if i.get("type") == "function_call_output"]
+    if outputs:
+        answer = outputs[-1].get("output")
+        text = answer if isinstance(answer, str) and answer.startswith("Permission") else "ok"
+        return responses_stream([message(f"finished: {text}", "msg_2")], response_id="resp_2")
     call = function_call("call_cx1", "exec_command", json.dumps({"cmd": COMMAND}))
     return responses_stream([call])
 
@@ -94,7 +97,8 @@ async def test_codex_denied_never_runs_the_tool_and_still_finishes(
     async with running_proxy(responses_server, tmp_path, deny=["exec_command"]) as proxy:
         code, out, work = await run_codex(codex, proxy, tmp_path)
     assert code == 0, out
-    assert "exec_command was not run" in out
+    # the model was told in the same turn, and Codex printed its answer
+    assert "finished: Permission denied by rule exec_command (--deny)" in out
     assert not (work / "marker.txt").exists()
     assert the_call(proxy).status == "denied"
 

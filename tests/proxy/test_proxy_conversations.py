@@ -98,6 +98,45 @@ async def test_a_conversation_session_opens_in_replay(chat_server, tmp_path):
         assert app.view_state.run_state == live.run_state == "finished"
 
 
+async def test_replay_of_a_conversation_has_its_network_view(chat_server, tmp_path):
+    from textual.widgets import Static
+
+    from tests.proxy.helpers import text_reply, tool_reply
+    from tests.widgets.helpers import wait_for
+    from widgets.replay_app import ReplayApp
+    from widgets.run_details import RunDetailsScreen
+
+    chat_server.script(tool_reply("call_r2", "b.txt", text="Reading."), text_reply("I may not."))
+    async with running_proxy(chat_server, tmp_path, deny=["read_file"]) as proxy:
+        client = openai.AsyncOpenAI(base_url=proxy.url, api_key=AGENT_KEY, max_retries=0)
+        await tool_loop(client, "read b.txt", stream=True)
+        await client.close()
+    session, _live = session_of(proxy)
+    app = ReplayApp(session)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_for(pilot, lambda: app.settled)
+        await pilot.press("f4")
+        await wait_for(pilot, lambda: isinstance(app.screen, RunDetailsScreen))
+
+        def detail() -> str:
+            return str(app.screen.query_one("#request-detail", Static).render())
+
+        shown = detail()  # the agent's request, and its reply held: the call taken out
+        assert "request body (exactly as sent; auth stripped)" in shown
+        assert "calls taken out: call_r2" in shown
+        await pilot.press("down")
+        shown = detail()  # the proxy's own request, answering the call with the denial
+        assert "sent by the proxy: the denied calls (call_r2)" in shown
+        assert "Permission denied by rule read_file (--deny)" in shown
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, RunDetailsScreen))
+        await pilot.press("home")  # before the first request: nothing on the wire yet
+        await wait_for(pilot, lambda: app.rendered_position == 0)
+        await pilot.press("f4")
+        await wait_for(pilot, lambda: isinstance(app.screen, RunDetailsScreen))
+        assert app.screen.state.network == {}
+
+
 async def test_a_first_request_with_history_starts_after_it(chat_server, tmp_path):
     from tests.proxy.helpers import text_reply
 

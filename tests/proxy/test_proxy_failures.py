@@ -20,6 +20,8 @@ from tests.support.chat_server import (
 from workbench.proxy import Proxy, ProxyOptions
 from workbench.proxy.conversation import PROXY_STOPPED
 
+DENIAL = "Permission denied by rule read_file (--deny)"
+
 
 def client_of(proxy: Proxy) -> openai.AsyncOpenAI:
     return openai.AsyncOpenAI(base_url=proxy.url, api_key=AGENT_KEY, max_retries=0)
@@ -93,10 +95,22 @@ async def test_calls_still_waiting_when_the_proxy_stops_are_flagged(chat_server,
 
 async def test_finish_reason_and_usage_survive_a_rewrite(chat_server, tmp_path):
     from tests.support.chat_server import usage_chunk
+    from workbench.proxy.continuation import MAX_HIDDEN
 
-    calls = tool_call_chunks(0, "call_f1", "read_file", '{"path": "a.txt"}')
+    # the model asks again each time its call is answered with the denial: after
+    # MAX_HIDDEN answers the proxy stops going on, and the reply ends with the notice
     chat_server.script(
-        stream_reply([role_chunk(), *calls, finish("tool_calls"), usage_chunk(10, 5)])
+        *(
+            stream_reply(
+                [
+                    role_chunk(),
+                    *tool_call_chunks(0, f"call_f{n}", "read_file", '{"path": "a.txt"}'),
+                    finish("tool_calls"),
+                    usage_chunk(10, 5),
+                ]
+            )
+            for n in range(MAX_HIDDEN + 1)
+        )
     )
     async with running_proxy(chat_server, tmp_path, deny=["read_file"]) as proxy:
         client = client_of(proxy)
@@ -114,9 +128,13 @@ async def test_finish_reason_and_usage_survive_a_rewrite(chat_server, tmp_path):
     ]
     assert reasons == ["stop"]
     assert not any(c.choices and c.choices[0].delta.tool_calls for c in chunks)
+    assert len(chat_server.requests) == MAX_HIDDEN + 1
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert text == f"[workbench] read_file was not run: {DENIAL}"
+    assert len(chat_server.requests[-1].json["messages"]) == 1 + 2 * MAX_HIDDEN
     _, state = session_of(proxy)
     released = [
-        json.loads(c) for c in next(iter(state.network.values())).released.chunks if c != "[DONE]"
+        json.loads(c) for c in list(state.network.values())[-1].released.chunks if c != "[DONE]"
     ]
     assert released[-1]["usage"]["total_tokens"] == 15
 

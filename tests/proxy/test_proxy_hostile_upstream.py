@@ -73,21 +73,28 @@ async def ask(proxy: Any, *, stream: bool) -> tuple[str, list[Any]]:
     ],
 )
 async def test_a_call_written_to_hide_from_the_rules_is_still_denied(chat_server, tmp_path, events):
-    chat_server.script(Reply(pieces=[sse(role_chunk()), *events, sse(finish("tool_calls")), DONE]))
+    chat_server.script(
+        Reply(pieces=[sse(role_chunk()), *events, sse(finish("tool_calls")), DONE]),
+        stream_reply([role_chunk(), chunk({"content": "not allowed"}), finish("stop")]),
+    )
     async with running_proxy(chat_server, tmp_path, deny=["read_file"]) as proxy:
         content, calls = await ask(proxy, stream=True)
-    assert calls == []
-    assert "read_file was not run" in content
+    assert calls == [] and content == "not allowed"
+    assert chat_server.requests[1].json["messages"][-1]["content"].startswith("Permission denied")
 
 
 async def test_an_escaped_key_in_a_whole_completion_is_still_denied(chat_server, tmp_path):
     call = {**HIDDEN, "function": {"name": "read_file", "arguments": ARGS}}
     text = json.dumps(completion(None, tool_calls=[call], finish_reason="tool_calls"))
     body = text.replace('"tool_calls": [', '"tool\\u005fcalls": [').encode()
-    chat_server.script(Reply(body=body, content_type="application/json"))
+    chat_server.script(
+        Reply(body=body, content_type="application/json"),
+        Reply.json(completion("not allowed")),
+    )
     async with running_proxy(chat_server, tmp_path, deny=["read_file"]) as proxy:
         content, calls = await ask(proxy, stream=False)
-    assert calls == [] and "read_file was not run" in content
+    assert calls == [] and content == "not allowed"
+    assert chat_server.requests[1].json["messages"][-1]["content"].startswith("Permission denied")
 
 
 async def test_a_legacy_function_call_never_reaches_the_client(chat_server, tmp_path):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import openai
 import pytest
 
@@ -52,51 +54,61 @@ async def test_a_denied_call_never_reaches_the_agent_and_the_model_is_told(
 ):
     chat_server.script(
         tool_reply("call_b1", "b.txt", streamed=stream, text="Let me look."),
+        text_reply("I may not read it.", streamed=stream),
         text_reply("Fine, I will not.", streamed=stream),
     )
+    denied_call = {
+        "role": "assistant",
+        "content": "Let me look.",
+        "tool_calls": [
+            {
+                "id": "call_b1",
+                "type": "function",
+                "function": {"name": "read_file", "arguments": '{"path": "b.txt"}'},
+            }
+        ],
+    }
+    denial = {
+        "role": "tool",
+        "tool_call_id": "call_b1",
+        "content": "Permission denied by rule read_file (--deny)",
+    }
     async with running_proxy(chat_server, tmp_path, deny=["read_file"]) as proxy:
         client = openai.AsyncOpenAI(base_url=proxy.url, api_key=AGENT_KEY, max_retries=0)
         ran: list[str] = []
         text, messages = await tool_loop(client, "what is in b.txt?", stream=stream, ran=ran)
         assert ran == []
-        assert text == (
-            "Let me look.\n\n[workbench] read_file was not run: "
-            "Permission denied by rule read_file (--deny)"
-        )
-        # the agent goes on: the model sees its call answered with the denial
+        # the same turn: the proxy answered the call upstream, the agent got the answer
+        assert text == "Let me look.\n\nI may not read it."
+        assert chat_server.requests[1].json["messages"][-2:] == [denied_call, denial]
         text, _ = await tool_loop(client, "ok, never mind", stream=stream, messages=messages)
         await client.close()
     assert text == "Fine, I will not."
-    sent = chat_server.requests[1].json["messages"]
-    assert sent[-3:] == [
-        {
-            "role": "assistant",
-            "content": "Let me look.",
-            "tool_calls": [
-                {
-                    "id": "call_b1",
-                    "type": "function",
-                    "function": {"name": "read_file", "arguments": '{"path": "b.txt"}'},
-                }
-            ],
-        },
-        {
-            "role": "tool",
-            "tool_call_id": "call_b1",
-            "content": "Permission denied by rule read_file (--deny)",
-        },
+    # the agent's next request: the hidden exchange is put back before its copy
+    sent = chat_server.requests[2].json["messages"]
+    assert sent[-4:] == [
+        denied_call,
+        denial,
+        {"role": "assistant", "content": "I may not read it."},
         {"role": "user", "content": "ok, never mind"},
     ]
     _session, state = session_of(proxy)
     call = state.calls["call_b1"]
     assert call.status == "denied"
     assert call.decision.decided_by == "rule" and call.decision.rule == "read_file"
-    # the wire: what the agent sent differs from what was forwarded; the reply was held
-    first, second = state.network.values()
+    # the wire: the reply was held, continued; the follow-up is the proxy's own request
+    first, hidden, third = state.network.values()
     assert first.released.held and first.released.removed == ["call_b1"]
-    assert second.request.sent_body is not None
-    assert second.request.sent_body["messages"][2]["content"].endswith("(--deny)")
-    assert second.request.body["messages"] == sent
+    assert first.released.continued
+    assert hidden.request.sent_body is None
+    assert "sent by the proxy" in hidden.request.repairs[0]
+    assert third.request.sent_body is not None
+    assert third.request.sent_body["messages"][2]["content"] == text_of(messages[2])
+    assert third.request.body["messages"] == sent
+
+
+def text_of(message: Any) -> str:
+    return message["content"] if isinstance(message, dict) else message.content
 
 
 async def test_one_call_of_two_denied(chat_server, tmp_path):

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.proxy.helpers import AGENT_KEY, UPSTREAM_KEY, running_proxy
-from tests.proxy.test_proxy_release_property import KINDS, edited, watch_and_decide
+from tests.proxy.test_proxy_release_property import AFTER, KINDS, edited, watch_and_decide
 from tests.support.upstreams.anthropic import (
     AnthropicServer,
     anthropic_stream,
@@ -58,8 +58,10 @@ async def one_case(tmp_path: Path, kinds: list[str], streamed: bool, text: str, 
     calls = [(f"toolu_{i}", f"{k}_{i}", {"n": i, "s": "é" * i}) for i, k in enumerate(kinds)]
     content = ([text_block(text)] if text else []) + [tool_use(i, n, a) for i, n, a in calls]
     with AnthropicServer() as server:
+        after = [text_block(AFTER)]
         server.script(
-            anthropic_stream(content, cuts=cut or None) if streamed else anthropic_whole(content)
+            anthropic_stream(content, cuts=cut or None) if streamed else anthropic_whole(content),
+            anthropic_stream(after) if streamed else anthropic_whole(after),
         )
         async with running_proxy(
             server,
@@ -81,11 +83,14 @@ async def one_case(tmp_path: Path, kinds: list[str], streamed: bool, text: str, 
         if n.split("_")[0] in ("pass", "hold", "edit")
     ]
     assert [(c.id, c.name, c.input) for c in got] == expected
-    if not expected:
-        assert stop == "end_turn"
-        for _, n, _ in calls:
-            assert f"{n} was not run" in got_text
+    if not expected:  # the proxy answered every call upstream: the reply goes on
+        assert stop == "end_turn" and got_text == text + AFTER
+        answers = server.requests[1].json["messages"][-1]["content"]
+        assert [(a["tool_use_id"], a["is_error"]) for a in answers] == [
+            (i, True) for i, _, _ in calls
+        ]
     else:
+        assert len(server.requests) == 1
         assert got_text == text and stop == "tool_use"
 
 

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.proxy.helpers import UPSTREAM_KEY, running_proxy
-from tests.proxy.test_proxy_release_property import KINDS, edited, watch_and_decide
+from tests.proxy.test_proxy_release_property import AFTER, KINDS, edited, watch_and_decide
 from tests.support.upstreams.gemini import GeminiServer, function_call, gemini_stream, gemini_whole
 from workbench.sse import SSESplitter
 
@@ -49,7 +49,11 @@ async def one_case(tmp_path: Path, kinds: list[str], streamed: bool, text: str, 
         function_call(n, a, f"id_{n}" if ids else None) for n, a in calls
     ]
     with GeminiServer() as server:
-        server.script(gemini_stream(parts) if streamed else gemini_whole(parts))
+        after = [{"text": AFTER}]
+        server.script(
+            gemini_stream(parts) if streamed else gemini_whole(parts),
+            gemini_stream(after) if streamed else gemini_whole(after),
+        )
         async with running_proxy(
             server,
             tmp_path,
@@ -76,10 +80,12 @@ async def one_case(tmp_path: Path, kinds: list[str], streamed: bool, text: str, 
         (p["functionCall"]["name"], p["functionCall"]["args"]) for p in got if "functionCall" in p
     ] == expected
     text_got = "".join(p.get("text", "") for p in got)
-    if not expected:
-        for n, _ in calls:
-            assert f"{n} was not run" in text_got
+    if not expected:  # the proxy answered every call upstream: the reply goes on
+        assert text_got == (text + "\n\n" if text else "") + AFTER
+        answers = server.requests[1].json["contents"][-1]["parts"]
+        assert [a["functionResponse"]["name"] for a in answers] == [n for n, _ in calls]
     else:
+        assert len(server.requests) == 1
         assert text_got == text
 
 

@@ -36,6 +36,7 @@ from workbench.pauses import Resume
 from workbench.proxy.listen import tls_context
 
 KINDS = ("pass", "deny", "hold", "edit", "hand")
+AFTER = "Those calls were not allowed."
 
 
 def tool(name: str) -> dict[str, Any]:
@@ -127,7 +128,12 @@ async def one_case(
 ) -> None:
     calls = [(f"call_{i}", f"{k}_{i}", {"n": i, "s": "é" * i}) for i, k in enumerate(kinds)]
     with ChatServer() as server:
-        server.script(upstream_reply(calls, text, streamed, mixed, cut))
+        server.script(
+            upstream_reply(calls, text, streamed, mixed, cut),
+            stream_reply([role_chunk(), *text_chunks(AFTER, 2), finish("stop")])
+            if streamed
+            else Reply.json(completion(AFTER)),
+        )
         async with running_proxy(
             server,
             tmp_path,
@@ -146,11 +152,13 @@ async def one_case(
     ]
     assert [(c.id, c.function.name, json.loads(c.function.arguments)) for c in got] == expected
     assert all(c.type == "function" for c in got)
-    if not expected:  # a reply left with no call says why
-        for _, n, _ in calls:
-            assert f"{n} was not run" in content
+    if not expected:  # the proxy answered every call upstream: the reply goes on
+        assert content == (text + "\n\n" if text else "") + AFTER
+        answers = [m for m in server.requests[1].json["messages"] if m["role"] == "tool"]
+        assert [m["tool_call_id"] for m in answers] == [i for i, _, _ in calls]
     else:
         assert content == text
+        assert len(server.requests) == 1
 
 
 @settings(

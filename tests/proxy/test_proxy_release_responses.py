@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.proxy.helpers import AGENT_KEY, running_proxy
-from tests.proxy.test_proxy_release_property import KINDS, edited, watch_and_decide
+from tests.proxy.test_proxy_release_property import AFTER, KINDS, edited, watch_and_decide
 from tests.support.upstreams.responses import (
     ResponsesServer,
     function_call,
@@ -59,8 +59,10 @@ async def one_case(tmp_path: Path, kinds: list[str], streamed: bool, text: str, 
         function_call(i, n, json.dumps(a)) for i, n, a in calls
     ]
     with ResponsesServer() as server:
+        after = [message(AFTER, "msg_after")]
         server.script(
-            responses_stream(output, cuts=cut or None) if streamed else responses_whole(output)
+            responses_stream(output, cuts=cut or None) if streamed else responses_whole(output),
+            responses_stream(after) if streamed else responses_whole(after),
         )
         async with running_proxy(
             server,
@@ -79,11 +81,14 @@ async def one_case(tmp_path: Path, kinds: list[str], streamed: bool, text: str, 
         if n.split("_")[0] in ("pass", "hold", "edit")
     ]
     assert [(c.call_id, c.name, json.loads(c.arguments)) for c in got] == expected
-    if not expected:
-        for _, n, _ in calls:
-            assert f"{n} was not run" in content
+    if not expected:  # the proxy answered every call upstream: the reply goes on
+        assert content == text + AFTER  # output_text joins the message items
+        follow_up = server.requests[1].json["input"]
+        answers = [i["call_id"] for i in follow_up if i.get("type") == "function_call_output"]
+        assert answers == [i for i, _, _ in calls]
     else:
         assert content == text
+        assert len(server.requests) == 1
 
 
 @settings(

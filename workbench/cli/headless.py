@@ -202,6 +202,9 @@ class EventPrinter:
         for row in event.text.splitlines():
             self.line(("  ~ ", "cyan"), row)
 
+    def on_proxy_notice(self, event: Any) -> None:
+        self.line(("  ~ ", "cyan"), event.text)
+
     def on_acp_call_update(self, event: Any) -> None:
         detail = f": {event.detail}" if event.detail else ""
         self.line(("    · ", "dim"), (f"{event.label}{detail} [{event.tool_call_id}]", "dim"))

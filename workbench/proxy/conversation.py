@@ -16,8 +16,9 @@ unchanged. What differs is where the model and the tools are:
 The gate and the stepper are the native ones, on `before_tool_call`. A call they
 let run goes out with exactly the arguments they judged; a call they stop (deny,
 an answer written by a person, arguments that are not a JSON object) is taken out
-of the response and its answer goes to the model with the agent's next request
-(`wire.restore_removed`).
+of the response. Its answer goes to the model in the same turn when every call of
+the reply was taken out (`workbench.proxy.continuation`), else with the agent's next
+request (`wire.restore_removed`).
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ from workbench.runtime import Runtime
 from workbench.stepper import Stepper
 
 if TYPE_CHECKING:
+    from workbench.proxy.continuation import Continuation
     from workbench.proxy.formats.base import SentCall, WireEvent
     from workbench.proxy.server import Proxy
 
@@ -106,6 +108,10 @@ class PendingRelease:
         """A whole response: its JSON."""
         self.sent = sent or {}
         """The calls streamed to the agent before the response was held."""
+        self.follow: Continuation | None = None
+        """The reply this response goes on with (the proxy answered its denied calls)."""
+        self.upstream_body: dict[str, Any] = exchange.body
+        """The request as sent upstream for this response."""
         self.calls = {c.id: c for c in message.tool_calls}
         self.outcome: dict[str, ReleasedCall | RemovedCall] = {}
 
@@ -130,7 +136,9 @@ class Conversation:
             stream_fn=self.forwarder,
             model=model,
             system_prompt=system,
-            should_stop_after_turn=lambda _turn: self.released_calls == 0 and self.queued == 0,
+            should_stop_after_turn=lambda _turn: (
+                self.released_calls == 0 and self.queued == 0 and self.follow is None
+            ),
         )
         self.recorder = proxy.start_recording(self)  # first on the bus, as in a native run
         gate = PermissionGate(
@@ -173,6 +181,8 @@ class Conversation:
         self.answers: dict[str, _Answer] = {}
         self.repairs: list[Repair] = []
         self.pending: PendingRelease | None = None
+        self.follow: Continuation | None = None
+        """A reply whose calls were all denied, to go on upstream in the next turn."""
         self.queued = 0
         self._inbox_send, self._inbox = anyio.create_memory_object_stream[Exchange](math.inf)
         self._running = False
@@ -186,6 +196,12 @@ class Conversation:
         """Why the conversation ended before its run did (its client went away)."""
         self.never_answered: list[str] = []
         """Released calls whose result never came back (flagged as errors)."""
+        self.reply_ids: tuple[str, str] | None = None
+        """The reply being answered: the response id the agent gets, and the upstream's
+        id to continue from (another when the reply went on, `continuation`)."""
+        self.by_id: dict[str, str] = {}
+        """The agent's last reply by its id: a request that continues from that id
+        (`previous_response_id`) continues this conversation, from the upstream's id."""
 
     # -- requests in ---------------------------------------------------------------
 
@@ -325,6 +341,8 @@ class Conversation:
     def expect(self, exchange: Exchange, reply_key: MessageKey, call_ids: list[str]) -> None:
         """The reply went out: the next request starts with it and answers `call_ids`."""
         self.known = [*exchange.keys, reply_key]
+        self.by_id = dict([self.reply_ids]) if self.reply_ids is not None else {}
+        self.reply_ids = None
         self.released_calls = len(call_ids)
         for call_id in call_ids:
             self.answers.setdefault(call_id, _Answer())
@@ -333,6 +351,7 @@ class Conversation:
     def failed(self, exchange: Exchange) -> None:
         """No reply went out (an error): the agent's retry repeats the same request (and
         only a request with exactly these messages continues this conversation)."""
+        self.by_id = {}
         self.known = list(exchange.keys)
         self.released_calls = 0
         self.busy = False
@@ -364,10 +383,25 @@ class Conversation:
             answer.settle(None, "No result came back: " + self.ended)
         self.agent.abort("The client went away")
 
+    def remember_hidden(
+        self, exchange: Exchange, reply_key: MessageKey, follow: Continuation | None
+    ) -> None:
+        """A reply that went on upstream: its hidden turns go back in the next request."""
+        if follow is not None and follow.hidden:
+            self.repairs.append(
+                Repair(len(exchange.messages), reply_key, None, [], [], follow.hidden)
+            )
+
     def remember_removed(
-        self, exchange: Exchange, reply_key: MessageKey, verdict: Verdict, message: AssistantMessage
+        self,
+        exchange: Exchange,
+        reply_key: MessageKey,
+        verdict: Verdict,
+        message: AssistantMessage,
+        follow: Continuation | None = None,
     ) -> None:
         if not verdict.removed or not exchange.format.repairs:
+            self.remember_hidden(exchange, reply_key, follow)
             return
         kept = {c.id: c for c in verdict.kept}
         calls = []
@@ -392,6 +426,7 @@ class Conversation:
                     {"role": "tool", "tool_call_id": c.id, "content": c.result}
                     for c in verdict.removed
                 ],
+                hidden=follow.hidden if follow is not None else [],
             )
         )
 

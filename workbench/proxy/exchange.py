@@ -53,6 +53,11 @@ class Exchange:
         """The request's messages in the shape conversations are kept in (chat-like)."""
         self.keys: list[MessageKey] = message_keys(self.messages)
         self.tools: list[Tool] = wire_format.tools(body)
+        self.by_id: str | None = None
+        """The request continues a reply by its id: the upstream's id it continues from."""
+        self.reply_at = -1
+        """With `by_id`: where that reply sits in the conversation (its messages are held
+        by the upstream, not sent)."""
         self.status = 502
         self.media_type = "application/json"
         self.whole: bytes | None = None
@@ -67,6 +72,13 @@ class Exchange:
         self.gone = False
         """The client hung up before the body was complete."""
         self.on_gone: Callable[[Exchange], Any] | None = None
+
+    def join_by_id(self, known: list[MessageKey], upstream_id: str) -> None:
+        """The request continues, by id, a reply whose conversation holds `known`: its
+        messages are taken as following those (which the upstream holds)."""
+        self.by_id, self.reply_at = upstream_id, len(known) - 1
+        self.messages = [{"role": "_held_by_id"}] * len(known) + self.messages
+        self.keys = [*known, *self.keys]
 
     def start(self, status: int, media_type: str, whole: bytes | None = None) -> None:
         """Send the head (and, for a whole response, the body)."""

@@ -22,31 +22,22 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from workbench.agent import AssistantMessageEvent, LlmContext, Model, StreamOptions, ToolCall
-from workbench.bus_events import ProviderRequestEvent, ResponseReleasedEvent
-from workbench.json_text import LINE_DEPTH, loads, normal
+from workbench.bus_events import ProviderRequestEvent, ProxyNoticeEvent, ResponseReleasedEvent
+from workbench.json_text import LINE_DEPTH, loads
 from workbench.providers.openai_stream import StreamError, error_text
 from workbench.providers.response_record import ResponseRecord
 from workbench.providers.stream_builder import Events, StreamBuilder
+from workbench.proxy.continuation import Continuation
 from workbench.proxy.exchange import Exchange
 from workbench.proxy.formats.base import SentCall, WireEvent
-from workbench.proxy.wire import MessageKey, ReleasedCall, Verdict
-from workbench.sse import KEEPALIVE, SSESplitter
+from workbench.proxy.formats.responses_reader import upstream_line
+from workbench.proxy.release import data_of, keep_alive, release, reply_key
+from workbench.sse import SSESplitter
 
 if TYPE_CHECKING:
     from workbench.proxy.conversation import Conversation, PendingRelease
 
 log = logging.getLogger(__name__)
-
-
-def _data_of(piece: bytes) -> str | None:
-    """The data of one event the proxy wrote (for the network view)."""
-    events = SSESplitter().feed(piece)
-    return events[0].data if events else None
-
-
-def reply_key(text: str, calls: list[tuple[str, str]]) -> MessageKey:
-    """The key of the assistant message the agent will repeat in its next request."""
-    return ("assistant", text, tuple(calls), None)
 
 
 class Forwarder:
@@ -63,12 +54,13 @@ class Forwarder:
     ) -> AsyncIterator[AssistantMessageEvent]:
         conv = self.conversation
         builder = StreamBuilder(model)
-        exchange = await conv.next_exchange(options.signal)
+        follow, conv.follow = conv.follow, None
+        exchange = follow.exchange if follow else await conv.next_exchange(options.signal)
         if exchange is None:
             for event in builder.start() + builder.error("Request was aborted", aborted=True):
                 yield event
             return
-        turn = _Turn(self, exchange, builder)
+        turn = _Turn(self, exchange, builder, follow)
         conv.inflight = exchange
         try:
             async for event in turn.run():
@@ -79,74 +71,25 @@ class Forwarder:
                 conv.failed(exchange)
 
     async def release(self, pending: PendingRelease) -> None:
-        """Send a held response as the decisions say, and note what the agent received."""
-        conv = self.conversation
-        message = pending.message
-        verdict = Verdict(text=message.text, order=[c.id for c in message.tool_calls])
-        for call in message.tool_calls:
-            outcome = pending.outcome[call.id]
-            if isinstance(outcome, ReleasedCall):
-                outcome.raw_arguments = call.raw_arguments or ""
-                outcome.untouched = normal(outcome.raw_arguments) == normal(
-                    json.dumps(outcome.arguments)
-                )
-                verdict.kept.append(outcome)
-            else:
-                verdict.removed.append(outcome)
-        exchange = pending.exchange
-        released = ResponseReleasedEvent(
-            request_id=pending.request_id,
-            changed=True,
-            held=True,
-            removed=[c.id for c in verdict.removed],
-        )
-        if pending.held is not None:
-            out = exchange.format.release_stream(pending.held, verdict, pending.sent)
-            if out.refused:
-                log.warning("a held stream was cut: %s", out.refused)
-                conv.failed(exchange)
-                exchange.cut()
-                await conv.proxy.publish(conv, released.model_copy(update={"chunks": []}))
-                return
-            key = reply_key(verdict.released_text, [(c.id, c.name) for c in verdict.kept])
-            conv.remember_removed(exchange, key, verdict, message)
-            conv.expect(exchange, key, [c.id for c in verdict.kept])
-            released = released.model_copy(
-                update={"chunks": [d for d in (_data_of(p) for p in out.pieces) if d is not None]}
-            )
-            for piece in out.pieces:
-                exchange.send(piece)
-            exchange.close()
-        else:
-            key = reply_key(verdict.released_text, [(c.id, c.name) for c in verdict.kept])
-            conv.remember_removed(exchange, key, verdict, message)
-            conv.expect(exchange, key, [c.id for c in verdict.kept])
-            body = exchange.format.release_whole(pending.body or {}, verdict)
-            released = released.model_copy(update={"body": body})
-            exchange.start(200, "application/json", json.dumps(body, ensure_ascii=False).encode())
-        await conv.proxy.publish(conv, released)
-
-
-async def keep_alive(conv: Conversation, pending: PendingRelease) -> None:
-    """While a response waits for decisions, send what its client skips now and then (an
-    SSE comment; whitespace before a JSON body, which then goes out chunked), so the
-    client's read timeout does not fire during a long hold."""
-    interval = conv.proxy.options.keepalive
-    exchange = pending.exchange
-    while interval > 0:
-        await anyio.sleep(interval)
-        if conv.pending is not pending or exchange.closed:
-            return
-        if pending.held is None and not exchange.ready.is_set():
-            exchange.start(200, "application/json")
-        exchange.keepalive(KEEPALIVE if pending.held is not None else b" ")
+        """Send a held response as the decisions say (`workbench.proxy.release`)."""
+        await release(self.conversation, pending)
 
 
 class _Turn:
     """One request forwarded and its answer read."""
 
-    def __init__(self, forwarder: Forwarder, exchange: Exchange, builder: StreamBuilder) -> None:
+    def __init__(
+        self,
+        forwarder: Forwarder,
+        exchange: Exchange,
+        builder: StreamBuilder,
+        follow: Continuation | None = None,
+    ) -> None:
         self.forwarder = forwarder
+        self.follow = follow
+        """The reply this turn goes on with (its denied calls answered by the proxy)."""
+        self.given: list[bytes] = []
+        """A continuation: what the agent received of it (rewritten to join its reply)."""
         self.conv = forwarder.conversation
         self.proxy = self.conv.proxy
         self.exchange = exchange
@@ -170,9 +113,18 @@ class _Turn:
 
     async def run(self) -> AsyncIterator[AssistantMessageEvent]:
         conv, exchange = self.conv, self.exchange
-        body, notes = exchange.format.restore_removed(
-            exchange.body, conv.repairs, exchange.messages
-        )
+        if self.follow is not None:
+            body, notes = self.follow.body, [self.follow.note()]
+        elif exchange.by_id is not None:
+            answers = [
+                a for r in conv.repairs if r.position == exchange.reply_at for a in r.results
+            ]
+            body, notes = exchange.format.by_id(exchange.body, exchange.by_id, answers)
+        else:
+            body, notes = exchange.format.restore_removed(
+                exchange.body, conv.repairs, exchange.messages
+            )
+        self.upstream_body = body
         await self.proxy.publish(
             conv,
             ProviderRequestEvent(
@@ -183,7 +135,7 @@ class _Turn:
                 body=body,
                 headers=exchange.headers,
                 repairs=notes,
-                sent_body=exchange.body if notes else None,
+                sent_body=exchange.body if notes and self.follow is None else None,
             ),
         )
         for event in self.builder.start():
@@ -211,6 +163,14 @@ class _Turn:
                     for event in self._whole(data, media):
                         yield event
             final = self.builder.error(self.broken) if self.broken else self.reader.finish()
+            upstream_id = getattr(self.reader, "response_id", None)
+            if upstream_id is not None:
+                conv.reply_ids = (self._client_id(upstream_id), upstream_id)
+            for item in getattr(self.reader, "upstream_items", ()):
+                await self.proxy.publish(
+                    conv,
+                    ProxyNoticeEvent(kind="upstream_item", text=upstream_line(item), item=item),
+                )
         except StreamError as exc:
             final = self.builder.error(str(exc), usage=self.reader.usage)
         except Exception as exc:  # noqa: BLE001 - the upstream failing is an error reply
@@ -242,8 +202,26 @@ class _Turn:
         while holding, and not an event that may start a tool call or end the stream."""
         if self.holding or self.last or self.broken or event.calls or event.done:
             return False
-        self.exchange.send(event.raw)
+        self._send(event.raw)
         return True
+
+    def _client_id(self, upstream_id: str) -> str:
+        """The id the agent's reply has (the first of a reply that went on)."""
+        follow = self.follow
+        if follow is None:
+            return upstream_id
+        given = follow.splice.response_id or (follow.first or {}).get("id")
+        return given if isinstance(given, str) else upstream_id
+
+    def _send(self, piece: bytes) -> None:
+        if self.follow is None:
+            self.exchange.send(piece)
+            return
+        wire = self.exchange.format
+        for out in wire.splice_piece(piece, self.follow.splice):
+            if wire.splices:  # rewritten to join the agent's reply (the network view shows it)
+                self.given.append(out)
+            self.exchange.send(out)
 
     def _event(self, event: WireEvent, sent: bool) -> Events:
         """One SSE event: read, and copied on (or held) unless it already was."""
@@ -275,7 +253,7 @@ class _Turn:
         elif self.holding:
             self.held.append(event)
         else:
-            self.exchange.send(event.raw)
+            self._send(event.raw)
         return events
 
     def _arguments(self) -> dict[int, str]:
@@ -339,7 +317,9 @@ class _Turn:
         if status != 200 or not isinstance(parsed, dict) or parsed.get("error"):
             shown = parsed if parsed is not None else data.decode("utf-8", errors="replace")
             message = f"The upstream answered {status}: {error_text(shown)}"
-            if status != 200:
+            if self.follow is not None and self.exchange.ready.is_set():
+                pass  # a stream the agent has begun: it is cut (in `_settle`)
+            elif status != 200:
                 self.exchange.start(status, media, data)  # clients run nothing from an error
             else:  # a 200 the proxy cannot judge must not reach the agent as it is
                 self.exchange.fail(502, message)
@@ -350,7 +330,11 @@ class _Turn:
         self.reader.saw_done = True
         self.record.ttft_ms = self.record.elapsed_ms()
         if not self.builder.message.tool_calls:
-            self.exchange.start(200, media, json.dumps(clean).encode() if changed else data)
+            if self.follow is not None and self.follow.first is not None:
+                joined = self.exchange.format.join_whole(self.follow.first, clean)
+                self.exchange.start(200, media, json.dumps(joined, ensure_ascii=False).encode())
+            else:
+                self.exchange.start(200, media, json.dumps(clean).encode() if changed else data)
         return events
 
     async def _settle(self, final: Events) -> None:
@@ -378,6 +362,8 @@ class _Turn:
                 body=self.whole,
                 sent=self.sent,
             )
+            conv.pending.follow = self.follow
+            conv.pending.upstream_body = self.upstream_body
             self.proxy.start_timer(keep_alive, conv, conv.pending)
             return
         if (
@@ -386,7 +372,9 @@ class _Turn:
             and exchange.ready.is_set()
             and not self.cut
         ):
-            key = reply_key(message.text, [(c.id, c.name) for c in calls])
+            head = self.follow.text if self.follow is not None else ""
+            key = reply_key(head + message.text, [(c.id, c.name) for c in calls])
+            conv.remember_hidden(exchange, key, self.follow)
             conv.expect(exchange, key, [c.id for c in calls])
         else:
             conv.failed(exchange)
@@ -396,7 +384,7 @@ class _Turn:
             )
         if not self.holding:
             for event in self.last:
-                exchange.send(event.raw)
+                self._send(event.raw)
         # else: the reply failed after its calls were held, and no call may go out
         # undecided: the agent sees the stream cut, as if the upstream had failed.
         failed = message is not None and message.stop_reason in ("error", "aborted")
@@ -408,9 +396,12 @@ class _Turn:
             conv,
             ResponseReleasedEvent(
                 request_id=self.record.request_id,
-                changed=self.holding,
+                changed=self.holding or bool(self.given),
                 held=self.holding,
                 removed=[c.id for c in calls] if self.holding else [],
+                chunks=[d for d in (data_of(p) for p in self.given) if d is not None]
+                if self.given and not self.holding
+                else None,
             ),
         )
 

@@ -145,6 +145,12 @@ class Proxy:
                 return conv
         best: Conversation | None = None
         best_score = (-1, -1)
+        previous = exchange.format.continues_from(exchange.body)
+        for conv in self.conversations if previous else ():
+            if not conv.busy and conv.format is exchange.format and previous in conv.by_id:
+                exchange.join_by_id(conv.known, conv.by_id[previous])
+                conv.deliver(exchange)
+                return conv
         answered = {
             m.get("tool_call_id")
             for m in exchange.messages

@@ -125,10 +125,19 @@ class Verdict:
     removed: list[RemovedCall] = field(default_factory=list)
     order: list[str] = field(default_factory=list)
     """Every call's id, in the model's order."""
+    continued: bool = False
+    """Every call was removed and the proxy answers them upstream itself: the reply
+    goes on with the model's continuation (no notice, no end of the reply yet)."""
+    separator: str = ""
+    """A continued reply whose text the continuation's text will be joined to (chat,
+    Gemini): what goes between them."""
 
     @property
     def notice(self) -> str:
-        """What a reply left with no tool call gets added, so the agent's user sees why."""
+        """What a reply left with no tool call gets added, so the agent's user sees why
+        (a continued one: only the separator)."""
+        if self.continued:
+            return self.separator
         if self.kept or not self.removed:
             return ""
         lines = [f"[workbench] {c.name} was not run: {c.result}" for c in self.removed]
@@ -140,6 +149,22 @@ class Verdict:
 
 
 # -- the request as forwarded -------------------------------------------------------------
+
+
+@dataclass
+class HiddenTurn:
+    """A reply whose calls were all denied, answered upstream by the proxy itself: what
+    the upstream saw, to put back where the agent's copy of the reply begins."""
+
+    entries: list[JsonDict]
+    """The model's reply (with its calls) and the denials, as entries of the request's
+    list (chat messages, Responses items, Anthropic messages, Gemini contents)."""
+    text: str
+    """The reply's text, which the agent received (chat and Gemini: the head of the text
+    of the agent's copy)."""
+    visible: int
+    """How many pieces of the agent's copy came from this reply (Responses items,
+    Anthropic blocks)."""
 
 
 @dataclass
@@ -157,10 +182,14 @@ class Repair:
     agent's own copy when the request is forwarded."""
     results: list[JsonDict]
     """A `tool` message for each removed call, carrying its answer."""
+    hidden: list[HiddenTurn] = field(default_factory=list)
+    """Replies answered upstream by the proxy before this one, in order: the agent's
+    copy of the reply begins with what they showed it (see `HiddenTurn`)."""
 
 
 def restore_removed(body: JsonDict, repairs: Sequence[Repair]) -> tuple[JsonDict, list[str]]:
-    """The request body with every removed call and its answer put back, and a note each."""
+    """The request body with every removed call and its answer put back, and the replies
+    the proxy answered itself put back before the agent's copy, and a note each."""
     messages = body.get("messages")
     if not repairs or not isinstance(messages, list):
         return body, []
@@ -171,22 +200,39 @@ def restore_removed(body: JsonDict, repairs: Sequence[Repair]) -> tuple[JsonDict
         if at >= len(messages) or message_key(messages[at]) != repair.released_key:
             continue
         agent_copy = messages[at]
-        theirs = {c.get("id"): c for c in agent_copy.get("tool_calls") or () if isinstance(c, dict)}
         restored = dict(agent_copy)
-        restored["content"] = repair.content
-        restored["tool_calls"] = [theirs.get(c["id"], c) for c in repair.calls]
+        if repair.results:
+            theirs = {
+                c.get("id"): c for c in agent_copy.get("tool_calls") or () if isinstance(c, dict)
+            }
+            restored["content"] = repair.content
+            restored["tool_calls"] = [theirs.get(c["id"], c) for c in repair.calls]
+            end = at + 1
+            while (
+                end < len(messages)
+                and isinstance(messages[end], dict)
+                and messages[end].get("role") == "tool"
+            ):
+                end += 1
+            messages[end:end] = repair.results
+            names = ", ".join(f"{r['tool_call_id']}" for r in repair.results)
+            notes.append(
+                f"message {at}: the calls the agent never received ({names}) "
+                "put back with their answers"
+            )
         messages[at] = restored
-        end = at + 1
-        while (
-            end < len(messages)
-            and isinstance(messages[end], dict)
-            and messages[end].get("role") == "tool"
-        ):
-            end += 1
-        messages[end:end] = repair.results
-        names = ", ".join(f"{r['tool_call_id']}" for r in repair.results)
-        notes.append(
-            f"message {at}: the calls the agent never received ({names}) "
-            "put back with their answers"
-        )
+        if repair.hidden:
+            head = "".join(t.text for t in repair.hidden)
+            text = content_text(agent_copy.get("content"))
+            if not repair.results and text.startswith(head):
+                restored["content"] = text[len(head) :] or None
+            messages[at:at] = [e for t in repair.hidden for e in t.entries]
+            notes.append(hidden_note(at, repair.hidden))
     return {**body, "messages": messages}, notes
+
+
+def hidden_note(at: int, hidden: Sequence[HiddenTurn]) -> str:
+    return (
+        f"message {at}: {len(hidden)} reply(ies) whose calls the proxy answered itself "
+        "(denied) put back before the agent's copy"
+    )

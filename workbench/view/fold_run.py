@@ -229,6 +229,10 @@ def acp_notice(state: ViewState, e: Any) -> None:
     _notice(state, e, "warning" if e.kind == "agent_stderr" else "info")
 
 
+def proxy_notice(state: ViewState, e: Any) -> None:
+    _notice(state, e)
+
+
 def mcp_sampling(state: ViewState, e: Any) -> None:
     _notice(state, e, "info" if e.decision in ("sent", "edited") else "warning")
     prefix = f"{e.server}__"  # the running call of that server asked, if only one runs

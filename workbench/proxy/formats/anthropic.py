@@ -22,19 +22,21 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from workbench.agent import AssistantMessage
 from workbench.agent.types import Usage
 from workbench.providers.openai_stream import StreamError, error_text
 from workbench.providers.stream_builder import Events, StreamBuilder
 from workbench.proxy.formats.base import (
     ReaderBase,
     SentCall,
+    Splice,
     StreamRelease,
     Tool,
     WireEvent,
     WireFormat,
 )
 from workbench.proxy.formats.repair import AT, restore_anthropic
-from workbench.proxy.wire import JsonDict, Repair, Verdict, content_text
+from workbench.proxy.wire import JsonDict, RemovedCall, Repair, Verdict, content_text
 from workbench.sse import SSEEvent, sse_event
 
 CALL_EVENTS = frozenset({"content_block_start", "content_block_delta", "content_block_stop"})
@@ -144,6 +146,8 @@ class AnthropicFormat(WireFormat):
                         gone.append(index)
                 top = max(top, index)
             if not isinstance(index, int) or kind not in CALL_EVENTS:
+                if verdict.continued and kind in ("message_delta", "message_stop"):
+                    continue  # the continuation ends the reply
                 if kind == "message_delta" and notice:
                     out += _notice_events(top + 1 - len(gone), notice)
                     delta = {**(chunk.get("delta") or {}), "stop_reason": "end_turn"}
@@ -173,6 +177,9 @@ class AnthropicFormat(WireFormat):
                 out.append(item.raw)
             else:
                 out.append(sse_event(moved, item.event.name))
+        if verdict.continued:
+            given = top + 1 - len(gone)
+            return StreamRelease(out, splice=Splice(given), visible=given)
         return StreamRelease(out)
 
     def restore_removed(
@@ -183,6 +190,50 @@ class AnthropicFormat(WireFormat):
     @property
     def repairs(self) -> bool:
         return True
+
+    splices = True
+
+    def hidden_entries(
+        self,
+        message: AssistantMessage,
+        removed: Sequence[RemovedCall],
+        body: JsonDict | None,
+        held: Sequence[WireEvent] | None,
+    ) -> list[JsonDict] | None:
+        if body is not None:
+            blocks = _blocks(body.get("content"))
+        else:
+            blocks = [{"type": "text", "text": message.text}] if message.text else []
+            blocks += [
+                {
+                    "type": "tool_use",
+                    "id": c.id,
+                    "name": c.name,
+                    "input": _object(c.raw_arguments or ""),
+                }
+                for c in message.tool_calls
+            ]
+        answers = [
+            {"type": "tool_result", "tool_use_id": c.id, "content": c.result, "is_error": True}
+            for c in removed
+        ]
+        return [{"role": "assistant", "content": blocks}, {"role": "user", "content": answers}]
+
+    def splice_event(self, chunk: JsonDict, splice: Splice) -> JsonDict | None:
+        kind = chunk.get("type")
+        if kind == "message_start":
+            return None  # the agent's SDK has its message already
+        index = chunk.get("index")
+        if kind in CALL_EVENTS and isinstance(index, int):
+            return {**chunk, "index": index + splice.offset}
+        return chunk
+
+    def join_whole(self, first: JsonDict, body: JsonDict) -> JsonDict:
+        content = [*_blocks(first.get("content")), *_blocks(body.get("content"))]
+        return {**body, "id": first.get("id") or body.get("id"), "content": content}
+
+    def pieces(self, body: JsonDict) -> int:
+        return len(_blocks(body.get("content")))
 
     def release_whole(self, body: JsonDict, verdict: Verdict) -> JsonDict:
         out = copy.deepcopy(body)
@@ -196,12 +247,20 @@ class AnthropicFormat(WireFormat):
                 if not call.untouched:
                     block = {**block, "input": call.arguments}
             content.append(block)
-        if not verdict.kept and verdict.removed:
+        if not verdict.kept and verdict.removed and not verdict.continued:
             content.append({"type": "text", "text": verdict.notice.lstrip("\n")})
             if out.get("stop_reason") == "tool_use":
                 out["stop_reason"] = "end_turn"
         out["content"] = content
         return out
+
+
+def _object(arguments: str) -> Any:
+    try:
+        value = json.loads(arguments) if arguments else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def _notice_events(index: int, text: str) -> list[bytes]:

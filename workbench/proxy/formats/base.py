@@ -13,10 +13,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from workbench.agent import AssistantMessage
 from workbench.providers.openai_stream import StreamError
 from workbench.providers.stream_builder import Events, StreamBuilder
-from workbench.proxy.wire import JsonDict, Repair, Verdict
-from workbench.sse import SSEEvent
+from workbench.proxy.wire import JsonDict, RemovedCall, Repair, Verdict
+from workbench.sse import SSEEvent, SSESplitter, sse_event
 
 
 @dataclass
@@ -45,6 +46,23 @@ class SentCall:
 
 
 @dataclass
+class Splice:
+    """How a continuation's events join what the agent already has of its reply (the
+    proxy answered the reply's denied calls upstream itself, see `Verdict.continued`)."""
+
+    offset: int = 0
+    """Anthropic content blocks, Responses output indices, the agent's reply already has."""
+    output: list[JsonDict] = field(default_factory=list)
+    """Responses: the output items the agent already has."""
+    response_id: str | None = None
+    """Responses: the response id the agent was given first (its SDK keeps to it)."""
+
+    def then(self, later: Splice) -> Splice:
+        """This splice, followed by one more reply answered by the proxy."""
+        return Splice(self.offset + later.offset, self.output + later.output, self.response_id)
+
+
+@dataclass
 class StreamRelease:
     """The held tail of a stream as released, or why it cannot be."""
 
@@ -52,6 +70,10 @@ class StreamRelease:
     refused: str = ""
     """Set when a call already streamed was denied or edited: the agent has part of it,
     so the stream is cut (the agent runs nothing) rather than finished."""
+    splice: Splice = field(default_factory=Splice)
+    """A continued release: where the continuation's events go (the reply's own part)."""
+    visible: int = 0
+    """A continued release: how many pieces of the agent's reply this one gave it."""
 
 
 @dataclass
@@ -180,3 +202,72 @@ class WireFormat:
     @property
     def repairs(self) -> bool:
         return False
+
+    # -- a reply whose calls were all denied, answered upstream by the proxy ------------
+
+    LIST_KEY = "messages"
+    """The request's list the model's turns are in."""
+    splices = False
+    """The continuation's events are rewritten to join the agent's reply (indices, ids)."""
+    joins_text = False
+    """The continuation's text is joined to the reply's text (no blocks or items)."""
+
+    def hidden_entries(
+        self,
+        message: AssistantMessage,
+        removed: Sequence[RemovedCall],
+        body: JsonDict | None,
+        held: Sequence[WireEvent] | None,
+    ) -> list[JsonDict] | None:
+        """The reply as the model wrote it (the whole response `body`, or the held tail of
+        the stream) and an answer for each removed call, as entries of the request's
+        list; None when this format cannot answer those calls (the reply then ends
+        with a notice)."""
+        return None
+
+    def continues_from(self, body: JsonDict) -> str | None:
+        """The id of the reply a request continues, when it continues by id (Responses'
+        `previous_response_id`)."""
+        return None
+
+    def by_id(
+        self, body: JsonDict, upstream_id: str, answers: Sequence[JsonDict]
+    ) -> tuple[JsonDict, list[str]]:
+        """A request that continues by id, as forwarded: from `upstream_id`, with the
+        `answers` (chat-like tool messages) of the calls the agent never received."""
+        return body, []
+
+    def follow_up(self, body: JsonDict, entries: list[JsonDict]) -> JsonDict:
+        """The request sent upstream to go on: `body` with `entries` appended."""
+        items = body.get(self.LIST_KEY)
+        return {**body, self.LIST_KEY: [*(items if isinstance(items, list) else ()), *entries]}
+
+    def splice_event(self, chunk: JsonDict, splice: Splice) -> JsonDict | None:
+        """A continuation's event as the agent gets it (None: left out)."""
+        return chunk
+
+    def join_whole(self, first: JsonDict, body: JsonDict) -> JsonDict:
+        """A whole continuation joined to the reply the agent has so far (`first`)."""
+        raise NotImplementedError
+
+    def pieces(self, body: JsonDict) -> int:
+        """How many pieces (blocks, items, parts) a whole released reply holds."""
+        return 0
+
+    def splice_piece(self, piece: bytes, splice: Splice) -> list[bytes]:
+        """One piece of a continuation's stream, rewritten by `splice_event`."""
+        if not self.splices:
+            return [piece]
+        out = []
+        splitter = SSESplitter()
+        for event in splitter.feed(piece) + splitter.rest():
+            chunk = event.json()
+            if not isinstance(chunk, dict):
+                out.append(event.raw)
+                continue
+            joined = self.splice_event(chunk, splice)
+            if joined is chunk:
+                out.append(event.raw)
+            elif joined is not None:
+                out.append(sse_event(joined, event.name))
+        return out

@@ -20,10 +20,18 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
+from workbench.agent import AssistantMessage
 from workbench.providers.openai_stream import ChunkReader
 from workbench.providers.stream_builder import StreamBuilder
 from workbench.proxy.formats.base import SentCall, StreamRelease, Tool, WireEvent, WireFormat
-from workbench.proxy.wire import JsonDict, Repair, Verdict, content_text, restore_removed
+from workbench.proxy.wire import (
+    JsonDict,
+    RemovedCall,
+    Repair,
+    Verdict,
+    content_text,
+    restore_removed,
+)
 from workbench.sse import SSEEvent, sse_event
 
 
@@ -119,6 +127,8 @@ def release_stream(
         chunk["choices"] = [{"index": 0, "delta": delta, "finish_reason": None}]
         out.append(sse_event(chunk))
 
+    if verdict.continued:
+        return StreamRelease(_continued(held, verdict.notice))
     for item in held:
         chunk = item.chunk
         if not isinstance(chunk, dict):
@@ -162,6 +172,28 @@ def release_stream(
     return StreamRelease(out)
 
 
+def _continued(held: Sequence[WireEvent], separator: str) -> list[bytes]:
+    """The held tail of a reply the model goes on with: its text, without its calls, its
+    finish and its end (the continuation brings those), then the separator."""
+    out = []
+    template: JsonDict = {}
+    for item in held:
+        chunk = item.chunk
+        choices = chunk.get("choices") if isinstance(chunk, dict) else None
+        if not isinstance(choices, list) or not choices:
+            continue  # [DONE], a usage chunk: the continuation has its own
+        delta = choices[0].get("delta") if _first(choices[0]) else None
+        text = delta.get("content") if isinstance(delta, dict) else None
+        template = template or {k: v for k, v in chunk.items() if k not in ("choices", "usage")}
+        if isinstance(text, str) and text:
+            choice = {"index": 0, "delta": {"content": text}, "finish_reason": None}
+            out.append(sse_event({**chunk, "choices": [choice]}, item.event.name))
+    if separator:
+        choice = {"index": 0, "delta": {"content": separator}, "finish_reason": None}
+        out.append(sse_event({**template, "choices": [choice]}))
+    return out
+
+
 def release_completion(body: JsonDict, verdict: Verdict) -> JsonDict:
     """A whole (non-streamed) completion, as released to the agent."""
     out = copy.deepcopy(body)
@@ -192,6 +224,7 @@ def _has_content(delta: Any) -> bool:
 class ChatFormat(WireFormat):
     name = "chat"
     title = "chat completions"
+    joins_text = True
 
     def is_request(self, body: Any) -> bool:
         return isinstance(body, dict) and isinstance(body.get("messages"), list)
@@ -247,6 +280,38 @@ class ChatFormat(WireFormat):
     @property
     def repairs(self) -> bool:
         return True
+
+    def hidden_entries(
+        self,
+        message: AssistantMessage,
+        removed: Sequence[RemovedCall],
+        body: JsonDict | None,
+        held: Sequence[WireEvent] | None,
+    ) -> list[JsonDict] | None:
+        calls = [
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {"name": c.name, "arguments": c.raw_arguments or ""},
+            }
+            for c in message.tool_calls
+        ]
+        reply: JsonDict = {"role": "assistant", "content": message.text or None}
+        answers = [{"role": "tool", "tool_call_id": c.id, "content": c.result} for c in removed]
+        return [{**reply, "tool_calls": calls}, *answers]
+
+    def join_whole(self, first: JsonDict, body: JsonDict) -> JsonDict:
+        out = copy.deepcopy(body)
+        choices = out.get("choices")
+        earlier = first.get("choices")
+        if not (isinstance(choices, list) and choices and isinstance(earlier, list) and earlier):
+            return out
+        message = choices[0].get("message") if isinstance(choices[0], dict) else None
+        head = earlier[0].get("message") if isinstance(earlier[0], dict) else None
+        if isinstance(message, dict) and isinstance(head, dict):
+            text = content_text(head.get("content")) + content_text(message.get("content"))
+            message["content"] = text or None
+        return out
 
 
 CHAT = ChatFormat()

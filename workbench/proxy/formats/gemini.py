@@ -23,6 +23,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from workbench.agent import AssistantMessage
 from workbench.agent.types import Usage
 from workbench.providers.openai_stream import StreamError, error_text
 from workbench.providers.stream_builder import Events, StreamBuilder
@@ -35,7 +36,7 @@ from workbench.proxy.formats.base import (
     WireFormat,
 )
 from workbench.proxy.formats.repair import AT, restore_gemini
-from workbench.proxy.wire import JsonDict, Repair, Verdict
+from workbench.proxy.wire import JsonDict, RemovedCall, Repair, Verdict
 from workbench.sse import SSEEvent, sse_event
 
 PATH = re.compile(r"^/v1(?:beta|alpha)?\d*/models/(?P<model>[^/:]+):(?P<verb>\w+)$")
@@ -77,6 +78,7 @@ class _Namer:
 class GeminiFormat(WireFormat):
     name = "gemini"
     title = "Gemini generateContent"
+    joins_text = True
     auth = "x-goog-api-key"
 
     def is_request(self, body: Any) -> bool:
@@ -201,6 +203,16 @@ class GeminiFormat(WireFormat):
                 return StreamRelease(refused=f"{call.id} was streamed, then denied")
         ids = iter(verdict.order[len(sent) :])
         out: list[bytes] = []
+        if verdict.continued:
+            template: JsonDict = {}
+            for item in held:
+                chunk = _continued(item.chunk)
+                template = template or (item.chunk if isinstance(item.chunk, dict) else {})
+                if chunk is not None:
+                    out.append(sse_event(chunk, item.event.name))
+            if verdict.notice and template:
+                out.append(sse_event(_continued(template, verdict.notice) or {}))
+            return StreamRelease(out)
         last = len(held) - 1
         while last >= 0 and not isinstance(held[last].chunk, dict):
             last -= 1
@@ -225,11 +237,74 @@ class GeminiFormat(WireFormat):
         chunk, _ = _released(body, verdict, iter(verdict.order), notice=True)
         return chunk
 
+    LIST_KEY = "contents"
+
+    def hidden_entries(
+        self,
+        message: AssistantMessage,
+        removed: Sequence[RemovedCall],
+        body: JsonDict | None,
+        held: Sequence[WireEvent] | None,
+    ) -> list[JsonDict] | None:
+        reply = _first(body) if body is not None else None
+        if not isinstance(reply, dict):
+            parts: list[JsonDict] = [{"text": message.text}] if message.text else []
+            parts += [
+                {"functionCall": {**_named(c.id, c.name), "args": _object(c.raw_arguments or "")}}
+                for c in message.tool_calls
+            ]
+            reply = {"role": "model", "parts": parts}
+        answers = [
+            {"functionResponse": {**_named(c.id, c.name), "response": {"error": c.result}}}
+            for c in removed
+        ]
+        return [reply, {"role": "user", "parts": answers}]
+
+    def join_whole(self, first: JsonDict, body: JsonDict) -> JsonDict:
+        out = copy.deepcopy(body)
+        candidates = out.get("candidates")
+        if not isinstance(candidates, list) or not candidates:
+            return out
+        head = _parts(_first(first))
+        content = candidates[0].get("content") or {"role": "model"}
+        candidates[0]["content"] = {**content, "parts": [*head, *_parts(content)]}
+        return out
+
 
 def _first(chunk: JsonDict) -> Any:
     candidates = chunk.get("candidates")
     first = candidates[0] if isinstance(candidates, list) and candidates else None
     return first.get("content") if isinstance(first, dict) else None
+
+
+def _named(call_id: str, name: str) -> JsonDict:
+    """A call's name, and its id when the model gave one (the proxy's are NAME#TURN.K)."""
+    return {"name": name} if "#" in call_id else {"name": name, "id": call_id}
+
+
+def _object(arguments: str) -> Any:
+    try:
+        value = json.loads(arguments) if arguments else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _continued(chunk: Any, text: str = "") -> JsonDict | None:
+    """A held chunk of a reply the model goes on with: its text, without its calls, its
+    finish and its usage (the continuation brings those); None if nothing is left.
+    With `text`: a chunk like it that carries only that text."""
+    if not isinstance(chunk, dict) or not isinstance(chunk.get("candidates"), list):
+        return None
+    parts = [p for p in _parts(_first(chunk)) if "functionCall" not in p]
+    if text:
+        parts = [{"text": text}]
+    if not parts:
+        return None
+    candidate = {k: v for k, v in chunk["candidates"][0].items() if k != "finishReason"}
+    candidate["content"] = {**(candidate.get("content") or {}), "parts": parts}
+    rest = {k: v for k, v in chunk.items() if k not in ("candidates", "usageMetadata")}
+    return {**rest, "candidates": [candidate]}
 
 
 def _released(
@@ -249,7 +324,7 @@ def _released(
                 part = {**part, "functionCall": {**part["functionCall"], "args": call.arguments}}
                 changed = True
         out.append(part)
-    if notice and not verdict.kept and verdict.removed:
+    if notice and verdict.notice and not verdict.kept and verdict.removed:
         out.append({"text": verdict.notice})
         changed = True
     if not changed:

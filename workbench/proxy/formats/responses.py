@@ -26,9 +26,11 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from workbench.agent import AssistantMessage
 from workbench.providers.stream_builder import StreamBuilder
 from workbench.proxy.formats.base import (
     SentCall,
+    Splice,
     StreamRelease,
     Tool,
     WireEvent,
@@ -46,7 +48,7 @@ from workbench.proxy.formats.responses_reader import (
     is_call,
     with_arguments,
 )
-from workbench.proxy.wire import JsonDict, Repair, Verdict, content_text
+from workbench.proxy.wire import JsonDict, RemovedCall, Repair, Verdict, content_text
 from workbench.sse import SSEEvent, sse_event
 
 
@@ -98,23 +100,7 @@ class ResponsesFormat(WireFormat):
         return out
 
     def tools(self, body: JsonDict) -> list[Tool]:
-        out = []
-        for tool in body.get("tools") or ():
-            if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
-                continue
-            if tool.get("type") == "function":
-                schema = tool.get("parameters")
-                out.append(
-                    Tool(
-                        tool["name"],
-                        str(tool.get("description") or ""),
-                        schema if isinstance(schema, dict) else None,
-                    )
-                )
-            elif tool.get("type") == "custom":
-                schema = {"type": "object", "properties": {"input": {"type": "string"}}}
-                out.append(Tool(tool["name"], str(tool.get("description") or ""), schema))
-        return out
+        return _tools(body.get("tools"))
 
     def system(self, body: JsonDict) -> str:
         parts = [body["instructions"]] if isinstance(body.get("instructions"), str) else []
@@ -164,6 +150,12 @@ class ResponsesFormat(WireFormat):
             top = max(top, index) if isinstance(index, int) else top
             call_id = ids.get(index) if isinstance(index, int) else None
             call = kept.get(call_id or "")
+            if kind in END_EVENTS and verdict.continued:
+                response = chunk.get("response")
+                response = response if isinstance(response, dict) else {}
+                output = _released_output(response, verdict, top)
+                splice = Splice(top + 1, output, response.get("id"))
+                return StreamRelease(out, splice=splice, visible=len(output))
             if kind in END_EVENTS:
                 if not verdict.kept and verdict.removed:
                     out += _notice_events(chunk, top + 1, verdict.notice)
@@ -215,14 +207,133 @@ class ResponsesFormat(WireFormat):
     def repairs(self) -> bool:
         return True
 
+    LIST_KEY = "input"
+    splices = True
+
+    def hidden_entries(
+        self,
+        message: AssistantMessage,
+        removed: Sequence[RemovedCall],
+        body: JsonDict | None,
+        held: Sequence[WireEvent] | None,
+    ) -> list[JsonDict] | None:
+        response = body
+        for item in held or ():
+            chunk = item.chunk if isinstance(item.chunk, dict) else {}
+            if chunk.get("type") in END_EVENTS and isinstance(chunk.get("response"), dict):
+                response = chunk["response"]
+        output = response.get("output") if isinstance(response, dict) else None
+        if not isinstance(output, list):
+            return None
+        kinds = {i.get("call_id"): i.get("type") for i in output if is_call(i)}
+        answers = []
+        for call in removed:
+            kind = kinds.get(call.id)
+            if kind not in ("function_call", "custom_tool_call"):
+                return None  # a shell or computer call's output is not a text
+            answers.append({"type": f"{kind}_output", "call_id": call.id, "output": call.result})
+        return [*output, *answers]
+
+    def continues_from(self, body: JsonDict) -> str | None:
+        previous = body.get("previous_response_id")
+        return previous if isinstance(previous, str) and previous else None
+
+    def by_id(
+        self, body: JsonDict, upstream_id: str, answers: Sequence[JsonDict]
+    ) -> tuple[JsonDict, list[str]]:
+        notes = []
+        out = body
+        if upstream_id != body.get("previous_response_id"):
+            out = {**out, "previous_response_id": upstream_id}
+            notes.append(
+                f"previous_response_id {body.get('previous_response_id')} is {upstream_id} "
+                "upstream: the reply went on there after the proxy answered its denied calls"
+            )
+        if answers:
+            items = out.get("input")
+            items = [{"role": "user", "content": items}] if isinstance(items, str) else items
+            added = [
+                {
+                    "type": "function_call_output",
+                    "call_id": a["tool_call_id"],
+                    "output": a["content"],
+                }
+                for a in answers
+            ]
+            out = {**out, "input": [*added, *(items if isinstance(items, list) else ())]}
+            names = ", ".join(a["tool_call_id"] for a in answers)
+            notes.append(f"the calls the agent never received ({names}) answered first")
+        return out, notes
+
+    def follow_up(self, body: JsonDict, entries: list[JsonDict]) -> JsonDict:
+        items = body.get("input")
+        if isinstance(items, str):
+            items = [{"role": "user", "content": items}]
+        return {**body, "input": [*(items if isinstance(items, list) else ()), *entries]}
+
+    def splice_event(self, chunk: JsonDict, splice: Splice) -> JsonDict | None:
+        kind = chunk.get("type")
+        if kind in ("response.created", "response.in_progress", "response.queued"):
+            return None  # the agent's SDK has its response already
+        index = chunk.get("output_index")
+        if isinstance(index, int):
+            return {**chunk, "output_index": index + splice.offset}
+        response = chunk.get("response")
+        if kind in END_EVENTS and isinstance(response, dict):
+            return {**chunk, "response": self.join_whole(_first_of(splice), response)}
+        return chunk
+
+    def join_whole(self, first: JsonDict, body: JsonDict) -> JsonDict:
+        output = body.get("output")
+        earlier = first.get("output")
+        return {
+            **body,
+            "id": first.get("id") or body.get("id"),
+            "output": [
+                *(earlier if isinstance(earlier, list) else ()),
+                *(output if isinstance(output, list) else ()),
+            ],
+        }
+
+    def pieces(self, body: JsonDict) -> int:
+        output = body.get("output")
+        return len(output) if isinstance(output, list) else 0
+
     def release_whole(self, body: JsonDict, verdict: Verdict) -> JsonDict:
         out = copy.deepcopy(body)
         output = out.get("output")
         output = output if isinstance(output, list) else []
         out["output"] = _released_output(out, verdict, len(output))
-        if not verdict.kept and verdict.removed:
+        if not verdict.kept and verdict.removed and not verdict.continued:
             out["output"].append(_notice_item(verdict.notice, out))
         return out
+
+
+def _tools(tools: Any, namespace: str = "") -> list[Tool]:
+    """The functions and custom tools a request declares, those in a `namespace` tool too
+    (a call names the function by its own name, with the namespace beside it). Tools the
+    upstream runs itself (`web_search`, ...) are forwarded as they are."""
+    out = []
+    within = f"(in namespace {namespace}) " if namespace else ""
+    for tool in tools if isinstance(tools, list) else ():
+        if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
+            continue
+        description = within + str(tool.get("description") or "")
+        if tool.get("type") == "function":
+            schema = tool.get("parameters")
+            out.append(
+                Tool(tool["name"], description, schema if isinstance(schema, dict) else None)
+            )
+        elif tool.get("type") == "custom":
+            schema = {"type": "object", "properties": {"input": {"type": "string"}}}
+            out.append(Tool(tool["name"], description, schema))
+        elif tool.get("type") == "namespace":
+            out += _tools(tool.get("tools"), tool["name"])
+    return out
+
+
+def _first_of(splice: Splice) -> JsonDict:
+    return {"id": splice.response_id, "output": splice.output}
 
 
 def _released_output(response: JsonDict, verdict: Verdict, _top: int) -> list[Any]:

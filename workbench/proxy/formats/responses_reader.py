@@ -65,6 +65,35 @@ def is_call(item: Any) -> bool:
     return isinstance(item, dict) and item.get("type") in CALL_TYPES
 
 
+def upstream_ran(item: Any) -> bool:
+    """An output item that is neither text, nor reasoning, nor a call the client runs: a
+    tool the upstream ran itself (`web_search_call`, `file_search_call`, `mcp_call`, ...)."""
+    return (
+        isinstance(item, dict)
+        and isinstance(item.get("type"), str)
+        and item["type"] not in ("message", "reasoning")
+        and not is_call(item)
+    )
+
+
+def upstream_line(item: JsonDict) -> str:
+    """What the timeline says of an item the upstream ran."""
+    action = item.get("action")
+    query = action.get("query") if isinstance(action, dict) else None
+    if not isinstance(query, str):
+        query = item.get("query") if isinstance(item.get("query"), str) else None
+    detail = (
+        f"query {query!r}"
+        if query is not None
+        else json.dumps(
+            {k: v for k, v in item.items() if k not in ("type", "id", "status")},
+            ensure_ascii=False,
+        )[:300]
+    )
+    status = f" ({item['status']})" if isinstance(item.get("status"), str) else ""
+    return f"upstream ran {item['type']}{status}: {detail} (passed to the agent as it is)"
+
+
 class ResponsesReader(ReaderBase):
     END_EVENT = "response.completed"
     LENGTH_REASON = "incomplete"
@@ -75,6 +104,10 @@ class ResponsesReader(ReaderBase):
         """call_id -> output_index."""
         self._custom: dict[int, str] = {}
         """Custom calls' input so far (judged as one JSON object once whole)."""
+        self.response_id: str | None = None
+        """The response's id, as the upstream gave it."""
+        self.upstream_items: list[JsonDict] = []
+        """The output items the upstream ran itself (see `upstream_ran`)."""
 
     def feed_data(self, data: str, event: str | None = None) -> Events:
         raise StreamError(f"Malformed event from the server (not JSON): {data[:300]}")
@@ -185,12 +218,14 @@ class ResponsesReader(ReaderBase):
     def _end(self, response: Any) -> Events:
         if not isinstance(response, dict):
             return []
+        self.response_id = response.get("id") if isinstance(response.get("id"), str) else None
+        output = response.get("output")
+        self.upstream_items = [i for i in output or () if upstream_ran(i)]
         self.finish_reason = str(response.get("status") or "completed")
         usage = response.get("usage")
         if isinstance(usage, dict):
             self.usage = _usage(usage)
         events: Events = []
-        output = response.get("output")
         for index, item in enumerate(output if isinstance(output, list) else ()):
             if not is_call(item):
                 continue
