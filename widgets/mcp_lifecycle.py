@@ -35,6 +35,7 @@ class McpLifecycle:
     push_screen: Any
     _refresh_now: Any
     open_mcp_catalog: Any
+    screen_stack: Any
 
     def learn_tools(self, tools: Iterable[Any]) -> None:
         """Note the label, description and source of `tools` (new or changed ones)."""
@@ -55,6 +56,7 @@ class McpLifecycle:
             from widgets.mcp_requests import AppAsker
 
             hub.asker = AppAsker(self)  # a person answers the servers' requests
+        hub.on_authorize = self._mcp_authorize
         try:
             async with hub.attach(self.agent):
                 self.learn_tools(self.agent.state.tools)
@@ -98,6 +100,20 @@ class McpLifecycle:
         if any(c.status == "ready" for c in hub.connections):
             self.notify("Stopping the MCP servers…", timeout=3)
         await hub.shutdown()
+
+    def _mcp_authorize(self, connection: Any, url: str | None) -> None:
+        """Show the address a person must open to authorize the server (OAuth); close it
+        once they are back."""
+        from widgets.mcp_authorize import McpAuthorizeModal
+
+        if url is None:
+            top = self.screen_stack[-1] if self.screen_stack else None
+            if isinstance(top, McpAuthorizeModal) and top.server == connection.name:
+                top.dismiss()
+            self.notify(f"MCP server {connection.name}: authorized", markup=False)
+        else:
+            self.push_screen(McpAuthorizeModal(connection.name, url))
+        self._refresh_now()
 
     def _mcp_server_exited(self, connection: Any) -> None:
         from workbench.mcp.hub import describe_failure

@@ -46,6 +46,8 @@ def server_summary(connection: Any) -> Text:
     text.append(f"  {connection.status}", style=STATE_STYLES.get(connection.status, ""))
     if connection.status == "ready":
         text.append(f"  {len(connection.tools)} tools", style="dim")
+    if connection.authorize_url:
+        text.append("  waiting for you to authorize it", style="yellow")
     return text
 
 
@@ -68,6 +70,9 @@ def server_details(connection: Any, tool_names: list[str]) -> Text:
     if connection.server_info:
         out.append("server: ", style="dim")
         out.append(f"{literal(connection.server_info)}\n")
+    if connection.authorize_url:
+        heading("Waiting for you to authorize it (OAuth): open this address")
+        lines([connection.authorize_url], "yellow")
     heading("Roots offered (t edits them)")
     lines([str(p) for p in connection.client.roots])
     if connection.error:

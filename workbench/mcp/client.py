@@ -16,6 +16,7 @@ aborted call is cancelled through the SDK, which sends `notifications/cancelled`
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Callable
 from typing import Any, Literal, Protocol
@@ -30,8 +31,8 @@ from workbench import __version__
 from workbench.agent import AbortSignal
 from workbench.mcp.bounds import bound_output_schemas
 from workbench.mcp.capabilities import ClientSide
-from workbench.mcp.catalog import Catalog, Reading, ask, prompt_reading, resource_reading
-from workbench.mcp.completions import complete
+from workbench.mcp.catalog import Catalog
+from workbench.mcp.catalog_requests import CatalogRequests
 from workbench.mcp.config import McpServerConfig
 from workbench.mcp.failures import (
     CONNECTION_CLOSED,
@@ -73,7 +74,7 @@ class ProgressFn(Protocol):
     async def __call__(self, progress: float, total: float | None, message: str | None) -> None: ...
 
 
-class McpConnection:
+class McpConnection(CatalogRequests):
     """One MCP server: its status, its tools, and calls to them.
 
     Args:
@@ -124,10 +125,11 @@ class McpConnection:
         """The last HTTP error status the server answered with, and its reason."""
         self.on_status: Callable[[McpConnection], None] | None = None
         """Called when the server exits on its own after it was ready (set by the hub)."""
-
-    @property
-    def name(self) -> str:
-        return self.config.name
+        self.authorize_url: str | None = None
+        """The URL a person must open to authorize this HTTP server, while it waits."""
+        self.on_authorize: Callable[[McpConnection, str | None], None] | None = None
+        """Told each authorization URL (OAuth; the app shows it, headless prints it), and
+        None once the person is back."""
 
     # -- lifetime ----------------------------------------------------------------------
 
@@ -201,6 +203,7 @@ class McpConnection:
         self.dropped, self._garbled = [], None
         self._stop, self._settled, self._done = anyio.Event(), anyio.Event(), anyio.Event()
         self._stop_requested, self._http_error = False, None
+        self.authorize_url = None
 
     def _connection_ended(self) -> None:
         """The server's side closed: wake `run()` unless we are the ones stopping."""
@@ -241,7 +244,23 @@ class McpConnection:
         config = self.config
         if config.command is not None:
             return stdio_transport(config, self._stderr.open())
-        return http_transport(config, self._http_failed)
+        return http_transport(config, self._http_failed, (self._authorize, self._on_person))
+
+    def _authorize(self, url: str) -> None:
+        self.authorize_url = url
+        if self.on_authorize is not None:
+            self.on_authorize(self, url)
+
+    def _on_person(self, waiting: bool) -> None:
+        """The start timeout stops while a person authorizes, and starts afresh after."""
+        scope = self._start_scope
+        if scope is not None:
+            timeout = self.config.startup_timeout
+            scope.deadline = math.inf if waiting else anyio.current_time() + timeout
+        if not waiting:
+            self.authorize_url = None
+            if self.on_authorize is not None:
+                self.on_authorize(self, None)
 
     def _http_failed(self, status: int, reason: str) -> None:
         self._http_error = (status, reason)
@@ -324,69 +343,6 @@ class McpConnection:
         assert isinstance(result, mcp_types.CallToolResult)
         await self.client.settled()
         return result
-
-    # -- resources and prompts (see catalog.py) ----------------------------------------
-
-    def session_for(self, what: str) -> ClientSession:
-        """The open session, for request `what`; raises `McpCallError` if not running."""
-        if self._session is None or self.status != "ready":
-            why = self.error or self.status
-            raise McpCallError(f"MCP server {self.name} is not running ({what}): {why}")
-        return self._session
-
-    async def read_resource(self, uri: str) -> Reading:
-        """Read the resource at `uri` (`resources/read`).
-
-        Raises:
-            McpCallError: the server is not running, failed, refused or did not answer.
-        """
-        session = self.session_for(f"resources/read {uri}")
-        result = await ask(self.name, f"resources/read {uri}", lambda: session.read_resource(uri))
-        return resource_reading(self.name, uri, result)
-
-    async def subscribe(self, uri: str) -> None:
-        """Ask to be told when the resource at `uri` changes (`resources/subscribe`).
-
-        Raises:
-            McpCallError: the server does not offer subscriptions, or refused.
-        """
-        resources = getattr(self._capabilities, "resources", None)
-        if not getattr(resources, "subscribe", False):
-            raise McpCallError(f"MCP server {self.name} does not offer resource subscriptions")
-        session = self.session_for(f"resources/subscribe {uri}")
-        await ask(self.name, f"resources/subscribe {uri}", lambda: session.subscribe_resource(uri))
-        self.subscribed.add(uri)
-
-    def _resource_updated(self, uri: str) -> None:
-        self.updates[uri] = self.updates.get(uri, 0) + 1
-        for listener in list(self.on_updated):
-            listener(uri)
-
-    async def complete(
-        self, ref: tuple[str, str], name: str, value: str, context: dict[str, str]
-    ) -> list[str]:
-        """The server's suggestions (see `completions.complete`); [] if it offers none."""
-        if getattr(self._capabilities, "completions", None) is None:
-            return []
-        session = self.session_for("completion/complete")
-        return await complete(self.name, session, ref, name, value, context)
-
-    async def get_prompt(self, name: str, arguments: dict[str, str]) -> Reading:
-        """Get prompt `name` filled with `arguments` (`prompts/get`).
-
-        Raises:
-            McpCallError: the server is not running, failed, refused or did not answer.
-        """
-        session = self.session_for(f"prompts/get {name}")
-        result = await ask(
-            self.name, f"prompts/get {name}", lambda: session.get_prompt(name, arguments)
-        )
-        return prompt_reading(self.name, name, arguments, result)
-
-    async def _relist_catalog(self, kind: str) -> None:
-        session = self._session
-        if session is not None and self.status == "ready":
-            await self.catalog.load(session, self._capabilities, (kind,))
 
     # -- failures ----------------------------------------------------------------------
 

@@ -80,6 +80,10 @@ class McpServerConfig(BaseModel):
     """Working directory for a stdio server (default: the workbench's own)."""
     headers: dict[str, str] = Field(default_factory=dict)
     """Extra HTTP headers for a URL server (e.g. an Authorization header)."""
+    oauth: bool = True
+    """A URL server that answers 401 is authorized with OAuth (a person opens the URL
+    shown; see `workbench.mcp.oauth`); False: a 401 fails the start. Never with an
+    Authorization header of your own."""
     trust_hints: bool = False
     """Believe the server's `readOnlyHint`s: such tools are then allowed by default, like
     the built-in readers (see `workbench.permissions.hints`)."""

@@ -79,8 +79,12 @@ class McpHub:
         self._agent: Any = None
         self.refused: list[str] = []
         """Tools not added because another tool has their name (one line each)."""
+        self.on_authorize: Callable[[McpConnection, str | None], None] | None = None
+        """Told the URL a person must open to authorize an HTTP server (OAuth), and None
+        once they are back; set it before the servers start (they may ask at once)."""
         for connection in self.connections:
             connection.on_status = self._changed
+            connection.on_authorize = self._authorize
 
     @property
     def asker(self) -> Asker:
@@ -164,6 +168,10 @@ class McpHub:
             connection.note(f"logging/setLevel {level} was refused: {exc.error.message}")
             return f"MCP server {name} refused log level {level}: {exc.error.message}"
         return f"MCP server {name} now logs at {level} and above"
+
+    def _authorize(self, connection: McpConnection, url: str | None) -> None:
+        if self.on_authorize is not None:
+            self.on_authorize(connection, url)
 
     def _changed(self, connection: McpConnection) -> None:
         if self.on_change is not None:
