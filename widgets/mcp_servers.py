@@ -217,11 +217,11 @@ class McpServersScreen(ModalScreen[None]):
         self._disable(connection.name)
 
     def action_wire(self) -> None:
-        from widgets.mcp_wire import McpWireScreen
+        from widgets.mcp_wire import McpWireScreen, hub_rows
 
         connection = self.chosen
         start = f"server:{connection.name}" if connection is not None else ""
-        self.app.push_screen(McpWireScreen(self.hub, start))
+        self.app.push_screen(McpWireScreen(hub_rows(self.hub), start))
 
     def action_log_level(self) -> None:
         """Ask the chosen server for the next log level (debug, info, ... emergency)."""

@@ -111,6 +111,7 @@ class ReplayApp(SlowStart, SafeTextApp, App[ForkRequest | None]):
         Binding("home", "goto(0)", "Start", show=False, priority=True),
         Binding("end", "goto_end", "End", show=False, priority=True),
         Binding("f", "fork", "Fork"),
+        Binding("w,f7", "mcp_wire", "MCP wire", key_display="w"),
         Binding("q", "quit", "Quit"),
     ]
 
@@ -356,6 +357,15 @@ class ReplayApp(SlowStart, SafeTextApp, App[ForkRequest | None]):
         self._render()
 
     # -- fork --------------------------------------------------------------------------
+
+    def action_mcp_wire(self) -> None:
+        """The JSON-RPC messages with MCP servers the session recorded, up to here."""
+        from widgets.mcp_wire import McpWireScreen, recorded_rows
+
+        if not any(e.type == "mcp_wire" for e in self.events):
+            self.notify("This session recorded no MCP messages.", timeout=3)
+            return
+        self.push_screen(McpWireScreen(lambda: recorded_rows(self.events[: self.position])))
 
     def action_fork(self) -> None:
         if not self.fork_choices:

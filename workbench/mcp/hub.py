@@ -35,6 +35,7 @@ from workbench.mcp.requests import Asker, PolicyAsker, Sampler
 from workbench.mcp.roots import roots_for
 from workbench.mcp.tools import server_tools
 from workbench.mcp.transports import kill_server_trees
+from workbench.mcp.wire_record import WireRecording
 
 SHUTDOWN_TIMEOUT = 10.0
 """Seconds `shutdown` waits for the servers to stop before killing their processes."""
@@ -82,9 +83,12 @@ class McpHub:
         self.on_authorize: Callable[[McpConnection, str | None], None] | None = None
         """Told the URL a person must open to authorize an HTTP server (OAuth), and None
         once they are back; set it before the servers start (they may ask at once)."""
+        self.wire_recording = WireRecording()
+        """Every JSON-RPC message, for the session (`McpWireEvent`s once a run starts)."""
         for connection in self.connections:
             connection.on_status = self._changed
             connection.on_authorize = self._authorize
+            connection.wire.on_entry = partial(self.wire_recording.add, connection.name)
 
     @property
     def asker(self) -> Asker:
@@ -317,7 +321,15 @@ class McpHub:
                 agent.state.system_prompt, self.connections
             )
             self._agent = agent
-            yield self
+            unsubscribe = agent.subscribe(self.wire_recording.on_bus)
+            assert self._tg is not None
+            self._tg.start_soon(self.wire_recording.pump, agent, name="mcp:wire")
+            try:
+                yield self
+            finally:
+                unsubscribe()
+                self.wire_recording.stop()
+                await self.wire_recording.flush(agent)
         finally:
             self._agent = None
             mine = set(map(id, self.tools))
