@@ -57,6 +57,9 @@ class McpLifecycle:
 
             hub.asker = AppAsker(self)  # a person answers the servers' requests
         hub.on_authorize = self._mcp_authorize
+        from widgets.mcp_input import InputAsker
+
+        hub.inputs.ask = InputAsker(self)  # the mcp.json ${input:ID}s
         try:
             async with hub.attach(self.agent):
                 self.learn_tools(self.agent.state.tools)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal, Protocol
 
 import anyio
@@ -36,6 +36,7 @@ from workbench.mcp.catalog_requests import CatalogRequests
 from workbench.mcp.config import McpServerConfig
 from workbench.mcp.failures import (
     CONNECTION_CLOSED,
+    InputMissing,
     McpCallError,
     Unreadable,
     call_failure,
@@ -127,6 +128,8 @@ class McpConnection(CatalogRequests):
         """Called when the server exits on its own after it was ready (set by the hub)."""
         self.authorize_url: str | None = None
         """The URL a person must open to authorize this HTTP server, while it waits."""
+        self.fill_inputs: Callable[[McpServerConfig], Awaitable[McpServerConfig]] | None = None
+        """Gives the server's `${input:ID}`s before it starts (set by the hub)."""
         self.on_authorize: Callable[[McpConnection, str | None], None] | None = None
         """Told each authorization URL (OAuth; the app shows it, headless prints it), and
         None once the person is back."""
@@ -146,8 +149,9 @@ class McpConnection(CatalogRequests):
         # the wire sees what came, lone surrogates as U+FFFD
         taps: list[Tap] = [SurrogateRepair(), self.wire, ToolListGuard(self._tool_dropped)]
         try:
+            config = await self._filled()
             async with (
-                self._transport() as (read, write),
+                self._transport(config) as (read, write),
                 ClientSession(
                     WatchedReader(read, self._connection_ended, taps),
                     CancelReasonWriter(write, taps),
@@ -240,8 +244,16 @@ class McpConnection(CatalogRequests):
         self._stop_requested = True
         self._stop.set()
 
-    def _transport(self) -> Any:
-        config = self.config
+    async def _filled(self) -> McpServerConfig:
+        """The config with its `${input:…}`s given (see `fill_inputs`)."""
+        if not self.config.inputs:
+            return self.config
+        if self.fill_inputs is None:
+            names = ", ".join(f"${{input:{i.id}}}" for i in self.config.inputs)
+            raise InputMissing(f"nobody gives its inputs ({names})")
+        return await self.fill_inputs(self.config)
+
+    def _transport(self, config: McpServerConfig) -> Any:
         if config.command is not None:
             return stdio_transport(config, self._stderr.open())
         return http_transport(config, self._http_failed, (self._authorize, self._on_person))

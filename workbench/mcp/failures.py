@@ -22,6 +22,10 @@ class Unreadable(Exception):
     """A server's answer while starting could not be parsed (it is lost)."""
 
 
+class InputMissing(Exception):
+    """A server's `${input:ID}` was not given (`str()` names it and how to give it)."""
+
+
 class McpCallError(Exception):
     """A call to an MCP tool failed; `str()` says why, `details` go to the inspector."""
 
@@ -143,6 +147,8 @@ def start_failure(
         if garbled:
             why += f"; it wrote something that is not JSON-RPC: {garbled}"
         return why
+    if isinstance(exc, InputMissing):
+        return str(exc)
     if isinstance(exc, OAuthFlowError):
         why = f"its OAuth authorization failed: {exc}"
         if config.url is None or http_error is None:

@@ -31,6 +31,7 @@ from workbench.bus_events import McpToolsChangedEvent
 from workbench.mcp.capabilities import ClientSide, LogLevel
 from workbench.mcp.client import McpConnection
 from workbench.mcp.config import McpServerConfig
+from workbench.mcp.inputs import InputBook
 from workbench.mcp.requests import Asker, PolicyAsker, Sampler
 from workbench.mcp.roots import roots_for
 from workbench.mcp.tools import server_tools
@@ -83,12 +84,16 @@ class McpHub:
         self.on_authorize: Callable[[McpConnection, str | None], None] | None = None
         """Told the URL a person must open to authorize an HTTP server (OAuth), and None
         once they are back; set it before the servers start (they may ask at once)."""
+        self.inputs = InputBook()
+        """The mcp.json `${input:ID}`s given so far; `inputs.ask` asks a person (the app)."""
         self.wire_recording = WireRecording()
         """Every JSON-RPC message, for the session (`McpWireEvent`s once a run starts)."""
         for connection in self.connections:
             connection.on_status = self._changed
             connection.on_authorize = self._authorize
             connection.wire.on_entry = partial(self.wire_recording.add, connection.name)
+            connection.fill_inputs = self.inputs.fill
+        self.mask(None)
 
     @property
     def asker(self) -> Asker:
@@ -105,10 +110,15 @@ class McpHub:
     def mask(self, redact: Callable[[str], str] | None) -> None:
         """Mask known secrets in what the servers' wire logs keep, and in what the servers
         send that is shown, recorded or sent to a model (instructions, log lines,
-        sampling requests)."""
+        sampling requests), and the values of password inputs (`inputs`)."""
+
+        def masked(text: str) -> str:
+            text = self.inputs.mask(text)
+            return redact(text) if redact is not None else text
+
         for connection in self.connections:
-            connection.wire.redact = redact
-            connection.client.redact = redact
+            connection.wire.redact = masked
+            connection.client.redact = masked
 
     @property
     def sampler(self) -> Sampler | None:
