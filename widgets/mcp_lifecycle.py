@@ -84,6 +84,26 @@ class McpLifecycle:
             for each in (signal.SIGTERM, signal.SIGHUP):
                 loop.remove_signal_handler(each)
 
+    @work(group="mcp-move", exit_on_error=False)
+    async def _move_mcp(self, built: Any) -> None:
+        """A new run (ctrl+n): the running servers' tools join its agent, and a server
+        offered the old workspace as a root is offered the new one (and told:
+        `roots/list_changed`), instead of starting every server again. `built`: the
+        hub made for the new run, never started."""
+        hub = self.runtime.mcp
+        assert hub is not None and self._mcp_started is not None
+        try:
+            told = await hub.move_to(self.agent, [self.runtime.workspace], like=built)
+            self.learn_tools(self.agent.state.tools)
+            if told:
+                self.notify(
+                    f"MCP servers kept; new roots sent (roots/list_changed) to {', '.join(told)}",
+                    markup=False,
+                )
+        finally:
+            self._mcp_started.set()
+            self._refresh_now()
+
     def _quit_on_signals(self) -> None:
         """SIGTERM and SIGHUP quit as ctrl+q does (the servers stop first)."""
         loop = asyncio.get_running_loop()

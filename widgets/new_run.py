@@ -54,7 +54,11 @@ class NewRunActions:
             return
         if self._unsubscribe is not None:
             self._unsubscribe()
-        if self.runtime.mcp is not None:
+        hub, built = self.runtime.mcp, runtime.mcp
+        keep = hub is not None and hub.attached and built is not None
+        if keep:
+            runtime.mcp = hub  # the running servers serve the new run (see `_move_mcp`)
+        elif hub is not None:
             self.workers.cancel_group(self, "mcp")  # its servers stop with the old run
         self._use(runtime)
         self._listen()
@@ -65,7 +69,10 @@ class NewRunActions:
         self.prompt_bar.input.focus()
         if runtime.mcp is not None:
             self._mcp_started = asyncio.Event()
-            self._serve_mcp()
+            if keep:
+                self._move_mcp(built)
+            else:
+                self._serve_mcp()
         self._note_run()
         where = f", recording to {runtime.session_path}" if runtime.session_path else ""
         self.notify(f"New run in {runtime.workspace}{where}.", timeout=5, markup=False)

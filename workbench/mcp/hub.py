@@ -61,6 +61,9 @@ class McpHub:
             McpConnection(server, ClientSide(roots_for(server, roots), log_level))
             for server in servers
         ]
+        self.workspace_roots = list(roots)
+        """The run's workspace as offered to the servers (`move_to` changes it)."""
+        self._unsubscribe: Callable[[], None] = lambda: None
         self.on_tools_changed: Callable[[McpConnection, list[str], list[str]], None] | None = None
         """Called after a server's tool list changed: (server, names added, names removed)."""
         self.on_log: Callable[[McpConnection, str], None] | None = None
@@ -326,25 +329,73 @@ class McpHub:
         ]
         self.tools = [t for t in self.tools if t.name not in own]
         try:
-            agent.state.tools = [*agent.state.tools, *self.tools]
-            agent.state.system_prompt = with_instructions(
-                agent.state.system_prompt, self.connections
-            )
-            self._agent = agent
-            unsubscribe = agent.subscribe(self.wire_recording.on_bus)
-            assert self._tg is not None
-            self._tg.start_soon(self.wire_recording.pump, agent, name="mcp:wire")
-            try:
-                yield self
-            finally:
-                unsubscribe()
-                self.wire_recording.stop()
-                await self.wire_recording.flush(agent)
+            self._adopt(agent)
+            yield self
         finally:
-            self._agent = None
-            mine = set(map(id, self.tools))
-            agent.state.tools = [t for t in agent.state.tools if id(t) not in mine]
+            await self._release()
             await self.aclose()
+
+    def _adopt(self, agent: Any) -> None:
+        """Give `agent` the servers' tools and instructions; its bus gets the wire."""
+        agent.state.tools = [*agent.state.tools, *self.tools]
+        agent.state.system_prompt = with_instructions(agent.state.system_prompt, self.connections)
+        self._agent = agent
+        self._unsubscribe = agent.subscribe(self.wire_recording.on_bus)
+        assert self._tg is not None
+        self._tg.start_soon(self.wire_recording.pump, agent, name="mcp:wire")
+
+    async def _release(self) -> None:
+        """Take the tools back from the attached agent (the wire held so far goes first)."""
+        agent, self._agent = self._agent, None
+        if agent is None:
+            return
+        self._unsubscribe()
+        self.wire_recording.stop()
+        await self.wire_recording.flush(agent)
+        mine = set(map(id, self.tools))
+        agent.state.tools = [t for t in agent.state.tools if id(t) not in mine]
+
+    @property
+    def attached(self) -> bool:
+        """Whether the servers are up and serve an agent (`attach`)."""
+        return self._agent is not None
+
+    async def move_to(
+        self, agent: Any, workspace_roots: Sequence[Path] = (), like: McpHub | None = None
+    ) -> list[str]:
+        """A new run (ctrl+n) keeps the running servers: their tools go to `agent`, the
+        wire from now on to its session, and each server whose roots offered the old
+        workspace is offered `workspace_roots` instead and told
+        (`notifications/roots/list_changed`). `like`: the hub built for the new run
+        (not started), whose model answers sampling requests from now on. The names of
+        the servers told."""
+        await self._release()
+        if like is not None and like.sampler is not None:
+            self.use_model(like.sampler.stream_fn, like.sampler.model)
+        self.mask(getattr(agent, "redact", None))
+        self.wire_recording = WireRecording()
+        for connection in self.connections:
+            connection.wire.on_entry = partial(self.wire_recording.add, connection.name)
+        self._adopt(agent)
+        old, self.workspace_roots = self.workspace_roots, list(workspace_roots)
+        told = []
+        for connection in self.connections:
+            roots = connection.client.roots
+            if roots == roots_for(connection.config, old):  # as configured: again
+                moved = roots_for(connection.config, self.workspace_roots)
+            else:  # edited in the app: only the workspace changes
+                gone = {path.resolve() for path in old}
+                moved = [
+                    *dict.fromkeys(
+                        new
+                        for root in roots
+                        for new in (self.workspace_roots if root.resolve() in gone else [root])
+                    )
+                ]
+            if moved != roots:
+                await self.set_roots(moved, connection.name)
+                told.append(connection.name)
+        return told
 
     def report(self) -> list[str]:
         """One line per server: how many tools it brought, or why it failed (a failure's

@@ -29,6 +29,7 @@ class WireRecording:
         """Per server: messages and characters recorded so far."""
         self._wake: anyio.Event | None = None
         self._scope: anyio.CancelScope | None = None
+        self._stopped = False
         self.live = False
         """A run has started: held and new messages go on the bus."""
 
@@ -82,7 +83,7 @@ class WireRecording:
     async def pump(self, agent: Any) -> None:
         """Put messages on `agent`'s bus as they come, until `stop()`."""
         with anyio.CancelScope() as self._scope:
-            while True:
+            while not self._stopped:
                 self._wake = anyio.Event()
                 if self.live and self._queue:
                     await self.flush(agent)
@@ -90,5 +91,7 @@ class WireRecording:
                 await self._wake.wait()
 
     def stop(self) -> None:
+        """End `pump` (at once, or as soon as it starts)."""
+        self._stopped = True
         if self._scope is not None:
             self._scope.cancel()
