@@ -176,6 +176,7 @@ class McpLifecycle:
                 set_roots=self.set_mcp_roots,
                 set_log_level=self.set_mcp_log_level,
                 workspace=self.runtime.workspace,
+                ping=self.ping_mcp_server,
             )
         )
 
@@ -195,6 +196,20 @@ class McpLifecycle:
         assert hub is not None
         said = await hub.set_log_level(name, level)
         self.notify(said, markup=False)
+
+    @work(group="mcp-ping", exit_on_error=False)
+    async def ping_mcp_server(self, name: str) -> None:
+        """Ping MCP server `name` and say how it answered (or that it is wedged)."""
+        from workbench.mcp.failures import McpCallError
+
+        connection = self.runtime.mcp.connection(name)
+        try:
+            took = await connection.ping()
+        except McpCallError as exc:
+            wedged = "; F7, r restarts it" if connection.unanswered_ping else ""
+            self.notify(f"{exc}{wedged}", severity="error", markup=False)
+            return
+        self.notify(f"MCP server {name} answered ping in {took:.0f} ms", markup=False)
 
     @work(group="mcp-roots", exit_on_error=False)
     async def set_mcp_roots(self, name: str, roots: list[Any]) -> None:

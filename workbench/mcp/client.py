@@ -63,6 +63,8 @@ from workbench.mcp.streams import (
 from workbench.mcp.transports import http_transport, stdio_transport
 from workbench.mcp.wire import Wire
 
+PING_TIMEOUT = 5.0
+"""Seconds a server gets to answer `ping` before it counts as wedged."""
 LOG_LINES = 200
 """How many lines of protocol noise a connection keeps (`McpConnection.log`)."""
 
@@ -126,6 +128,10 @@ class McpConnection(CatalogRequests):
         """The last HTTP error status the server answered with, and its reason."""
         self.on_status: Callable[[McpConnection], None] | None = None
         """Called when the server exits on its own after it was ready (set by the hub)."""
+        self.ping_ms: float | None = None
+        """How long its last answer to `ping` took; None: not pinged, or no answer."""
+        self.unanswered_ping: str | None = None
+        """Set when a ping found it "ready" but not answering (a wedged server)."""
         self.authorize_url: str | None = None
         """The URL a person must open to authorize this HTTP server, while it waits."""
         self.fill_inputs: Callable[[McpServerConfig], Awaitable[McpServerConfig]] | None = None
@@ -208,6 +214,7 @@ class McpConnection(CatalogRequests):
         self._stop, self._settled, self._done = anyio.Event(), anyio.Event(), anyio.Event()
         self._stop_requested, self._http_error = False, None
         self.authorize_url = None
+        self.ping_ms, self.unanswered_ping = None, None
 
     def _connection_ended(self) -> None:
         """The server's side closed: wake `run()` unless we are the ones stopping."""
@@ -276,6 +283,30 @@ class McpConnection(CatalogRequests):
 
     def _http_failed(self, status: int, reason: str) -> None:
         self._http_error = (status, reason)
+
+    async def ping(self, timeout: float = PING_TIMEOUT) -> float:
+        """Ping the server; how long its answer took, in ms (no answer within `timeout`
+        seconds marks it wedged: `unanswered_ping`).
+
+        Raises:
+            McpCallError: it is not running, refused, or did not answer in time.
+        """
+        session = self.session_for("ping")
+        began = anyio.current_time()
+        with anyio.move_on_after(timeout) as waited:
+            try:
+                await session.send_ping()
+            except MCPError as exc:
+                raise McpCallError(
+                    f"MCP server {self.name} refused ping: {exc.error.message}"
+                ) from None
+        if waited.cancelled_caught:
+            self.ping_ms = None
+            self.unanswered_ping = f"no answer to ping within {timeout:g}s: it may be wedged"
+            raise McpCallError(f"MCP server {self.name} gave {self.unanswered_ping}")
+        self.ping_ms = (anyio.current_time() - began) * 1000
+        self.unanswered_ping = None
+        return self.ping_ms
 
     # -- calls -------------------------------------------------------------------------
 
