@@ -34,6 +34,7 @@ from workbench.mcp.capabilities import ClientSide
 from workbench.mcp.catalog import Catalog
 from workbench.mcp.catalog_requests import CatalogRequests
 from workbench.mcp.config import McpServerConfig
+from workbench.mcp.early import take_early
 from workbench.mcp.failures import (
     CONNECTION_CLOSED,
     InputMissing,
@@ -65,8 +66,7 @@ from workbench.mcp.wire import Wire
 
 PING_TIMEOUT = 5.0
 """Seconds a server gets to answer `ping` before it counts as wedged."""
-LOG_LINES = 200
-"""How many lines of protocol noise a connection keeps (`McpConnection.log`)."""
+LOG_LINES = 200  # lines of protocol noise a connection keeps (`McpConnection.log`)
 
 Status = Literal["starting", "ready", "failed", "exited", "closed", "disabled"]
 
@@ -128,12 +128,9 @@ class McpConnection(CatalogRequests):
         """The last HTTP error status the server answered with, and its reason."""
         self.on_status: Callable[[McpConnection], None] | None = None
         """Called when the server exits on its own after it was ready (set by the hub)."""
-        self.ping_ms: float | None = None
-        """How long its last answer to `ping` took; None: not pinged, or no answer."""
-        self.unanswered_ping: str | None = None
-        """Set when a ping found it "ready" but not answering (a wedged server)."""
-        self.authorize_url: str | None = None
-        """The URL a person must open to authorize this HTTP server, while it waits."""
+        self.ping_ms: float | None = None  # its last answer to `ping` took; None: no answer
+        self.unanswered_ping: str | None = None  # a "ready" server not answering (wedged)
+        self.authorize_url: str | None = None  # to open to authorize it (OAuth), while it waits
         self.fill_inputs: Callable[[McpServerConfig], Awaitable[McpServerConfig]] | None = None
         """Gives the server's `${input:ID}`s before it starts (set by the hub)."""
         self.on_authorize: Callable[[McpConnection, str | None], None] | None = None
@@ -262,6 +259,9 @@ class McpConnection(CatalogRequests):
 
     def _transport(self, config: McpServerConfig) -> Any:
         if config.command is not None:
+            early = take_early(config)
+            if early is not None:
+                return stdio_transport(config, self._stderr.adopt(early[1]), early)
             return stdio_transport(config, self._stderr.open())
         return http_transport(config, self._http_failed, (self._authorize, self._on_person))
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from functools import partial
+from importlib import import_module
 from pathlib import Path
 from typing import Any
 
@@ -279,6 +280,8 @@ class McpHub:
             started = [c for c in self.connections if c.status != "disabled"]
             for connection in started:
                 tg.start_soon(connection.run, name=f"mcp:{connection.name}")
+            if started:  # while the servers boot: what their tools need next
+                await anyio.to_thread.run_sync(import_module, "jsonschema")
             for connection in started:
                 await connection.wait_settled()
         except BaseException:

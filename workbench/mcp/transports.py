@@ -21,10 +21,13 @@ from mcp.client.streamable_http import streamable_http_client
 
 from workbench.mcp.bounds import SERVER_TREE_GRACE, end_tree_when_server_exits
 from workbench.mcp.config import McpServerConfig
+from workbench.mcp.early import EarlyProcess
 from workbench.mcp.oauth import Authorization
 from workbench.mcp.stdio import stdio_client
 from workbench.proctree import ProcessTree
 
+Early = tuple[EarlyProcess, TextIO, ProcessTree]
+"""A server process started before the SDK loaded (see `workbench.mcp.early`)."""
 Person = tuple[Callable[[str], None], Callable[[bool], None]]
 """Who is shown an OAuth authorization URL, and who is told while it waits on them."""
 
@@ -42,12 +45,12 @@ def kill_server_trees() -> None:
 
 @asynccontextmanager
 async def stdio_transport(
-    config: McpServerConfig, stderr: TextIO
+    config: McpServerConfig, stderr: TextIO, early: Early | None = None
 ) -> AsyncIterator[tuple[Any, Any]]:
-    """Start the server's process (its stderr to `stderr`); when it stops or exits,
-    every process it started ends too."""
+    """Start the server's process (its stderr to `stderr`), or take the one started
+    `early`; when it stops or exits, every process it started ends too."""
     assert config.command is not None
-    tree = ProcessTree(f"mcp-{config.name}")
+    tree = early[2] if early is not None else ProcessTree(f"mcp-{config.name}")
     if not _at_exit:
         atexit.register(kill_server_trees)
         _at_exit.append(True)
@@ -60,7 +63,8 @@ async def stdio_transport(
     )
     LIVE_TREES.add(tree)
     try:
-        async with stdio_client(params, errlog=stderr) as (read, write):
+        started = early[0] if early is not None else None
+        async with stdio_client(params, errlog=stderr, started=started) as (read, write):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(end_tree_when_server_exits, tree)
                 yield read, write
