@@ -126,6 +126,9 @@ def main() -> None:
     parser.add_argument(
         "--server", help="the MCP server's command line (default: server-everything)"
     )
+    parser.add_argument(
+        "--before", type=Path, help="another checkout of the workbench, measured alternately too"
+    )
     args = parser.parse_args()
     server = shlex.split(args.server) if args.server else everything()
     with tempfile.TemporaryDirectory() as folder:
