@@ -296,3 +296,31 @@ async def test_the_app_shows_the_address_and_closes_it_once_authorized(
                 await pilot.pause(0.05)
     assert runtime.agent.state.messages[-2].text.startswith("client ")
     assert not openable("file:///etc/passwd") and not openable("javascript:alert(1)")
+
+
+async def test_the_address_dialog_closes_and_opens_only_web_addresses(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from textual.app import App
+    from textual.widgets import Static
+
+    from widgets.mcp_authorize import McpAuthorizeModal
+
+    opened: list[str] = []
+    monkeypatch.setattr("webbrowser.open", lambda url: opened.append(url) or True)
+    modal = McpAuthorizeModal("evil", "javascript:alert(1)")
+
+    class Host(App[None]):
+        def on_mount(self) -> None:
+            self.push_screen(modal)
+
+    app = Host()
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        await pilot.click("#open")
+        await pilot.pause()
+        said = str(modal.query_one("#authorize-said", Static).render())
+        assert said.startswith("Not a web address") and opened == []
+        await pilot.click("#dismiss")
+        await pilot.pause()
+        assert app.screen is not modal
