@@ -49,7 +49,7 @@ def guarded() -> Iterator[str]:
         stderr=subprocess.DEVNULL,
     )
     try:
-        for _ in range(400):  # up to 20 s for the server to listen
+        for _ in range(1200):  # up to 60 s for the server to listen (a busy machine)
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=0.05).close()
                 break
@@ -57,6 +57,8 @@ def guarded() -> Iterator[str]:
                 if process.poll() is not None:
                     pytest.fail("the OAuth server exited at start")
                 time.sleep(0.05)
+        else:
+            pytest.fail("the OAuth server did not listen within 60 s")
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         process.terminate()
