@@ -35,6 +35,7 @@ class McpLifecycle:
     push_screen: Any
     _refresh_now: Any
     open_mcp_catalog: Any
+    screen_stack: Any
 
     def learn_tools(self, tools: Iterable[Any]) -> None:
         """Note the label, description and source of `tools` (new or changed ones)."""
@@ -55,6 +56,10 @@ class McpLifecycle:
             from widgets.mcp_requests import AppAsker
 
             hub.asker = AppAsker(self)  # a person answers the servers' requests
+        hub.on_authorize = self._mcp_authorize
+        from widgets.mcp_input import InputAsker
+
+        hub.inputs.ask = InputAsker(self)  # the mcp.json ${input:ID}s
         try:
             async with hub.attach(self.agent):
                 self.learn_tools(self.agent.state.tools)
@@ -79,6 +84,26 @@ class McpLifecycle:
             for each in (signal.SIGTERM, signal.SIGHUP):
                 loop.remove_signal_handler(each)
 
+    @work(group="mcp-move", exit_on_error=False)
+    async def _move_mcp(self, built: Any) -> None:
+        """A new run (ctrl+n): the running servers' tools join its agent, and a server
+        offered the old workspace as a root is offered the new one (and told:
+        `roots/list_changed`), instead of starting every server again. `built`: the
+        hub made for the new run, never started."""
+        hub = self.runtime.mcp
+        assert hub is not None and self._mcp_started is not None
+        try:
+            told = await hub.move_to(self.agent, [self.runtime.workspace], like=built)
+            self.learn_tools(self.agent.state.tools)
+            if told:
+                self.notify(
+                    f"MCP servers kept; new roots sent (roots/list_changed) to {', '.join(told)}",
+                    markup=False,
+                )
+        finally:
+            self._mcp_started.set()
+            self._refresh_now()
+
     def _quit_on_signals(self) -> None:
         """SIGTERM and SIGHUP quit as ctrl+q does (the servers stop first)."""
         loop = asyncio.get_running_loop()
@@ -98,6 +123,20 @@ class McpLifecycle:
         if any(c.status == "ready" for c in hub.connections):
             self.notify("Stopping the MCP servers…", timeout=3)
         await hub.shutdown()
+
+    def _mcp_authorize(self, connection: Any, url: str | None) -> None:
+        """Show the address a person must open to authorize the server (OAuth); close it
+        once they are back."""
+        from widgets.mcp_authorize import McpAuthorizeModal
+
+        if url is None:
+            top = self.screen_stack[-1] if self.screen_stack else None
+            if isinstance(top, McpAuthorizeModal) and top.server == connection.name:
+                top.dismiss()
+            self.notify(f"MCP server {connection.name}: authorized", markup=False)
+        else:
+            self.push_screen(McpAuthorizeModal(connection.name, url))
+        self._refresh_now()
 
     def _mcp_server_exited(self, connection: Any) -> None:
         from workbench.mcp.hub import describe_failure
@@ -137,6 +176,7 @@ class McpLifecycle:
                 set_roots=self.set_mcp_roots,
                 set_log_level=self.set_mcp_log_level,
                 workspace=self.runtime.workspace,
+                ping=self.ping_mcp_server,
             )
         )
 
@@ -156,6 +196,20 @@ class McpLifecycle:
         assert hub is not None
         said = await hub.set_log_level(name, level)
         self.notify(said, markup=False)
+
+    @work(group="mcp-ping", exit_on_error=False)
+    async def ping_mcp_server(self, name: str) -> None:
+        """Ping MCP server `name` and say how it answered (or that it is wedged)."""
+        from workbench.mcp.failures import McpCallError
+
+        connection = self.runtime.mcp.connection(name)
+        try:
+            took = await connection.ping()
+        except McpCallError as exc:
+            wedged = "; F7, r restarts it" if connection.unanswered_ping else ""
+            self.notify(f"{exc}{wedged}", severity="error", markup=False)
+            return
+        self.notify(f"MCP server {name} answered ping in {took:.0f} ms", markup=False)
 
     @work(group="mcp-roots", exit_on_error=False)
     async def set_mcp_roots(self, name: str, roots: list[Any]) -> None:

@@ -8,7 +8,8 @@ answer took (`w` opens every message, whole, to filter, search and copy: see
 `widgets.mcp_wire`). `r` starts the chosen server again (a running one, wedged
 perhaps, is stopped first; a disabled one starts), `d` stops it until `r`, `t` edits
 the roots offered to it (the server is told, `roots/list_changed`), `l` changes the
-log level it is asked for; `o` opens its resources, templates and prompts
+log level it is asked for, `p` pings it (a "ready" server that does not answer is
+wedged: `r`); `o` opens its resources, templates and prompts
 (`widgets.mcp_catalog`). Everything a server sent is shown literally.
 """
 
@@ -46,6 +47,10 @@ def server_summary(connection: Any) -> Text:
     text.append(f"  {connection.status}", style=STATE_STYLES.get(connection.status, ""))
     if connection.status == "ready":
         text.append(f"  {len(connection.tools)} tools", style="dim")
+    if connection.authorize_url:
+        text.append("  waiting for you to authorize it", style="yellow")
+    if connection.status == "ready" and connection.unanswered_ping:
+        text.append("  not answering ping", style="bold red")
     return text
 
 
@@ -68,6 +73,13 @@ def server_details(connection: Any, tool_names: list[str]) -> Text:
     if connection.server_info:
         out.append("server: ", style="dim")
         out.append(f"{literal(connection.server_info)}\n")
+    if connection.status == "ready" and connection.unanswered_ping:
+        out.append(f"{connection.unanswered_ping} (r restarts it)\n", style="bold red")
+    elif connection.status == "ready" and connection.ping_ms is not None:
+        out.append(f"answered ping in {connection.ping_ms:.0f} ms (p pings again)\n", style="dim")
+    if connection.authorize_url:
+        heading("Waiting for you to authorize it (OAuth): open this address")
+        lines([connection.authorize_url], "yellow")
     heading("Roots offered (t edits them)")
     lines([str(p) for p in connection.client.roots])
     if connection.error:
@@ -118,6 +130,7 @@ class McpServersScreen(ModalScreen[None]):
         Binding("t", "roots", "Roots"),
         Binding("l", "log_level", "Log level"),
         Binding("w", "wire", "Wire"),
+        Binding("p", "ping", "Ping"),
         Binding("o", "catalog", "Resources & prompts"),
     ]
 
@@ -139,6 +152,7 @@ class McpServersScreen(ModalScreen[None]):
         set_roots: Callable[[str, list[Path]], Any] | None = None,
         set_log_level: Callable[[str, str], Any] | None = None,
         workspace: Path | None = None,
+        ping: Callable[[str], Any] | None = None,
     ) -> None:
         super().__init__()
         self.hub = hub
@@ -148,6 +162,7 @@ class McpServersScreen(ModalScreen[None]):
         self._set_roots = set_roots
         self._set_log_level = set_log_level
         self._workspace = workspace
+        self._ping = ping
 
     def compose(self) -> ComposeResult:
         with Horizontal():
@@ -212,11 +227,11 @@ class McpServersScreen(ModalScreen[None]):
         self._disable(connection.name)
 
     def action_wire(self) -> None:
-        from widgets.mcp_wire import McpWireScreen
+        from widgets.mcp_wire import McpWireScreen, hub_rows
 
         connection = self.chosen
         start = f"server:{connection.name}" if connection is not None else ""
-        self.app.push_screen(McpWireScreen(self.hub, start))
+        self.app.push_screen(McpWireScreen(hub_rows(self.hub), start))
 
     def action_log_level(self) -> None:
         """Ask the chosen server for the next log level (debug, info, ... emergency)."""
@@ -253,6 +268,16 @@ class McpServersScreen(ModalScreen[None]):
         shown = {"roots": [str(p) for p in connection.client.roots]}
         title = f"Roots of MCP server {name} (relative paths from {base})"
         self.app.push_screen(JsonEditModal(title, shown, submit), closed)
+
+    def action_ping(self) -> None:
+        """Ping the chosen server: a "ready" one that does not answer is wedged (r)."""
+        connection = self.chosen
+        if connection is None or self._ping is None:
+            return
+        if connection.status != "ready":
+            self.notify(f"MCP server {connection.name} is {connection.status}", markup=False)
+            return
+        self._ping(connection.name)
 
     def action_catalog(self) -> None:
         connection = self.chosen

@@ -1,6 +1,7 @@
 """McpWireScreen: every JSON-RPC message between the workbench and its MCP servers.
 
-Opened from the MCP servers view (F7, `w`). Top, a filter: each word must match
+Opened from the MCP servers view (F7, `w`), and in replay (`w`) with the messages
+the session recorded up to the event shown (`recorded_rows`). Top, a filter: each word must match
 (`server:NAME`, `method:NAME`, `→` or `sent`, `←` or `received`, else any text of
 the message, case-insensitive); left, the messages that match, oldest first, with
 their server, direction, time and what they are; right, the highlighted one's JSON
@@ -10,6 +11,7 @@ in full, indented. `c` copies it. Everything a server sent is shown literally.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -23,6 +25,7 @@ from textual.widgets.option_list import Option
 
 from widgets.footer import Footer
 from widgets.terminal_safety import LiteralInput
+from workbench.mcp.wire import WireEntry
 from workbench.sanitize import literal
 
 SHOWN = 2000
@@ -56,8 +59,32 @@ def pretty(text: str) -> str:
         return text
 
 
+Rows = Callable[[], list[tuple[str, WireEntry]]]
+"""The messages to show: (server, entry), oldest first."""
+
+
+def hub_rows(hub: Any) -> Rows:
+    """The messages every server of `hub` keeps now (the live wire)."""
+
+    def rows() -> list[tuple[str, WireEntry]]:
+        found = [(c.name, e) for c in hub.connections for e in list(c.wire.entries)]
+        return sorted(found, key=lambda row: row[1].clock)
+
+    return rows
+
+
+def recorded_rows(events: Sequence[Any]) -> list[tuple[str, WireEntry]]:
+    """The messages a session recorded among `events` (`McpWireEvent`s)."""
+    return [
+        (e.server, WireEntry(e.at, e.outgoing, e.summary, e.text, e.method, e.timestamp / 1000))
+        for e in events
+        if e.type == "mcp_wire"
+    ]
+
+
 class McpWireScreen(ModalScreen[None]):
-    """The wire of every server of `hub`; `start` prefills the filter."""
+    """The messages `rows` gives (see `hub_rows`, `recorded_rows`); `start` prefills
+    the filter."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "dismiss", "Close"),
@@ -75,9 +102,9 @@ class McpWireScreen(ModalScreen[None]):
     McpWireScreen VerticalScroll { width: 1fr; height: 1fr; padding: 0 1; }
     """
 
-    def __init__(self, hub: Any, start: str = "") -> None:
+    def __init__(self, rows: Rows, start: str = "") -> None:
         super().__init__()
-        self.hub = hub
+        self.source = rows
         self.start = start
         self.rows: list[tuple[str, Any]] = []
 
@@ -98,13 +125,9 @@ class McpWireScreen(ModalScreen[None]):
         self.reload()
         self.query_one(OptionList).focus()
 
-    def all_rows(self) -> list[tuple[str, Any]]:
-        rows = [(c.name, e) for c in self.hub.connections for e in list(c.wire.entries)]
-        return sorted(rows, key=lambda row: row[1].clock)
-
     def reload(self) -> None:
         words = self.query_one("#wire-filter", Input).value.split()
-        rows = [(s, e) for s, e in self.all_rows() if matches(words, s, e)]
+        rows = [(s, e) for s, e in self.source() if matches(words, s, e)]
         self.rows = rows[-SHOWN:]
         listing = self.query_one(OptionList)
         listing.clear_options()

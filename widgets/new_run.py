@@ -66,7 +66,11 @@ class NewRunActions:
         in the message box."""
         if self._unsubscribe is not None:
             self._unsubscribe()
-        if self.runtime.mcp is not None:
+        hub, built = self.runtime.mcp, runtime.mcp
+        keep = hub is not None and hub.attached and built is not None
+        if keep:
+            runtime.mcp = hub  # the running servers serve the new run (see `_move_mcp`)
+        elif hub is not None:
             self.workers.cancel_group(self, "mcp")  # its servers stop with the old run
         self._use(runtime)
         if history is not None:
@@ -80,7 +84,10 @@ class NewRunActions:
         self.prompt_bar.input.focus()
         if runtime.mcp is not None:
             self._mcp_started = asyncio.Event()
-            self._serve_mcp()
+            if keep:
+                self._move_mcp(built)
+            else:
+                self._serve_mcp()
         self._note_run()
 
     def _note_run(self: Any) -> None:

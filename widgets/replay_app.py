@@ -112,6 +112,7 @@ class ReplayApp(SlowStart, SafeTextApp, App[ForkRequest | None]):
         Binding("end", "goto_end", "End", show=False, priority=True),
         Binding("f4", "run_details", "Wire & time"),
         Binding("f", "fork", "Fork"),
+        Binding("w,f7", "mcp_wire", "MCP wire", key_display="w"),
         Binding("q", "quit", "Quit"),
     ]
 
@@ -364,6 +365,15 @@ class ReplayApp(SlowStart, SafeTextApp, App[ForkRequest | None]):
         self._render()
 
     # -- fork --------------------------------------------------------------------------
+
+    def action_mcp_wire(self) -> None:
+        """The JSON-RPC messages with MCP servers the session recorded, up to here."""
+        from widgets.mcp_wire import McpWireScreen, recorded_rows
+
+        if not any(e.type == "mcp_wire" for e in self.events):
+            self.notify("This session recorded no MCP messages.", timeout=3)
+            return
+        self.push_screen(McpWireScreen(lambda: recorded_rows(self.events[: self.position])))
 
     def action_fork(self) -> None:
         if not self.fork_choices:

@@ -157,6 +157,10 @@ def runtime_of(
     options = options_from_args(args, headless, approve, say)
     if options.workspace is not None and not options.workspace.is_dir():
         raise ValueError(f"--workspace {options.workspace} is not a directory")
+    if options.mcp or options.mcp_servers:  # stdio servers boot while the runtime loads
+        from workbench.mcp.early import start_early_for
+
+        start_early_for(options)
     return build_runtime(options)
 
 

@@ -223,6 +223,22 @@ class McpToolsChangedEvent(Event):
         )
 
 
+class McpWireEvent(Event):
+    """One JSON-RPC message between the workbench and an MCP server, as the wire view
+    (F7, `w`) showed it: its JSON masked and cut the same way (`workbench.mcp.wire`).
+    `timestamp` is when it passed. Past the wire's caps, one last event with no `text`
+    says that the later messages with that server were not recorded."""
+
+    type: Literal["mcp_wire"] = "mcp_wire"
+    server: str
+    outgoing: bool
+    at: float
+    """Seconds since the server's connection started."""
+    summary: str
+    method: str = ""
+    text: str = ""
+
+
 SamplingDecision = Literal["sent", "edited", "written", "declined", "failed"]
 
 
@@ -308,6 +324,7 @@ WorkbenchEvent = (
     RunLimitEvent
     | McpToolsChangedEvent
     | McpSamplingEvent
+    | McpWireEvent
     | PermissionRequestEvent
     | PermissionDecisionEvent
     | StepModeEvent

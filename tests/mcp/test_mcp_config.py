@@ -366,7 +366,6 @@ def test_a_variable_the_workbench_moved_out_of_its_environment_is_still_expanded
     [
         ("${env:NOT_SET_HERE}", "${NOT_SET_HERE} names the environment variable NOT_SET_HERE"),
         ("${NOT_SET_HERE}", "which is not set"),
-        ("${input:api-key}", "${input:api-key} (Your key) is asked for by the editor"),
         ("${command:x}", "${command:x}: not a variable the workbench knows"),
     ],
 )

@@ -92,7 +92,8 @@ class _Refusing(BaseHTTPRequestHandler):
         pass
 
     def do_POST(self) -> None:  # noqa: N802 - the handler's protocol
-        code = int(self.path.strip("/").split("/")[0])
+        first = self.path.strip("/").split("/")[0]
+        code = int(first) if first.isdigit() else 404  # OAuth discovery finds nothing
         self.send_response(code)
         self.send_header("content-type", "application/json")
         self.end_headers()

@@ -100,7 +100,7 @@ def _served(flag: str, path: str) -> Iterator[str]:
         stderr=subprocess.DEVNULL,
     )
     try:
-        for _ in range(200):  # up to 10 s for the server to listen
+        for _ in range(1200):  # up to 60 s for the server to listen (a busy machine)
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=0.05).close()
                 break
@@ -108,6 +108,8 @@ def _served(flag: str, path: str) -> Iterator[str]:
                 if process.poll() is not None:
                     pytest.fail("the HTTP toolbox exited at start")
                 time.sleep(0.05)
+        else:
+            pytest.fail("the HTTP toolbox did not listen within 60 s")
         yield f"http://127.0.0.1:{port}{path}"
     finally:
         process.terminate()

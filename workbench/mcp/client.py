@@ -16,8 +16,9 @@ aborted call is cancelled through the SDK, which sends `notifications/cancelled`
 
 from __future__ import annotations
 
+import math
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal, Protocol
 
 import anyio
@@ -30,11 +31,13 @@ from workbench import __version__
 from workbench.agent import AbortSignal
 from workbench.mcp.bounds import bound_output_schemas
 from workbench.mcp.capabilities import ClientSide
-from workbench.mcp.catalog import Catalog, Reading, ask, prompt_reading, resource_reading
-from workbench.mcp.completions import complete
+from workbench.mcp.catalog import Catalog
+from workbench.mcp.catalog_requests import CatalogRequests
 from workbench.mcp.config import McpServerConfig
+from workbench.mcp.early import take_early
 from workbench.mcp.failures import (
     CONNECTION_CLOSED,
+    InputMissing,
     McpCallError,
     Unreadable,
     call_failure,
@@ -61,8 +64,9 @@ from workbench.mcp.streams import (
 from workbench.mcp.transports import http_transport, stdio_transport
 from workbench.mcp.wire import Wire
 
-LOG_LINES = 200
-"""How many lines of protocol noise a connection keeps (`McpConnection.log`)."""
+PING_TIMEOUT = 5.0
+"""Seconds a server gets to answer `ping` before it counts as wedged."""
+LOG_LINES = 200  # lines of protocol noise a connection keeps (`McpConnection.log`)
 
 Status = Literal["starting", "ready", "failed", "exited", "closed", "disabled"]
 
@@ -73,7 +77,7 @@ class ProgressFn(Protocol):
     async def __call__(self, progress: float, total: float | None, message: str | None) -> None: ...
 
 
-class McpConnection:
+class McpConnection(CatalogRequests):
     """One MCP server: its status, its tools, and calls to them.
 
     Args:
@@ -124,10 +128,14 @@ class McpConnection:
         """The last HTTP error status the server answered with, and its reason."""
         self.on_status: Callable[[McpConnection], None] | None = None
         """Called when the server exits on its own after it was ready (set by the hub)."""
-
-    @property
-    def name(self) -> str:
-        return self.config.name
+        self.ping_ms: float | None = None  # its last answer to `ping` took; None: no answer
+        self.unanswered_ping: str | None = None  # a "ready" server not answering (wedged)
+        self.authorize_url: str | None = None  # to open to authorize it (OAuth), while it waits
+        self.fill_inputs: Callable[[McpServerConfig], Awaitable[McpServerConfig]] | None = None
+        """Gives the server's `${input:ID}`s before it starts (set by the hub)."""
+        self.on_authorize: Callable[[McpConnection, str | None], None] | None = None
+        """Told each authorization URL (OAuth; the app shows it, headless prints it), and
+        None once the person is back."""
 
     # -- lifetime ----------------------------------------------------------------------
 
@@ -144,8 +152,9 @@ class McpConnection:
         # the wire sees what came, lone surrogates as U+FFFD
         taps: list[Tap] = [SurrogateRepair(), self.wire, ToolListGuard(self._tool_dropped)]
         try:
+            config = await self._filled()
             async with (
-                self._transport() as (read, write),
+                self._transport(config) as (read, write),
                 ClientSession(
                     WatchedReader(read, self._connection_ended, taps),
                     CancelReasonWriter(write, taps),
@@ -201,6 +210,8 @@ class McpConnection:
         self.dropped, self._garbled = [], None
         self._stop, self._settled, self._done = anyio.Event(), anyio.Event(), anyio.Event()
         self._stop_requested, self._http_error = False, None
+        self.authorize_url = None
+        self.ping_ms, self.unanswered_ping = None, None
 
     def _connection_ended(self) -> None:
         """The server's side closed: wake `run()` unless we are the ones stopping."""
@@ -237,14 +248,65 @@ class McpConnection:
         self._stop_requested = True
         self._stop.set()
 
-    def _transport(self) -> Any:
-        config = self.config
+    async def _filled(self) -> McpServerConfig:
+        """The config with its `${input:…}`s given (see `fill_inputs`)."""
+        if not self.config.inputs:
+            return self.config
+        if self.fill_inputs is None:
+            names = ", ".join(f"${{input:{i.id}}}" for i in self.config.inputs)
+            raise InputMissing(f"nobody gives its inputs ({names})")
+        return await self.fill_inputs(self.config)
+
+    def _transport(self, config: McpServerConfig) -> Any:
         if config.command is not None:
+            early = take_early(config)
+            if early is not None:
+                return stdio_transport(config, self._stderr.adopt(early[1]), early)
             return stdio_transport(config, self._stderr.open())
-        return http_transport(config, self._http_failed)
+        return http_transport(config, self._http_failed, (self._authorize, self._on_person))
+
+    def _authorize(self, url: str) -> None:
+        self.authorize_url = url
+        if self.on_authorize is not None:
+            self.on_authorize(self, url)
+
+    def _on_person(self, waiting: bool) -> None:
+        """The start timeout stops while a person authorizes, and starts afresh after."""
+        scope = self._start_scope
+        if scope is not None:
+            timeout = self.config.startup_timeout
+            scope.deadline = math.inf if waiting else anyio.current_time() + timeout
+        if not waiting:
+            self.authorize_url = None
+            if self.on_authorize is not None:
+                self.on_authorize(self, None)
 
     def _http_failed(self, status: int, reason: str) -> None:
         self._http_error = (status, reason)
+
+    async def ping(self, timeout: float = PING_TIMEOUT) -> float:
+        """Ping the server; how long its answer took, in ms (no answer within `timeout`
+        seconds marks it wedged: `unanswered_ping`).
+
+        Raises:
+            McpCallError: it is not running, refused, or did not answer in time.
+        """
+        session = self.session_for("ping")
+        began = anyio.current_time()
+        with anyio.move_on_after(timeout) as waited:
+            try:
+                await session.send_ping()
+            except MCPError as exc:
+                raise McpCallError(
+                    f"MCP server {self.name} refused ping: {exc.error.message}"
+                ) from None
+        if waited.cancelled_caught:
+            self.ping_ms = None
+            self.unanswered_ping = f"no answer to ping within {timeout:g}s: it may be wedged"
+            raise McpCallError(f"MCP server {self.name} gave {self.unanswered_ping}")
+        self.ping_ms = (anyio.current_time() - began) * 1000
+        self.unanswered_ping = None
+        return self.ping_ms
 
     # -- calls -------------------------------------------------------------------------
 
@@ -324,69 +386,6 @@ class McpConnection:
         assert isinstance(result, mcp_types.CallToolResult)
         await self.client.settled()
         return result
-
-    # -- resources and prompts (see catalog.py) ----------------------------------------
-
-    def session_for(self, what: str) -> ClientSession:
-        """The open session, for request `what`; raises `McpCallError` if not running."""
-        if self._session is None or self.status != "ready":
-            why = self.error or self.status
-            raise McpCallError(f"MCP server {self.name} is not running ({what}): {why}")
-        return self._session
-
-    async def read_resource(self, uri: str) -> Reading:
-        """Read the resource at `uri` (`resources/read`).
-
-        Raises:
-            McpCallError: the server is not running, failed, refused or did not answer.
-        """
-        session = self.session_for(f"resources/read {uri}")
-        result = await ask(self.name, f"resources/read {uri}", lambda: session.read_resource(uri))
-        return resource_reading(self.name, uri, result)
-
-    async def subscribe(self, uri: str) -> None:
-        """Ask to be told when the resource at `uri` changes (`resources/subscribe`).
-
-        Raises:
-            McpCallError: the server does not offer subscriptions, or refused.
-        """
-        resources = getattr(self._capabilities, "resources", None)
-        if not getattr(resources, "subscribe", False):
-            raise McpCallError(f"MCP server {self.name} does not offer resource subscriptions")
-        session = self.session_for(f"resources/subscribe {uri}")
-        await ask(self.name, f"resources/subscribe {uri}", lambda: session.subscribe_resource(uri))
-        self.subscribed.add(uri)
-
-    def _resource_updated(self, uri: str) -> None:
-        self.updates[uri] = self.updates.get(uri, 0) + 1
-        for listener in list(self.on_updated):
-            listener(uri)
-
-    async def complete(
-        self, ref: tuple[str, str], name: str, value: str, context: dict[str, str]
-    ) -> list[str]:
-        """The server's suggestions (see `completions.complete`); [] if it offers none."""
-        if getattr(self._capabilities, "completions", None) is None:
-            return []
-        session = self.session_for("completion/complete")
-        return await complete(self.name, session, ref, name, value, context)
-
-    async def get_prompt(self, name: str, arguments: dict[str, str]) -> Reading:
-        """Get prompt `name` filled with `arguments` (`prompts/get`).
-
-        Raises:
-            McpCallError: the server is not running, failed, refused or did not answer.
-        """
-        session = self.session_for(f"prompts/get {name}")
-        result = await ask(
-            self.name, f"prompts/get {name}", lambda: session.get_prompt(name, arguments)
-        )
-        return prompt_reading(self.name, name, arguments, result)
-
-    async def _relist_catalog(self, kind: str) -> None:
-        session = self._session
-        if session is not None and self.status == "ready":
-            await self.catalog.load(session, self._capabilities, (kind,))
 
     # -- failures ----------------------------------------------------------------------
 

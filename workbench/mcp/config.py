@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 from urllib.parse import urlparse
@@ -31,6 +31,7 @@ from urllib.parse import urlparse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from workbench.config_file import read_config
+from workbench.mcp.variables import McpInput, fill_inputs, unmarked
 
 DEFAULT_STARTUP_TIMEOUT = 20.0
 """Seconds a server gets to start, answer `initialize` and list its tools."""
@@ -80,6 +81,10 @@ class McpServerConfig(BaseModel):
     """Working directory for a stdio server (default: the workbench's own)."""
     headers: dict[str, str] = Field(default_factory=dict)
     """Extra HTTP headers for a URL server (e.g. an Authorization header)."""
+    oauth: bool = True
+    """A URL server that answers 401 is authorized with OAuth (a person opens the URL
+    shown; see `workbench.mcp.oauth`); False: a 401 fails the start. Never with an
+    Authorization header of your own."""
     trust_hints: bool = False
     """Believe the server's `readOnlyHint`s: such tools are then allowed by default, like
     the built-in readers (see `workbench.permissions.hints`)."""
@@ -95,6 +100,8 @@ class McpServerConfig(BaseModel):
     """Seconds to start, initialize and list tools before the server counts as failed."""
     source: str = "flag"
     """Where the server was configured (`--mcp`, `--mcp-url`, `config.toml`), for messages."""
+    inputs: tuple[McpInput, ...] = ()
+    """The `${input:ID}`s of its mcp.json entry, still to be given (see `with_inputs`)."""
 
     @field_validator("command", mode="before")
     @classmethod
@@ -126,10 +133,20 @@ class McpServerConfig(BaseModel):
             return "stdio"
         return "sse" if self.sse else "http"
 
+    def with_inputs(self, values: Mapping[str, str]) -> McpServerConfig:
+        """This server with its inputs filled in from `values` (id -> value).
+
+        Raises:
+            KeyError: an input is not in `values`.
+        """
+        fields = ("command", "url", "env", "cwd", "headers")
+        update = {f: fill_inputs(getattr(self, f), values) for f in fields}
+        return self.model_copy(update={**update, "inputs": ()})
+
     @property
     def target(self) -> str:
         """The command line or the URL, for messages."""
-        return shlex.join(self.command) if self.command is not None else str(self.url)
+        return unmarked(shlex.join(self.command) if self.command is not None else str(self.url))
 
 
 def clean_name(name: str) -> str:
@@ -325,6 +342,7 @@ def load_mcp_json(path: Path) -> list[McpServerConfig]:
             raise ValueError(f"Bad MCP server {name!r} in {path}: {exc}") from None
         kind = str(entry.get("type") or entry.get("transport") or "")
         fields: dict[str, Any] = {"name": name, "source": str(path)}
+        fields["inputs"] = expander.used()
         fields["enabled"] = entry.get("disabled") is not True
         if "command" in entry:
             args = entry.get("args") or []

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcp.client.auth import OAuthFlowError
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
@@ -21,6 +22,10 @@ class Unreadable(Exception):
     """A server's answer while starting could not be parsed (it is lost)."""
 
 
+class InputMissing(Exception):
+    """A server's `${input:ID}` was not given (`str()` names it and how to give it)."""
+
+
 class McpCallError(Exception):
     """A call to an MCP tool failed; `str()` says why, `details` go to the inspector."""
 
@@ -29,13 +34,21 @@ class McpCallError(Exception):
         self.details = details or {}
 
 
-def http_failure(url: str, status: int, reason: str, *, sse: bool = False) -> str:
-    """What an HTTP error status from an MCP endpoint means, and what to try."""
+def http_failure(
+    url: str, status: int, reason: str, *, sse: bool = False, auth: str = "none"
+) -> str:
+    """What an HTTP error status from an MCP endpoint means, and what to try (`auth`:
+    how the workbench gave credentials: "none", "header" or "oauth")."""
     head = f"{url} answered HTTP {status}{f' {reason}' if reason else ''}"
-    if status == 401:
+    if status == 401 and auth == "header":
+        hint = "the server refused the Authorization header it was given"
+    elif status == 401 and auth == "oauth":
+        hint = "the server refused the token its OAuth authorization gave"
+    elif status == 401:
         hint = (
-            "the server wants credentials: give it a header, e.g. "
-            'headers = { Authorization = "Bearer ..." } in the server\'s config table'
+            "the server wants credentials: remove oauth = false from its config table to "
+            "authorize with OAuth, or give it a header, e.g. "
+            'headers = { Authorization = "Bearer ..." }'
         )
     elif status == 403:
         hint = "the server refused the credentials it was given (check the headers)"
@@ -134,8 +147,19 @@ def start_failure(
         if garbled:
             why += f"; it wrote something that is not JSON-RPC: {garbled}"
         return why
+    if isinstance(exc, InputMissing):
+        return str(exc)
+    if isinstance(exc, OAuthFlowError):
+        why = f"its OAuth authorization failed: {exc}"
+        if config.url is None or http_error is None:
+            return why
+        status, reason = http_error
+        head = f"{config.url} answered HTTP {status}{f' {reason}' if reason else ''}"
+        return f"{head}: the server wants credentials and {why}"
     if config.url is not None and http_error is not None:
-        return http_failure(config.url, *http_error, sse=config.sse)
+        header = any(name.strip().lower() == "authorization" for name in config.headers)
+        auth = "header" if header else "oauth" if config.oauth else "none"
+        return http_failure(config.url, *http_error, sse=config.sse, auth=auth)
     if config.url is not None and is_connect_error(exc):
         return f"nothing answered at {config.url} ({describe(exc)}): is the server running?"
     if isinstance(exc, MCPError) and exc.error.code == CONNECTION_CLOSED:

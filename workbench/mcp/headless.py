@@ -26,6 +26,13 @@ def _say(text: str) -> None:
     print(f"workbench: {literal(text)}", file=sys.stderr)
 
 
+def _authorization(connection: Any, url: str | None) -> None:
+    if url is None:
+        _say(f"MCP server {connection.name}: authorization received")
+    else:
+        _say(f"MCP server {connection.name} needs authorization: open this URL in a browser: {url}")
+
+
 async def run_with_servers(runtime: Any, run: Callable[[], Awaitable[int]]) -> int:
     """Start `runtime`'s MCP servers, then `run()`; the exit code (130 if a signal
     ended it)."""
@@ -50,6 +57,7 @@ async def run_with_servers(runtime: Any, run: Callable[[], Awaitable[int]]) -> i
         # (while the run goes, its own Ctrl-C receiver takes SIGINT over)
         tg.start_soon(watch, tg.cancel_scope, signals.SIGTERM, signals.SIGHUP, signals.SIGINT)
         await anyio.sleep(0)  # the receiver is in place before the servers start
+        hub.on_authorize = _authorization
         async with hub.attach(runtime.agent):
             for line in hub.report():
                 _say(line)

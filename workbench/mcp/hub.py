@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from functools import partial
+from importlib import import_module
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +32,12 @@ from workbench.bus_events import McpToolsChangedEvent
 from workbench.mcp.capabilities import ClientSide, LogLevel
 from workbench.mcp.client import McpConnection
 from workbench.mcp.config import McpServerConfig
+from workbench.mcp.inputs import InputBook
 from workbench.mcp.requests import Asker, PolicyAsker, Sampler
 from workbench.mcp.roots import roots_for
 from workbench.mcp.tools import server_tools
 from workbench.mcp.transports import kill_server_trees
+from workbench.mcp.wire_record import WireRecording
 
 SHUTDOWN_TIMEOUT = 10.0
 """Seconds `shutdown` waits for the servers to stop before killing their processes."""
@@ -59,6 +62,9 @@ class McpHub:
             McpConnection(server, ClientSide(roots_for(server, roots), log_level))
             for server in servers
         ]
+        self.workspace_roots = list(roots)
+        """The run's workspace as offered to the servers (`move_to` changes it)."""
+        self._unsubscribe: Callable[[], None] = lambda: None
         self.on_tools_changed: Callable[[McpConnection, list[str], list[str]], None] | None = None
         """Called after a server's tool list changed: (server, names added, names removed)."""
         self.on_log: Callable[[McpConnection, str], None] | None = None
@@ -79,8 +85,19 @@ class McpHub:
         self._agent: Any = None
         self.refused: list[str] = []
         """Tools not added because another tool has their name (one line each)."""
+        self.on_authorize: Callable[[McpConnection, str | None], None] | None = None
+        """Told the URL a person must open to authorize an HTTP server (OAuth), and None
+        once they are back; set it before the servers start (they may ask at once)."""
+        self.inputs = InputBook()
+        """The mcp.json `${input:ID}`s given so far; `inputs.ask` asks a person (the app)."""
+        self.wire_recording = WireRecording()
+        """Every JSON-RPC message, for the session (`McpWireEvent`s once a run starts)."""
         for connection in self.connections:
             connection.on_status = self._changed
+            connection.on_authorize = self._authorize
+            connection.wire.on_entry = partial(self.wire_recording.add, connection.name)
+            connection.fill_inputs = self.inputs.fill
+        self.mask(None)
 
     @property
     def asker(self) -> Asker:
@@ -97,10 +114,15 @@ class McpHub:
     def mask(self, redact: Callable[[str], str] | None) -> None:
         """Mask known secrets in what the servers' wire logs keep, and in what the servers
         send that is shown, recorded or sent to a model (instructions, log lines,
-        sampling requests)."""
+        sampling requests), and the values of password inputs (`inputs`)."""
+
+        def masked(text: str) -> str:
+            text = self.inputs.mask(text)
+            return redact(text) if redact is not None else text
+
         for connection in self.connections:
-            connection.wire.redact = redact
-            connection.client.redact = redact
+            connection.wire.redact = masked
+            connection.client.redact = masked
 
     @property
     def sampler(self) -> Sampler | None:
@@ -164,6 +186,10 @@ class McpHub:
             connection.note(f"logging/setLevel {level} was refused: {exc.error.message}")
             return f"MCP server {name} refused log level {level}: {exc.error.message}"
         return f"MCP server {name} now logs at {level} and above"
+
+    def _authorize(self, connection: McpConnection, url: str | None) -> None:
+        if self.on_authorize is not None:
+            self.on_authorize(connection, url)
 
     def _changed(self, connection: McpConnection) -> None:
         if self.on_change is not None:
@@ -254,6 +280,8 @@ class McpHub:
             started = [c for c in self.connections if c.status != "disabled"]
             for connection in started:
                 tg.start_soon(connection.run, name=f"mcp:{connection.name}")
+            if started:  # while the servers boot: what their tools need next
+                await anyio.to_thread.run_sync(import_module, "jsonschema")
             for connection in started:
                 await connection.wait_settled()
         except BaseException:
@@ -304,17 +332,73 @@ class McpHub:
         ]
         self.tools = [t for t in self.tools if t.name not in own]
         try:
-            agent.state.tools = [*agent.state.tools, *self.tools]
-            agent.state.system_prompt = with_instructions(
-                agent.state.system_prompt, self.connections
-            )
-            self._agent = agent
+            self._adopt(agent)
             yield self
         finally:
-            self._agent = None
-            mine = set(map(id, self.tools))
-            agent.state.tools = [t for t in agent.state.tools if id(t) not in mine]
+            await self._release()
             await self.aclose()
+
+    def _adopt(self, agent: Any) -> None:
+        """Give `agent` the servers' tools and instructions; its bus gets the wire."""
+        agent.state.tools = [*agent.state.tools, *self.tools]
+        agent.state.system_prompt = with_instructions(agent.state.system_prompt, self.connections)
+        self._agent = agent
+        self._unsubscribe = agent.subscribe(self.wire_recording.on_bus)
+        assert self._tg is not None
+        self._tg.start_soon(self.wire_recording.pump, agent, name="mcp:wire")
+
+    async def _release(self) -> None:
+        """Take the tools back from the attached agent (the wire held so far goes first)."""
+        agent, self._agent = self._agent, None
+        if agent is None:
+            return
+        self._unsubscribe()
+        self.wire_recording.stop()
+        await self.wire_recording.flush(agent)
+        mine = set(map(id, self.tools))
+        agent.state.tools = [t for t in agent.state.tools if id(t) not in mine]
+
+    @property
+    def attached(self) -> bool:
+        """Whether the servers are up and serve an agent (`attach`)."""
+        return self._agent is not None
+
+    async def move_to(
+        self, agent: Any, workspace_roots: Sequence[Path] = (), like: McpHub | None = None
+    ) -> list[str]:
+        """A new run (ctrl+n) keeps the running servers: their tools go to `agent`, the
+        wire from now on to its session, and each server whose roots offered the old
+        workspace is offered `workspace_roots` instead and told
+        (`notifications/roots/list_changed`). `like`: the hub built for the new run
+        (not started), whose model answers sampling requests from now on. The names of
+        the servers told."""
+        await self._release()
+        if like is not None and like.sampler is not None:
+            self.use_model(like.sampler.stream_fn, like.sampler.model)
+        self.mask(getattr(agent, "redact", None))
+        self.wire_recording = WireRecording()
+        for connection in self.connections:
+            connection.wire.on_entry = partial(self.wire_recording.add, connection.name)
+        self._adopt(agent)
+        old, self.workspace_roots = self.workspace_roots, list(workspace_roots)
+        told = []
+        for connection in self.connections:
+            roots = connection.client.roots
+            if roots == roots_for(connection.config, old):  # as configured: again
+                moved = roots_for(connection.config, self.workspace_roots)
+            else:  # edited in the app: only the workspace changes
+                gone = {path.resolve() for path in old}
+                moved = [
+                    *dict.fromkeys(
+                        new
+                        for root in roots
+                        for new in (self.workspace_roots if root.resolve() in gone else [root])
+                    )
+                ]
+            if moved != roots:
+                await self.set_roots(moved, connection.name)
+                told.append(connection.name)
+        return told
 
     def report(self) -> list[str]:
         """One line per server: how many tools it brought, or why it failed (a failure's

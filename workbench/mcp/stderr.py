@@ -34,6 +34,11 @@ class ServerStderr:
         self._file = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
         return self._file
 
+    def adopt(self, file: TextIO) -> TextIO:
+        """`file`, where a server started early writes (see `early`)."""
+        self._file = file
+        return file
+
     def close(self) -> None:
         """Keep the last lines and close the file (the server has stopped)."""
         if self._file is not None:

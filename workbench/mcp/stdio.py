@@ -89,19 +89,25 @@ def oversized(size: int, head: bytes, tail: bytes, cap: int) -> SessionMessage |
 
 @asynccontextmanager
 async def stdio_client(
-    server: sdk.StdioServerParameters, errlog: TextIO, cap: int | None = None
+    server: sdk.StdioServerParameters,
+    errlog: TextIO,
+    cap: int | None = None,
+    started: Any = None,
 ) -> AsyncGenerator[tuple[Any, Any], None]:
-    """Start the server's process; yield its (read, write) streams (see above); `cap`
-    is `MAX_LINE_BYTES` unless given."""
+    """Start the server's process (or take `started`, one already running: see
+    `early`); yield its (read, write) streams (see above); `cap` is `MAX_LINE_BYTES`
+    unless given."""
     cap = MAX_LINE_BYTES if cap is None else cap
-    command = await sdk._get_executable_command(server.command)
-    process = await sdk._create_platform_compatible_process(
-        command=command,
-        args=server.args,
-        env=sdk.get_default_environment() | (server.env or {}),
-        errlog=errlog,
-        cwd=server.cwd,
-    )
+    process = started
+    if process is None:
+        command = await sdk._get_executable_command(server.command)
+        process = await sdk._create_platform_compatible_process(
+            command=command,
+            args=server.args,
+            env=sdk.get_default_environment() | (server.env or {}),
+            errlog=errlog,
+            cwd=server.cwd,
+        )
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
     writer_done = anyio.Event()

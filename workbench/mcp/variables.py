@@ -6,8 +6,10 @@
 - `${workspaceFolder}`, `${workspaceFolderBasename}`: the folder the file belongs to
   (the parent of `.vscode/` or `.cursor/`, else the file's own folder);
 - `${userHome}`, `${pathSeparator}` (`${/}`);
-- `${input:ID}` (VS Code's prompted inputs): an error naming the input and its
-  description: the workbench does not prompt for them, so the value goes in `env`;
+- `${input:ID}` (VS Code's prompted inputs): left as a mark (`input_mark`) that is
+  never sent: the server's config lists the input (`McpInput`), and before the server
+  starts the hub fills it (`fill_inputs`) from `$WORKBENCH_MCP_INPUT_<ID>`, else asks
+  the person once (the app), else the server fails to start naming the input;
 - `envFile` (VS Code, Cursor): a file of `NAME=value` lines (relative to the
   workspace folder) under the entry's own `env`.
 
@@ -22,10 +24,54 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
 from workbench.secret_env import environment
 
 _VARIABLE = re.compile(r"\$\{([^}]*)\}")
 EXPANDED = ("command", "args", "env", "cwd", "url", "headers", "envFile", "serverUrl")
+_MARK = re.compile("\ue000input:([^\ue001]*)\ue001")
+
+
+class McpInput(BaseModel):
+    """An `${input:ID}` of an mcp.json entry: asked for before the server starts."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    description: str = ""
+    password: bool = False
+
+    @property
+    def env_name(self) -> str:
+        """The environment variable that gives it: `WORKBENCH_MCP_INPUT_<ID>`."""
+        return "WORKBENCH_MCP_INPUT_" + re.sub(r"[^A-Za-z0-9]", "_", self.id).upper()
+
+
+def input_mark(key: str) -> str:
+    """What `${input:KEY}` stands as until it is filled (private-use characters, so no
+    server is ever started with it: see `fill_inputs`)."""
+    return f"\ue000input:{key}\ue001"
+
+
+def fill_inputs(value: Any, values: Mapping[str, str]) -> Any:
+    """`value` (text, or lists and dicts of it) with each input mark replaced.
+
+    Raises:
+        KeyError: an input of `value` is not in `values`.
+    """
+    if isinstance(value, str):
+        return _MARK.sub(lambda m: values[m.group(1)], value)
+    if isinstance(value, (list, tuple)):
+        return type(value)(fill_inputs(v, values) for v in value)
+    if isinstance(value, dict):
+        return {k: fill_inputs(v, values) for k, v in value.items()}
+    return value
+
+
+def unmarked(text: str) -> str:
+    """`text` with its input marks shown as the `${input:ID}` they stand for."""
+    return _MARK.sub(lambda m: f"${{input:{m.group(1)}}}", text)
 
 
 def workspace_of(path: Path) -> Path:
@@ -46,6 +92,14 @@ class Expander:
         self.inputs = {
             str(i.get("id")): i for i in inputs or [] if isinstance(i, dict) and "id" in i
         }
+        self.asked: dict[str, McpInput] = {}
+        """The inputs the entries expanded so far use (`entry` resets it)."""
+
+    def used(self) -> tuple[McpInput, ...]:
+        """The inputs the last entry uses, in the order the file declares them."""
+        order = list(self.inputs)
+        rank = {key: order.index(key) if key in order else len(order) for key in self.asked}
+        return tuple(sorted(self.asked.values(), key=lambda i: rank[i.id]))
 
     def text(self, value: str) -> str:
         """`value` with its variables replaced.
@@ -60,12 +114,13 @@ class Expander:
             return self._env(name[4:], None)
         if name.startswith("input:"):
             key = name[6:]
-            about = self.inputs.get(key, {}).get("description")
-            said = f" ({about})" if about else ""
-            raise ValueError(
-                f"${{input:{key}}}{said} is asked for by the editor that wrote this file; the "
-                "workbench does not prompt for it: put the value in the entry's env"
+            about = self.inputs.get(key, {})
+            self.asked[key] = McpInput(
+                id=key,
+                description=str(about.get("description") or ""),
+                password=about.get("password") is True,
             )
+            return input_mark(key)
         fixed = {
             "workspaceFolder": str(self.workspace),
             "workspaceFolderBasename": self.workspace.name,
@@ -95,6 +150,7 @@ class Expander:
             ValueError: as `text`, or an envFile that cannot be read.
         """
         out = dict(entry)
+        self.asked = {}
         for key in EXPANDED:
             if key in out:
                 out[key] = self._deep(out[key])

@@ -49,6 +49,8 @@ class Wire:
         self._chars = 0
         self._start = time.monotonic()
         self._asked: dict[Any, tuple[str, float]] = {}
+        self.on_entry: Callable[[WireEntry], None] | None = None
+        """Told each new entry (the hub records them in the session)."""
 
     def sent(self, item: Any) -> None:
         self._add(item, outgoing=True)
@@ -72,8 +74,11 @@ class Wire:
             text = self.redact(text)
         if len(self.entries) == self.entries.maxlen:
             self._chars -= len(self.entries[0].text)
-        self.entries.append(WireEntry(now - self._start, outgoing, summary, text, method, now))
+        entry = WireEntry(now - self._start, outgoing, summary, text, method, now)
+        self.entries.append(entry)
         self._chars += len(text)
+        if self.on_entry is not None:
+            self.on_entry(entry)
         while self._chars > WIRE_CHARS and len(self.entries) > 1:
             self._chars -= len(self.entries.popleft().text)
 

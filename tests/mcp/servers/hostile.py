@@ -8,7 +8,8 @@ Tools:
   at start);
 - `big` (`megabytes`): answers with one JSON line of that size;
 - `storm` (`count`): sends that many `notifications/tools/list_changed`, then answers;
-- `hang`: never answers (a `notifications/cancelled` for it is written to stderr).
+- `hang`: never answers (a `notifications/cancelled` for it is written to stderr);
+- `wedge`: stops reading for an hour: it answers nothing more, not even `ping`.
 
 Resources: `note://counter`, which counts up three times once subscribed to
 (`notifications/resources/updated` each time). SIGTERM is ignored. With
@@ -42,6 +43,7 @@ TOOLS: list[dict[str, Any]] = [
         "inputSchema": {"type": "object", "properties": {"count": {"type": "integer"}}},
     },
     {"name": "hang", "inputSchema": EMPTY},
+    {"name": "wedge", "inputSchema": EMPTY},
 ]
 LOCK = threading.Lock()
 PIDS = os.environ.get("PIDS_FILE")
@@ -107,6 +109,8 @@ def call(rid: Any, name: str, args: dict[str, Any]) -> None:
         for _ in range(count):
             send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
         text_result(rid, f"sent {count}")
+    elif name == "wedge":
+        time.sleep(3600)
     # hang: no answer
 
 
