@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pydantic import BaseModel  # noqa: E402
 
+from workbench import gc_policy  # noqa: E402
 from workbench.agent import (  # noqa: E402
     Agent,
     AgentContext,
@@ -131,7 +132,7 @@ def measure(turns: int, calls: int, repeats: int, via_agent: bool) -> Samples:
         asyncio.run(runner(turns, calls))
     wall, cpu = [], []
     for _ in range(repeats):
-        gc.collect()
+        gc.collect()  # under gc_policy: what this run left is collected, the rest frozen
         w, c = asyncio.run(runner(turns, calls))
         wall.append(w / (turns * calls) * 1e6)
         cpu.append(c / (turns * calls) * 1e6)
@@ -181,9 +182,16 @@ def main() -> None:
     parser.add_argument("--pi-dir", type=Path, default=PI_DIR, help="where pi is installed")
     parser.add_argument("--install", action="store_true", help=f"npm install {PI_PACKAGE}")
     parser.add_argument("--no-pi", action="store_true", help="Python only")
+    parser.add_argument(
+        "--gc-policy",
+        action="store_true",
+        help="run Python under workbench.gc_policy, as the app and the headless runner do",
+    )
     args = parser.parse_args()
     if args.install:
         install_pi(args.pi_dir)
+    if args.gc_policy:
+        gc_policy.apply()
     if args.profile:
         profile(args.profile, args.agent)
         return
@@ -203,6 +211,7 @@ def main() -> None:
         + (f", Node {_node_version()}" if with_pi else "")
         + f"; µs per tool call, medians of {args.rounds} x {args.repeats} runs"
         + " (wall clock / CPU)"
+        + (", Python under workbench.gc_policy" if args.gc_policy else "")
     )
     header = f"{'shape':<8}" + "".join(f"{name:>22}" for name, _ in modes)
     if with_pi:
