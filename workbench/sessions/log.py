@@ -71,7 +71,7 @@ class FoldBatcher:
 
     def __init__(self, keep: bool = True) -> None:
         self.keep = keep
-        self.decoder = Decoder()
+        self.decoder = Decoder(keep_run=keep)  # checking only: no run's transcript held
         self.events: list[Any] = []
         self._kind: bytes = b""
         self._index = b""
