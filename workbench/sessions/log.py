@@ -34,7 +34,7 @@ from workbench.json_text import LINE_DEPTH, loads
 from workbench.sessions.codec import Decoder
 from workbench.view.fold import DeltaRun
 
-CHUNK = 1 << 22
+CHUNK = 1 << 20
 """Bytes read at a time when decoding in order."""
 BATCH = 4096
 """Events handed to the fold at a time."""
