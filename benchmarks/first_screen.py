@@ -17,6 +17,7 @@ app's). Reading the pane costs a little CPU, the same for both.
 
     python benchmarks/first_screen.py live [--repeat 5]
     python benchmarks/first_screen.py replay SESSION.jsonl [--repeat 5]
+    python benchmarks/first_screen.py live --tree /tmp/before --tree .   # compare trees
 
 Targets (issue 34): the usable screen at most 1.5 times the minimal app's first
 screen, live and in replay (300 and 100,000 events); replay settled at the last event
@@ -102,28 +103,51 @@ def main() -> None:
     parser.add_argument("mode", choices=("live", "replay"))
     parser.add_argument("session", nargs="?", type=Path, help="replay: the session file")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument(
+        "--tree",
+        type=Path,
+        action="append",
+        help="run the workbench of this source tree (repeat to compare trees, alternating; "
+        "default: the installed `workbench` command)",
+    )
     args = parser.parse_args()
+    if args.mode == "replay" and args.session is None:
+        parser.error("replay needs a SESSION file")
     subprocess.run([*TMUX, "new-session", "-d", "-s", "keeper", "sleep 86400"], check=True)
     try:
-        minimal, found, names = _measure(args, parser)
+        minimal, found, names = _measure(args)
     finally:
         subprocess.run([*TMUX, "kill-server"], capture_output=True, check=False)
     base = statistics.median(minimal)
     print(f"{args.repeat} runs each, alternating, in tmux at {SIZE[0]}x{SIZE[1]}; medians")
-    print(f"minimal Textual app, first screen:      {base:6.2f} s  ({_spread(minimal)})")
-    for name, times in zip(names, found, strict=True):
-        median = statistics.median(times)
-        print(
-            f"workbench, {name + ':':<36}{median:6.2f} s  ({_spread(times)})  "
-            f"ratio {median / base:.2f}"
+    print(f"minimal Textual app, first screen:   {base:6.2f} s  ({_spread(minimal)})")
+    for label, by_marker in found.items():
+        print(label)
+        for name, times in zip(names, by_marker, strict=True):
+            median = statistics.median(times)
+            print(
+                f"  {name + ':':<36}{median:6.2f} s  ({_spread(times)})  ratio {median / base:.2f}"
+            )
+
+
+def _commands(args: argparse.Namespace, tail: str) -> dict[str, str]:
+    """The workbench command line of each tree to measure, by label."""
+    if not args.tree:
+        return {"workbench (installed)": f"{shlex.quote(str(BIN / 'workbench'))} {tail}"}
+    python = shlex.quote(sys.executable)
+    entry = shlex.quote("import sys; from workbench.__main__ import main; sys.exit(main())")
+    return {
+        f"workbench ({tree})": (
+            f"env PYTHONPATH={shlex.quote(str(tree.resolve()))} {python} -c {entry} {tail}"
         )
+        for tree in args.tree
+    }
 
 
 def _measure(
-    args: argparse.Namespace, parser: argparse.ArgumentParser
-) -> tuple[list[float], list[list[float]], list[str]]:
+    args: argparse.Namespace,
+) -> tuple[list[float], dict[str, list[list[float]]], list[str]]:
     python = shlex.quote(sys.executable)
-    workbench = shlex.quote(str(BIN / "workbench"))
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         (work / "minimal.py").write_text(MINIMAL)
@@ -132,28 +156,27 @@ def _measure(
             from workbench.providers.scripted import Scenario
 
             prompt = Scenario.load("demo").prompt
-            command = f"{workbench} --no-record"
+            commands = _commands(args, "--no-record")
             markers = [prompt[:40]]
             names = ["demo prompt in the message box"]
         else:
-            if args.session is None:
-                parser.error("replay needs a SESSION file")
             from workbench.sessions.reader import read_session
 
             total = len(read_session(args.session).events)
-            command = f"{workbench} replay {shlex.quote(str(args.session.resolve()))}"
+            commands = _commands(args, f"replay {shlex.quote(str(args.session.resolve()))}")
             markers = [f" / {total}", f"event {total} / {total}"]  # the scrubber
             names = ["an event on the main screen", f"settled at the last event ({total:,})"]
         minimal: list[float] = []
-        found: list[list[float]] = [[] for _ in markers]
+        found: dict[str, list[list[float]]] = {label: [[] for _ in markers] for label in commands}
+        runs: list[str | None] = [None, *commands]  # None: the minimal app
         for i in range(args.repeat):
-            order = ["minimal", "workbench"] if i % 2 == 0 else ["workbench", "minimal"]
-            for which in order:
-                if which == "minimal":
+            for label in runs if i % 2 == 0 else runs[::-1]:
+                if label is None:
                     minimal += timed(minimal_cmd, work, ["minimal app ready"])
-                else:
-                    for into, t in zip(found, timed(command, work, markers), strict=True):
-                        into.append(t)
+                    continue
+                seen = timed(commands[label], work, markers)
+                for into, t in zip(found[label], seen, strict=True):
+                    into.append(t)
     return minimal, found, names
 
 
