@@ -392,7 +392,8 @@ async def _run_concurrently(calls: list[Coroutine[Any, Any, None]]) -> None:
     """Run a parallel batch's calls at once and wait for all of them, as a task group
     would: the first that raises cancels the rest, and its error is raised once they
     have ended; cancelling the waiter cancels them all. Plain asyncio tasks: an anyio
-    task costs about ten times as much to start, once per call of a wide batch."""
+    task costs several times as much to start, once per call of a wide batch
+    (benchmarks/README.md, loop_overhead.py)."""
     loop = asyncio.get_running_loop()
     tasks = [loop.create_task(call) for call in calls]
     try:
@@ -404,6 +405,7 @@ async def _run_concurrently(calls: list[Coroutine[Any, Any, None]]) -> None:
                 task.cancel()
             with anyio.CancelScope(shield=True):
                 await asyncio.wait(pending)
-    for task in tasks:
-        if not task.cancelled() and task.exception() is not None:
-            raise task.exception()  # type: ignore[misc]
+    # Every task's error is retrieved (asyncio reports one never asked for); the first raises.
+    errors = [e for t in tasks if not t.cancelled() and (e := t.exception()) is not None]
+    if errors:
+        raise errors[0]
