@@ -21,7 +21,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -42,15 +42,20 @@ from widgets.timeline import Timeline
 from widgets.tool_inspector import ToolInspector
 from workbench import gc_policy
 from workbench.sanitize import literal
-from workbench.session_runs import ForkChoice, ForkRequest
 from workbench.sessions.fork import ForkPoint
 from workbench.sessions.history import MarkKind, Marks, fork_cut, needs_continue
 from workbench.sessions.reader import Session
 from workbench.sessions.scrub import ScrubFold
 from workbench.view.fold import ViewState, fold
 
+if TYPE_CHECKING:  # what a fork needs is loaded when the user forks (it is the runtime)
+    from workbench.session_runs import ForkChoice, ForkRequest  # noqa: F401 - in strings
 
-class ForkModal(ModalScreen[ForkChoice | None]):
+ForkChoices = list["ForkChoice"] | Callable[[], list["ForkChoice"]]
+"""The models a fork can use, or how to list them (asked the first time they are needed)."""
+
+
+class ForkModal(ModalScreen["ForkChoice | None"]):
     """Pick the model a fork continues with (Enter), or go back to the replay (Escape)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Back to replay")]
@@ -86,7 +91,7 @@ class ForkModal(ModalScreen[ForkChoice | None]):
         self.dismiss(None)
 
 
-class ReplayApp(SlowStart, SafeTextApp, App[ForkRequest | None]):
+class ReplayApp(SlowStart, SafeTextApp, App["ForkRequest | None"]):
     """A recorded session, one event at a time. Returns a ForkRequest if the user forks."""
 
     CSS_PATH = "app.tcss"
@@ -123,14 +128,15 @@ class ReplayApp(SlowStart, SafeTextApp, App[ForkRequest | None]):
         self,
         session: Session | None = None,
         *,
-        read: Callable[[Callable[[int], None]], tuple[Session, list[ForkChoice]]] | None = None,
+        read: Callable[[Callable[[int], None]], tuple[Session, ForkChoices]] | None = None,
         at: int | None = None,
-        fork_choices: list[ForkChoice] | None = None,
+        fork_choices: ForkChoices | None = None,
         scrub: ScrubFold | None = None,
     ) -> None:
         """Replay `session`, or the one `read` reads once the first frame is up (it
         reports how many events it has read so far, and returns the session with the
-        models a fork can use; the starting screen says how far it has come). If `read`
+        models a fork can use, or how to list them when the user forks; the starting
+        screen says how far it has come). If `read`
         raises SessionError, or `at` is outside the session, the app exits with 2 and
         `start_error` says why. `scrub`: the session's fold if it is folded while it
         is read."""
@@ -150,12 +156,12 @@ class ReplayApp(SlowStart, SafeTextApp, App[ForkRequest | None]):
         if session is not None:
             self._use(session, fork_choices or [])
 
-    def _use(self, session: Session, fork_choices: list[ForkChoice]) -> None:
+    def _use(self, session: Session, fork_choices: ForkChoices) -> None:
         """Replay `session` (folded into `scrub` as it was read, or folded here)."""
         self.session = session
         self.events = session.events
         self.marks = Marks(self.events)
-        self.fork_choices = fork_choices
+        self._fork_choices = fork_choices
         if self._scrub is None:
             self.scrub = ScrubFold(self.events)
         else:
@@ -170,6 +176,13 @@ class ReplayApp(SlowStart, SafeTextApp, App[ForkRequest | None]):
         self.scrub.goto(self._start_at)
         self.position = self.scrub.position
         self.sub_title = f"{session.path.name} · {header.model.provider}:{header.model.id}"
+
+    @property
+    def fork_choices(self) -> list[ForkChoice]:
+        """The models a fork can use (listed the first time they are asked for)."""
+        if callable(self._fork_choices):
+            self._fork_choices = self._fork_choices()
+        return self._fork_choices
 
     # -- layout ------------------------------------------------------------------------
 
@@ -394,6 +407,8 @@ class ReplayApp(SlowStart, SafeTextApp, App[ForkRequest | None]):
         )
 
         def chosen(choice: ForkChoice | None) -> None:
+            from workbench.session_runs import ForkRequest
+
             if choice is not None:
                 self.exit(ForkRequest(turn, choice))
 

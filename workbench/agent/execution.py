@@ -10,8 +10,10 @@ call runs under its own abort signal linked to the run's.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
+from collections.abc import Coroutine
 from typing import Any
 
 import anyio
@@ -152,19 +154,7 @@ class BatchRunner:
         if len(prepared) == 1:  # nothing to overlap with: no task needed
             await run_one(*prepared[0])
         elif prepared:
-            remaining = len(prepared)
-            all_done = anyio.Event()
-
-            async def run_counted(i: int, p: Prepared) -> None:
-                nonlocal remaining
-                await run_one(i, p)  # if this raises, the task group cancels the batch
-                remaining -= 1
-                if not remaining:
-                    all_done.set()
-
-            for i, p in prepared:
-                tg.start_soon(run_counted, i, p)
-            await all_done.wait()
+            await _run_concurrently([run_one(i, p) for i, p in prepared])
         return [s for s in slots if s is not None]
 
     # -- one call ----------------------------------------------------------------
@@ -396,3 +386,26 @@ class BatchRunner:
     def _skipped_text(self) -> str:
         assert self.signal is not None
         return f"{aborted_text(self.signal)}: tool call skipped, it never started"
+
+
+async def _run_concurrently(calls: list[Coroutine[Any, Any, None]]) -> None:
+    """Run a parallel batch's calls at once and wait for all of them, as a task group
+    would: the first that raises cancels the rest, and its error is raised once they
+    have ended; cancelling the waiter cancels them all. Plain asyncio tasks: an anyio
+    task costs several times as much to start, once per call of a wide batch
+    (benchmarks/README.md, loop_overhead.py)."""
+    loop = asyncio.get_running_loop()
+    tasks = [loop.create_task(call) for call in calls]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+    finally:
+        pending = [t for t in tasks if not t.done()]
+        if pending:
+            for task in pending:
+                task.cancel()
+            with anyio.CancelScope(shield=True):
+                await asyncio.wait(pending)
+    # Every task's error is retrieved (asyncio reports one never asked for); the first raises.
+    errors = [e for t in tasks if not t.cancelled() and (e := t.exception()) is not None]
+    if errors:
+        raise errors[0]

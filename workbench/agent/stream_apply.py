@@ -102,9 +102,12 @@ def delta_target(content: Sequence[B], kind: str, index: int) -> B | None:
 def open_at(content: MutableSequence[B], index: int, block: B, blank: Callable[[], B]) -> B:
     """Put `block` at `index` of `content`, padding with `blank()` blocks up to it (what
     a `*_start` does); returns `block`."""
-    while len(content) <= index:
+    while len(content) < index:
         content.append(blank())
-    content[index] = block
+    if index == len(content):  # the usual case: the next block (no blank made to replace)
+        content.append(block)
+    else:
+        content[index] = block
     return block
 
 

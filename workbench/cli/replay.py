@@ -7,21 +7,19 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.cli.args import Parser, add_provider_arguments
 from workbench.cli.commands import EXIT_USAGE, ask_for_cwd
-from workbench.cli.headless import recording_exit_code, say_recording_problem
-from workbench.config_file import config_caps
 from workbench.providers.settings import settings_from_args
-from workbench.runtime import build_runtime
 from workbench.sanitize import literal
-from workbench.session_runs import ForkChoice, ForkRequest, fork_choices, fork_options, scenario_of
-from workbench.sessions.checkpoints import has_checkpoints
-from workbench.sessions.history import first_prompt
 from workbench.sessions.reader import Session, read_session
 from workbench.sessions.scrub import ScrubFold
+
+if TYPE_CHECKING:  # a fork's runtime is loaded when the user forks, not before the screen
+    from workbench.session_runs import ForkChoice
 
 
 def replay_parser() -> argparse.ArgumentParser:
@@ -68,11 +66,14 @@ def replay_parser() -> argparse.ArgumentParser:
 
 def session_reader(
     path: Path, scrub: ScrubFold, choices: Callable[[Session], list[ForkChoice]]
-) -> Callable[[Callable[[int], None]], tuple[Session, list[ForkChoice]]]:
+) -> Callable[[Callable[[int], None]], tuple[Session, Callable[[], list[ForkChoice]]]]:
     """How replay reads `path` (`ReplayApp(read=...)`): in one pass that folds it into
-    `scrub`, saying how many events so far; with the models a fork can use."""
+    `scrub`, saying how many events so far; with how to list the models a fork can use
+    (asked when the user forks)."""
 
-    def read(progress: Callable[[int], None]) -> tuple[Session, list[ForkChoice]]:
+    def read(
+        progress: Callable[[int], None],
+    ) -> tuple[Session, Callable[[], list[ForkChoice]]]:
         read_so_far = 0
 
         def feed(batch: list[Any]) -> None:
@@ -82,7 +83,7 @@ def session_reader(
             progress(read_so_far)
 
         session = read_session(path, feed)
-        return session, choices(session)
+        return session, partial(choices, session)
 
     return read
 
@@ -98,7 +99,7 @@ def replay_main(argv: list[str]) -> int:
         print(f"workbench replay: {exc}", file=sys.stderr)
         return EXIT_USAGE
     scrub = ScrubFold()
-    read = session_reader(args.file, scrub, lambda session: fork_choices(session, flag_settings))
+    read = session_reader(args.file, scrub, partial(_fork_choices, flag_settings=flag_settings))
     app = ReplayApp(read=read, at=args.at, scrub=scrub)
     request = app.run()
     if app.start_error is not None:
@@ -109,6 +110,13 @@ def replay_main(argv: list[str]) -> int:
         return 0
     for warning in session.warnings:
         print(f"workbench replay: warning: {literal(warning)}", file=sys.stderr)
+    from workbench.cli.headless import recording_exit_code, say_recording_problem
+    from workbench.config_file import config_caps
+    from workbench.runtime import build_runtime
+    from workbench.session_runs import ForkRequest, fork_options, scenario_of
+    from workbench.sessions.checkpoints import has_checkpoints
+    from workbench.sessions.history import first_prompt
+
     if not isinstance(request, ForkRequest):
         return 0
     restores = has_checkpoints(session) and not args.in_place
@@ -141,3 +149,9 @@ def replay_main(argv: list[str]) -> int:
     if recorder is not None and recorder.error is None and recorder.path.exists():
         print(f"workbench: forked session recorded to {recorder.path}", file=sys.stderr)
     return recording_exit_code(runtime, code)
+
+
+def _fork_choices(session: Session, flag_settings: Any) -> list[ForkChoice]:
+    from workbench.session_runs import fork_choices
+
+    return fork_choices(session, flag_settings)

@@ -91,9 +91,10 @@ def encode_unrecordable(seq: int, ts: float, event: Any, error: str) -> bytes:
 class Decoder:
     """Turns decoded lines back into events, rebuilding compact stream messages."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, keep_run: bool = True) -> None:
+        """`keep_run`: see `Expander` (False only for a reader that checks the lines)."""
         self._partial: AssistantMessage | None = None
-        self.expander = Expander()
+        self.expander = Expander(keep_run=keep_run)
 
     def decode(self, line: dict[str, Any]) -> Any:
         """The event of one decoded line (raises pydantic's ValidationError if bad, and

@@ -272,11 +272,17 @@ def _overlap(before: str, after: str, tries: int = 8) -> int:
 class Expander:
     """The reader's side: puts back what `Compactor` left out of a line's event data."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, keep_run: bool = True) -> None:
+        """`keep_run=False`: for a reader that only checks lines, a run's end written
+        as the count of its messages is checked against that count and given no
+        messages (it would otherwise hold the whole run's transcript while reading)."""
         self._outputs: dict[str, str] = {}
         self._args: dict[str, Any] = {}
+        self._keep_run = keep_run
         self._run: list[Any] = []
         """The messages of the `message_end` events read since the last `agent_start`."""
+        self._run_count = 0
+        """How many there were (kept or not)."""
         self.request: tuple[Any, list[Any]] | None = None
         """The `seq` of the last request line read and its messages (whole)."""
         self._seq: Any = None
@@ -285,9 +291,9 @@ class Expander:
         """The event data of `line`, whole again (raises ValueError when it cannot be:
         a line read without the ones before it that it refers to)."""
         if data.get("type") == "agent_end" and "run_messages" in line and "messages" not in data:
-            if line["run_messages"] != len(self._run):
+            if line["run_messages"] != self._run_count:
                 raise ValueError("a run's end whose messages were not read")
-            return {**data, "messages": list(self._run)}
+            return {**data, "messages": list(self._run)}  # empty when not kept
         if data.get("type") == "provider_request":
             self._seq = line.get("seq")
             if "messages_from" in line:
@@ -358,9 +364,12 @@ class Expander:
             self.request = (self._seq, messages) if isinstance(messages, list) else None
             return
         if kind == "message_end":
-            self._run.append(event.message)
+            self._run_count += 1
+            if self._keep_run:
+                self._run.append(event.message)
         elif kind == "agent_start":
             self._run = []
+            self._run_count = 0
         elif kind == "tool_execution_start":
             self._args[event.tool_call_id] = event.args
         elif kind == "tool_execution_end":

@@ -34,7 +34,7 @@ from workbench.json_text import LINE_DEPTH, loads
 from workbench.sessions.codec import Decoder
 from workbench.view.fold import DeltaRun
 
-CHUNK = 1 << 22
+CHUNK = 1 << 20
 """Bytes read at a time when decoding in order."""
 BATCH = 4096
 """Events handed to the fold at a time."""
@@ -71,7 +71,7 @@ class FoldBatcher:
 
     def __init__(self, keep: bool = True) -> None:
         self.keep = keep
-        self.decoder = Decoder()
+        self.decoder = Decoder(keep_run=keep)  # checking only: no run's transcript held
         self.events: list[Any] = []
         self._kind: bytes = b""
         self._index = b""
