@@ -34,6 +34,7 @@ from widgets.screen_stats import ScreenStats
 from widgets.starting_screen import SlowStart, StartingScreen
 from widgets.stepping_actions import SteppingActions
 from widgets.terminal_safety import SafeTextApp
+from widgets.textual_compat import is_closing
 from workbench import gc_policy
 from workbench.sanitize import literal
 
@@ -368,7 +369,7 @@ class WorkbenchApp(
     def _refresh_now(self) -> None:
         """Bring the screen up to date with the fold (and open any dialog it needs)."""
         self._refresh_pending = False
-        if not self._shown or self._closing or self._closed:
+        if not self._shown or is_closing(self):
             return
         from widgets.status_bar import mcp_alert
         from workbench.agent.clock import now_ms
