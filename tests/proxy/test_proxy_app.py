@@ -7,6 +7,7 @@ import asyncio
 import openai
 
 from tests.proxy.helpers import AGENT_KEY, text_reply, tool_loop, tool_reply
+from tests.support.notifications import notifications
 from tests.widgets.helpers import wait_for
 from widgets.permission_modal import PermissionModal
 from widgets.proxy_app import ConversationList, ProxyApp
@@ -124,7 +125,7 @@ async def test_calling_a_tool_by_hand_is_refused_in_proxy_mode(chat_server, tmp_
         app.action_call_by_hand()
         await pilot.pause()
         assert not isinstance(app.screen, ToolPickerModal)
-        assert any("proxy mode" in str(n.message) for n in app._notifications)
+        assert any("proxy mode" in str(n.message) for n in notifications(app))
 
 
 async def test_ctrl_n_is_no_new_run_here_and_the_waiting_line_leads_with_the_url(
@@ -137,4 +138,4 @@ async def test_ctrl_n_is_no_new_run_here_and_the_waiting_line_leads_with_the_url
         runtime = app.runtime
         await pilot.press("ctrl+n")
         await pilot.pause()
-        assert app.runtime is runtime and not app._notifications  # no run, no error toast
+        assert app.runtime is runtime and not notifications(app)  # no run, no error toast

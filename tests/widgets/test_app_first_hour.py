@@ -11,6 +11,7 @@ from rich.console import Console
 from textual.widgets import OptionList, Static
 
 from tests.support.chat_server import ChatServer, Pause, stream_reply, text_chunks
+from tests.support.notifications import notifications
 from tests.widgets.helpers import scenario_of, wait_for
 from widgets.app import make_app
 from widgets.breakpoints_modal import BreakpointsModal
@@ -135,7 +136,7 @@ async def test_new_run_is_in_the_palette_and_waits_for_a_running_run(make_test_a
         await pilot.press("ctrl+n")
         await pilot.pause()
         assert app.runtime is runtime
-        assert any("ctrl+c cancels it" in str(n.message) for n in app._notifications)
+        assert any("ctrl+c cancels it" in str(n.message) for n in notifications(app))
         await pilot.press("ctrl+c")
 
 
@@ -163,7 +164,7 @@ async def test_ctrl_c_when_idle_says_how_to_quit(make_test_app) -> None:
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.press("ctrl+c")
         await pilot.pause()
-        assert any("ctrl+q quits" in str(n.message) for n in app._notifications)
+        assert any("ctrl+q quits" in str(n.message) for n in notifications(app))
         assert app.is_running
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.support.notifications import notifications
 from tests.widgets.helpers import wait_for
 from widgets.permission_modal import PermissionModal
 from workbench.__main__ import options_from_args
@@ -60,7 +61,7 @@ async def test_max_turns_stops_the_app_run_with_a_notice(todo: Path) -> None:
         await wait_for(pilot, lambda: app.view_state.run_state == "finished", timeout=20)
         await wait_for(
             pilot,
-            lambda: any("--max-turns 2" in str(n.message) for n in app._notifications),
+            lambda: any("--max-turns 2" in str(n.message) for n in notifications(app)),
             timeout=5,
         )
     assert [m.role for m in app.agent.state.messages][-1] == "toolResult"

@@ -98,3 +98,13 @@ def test_no_widget_uses_or_shadows_a_private_name_of_textual() -> None:
             theirs = _textual_names(cls) if is_textual else shared
             clashes += [f"{path.name}: {node.name}.{attr}" for attr in sorted(mine & theirs)]
     assert not clashes, "use widgets/textual_compat.py: " + ", ".join(clashes)
+
+
+def test_tests_read_notifications_through_the_public_hook() -> None:
+    tests = Path(__file__).resolve().parents[1]
+    readers = [
+        str(path.relative_to(tests))
+        for path in sorted(tests.rglob("*.py"))
+        if path != Path(__file__).resolve() and "app._notifications" in path.read_text()
+    ]
+    assert not readers, "use tests.support.notifications.notifications(app): " + ", ".join(readers)
