@@ -289,7 +289,7 @@ def test_a_broken_catalog_says_what_is_wrong(tmp_path: Path, text: str, message:
 
 
 def test_the_command_line_brings_config_catalog_and_flag_servers(tmp_path: Path) -> None:
-    from workbench.__main__ import _mcp_servers
+    from workbench.cli.run_options import _mcp_servers
     from workbench.cli.args import build_parser, parse
 
     config = tmp_path / "config.toml"

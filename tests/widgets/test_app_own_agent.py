@@ -9,7 +9,7 @@ from pathlib import Path
 from tests.support.notifications import notifications
 from tests.widgets.helpers import wait_for
 from widgets.permission_modal import PermissionModal
-from workbench.__main__ import options_from_args
+from workbench.cli.run_options import options_from_args
 from workbench.cli.args import build_parser
 from workbench.runtime import build_runtime
 
