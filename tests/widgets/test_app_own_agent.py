@@ -9,8 +9,8 @@ from pathlib import Path
 from tests.support.notifications import notifications
 from tests.widgets.helpers import wait_for
 from widgets.permission_modal import PermissionModal
-from workbench.cli.run_options import options_from_args
 from workbench.cli.args import build_parser
+from workbench.cli.run_options import options_from_args
 from workbench.runtime import build_runtime
 
 
