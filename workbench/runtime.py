@@ -23,7 +23,7 @@ from workbench.providers.scripted import Scenario, ScriptedProvider
 from workbench.redact import redactor_for
 from workbench.scratch import scratch_workspace
 from workbench.sessions.recorder import Recorder, start_recording
-from workbench.stepper import Stepper
+from workbench.stepper import Breakpoint, Stepper
 from workbench.stream_report import ReportedStream, reports_itself
 
 if TYPE_CHECKING:
@@ -321,16 +321,17 @@ def build_runtime(options: RunOptions) -> Runtime:
     if hub is not None:
         hub.mask(agent.redact)
     recorder = None
-    if options.record:  # first on the bus: an event is on disk before anyone acts on it
-        recorder = start_recording(
+    if options.record:
+        recorder = record_run(
             agent,
-            workspace=workspace,
-            scenario=scenario,
+            workspace,
+            gate,
             path=options.session,
+            checkpoints=options.checkpoints,
+            scenario=scenario,
             fork=fork,
             setup=lambda: agent_setup(options, hub),
         )
-        attach_checkpoints(agent, recorder, workspace, options.checkpoints, gate.may_read)
     stepper = supervise(agent, gate, step=options.step, breakpoints=options.breakpoints)
     if fork is not None and fork.approved:  # the parent's approvals of the same calls
         from workbench.rerun_hooks import RecordedEdits, ReplayedDecisions
@@ -339,8 +340,6 @@ def build_runtime(options: RunOptions) -> Runtime:
         agent.before_tool_call = chain_before(replayed, stepper.before_tool_call)
     if wire_provider is not None:
         wire_provider.publish = agent.publish
-    elif not reports_itself(stream_fn):  # a stream_fn of your own: F4 shows its calls
-        agent.stream_fn = ReportedStream(stream_fn, agent.publish)
     if openai_provider is not None:
         agent.subscribe(openai_provider.on_event)
     turn_limit = limit_turns(agent, options.max_turns)
@@ -362,24 +361,56 @@ def build_runtime(options: RunOptions) -> Runtime:
     )
 
 
+def record_run(
+    agent: Agent,
+    workspace: Path,
+    gate: PermissionGate,
+    *,
+    path: Path | None,
+    checkpoints: CheckpointCaps | None = None,
+    **header: Any,
+) -> Recorder:
+    """Record `agent`'s runs to `path` (None: a new session file), with the workspace's
+    files as far as `gate` lets them be read. Called before anything else listens on
+    the bus, so an event is on disk before anyone acts on it. `header`: what else
+    `start_recording` writes (scenario, fork, setup)."""
+    recorder = start_recording(agent, workspace=workspace, path=path, **header)
+    attach_checkpoints(agent, recorder, workspace, checkpoints, gate.may_read)
+    return recorder
+
+
 def supervise(
     agent: Agent,
     gate: PermissionGate,
     *,
     step: bool = False,
-    breakpoints: Sequence[str] = (),
+    breakpoints: Sequence[str] | dict[str, Breakpoint] = (),
     first: BeforeToolCall | None = None,
+    report: bool = True,
+    error_pause: bool = True,
 ) -> Stepper:
-    """Put the gate, then a stepper, between `agent` and its tool calls and model requests.
+    """Put the gate, then a stepper, between `agent` and its tool calls and model requests:
+    the one wiring of every run (`build_runtime`, `embed.attach`, the proxy's conversations).
 
     `first` (your own `before_tool_call`) is asked before the gate. The stepper also
-    pauses before model requests and after failed calls.
+    pauses before model requests and after failed calls (and, with `error_pause`, at
+    error results). With `report`, a stream_fn that does not publish its own requests
+    is wrapped so the network view shows them; the stepper's pause comes before that,
+    so a paused request has not been shown as sent. `breakpoints`: texts, or a table
+    shared with other steppers (see `Stepper`).
     """
     gate.publish = agent.publish
-    stepper = Stepper(publish=agent.publish, enabled=step, breakpoints=list(breakpoints))
+    stepper = Stepper(
+        publish=agent.publish,
+        enabled=step,
+        breakpoints=breakpoints if isinstance(breakpoints, dict) else list(breakpoints),
+    )
     agent.before_tool_call = chain_before(first, gate, stepper.before_tool_call)
-    agent.stream_fn = stepper.wrap_stream_fn(agent.stream_fn)
-    stepper.attach(agent)
+    stream = agent.stream_fn
+    if report and not reports_itself(stream):  # a stream_fn of your own: F4 shows its calls
+        stream = ReportedStream(stream, agent.publish)
+    agent.stream_fn = stepper.wrap_stream_fn(stream)
+    stepper.attach(agent, error_pause=error_pause)
     return stepper
 
 
