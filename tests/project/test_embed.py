@@ -217,7 +217,9 @@ async def test_step_mode_pauses_before_your_own_stream_fn_and_f4_sees_its_reques
 
     from workbench.bus_events import ProviderRequestEvent
 
-    provider = ScriptedProvider(Scenario.model_validate({"name": "yours", "turns": [{"text": "done"}]}))
+    provider = ScriptedProvider(
+        Scenario.model_validate({"name": "yours", "turns": [{"text": "done"}]})
+    )
 
     def yours(model: Any, context: Any, options: Any) -> Any:
         return provider(model, context, options)
