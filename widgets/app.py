@@ -114,7 +114,7 @@ class WorkbenchApp(
         Binding("f8", "cancel_call", "Cancel call"),
         Binding("f9", "toggle_breakpoint", "Breakpoint"),
         Binding("ctrl+b", "breakpoints", "Breakpoints"),
-        Binding("f4", "run_details", "Wire & time"),
+        Binding("f4", "network_view", "Network view"),
         Binding("f7", "mcp_servers", "MCP servers", show=False),
         Binding("ctrl+l", "focus_prompt", "Prompt"),
         Binding("ctrl+n", "new_run", "New run"),
@@ -484,12 +484,12 @@ class WorkbenchApp(
     def action_focus_prompt(self) -> None:
         self.prompt_bar.input.focus()
 
-    def action_run_details(self, turn: int | None = None) -> None:
-        from widgets.run_details import RunDetailsScreen
+    def action_network_view(self, turn: int | None = None) -> None:
+        from widgets.network_view import NetworkViewScreen
         from workbench.agent.clock import now_ms
 
         self.push_screen(
-            RunDetailsScreen(
+            NetworkViewScreen(
                 self.view_state, turn=turn, now=now_ms(), prices=self._started().prices
             )
         )

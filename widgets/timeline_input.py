@@ -62,7 +62,7 @@ class TimelineInput:
         if kind == "call":
             self.post_message(self.Selected(str(value)))
         elif kind == "turn":
-            await self.app.run_action(f"run_details({value})")
+            await self.app.run_action(f"network_view({value})")
         elif kind == "thinking":
             self._toggle_block(value)  # type: ignore[arg-type]
 

@@ -87,7 +87,7 @@ async def test_conversations_side_by_side_one_shown_at_a_time(chat_server, tmp_p
 async def test_the_network_view_shows_the_request_as_sent_and_as_forwarded(chat_server, tmp_path):
     from textual.widgets import Static
 
-    from widgets.run_details import RunDetailsScreen
+    from widgets.network_view import NetworkViewScreen
 
     chat_server.script(tool_reply("call_w1", "b.txt", text="Looking."), text_reply("understood"))
     app = make_app(chat_server, tmp_path, deny=["read_file"])
@@ -102,7 +102,7 @@ async def test_the_network_view_shows_the_request_as_sent_and_as_forwarded(chat_
             lambda: len(app.view_state.network) == 2 and app.view_state.run_state == "finished",
         )
         await pilot.press("f4")
-        await wait_for(pilot, lambda: isinstance(app.screen, RunDetailsScreen))
+        await wait_for(pilot, lambda: isinstance(app.screen, NetworkViewScreen))
 
         def detail() -> str:
             return str(app.screen.query_one("#request-detail", Static).render())

@@ -71,7 +71,7 @@ async def test_the_network_view_shows_your_system_prompt_and_tools(todo: Path) -
     from textual.widgets import Static
 
     from tests.support.chat_server import ChatServer, finish, stream_reply, text_chunks
-    from widgets.run_details import RunDetailsScreen
+    from widgets.network_view import NetworkViewScreen
 
     with ChatServer() as server:
         server.script(stream_reply([*text_chunks("hello"), finish()]))
@@ -88,7 +88,7 @@ async def test_the_network_view_shows_your_system_prompt_and_tools(todo: Path) -
             await pilot.press("enter")
             await wait_for(pilot, lambda: app.view_state.run_state == "finished")
             await pilot.press("f4")
-            await wait_for(pilot, lambda: isinstance(app.screen, RunDetailsScreen))
+            await wait_for(pilot, lambda: isinstance(app.screen, NetworkViewScreen))
             detail = str(app.screen.query_one("#request-detail", Static).render())
             assert '"content": "Be terse, always."' in detail
             assert '"name": "summarize"' in detail  # the project's tools went with it

@@ -104,7 +104,7 @@ async def test_the_live_app_shows_hostile_text_literally(
             ),
         )  # the hostile name is no pattern: said, no crash
         await pilot.pause(0.1)
-        await pilot.press("f4")  # the wire view: the request body as sent
+        await pilot.press("f4")  # the network view: the request body as sent
         await pilot.pause()
         await pilot.press("escape")
         await pilot.pause()
