@@ -34,8 +34,9 @@ from typing import Any
 
 from workbench.agent import Agent
 from workbench.permissions import PermissionGate
-from workbench.runtime import ApprovePolicy, Runtime, limit_turns, record_run, supervise
+from workbench.runtime import ApprovePolicy, Runtime
 from workbench.secret_env import hide_environment
+from workbench.wiring import limit_turns, record_agent, supervise
 
 _ATTACHED = "_workbench_runtime"
 
@@ -95,7 +96,7 @@ def attach(
     )
     recorder = None
     if record:  # first on the bus, as `build_runtime` records
-        recorder = record_run(agent, root, gate, path=Path(session) if session else None)
+        recorder = record_agent(agent, root, gate, path=Path(session) if session else None)
     user_before, _after, user_stream, *_ = saved
     stepper = supervise(agent, gate, step=step, breakpoints=breakpoints, first=user_before)
     lent_publish = False

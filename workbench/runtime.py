@@ -7,24 +7,21 @@ so they run the same thing.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.agent import Agent, AgentTool, Model, StreamFn
-from workbench.agent.config import BeforeToolCall
 from workbench.agent.content_caps import DEFAULT_CAPS, ContentCaps
-from workbench.checkpointer import attach_checkpoints
 from workbench.oversight import Oversight
 from workbench.permissions import PermissionGate, Policy, chain_before
 from workbench.pricing import PriceTable
 from workbench.providers.scripted import Scenario, ScriptedProvider
 from workbench.redact import redactor_for
 from workbench.scratch import scratch_workspace
-from workbench.sessions.recorder import Recorder, start_recording
-from workbench.stepper import Breakpoint, Stepper
-from workbench.stream_report import ReportedStream, reports_itself
+from workbench.sessions.recorder import Recorder
+from workbench.stepper import Stepper
+from workbench.wiring import limit_turns, record_agent, supervise
 
 if TYPE_CHECKING:
     from workbench.mcp import McpHub
@@ -322,7 +319,7 @@ def build_runtime(options: RunOptions) -> Runtime:
         hub.mask(agent.redact)
     recorder = None
     if options.record:
-        recorder = record_run(
+        recorder = record_agent(
             agent,
             workspace,
             gate,
@@ -359,59 +356,6 @@ def build_runtime(options: RunOptions) -> Runtime:
         options=options,
         not_offered=not_offered,
     )
-
-
-def record_run(
-    agent: Agent,
-    workspace: Path,
-    gate: PermissionGate,
-    *,
-    path: Path | None,
-    checkpoints: CheckpointCaps | None = None,
-    **header: Any,
-) -> Recorder:
-    """Record `agent`'s runs to `path` (None: a new session file), with the workspace's
-    files as far as `gate` lets them be read. Called before anything else listens on
-    the bus, so an event is on disk before anyone acts on it. `header`: what else
-    `start_recording` writes (scenario, fork, setup)."""
-    recorder = start_recording(agent, workspace=workspace, path=path, **header)
-    attach_checkpoints(agent, recorder, workspace, checkpoints, gate.may_read)
-    return recorder
-
-
-def supervise(
-    agent: Agent,
-    gate: PermissionGate,
-    *,
-    step: bool = False,
-    breakpoints: Sequence[str] | dict[str, Breakpoint] = (),
-    first: BeforeToolCall | None = None,
-    report: bool = True,
-    error_pause: bool = True,
-) -> Stepper:
-    """Put the gate, then a stepper, between `agent` and its tool calls and model requests:
-    the one wiring of every run (`build_runtime`, `embed.attach`, the proxy's conversations).
-
-    `first` (your own `before_tool_call`) is asked before the gate. The stepper also
-    pauses before model requests and after failed calls (and, with `error_pause`, at
-    error results). With `report`, a stream_fn that does not publish its own requests
-    is wrapped so the network view shows them; the stepper's pause comes before that,
-    so a paused request has not been shown as sent. `breakpoints`: texts, or a table
-    shared with other steppers (see `Stepper`).
-    """
-    gate.publish = agent.publish
-    stepper = Stepper(
-        publish=agent.publish,
-        enabled=step,
-        breakpoints=breakpoints if isinstance(breakpoints, dict) else list(breakpoints),
-    )
-    agent.before_tool_call = chain_before(first, gate, stepper.before_tool_call)
-    stream = agent.stream_fn
-    if report and not reports_itself(stream):  # a stream_fn of your own: F4 shows its calls
-        stream = ReportedStream(stream, agent.publish)
-    agent.stream_fn = stepper.wrap_stream_fn(stream)
-    stepper.attach(agent, error_pause=error_pause)
-    return stepper
 
 
 def keep_always_answers(gate: PermissionGate, fork: ForkPoint) -> None:
@@ -460,15 +404,3 @@ def without_password(url: str | None) -> str | None:
     host = parts.hostname or ""
     netloc = f"{host}:{parts.port}" if parts.port else host
     return urlunsplit(parts._replace(netloc=netloc))
-
-
-def limit_turns(agent: Agent, max_turns: int | None) -> TurnLimit | None:
-    """Put a `TurnLimit` on `agent` (after its own `should_stop_after_turn`), or None."""
-    if max_turns is None:
-        return None
-    from workbench.run_limits import TurnLimit
-
-    limit = TurnLimit(max_turns, agent.publish, then=agent.should_stop_after_turn)
-    agent.should_stop_after_turn = limit.should_stop
-    agent.subscribe(limit.on_event)
-    return limit

@@ -14,8 +14,9 @@ The layers, bottom up (a module may import its own layer and those below):
    providers' internals, permissions or MCP.
 3. providers, permissions, mcp, tools, project, stepper, scratch: the parts a run is
    built from.
-4. `workbench.runtime` (one wiring of agent, gate, stepper, recorder and tools) and
-   `workbench.session_runs` (fork and re-run, built by the runtime).
+4. `workbench.runtime` (agent and tools from options), `workbench.wiring` (the one wiring
+   of gate, stepper, recorder and turn limit) and `workbench.session_runs` (fork and
+   re-run, built by the runtime).
 5. `workbench/cli` and `workbench/__main__`; the Textual app (`widgets/`) above all.
 
 Pinned here: agent, view and sessions never import `widgets`, `workbench.runtime`,

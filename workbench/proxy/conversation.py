@@ -50,7 +50,8 @@ from workbench.proxy.wire import (
     Verdict,
     content_text,
 )
-from workbench.runtime import Runtime, supervise
+from workbench.runtime import Runtime
+from workbench.wiring import supervise
 
 if TYPE_CHECKING:
     from workbench.proxy.formats.base import SentCall, WireEvent
