@@ -199,18 +199,19 @@ def headless_child(argv: list[str], wire: bool = False) -> int:
     """`workbench` with these arguments, with or without simulated wire events."""
     import dataclasses
 
-    import workbench.__main__ as entry
+    import workbench.cli.run_options as run_options
+    from workbench.__main__ import main
 
     if wire:
-        return entry.main(argv)
+        return main(argv)
 
-    options_from_args = entry.options_from_args
+    options_from_args = run_options.options_from_args
 
     def without_wire(*args):  # type: ignore[no-untyped-def]
         return dataclasses.replace(options_from_args(*args), simulated_wire=False)
 
-    entry.options_from_args = without_wire
-    return entry.main(argv)
+    run_options.options_from_args = without_wire
+    return main(argv)
 
 
 # -- the replay child ------------------------------------------------------------------

@@ -43,7 +43,7 @@ if which == "minimal":
     app = Minimal()
 else:  # what `workbench --no-record` runs: its entry module, then the app, which
     # builds the runtime after its first frame
-    from workbench.__main__ import runtime_of
+    from workbench.cli.run_options import runtime_of
     from workbench.cli.args import build_parser
     from widgets.app import make_app
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from workbench.config_file import read_config
+from workbench.config_file import load_config
 from workbench.secret_env import environment
 
 ALLOWED = frozenset(
@@ -58,9 +58,4 @@ def config_pass_env(path: Path) -> list[str]:
     Raises:
         ValueError: the file cannot be read, or `pass_env` is not a list of names.
     """
-    data = read_config(path)
-    commands = data.get("commands", {})
-    names = commands.get("pass_env", []) if isinstance(commands, dict) else None
-    if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
-        raise ValueError(f"{path}: [commands] pass_env must be a list of variable names")
-    return names
+    return list(load_config(path).commands.pass_env)

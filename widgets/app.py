@@ -35,6 +35,7 @@ from widgets.screen_stats import ScreenStats
 from widgets.starting_screen import SlowStart, StartingScreen
 from widgets.stepping_actions import SteppingActions
 from widgets.terminal_safety import SafeTextApp
+from widgets.textual_compat import is_closing
 from workbench import gc_policy
 from workbench.sanitize import literal
 
@@ -115,7 +116,7 @@ class WorkbenchApp(
         Binding("f8", "cancel_call", "Cancel call"),
         Binding("f9", "toggle_breakpoint", "Breakpoint"),
         Binding("ctrl+b", "breakpoints", "Breakpoints"),
-        Binding("f4", "run_details", "Wire & time"),
+        Binding("f4", "network_view", "Network view"),
         Binding("f7", "mcp_servers", "MCP servers", show=False),
         Binding("ctrl+l", "focus_prompt", "Prompt"),
         Binding("ctrl+n", "new_run", "New run"),
@@ -371,7 +372,7 @@ class WorkbenchApp(
     def _refresh_now(self) -> None:
         """Bring the screen up to date with the fold (and open any dialog it needs)."""
         self._refresh_pending = False
-        if not self._shown or self._closing or self._closed:
+        if not self._shown or is_closing(self):
             return
         from widgets.status_bar import mcp_alert
         from workbench.agent.clock import now_ms
@@ -486,12 +487,12 @@ class WorkbenchApp(
     def action_focus_prompt(self) -> None:
         self.prompt_bar.input.focus()
 
-    def action_run_details(self, turn: int | None = None) -> None:
-        from widgets.run_details import RunDetailsScreen
+    def action_network_view(self, turn: int | None = None) -> None:
+        from widgets.network_view import NetworkViewScreen
         from workbench.agent.clock import now_ms
 
         self.push_screen(
-            RunDetailsScreen(
+            NetworkViewScreen(
                 self.view_state, turn=turn, now=now_ms(), prices=self._started().prices
             )
         )

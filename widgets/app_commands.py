@@ -33,7 +33,7 @@ COMMAND_HELP = {
     "answer_paused": "At a pause before a tool: answer it yourself; at @error: replace the result",
     "cancel_call": "Cancel only the selected running call",
     "focus_prompt": "Put the cursor in the message box",
-    "run_details": "Every model request as sent, and where the run's time went",
+    "network_view": "The network view: every model request as sent, and where the run's time went",
     "mcp_servers": "Each MCP server's state, tools, log and stderr; restart one",
     "new_run": "Start again: a new session, a fresh scratch workspace, the scenario's prompt",
     "rewind": "Back to the end of an earlier turn: its files put back, on in a fork",

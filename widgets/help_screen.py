@@ -32,7 +32,7 @@ output, the result and the call's own events.
 | click | a card: inspect it; a thinking line: open it; a turn's heading: its request |
 | **ctrl+c** | **cancel the run** (fires the abort signal, also inside dialogs) |
 | F8 | cancel only the selected running call |
-| F4 | the requests as sent (simulated on the demo); where time and money went |
+| F4 | the network view: the requests as sent (simulated on the demo); where time and money went |
 | F7 | MCP servers: state, tools, log, stderr, wire (r restarts, o: resources) |
 | F6 | step mode on/off: pause before every model request and tool execution |
 | F10 | step to the next pause point |

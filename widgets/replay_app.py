@@ -38,6 +38,7 @@ from widgets.main_screen import MainScreen
 from widgets.scrubber import Scrubber
 from widgets.starting_screen import SlowStart, StartingScreen
 from widgets.terminal_safety import SafeTextApp
+from widgets.textual_compat import is_closing
 from widgets.timeline import Timeline
 from widgets.tool_inspector import ToolInspector
 from workbench import gc_policy
@@ -322,7 +323,7 @@ class ReplayApp(SlowStart, SafeTextApp, App["ForkRequest | None"]):
         return self.position, event, self.view_state.turn, elapsed
 
     def _render(self) -> None:
-        if self._closing or self._closed:
+        if is_closing(self):
             return
         state = self.view_state
         self.main.show(

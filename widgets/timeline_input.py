@@ -62,7 +62,7 @@ class TimelineInput:
         if kind == "call":
             self.post_message(self.Selected(str(value)))
         elif kind == "turn":
-            await self.app.run_action(f"run_details({value})")
+            await self.app.run_action(f"network_view({value})")
         elif kind == "thinking":
             self._toggle_block(value)  # type: ignore[arg-type]
 
@@ -78,10 +78,10 @@ class TimelineInput:
             self._hover = None
             self.sync(self.state, self._now)
 
-    def _on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
+    def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
         self.follow = False
 
-    def _on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
+    def on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
         self.follow = self.scroll_y >= self.max_scroll_y - 2
 
     def on_focus(self) -> None:

@@ -34,9 +34,9 @@ from typing import Any
 
 from workbench.agent import Agent
 from workbench.permissions import PermissionGate
-from workbench.runtime import ApprovePolicy, Runtime, limit_turns, supervise
+from workbench.runtime import ApprovePolicy, Runtime
 from workbench.secret_env import hide_environment
-from workbench.stream_report import ReportedStream, reports_itself
+from workbench.wiring import limit_turns, record_agent, supervise
 
 _ATTACHED = "_workbench_runtime"
 
@@ -86,13 +86,6 @@ def attach(
         agent.on_error_result,
     )
     listeners = list(agent.bus._listeners)  # noqa: SLF001 - yours, restored on the way out
-    recorder = None
-    if record:
-        from workbench.checkpointer import attach_checkpoints
-        from workbench.sessions.recorder import start_recording
-
-        recorder = start_recording(agent, workspace=root, path=Path(session) if session else None)
-        attach_checkpoints(agent, recorder, root)
     gate = PermissionGate.for_workspace(
         root,
         policy=approve,
@@ -101,12 +94,13 @@ def attach(
         deny=list(deny),
         rules_file=Path(rules) if rules else None,
     )
+    recorder = None
+    if record:  # first on the bus, as `build_runtime` records
+        recorder = record_agent(agent, root, gate, path=Path(session) if session else None)
     user_before, _after, user_stream, *_ = saved
     stepper = supervise(agent, gate, step=step, breakpoints=breakpoints, first=user_before)
     lent_publish = False
-    if not reports_itself(user_stream):  # your own stream_fn: F4 shows its calls
-        agent.stream_fn = ReportedStream(user_stream, agent.publish)
-    elif hasattr(user_stream, "on_event") and hasattr(user_stream, "publish"):
+    if hasattr(user_stream, "on_event") and hasattr(user_stream, "publish"):
         # the workbench's OpenAI-compatible provider: its requests go to the network view
         if user_stream.publish is None:
             user_stream.publish, lent_publish = agent.publish, True

@@ -28,7 +28,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from workbench.agent.types import Usage
-from workbench.config_file import read_config
+from workbench.config_file import load_config
 
 BUILTIN_AS_OF = "2025-08"
 """When the built-in prices were copied from OpenAI's pricing page (standard tier)."""
@@ -148,8 +148,8 @@ def load_prices(path: Path | None, *, required: bool = False) -> PriceTable:
     """
     if path is None:
         return PriceTable()
-    data = read_config(path, required=required)
-    return PriceTable(configured=parse_prices(data.get("prices", {}), path))
+    prices = load_config(path, required=required).prices
+    return PriceTable(configured=parse_prices(prices, path))
 
 
 def parse_prices(raw: object, where: object = "the config file") -> dict[str, Price]:

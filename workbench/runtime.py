@@ -7,24 +7,21 @@ so they run the same thing.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.agent import Agent, AgentTool, Model, StreamFn
-from workbench.agent.config import BeforeToolCall
 from workbench.agent.content_caps import DEFAULT_CAPS, ContentCaps
-from workbench.checkpointer import attach_checkpoints
 from workbench.oversight import Oversight
 from workbench.permissions import PermissionGate, Policy, chain_before
 from workbench.pricing import PriceTable
 from workbench.providers.scripted import Scenario, ScriptedProvider
 from workbench.redact import redactor_for
 from workbench.scratch import scratch_workspace
-from workbench.sessions.recorder import Recorder, start_recording
+from workbench.sessions.recorder import Recorder
 from workbench.stepper import Stepper
-from workbench.stream_report import ReportedStream, reports_itself
+from workbench.wiring import limit_turns, record_agent, supervise
 
 if TYPE_CHECKING:
     from workbench.mcp import McpHub
@@ -321,16 +318,17 @@ def build_runtime(options: RunOptions) -> Runtime:
     if hub is not None:
         hub.mask(agent.redact)
     recorder = None
-    if options.record:  # first on the bus: an event is on disk before anyone acts on it
-        recorder = start_recording(
+    if options.record:
+        recorder = record_agent(
             agent,
-            workspace=workspace,
-            scenario=scenario,
+            workspace,
+            gate,
             path=options.session,
+            checkpoints=options.checkpoints,
+            scenario=scenario,
             fork=fork,
             setup=lambda: agent_setup(options, hub),
         )
-        attach_checkpoints(agent, recorder, workspace, options.checkpoints, gate.may_read)
     stepper = supervise(agent, gate, step=options.step, breakpoints=options.breakpoints)
     if fork is not None and fork.approved:  # the parent's approvals of the same calls
         from workbench.rerun_hooks import RecordedEdits, ReplayedDecisions
@@ -339,8 +337,6 @@ def build_runtime(options: RunOptions) -> Runtime:
         agent.before_tool_call = chain_before(replayed, stepper.before_tool_call)
     if wire_provider is not None:
         wire_provider.publish = agent.publish
-    elif not reports_itself(stream_fn):  # a stream_fn of your own: F4 shows its calls
-        agent.stream_fn = ReportedStream(stream_fn, agent.publish)
     if openai_provider is not None:
         agent.subscribe(openai_provider.on_event)
     turn_limit = limit_turns(agent, options.max_turns)
@@ -360,27 +356,6 @@ def build_runtime(options: RunOptions) -> Runtime:
         options=options,
         not_offered=not_offered,
     )
-
-
-def supervise(
-    agent: Agent,
-    gate: PermissionGate,
-    *,
-    step: bool = False,
-    breakpoints: Sequence[str] = (),
-    first: BeforeToolCall | None = None,
-) -> Stepper:
-    """Put the gate, then a stepper, between `agent` and its tool calls and model requests.
-
-    `first` (your own `before_tool_call`) is asked before the gate. The stepper also
-    pauses before model requests and after failed calls.
-    """
-    gate.publish = agent.publish
-    stepper = Stepper(publish=agent.publish, enabled=step, breakpoints=list(breakpoints))
-    agent.before_tool_call = chain_before(first, gate, stepper.before_tool_call)
-    agent.stream_fn = stepper.wrap_stream_fn(agent.stream_fn)
-    stepper.attach(agent)
-    return stepper
 
 
 def keep_always_answers(gate: PermissionGate, fork: ForkPoint) -> None:
@@ -429,15 +404,3 @@ def without_password(url: str | None) -> str | None:
     host = parts.hostname or ""
     netloc = f"{host}:{parts.port}" if parts.port else host
     return urlunsplit(parts._replace(netloc=netloc))
-
-
-def limit_turns(agent: Agent, max_turns: int | None) -> TurnLimit | None:
-    """Put a `TurnLimit` on `agent` (after its own `should_stop_after_turn`), or None."""
-    if max_turns is None:
-        return None
-    from workbench.run_limits import TurnLimit
-
-    limit = TurnLimit(max_turns, agent.publish, then=agent.should_stop_after_turn)
-    agent.should_stop_after_turn = limit.should_stop
-    agent.subscribe(limit.on_event)
-    return limit

@@ -105,14 +105,19 @@ class Stepper:
         *,
         publish: Emit | None = None,
         enabled: bool = False,
-        breakpoints: Iterable[str] = (),
+        breakpoints: Iterable[str] | dict[str, Breakpoint] = (),
     ) -> None:
+        """`breakpoints`: texts to parse, or a table (by text) to share with other
+        steppers, as the proxy's conversations share one: an edit applies to all."""
         self.publish = publish
         self._enabled = enabled
         self._breakpoints: dict[str, Breakpoint] = {}
-        for text in breakpoints:
-            bp = Breakpoint.parse(text)
-            self._breakpoints[bp.text] = bp
+        if isinstance(breakpoints, dict):
+            self._breakpoints = breakpoints
+        else:
+            for text in breakpoints:
+                bp = Breakpoint.parse(text)
+                self._breakpoints[bp.text] = bp
         self._run_to_end = False
         self._pauses: dict[str, Pause] = {}
         self._mode_dirty = False
@@ -327,12 +332,14 @@ class Stepper:
             return None
         return pause.resume.args
 
-    def attach(self, agent: Any) -> None:
-        """Give `agent` the stepper's hooks for failed arguments and error results, and
-        its bus listener (`before_tool_call` and the stream are wired by the caller,
-        who chains them with the gate)."""
+    def attach(self, agent: Any, *, error_pause: bool = True) -> None:
+        """Give `agent` the stepper's hooks for failed arguments and error results
+        (without `error_pause`, none for error results), and its bus listener
+        (`before_tool_call` and the stream are wired by the caller, who chains them
+        with the gate)."""
         agent.on_arguments_failed = self.arguments_failed
-        agent.on_error_result = self.error_result
+        if error_pause:
+            agent.on_error_result = self.error_result
         agent.subscribe(self.on_event)
 
     def on_event(self, event: Any, signal: AbortSignal | None = None) -> Awaitable[Any] | None:

@@ -36,11 +36,11 @@ async def test_the_dialog_answers_the_agents_request(tmp_path: Path) -> None:
         call = app.view_state.calls["c1"]
         assert call.status == "done" and call.decision.decided_by == "user"
         assert call.result_text == "a.txt"
-        from widgets.run_details import RunDetailsScreen
+        from widgets.network_view import NetworkViewScreen
 
         await pilot.press("f4")  # the network view: the prompt and how it ended
-        await wait_for(pilot, lambda: isinstance(app.screen, RunDetailsScreen))
-        from widgets.run_details import _status_label
+        await wait_for(pilot, lambda: isinstance(app.screen, NetworkViewScreen))
+        from widgets.network_view import _status_label
 
         (prompt,) = app.view_state.network.values()
         assert _status_label(prompt.response) == ("end_turn", "green")

@@ -143,7 +143,7 @@ def test_which_environment_variables_count_as_secrets(name: str, secret: bool) -
 
 STUCK_PROGRAM = """
 import threading, anyio
-from workbench.__main__ import leave
+from workbench.cli.main import leave
 from workbench.agent import Agent, tool
 from workbench.providers.scripted import Scenario, ScriptedProvider
 

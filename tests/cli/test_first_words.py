@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from workbench.__main__ import COMMANDS, main
+from workbench.__main__ import main
+from workbench.cli.main import COMMANDS
 
 
 def workbench(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:

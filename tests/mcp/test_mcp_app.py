@@ -8,6 +8,7 @@ from pathlib import Path
 import anyio
 
 from tests.mcp.helpers import TOOLBOX, calls
+from tests.support.notifications import notifications
 from tests.widgets.helpers import wait_for
 from widgets.app import make_app
 from widgets.status_bar import StatusBar
@@ -38,7 +39,7 @@ async def test_the_app_attaches_mcp_tools_and_shows_the_server(tmp_path: Path) -
         await pilot.pause()
         assert app.labels["toolbox__place_order"] == "Place an order"
         assert app.sources["toolbox__snapshot"] == "mcp:toolbox"
-        messages = [n.message for n in app._notifications]
+        messages = [n.message for n in notifications(app)]
         assert any(m.startswith("MCP server toolbox: 17 tools") for m in messages)
         assert any(
             "MCP server no-such-mcp-server-cmd failed to start: command not found" in m
@@ -72,9 +73,9 @@ async def test_a_server_that_exits_while_idle_is_shown_and_restarted_from_the_pa
         app.prompt_bar.input.value = "go"
         await pilot.press("enter")
         with anyio.fail_after(20):
-            while not any("exited" in n.message for n in app._notifications):
+            while not any("exited" in n.message for n in notifications(app)):
                 await pilot.pause(0.05)
-        exited = next(n.message for n in app._notifications if "exited" in n.message)
+        exited = next(n.message for n in notifications(app) if "exited" in n.message)
         assert exited.startswith("MCP server toolbox exited: it exited while idle")
         assert "'Restart MCP server'" in exited
         assert runtime.mcp is not None and runtime.mcp.connections[0].status == "exited"
@@ -93,11 +94,11 @@ async def test_a_server_that_exits_while_idle_is_shown_and_restarted_from_the_pa
                     break
         await pilot.press("enter")
         with anyio.fail_after(20):
-            while not any("restarted" in n.message for n in app._notifications):
+            while not any("restarted" in n.message for n in notifications(app)):
                 await pilot.pause(0.05)
         assert runtime.mcp.connections[0].status == "ready"
         assert any(
-            n.message == "MCP server toolbox restarted: 17 tools" for n in app._notifications
+            n.message == "MCP server toolbox restarted: 17 tools" for n in notifications(app)
         )
         await wait_for(pilot, lambda: "MCP" not in str(status.render()))  # fine again
 
@@ -128,11 +129,11 @@ async def test_the_servers_view_shows_state_tools_and_logs_and_restarts(tmp_path
         app.prompt_bar.input.value = "go"
         await pilot.press("enter")
         with anyio.fail_after(20):
-            while not any("exited" in n.message for n in app._notifications):
+            while not any("exited" in n.message for n in notifications(app)):
                 await pilot.pause(0.05)
         assert any(
             n.message.startswith("MCP server toolbox changed its tools (+toolbox__grown)")
-            for n in app._notifications
+            for n in notifications(app)
         )
         await pilot.press("f7")
         await pilot.pause()

@@ -289,8 +289,8 @@ def test_a_broken_catalog_says_what_is_wrong(tmp_path: Path, text: str, message:
 
 
 def test_the_command_line_brings_config_catalog_and_flag_servers(tmp_path: Path) -> None:
-    from workbench.__main__ import _mcp_servers
     from workbench.cli.args import build_parser, parse
+    from workbench.cli.run_options import _mcp_servers
 
     config = tmp_path / "config.toml"
     config.write_text('[mcp.servers.memo]\ncommand = ["python3", "m.py"]\n', encoding="utf-8")

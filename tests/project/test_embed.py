@@ -205,3 +205,38 @@ async def test_your_openai_provider_gets_the_network_view_and_the_tool_choice_re
     assert [b["tool_choice"] for b in bodies] == ["required", "auto"]
     assert "provider_request" in seen  # the requests reach the bus (the network view)
     assert provider.publish is None  # and yours again afterwards
+
+
+async def test_step_mode_pauses_before_your_own_stream_fn_and_f4_sees_its_request(
+    tmp_path: Path,
+) -> None:
+    """Your stream_fn (one that does not publish its own requests) is reported on the
+    network view *and* stepped: the run pauses before each model request, as a built
+    run does."""
+    import anyio
+
+    from workbench.bus_events import ProviderRequestEvent
+
+    provider = ScriptedProvider(
+        Scenario.model_validate({"name": "yours", "turns": [{"text": "done"}]})
+    )
+
+    def yours(model: Any, context: Any, options: Any) -> Any:
+        return provider(model, context, options)
+
+    agent = Agent(stream_fn=yours, model=provider.model)
+    requests: list[Any] = []
+    with workbench.attach(agent, step=True, record=False, workspace=tmp_path) as runtime:
+        agent.subscribe(
+            lambda e, *_: requests.append(e) if isinstance(e, ProviderRequestEvent) else None
+        )
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(agent.prompt, "go")
+            with anyio.fail_after(10):
+                while runtime.stepper.paused is None:
+                    await anyio.sleep(0.01)
+            assert runtime.stepper.paused.point == "before_model"
+            assert requests == []  # paused before the request went out
+            runtime.stepper.resume(runtime.stepper.paused.pause_id, "continue")
+    assert len(requests) == 1
+    assert agent.state.messages[-1].text == "done"

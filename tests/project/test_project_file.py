@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from workbench.__main__ import apply_project, main
+from workbench.__main__ import main
 from workbench.cli.args import build_parser
+from workbench.cli.run_options import apply_project
 from workbench.project.config import STARTER, find_project, load_project
 
 TOOLS = '''

@@ -16,16 +16,26 @@ def test_an_unknown_key_names_itself_the_file_and_the_nearest_key(tmp_path: Path
     with pytest.raises(ValueError) as info:
         find_project(tmp_path)
     said = str(info.value)
-    assert said.startswith(f"{tmp_path / 'workbench.toml'}: unknown key 'tool'")
+    assert said.startswith(f"{tmp_path / 'workbench.toml'}:1: unknown key 'tool'")
     assert "did you mean 'tools'?" in said and "Extra inputs" not in said
 
 
 def test_an_unknown_key_in_a_table_lists_that_tables_keys(tmp_path: Path) -> None:
-    (tmp_path / "workbench.toml").write_text('[sessions.prune]\nolder = "3d"\n')
+    (tmp_path / "workbench.toml").write_text('max_turns = 3\n\n[sessions.prune]\nolder = "3d"\n')
     with pytest.raises(ValueError) as info:
         find_project(tmp_path)
     said = str(info.value)
-    assert "unknown key 'sessions.prune.older'" in said and "older_than" in said
+    assert said.startswith(f"{tmp_path / 'workbench.toml'}:4: unknown key 'sessions.prune.older'")
+    assert "older_than" in said
+
+
+def test_a_bad_key_in_pyproject_names_its_line(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n\n[tool.workbench]\ntools = ["a.py"]\nmax_turns = 0\n'
+    )
+    with pytest.raises(ValueError) as info:
+        find_project(tmp_path)
+    assert str(info.value).startswith(f"{tmp_path / 'pyproject.toml'}:6: max_turns: ")
 
 
 def test_the_files_tool_specs_are_labelled_as_the_files(

@@ -17,9 +17,6 @@ from workbench.providers.settings import (
 CONFIG = """
 default_profile = "ollama"
 
-[ui]
-theme = "dark"   # other sections are ignored
-
 [profiles.ollama]
 base_url = "http://localhost:11434/v1"
 model = "qwen3:8b"

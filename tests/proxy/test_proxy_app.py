@@ -7,6 +7,7 @@ import asyncio
 import openai
 
 from tests.proxy.helpers import AGENT_KEY, text_reply, tool_loop, tool_reply
+from tests.support.notifications import notifications
 from tests.widgets.helpers import wait_for
 from widgets.permission_modal import PermissionModal
 from widgets.proxy_app import ConversationList, ProxyApp
@@ -86,7 +87,7 @@ async def test_conversations_side_by_side_one_shown_at_a_time(chat_server, tmp_p
 async def test_the_network_view_shows_the_request_as_sent_and_as_forwarded(chat_server, tmp_path):
     from textual.widgets import Static
 
-    from widgets.run_details import RunDetailsScreen
+    from widgets.network_view import NetworkViewScreen
 
     chat_server.script(
         tool_reply("call_w1", "b.txt", text="Looking."),
@@ -105,7 +106,7 @@ async def test_the_network_view_shows_the_request_as_sent_and_as_forwarded(chat_
             lambda: len(app.view_state.network) == 3 and app.view_state.run_state == "finished",
         )
         await pilot.press("f4")
-        await wait_for(pilot, lambda: isinstance(app.screen, RunDetailsScreen))
+        await wait_for(pilot, lambda: isinstance(app.screen, NetworkViewScreen))
 
         def detail() -> str:
             return str(app.screen.query_one("#request-detail", Static).render())
@@ -135,7 +136,7 @@ async def test_calling_a_tool_by_hand_is_refused_in_proxy_mode(chat_server, tmp_
         app.action_call_by_hand()
         await pilot.pause()
         assert not isinstance(app.screen, ToolPickerModal)
-        assert any("proxy mode" in str(n.message) for n in app._notifications)
+        assert any("proxy mode" in str(n.message) for n in notifications(app))
 
 
 async def test_ctrl_n_is_no_new_run_here_and_the_waiting_line_leads_with_the_url(
@@ -148,7 +149,7 @@ async def test_ctrl_n_is_no_new_run_here_and_the_waiting_line_leads_with_the_url
         runtime = app.runtime
         await pilot.press("ctrl+n")
         await pilot.pause()
-        assert app.runtime is runtime and not app._notifications  # no run, no error toast
+        assert app.runtime is runtime and not notifications(app)  # no run, no error toast
 
 
 def test_a_reply_streaming_to_the_agent_is_painted_as_a_burst(chat_server, tmp_path):

@@ -359,8 +359,8 @@ async def test_restoring_in_place_asks_first(
 
 
 def test_the_project_file_sets_the_caps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from workbench.__main__ import options_from_args
     from workbench.cli.args import build_parser
+    from workbench.cli.run_options import options_from_args
     from workbench.project.config import find_project
 
     (tmp_path / "workbench.toml").write_text("[checkpoints]\nmax_file_bytes = 1000\n")

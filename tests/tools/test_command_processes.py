@@ -83,7 +83,7 @@ def test_the_config_file_names_variables_to_pass(tmp_path: Path) -> None:
     config.write_text('[commands]\npass_env = ["GOPATH", "CARGO_HOME"]\n')
     assert config_pass_env(config) == ["GOPATH", "CARGO_HOME"]
     config.write_text('[commands]\npass_env = "GOPATH"\n')
-    with pytest.raises(ValueError, match=r"pass_env must be a list of variable names"):
+    with pytest.raises(ValueError, match=r"config.toml:2: commands.pass_env: must be a list of"):
         config_pass_env(config)
 
 

@@ -11,12 +11,13 @@ from rich.console import Console
 from textual.widgets import OptionList, Static
 
 from tests.support.chat_server import ChatServer, Pause, stream_reply, text_chunks
+from tests.support.notifications import notifications
 from tests.widgets.helpers import scenario_of, wait_for
 from widgets.app import make_app
 from widgets.breakpoints_modal import BreakpointsModal
 from widgets.footer import Footer
 from widgets.help_screen import HelpScreen
-from widgets.run_details import RunDetailsScreen
+from widgets.network_view import NetworkViewScreen
 from workbench.providers.settings import OpenAISettings
 from workbench.runtime import RunOptions, build_runtime
 
@@ -40,7 +41,7 @@ async def test_the_network_view_shows_the_demos_simulated_requests(make_test_app
         assert len(records) == 5  # one a turn
         assert all(r.request.simulated and r.response and r.response.simulated for r in records)
         await pilot.press("f4")
-        await wait_for(pilot, lambda: isinstance(app.screen, RunDetailsScreen))
+        await wait_for(pilot, lambda: isinstance(app.screen, NetworkViewScreen))
         options = app.screen.query_one(OptionList)
         assert all("sim" in str(options.get_option_at_index(i).prompt) for i in range(5))
         detail = str(app.screen.query_one("#request-detail", Static).render())
@@ -79,7 +80,7 @@ async def test_an_aborted_request_is_marked_in_the_request_list(tmp_path: Path) 
             await wait_for(pilot, lambda: app.view_state.run_state == "aborted")
             await wait_for(pilot, lambda: all(r.response for r in app.view_state.network.values()))
             await pilot.press("f4")
-            await wait_for(pilot, lambda: isinstance(app.screen, RunDetailsScreen))
+            await wait_for(pilot, lambda: isinstance(app.screen, NetworkViewScreen))
             label = str(app.screen.query_one(OptionList).get_option_at_index(0).prompt)
             assert "aborted" in label and "200" not in label
             detail = str(app.screen.query_one("#request-detail", Static).render())
@@ -135,7 +136,7 @@ async def test_new_run_is_in_the_palette_and_waits_for_a_running_run(make_test_a
         await pilot.press("ctrl+n")
         await pilot.pause()
         assert app.runtime is runtime
-        assert any("ctrl+c cancels it" in str(n.message) for n in app._notifications)
+        assert any("ctrl+c cancels it" in str(n.message) for n in notifications(app))
         await pilot.press("ctrl+c")
 
 
@@ -163,7 +164,7 @@ async def test_ctrl_c_when_idle_says_how_to_quit(make_test_app) -> None:
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.press("ctrl+c")
         await pilot.pause()
-        assert any("ctrl+q quits" in str(n.message) for n in app._notifications)
+        assert any("ctrl+q quits" in str(n.message) for n in notifications(app))
         assert app.is_running
 
 
@@ -173,7 +174,7 @@ async def test_modals_show_their_own_keys_and_how_to_leave(make_test_app) -> Non
         await run_demo(app, pilot)
         for key, screen_type, expected in (
             ("f1", HelpScreen, {"Close"}),
-            ("f4", RunDetailsScreen, {"Close", "Raw chunks", "Requests/Summary"}),
+            ("f4", NetworkViewScreen, {"Close", "Raw chunks", "Requests/Summary"}),
             ("ctrl+b", BreakpointsModal, {"Close"}),  # Delete shows once the list has focus
         ):
             await pilot.press(key)
@@ -195,7 +196,7 @@ async def test_s_switches_the_network_views_tabs(make_test_app) -> None:
     async with app.run_test(size=(160, 48)) as pilot:
         await run_demo(app, pilot)
         await pilot.press("f4")
-        await wait_for(pilot, lambda: isinstance(app.screen, RunDetailsScreen))
+        await wait_for(pilot, lambda: isinstance(app.screen, NetworkViewScreen))
         await pilot.press("s")
         await pilot.pause()
         assert app.screen.query_one("TabbedContent").active == "tab-summary"
@@ -276,7 +277,7 @@ async def test_the_status_bar_and_summary_show_what_the_session_cost(tmp_path: P
                 lambda: app.view_state.run_state == "finished" and not app.agent.state.is_streaming,
             )
             await pilot.press("f4")
-            await wait_for(pilot, lambda: isinstance(app.screen, RunDetailsScreen))
+            await wait_for(pilot, lambda: isinstance(app.screen, NetworkViewScreen))
             out = Console(file=io.StringIO(), width=150, color_system=None)
             out.print(app.screen._summary())
             rows = out.file.getvalue().splitlines()

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.support.notifications import notifications
 from tests.widgets.helpers import wait_for
 from widgets.permission_modal import PermissionModal
-from workbench.__main__ import options_from_args
 from workbench.cli.args import build_parser
+from workbench.cli.run_options import options_from_args
 from workbench.runtime import build_runtime
 
 
@@ -60,7 +61,7 @@ async def test_max_turns_stops_the_app_run_with_a_notice(todo: Path) -> None:
         await wait_for(pilot, lambda: app.view_state.run_state == "finished", timeout=20)
         await wait_for(
             pilot,
-            lambda: any("--max-turns 2" in str(n.message) for n in app._notifications),
+            lambda: any("--max-turns 2" in str(n.message) for n in notifications(app)),
             timeout=5,
         )
     assert [m.role for m in app.agent.state.messages][-1] == "toolResult"
@@ -70,7 +71,7 @@ async def test_the_network_view_shows_your_system_prompt_and_tools(todo: Path) -
     from textual.widgets import Static
 
     from tests.support.chat_server import ChatServer, finish, stream_reply, text_chunks
-    from widgets.run_details import RunDetailsScreen
+    from widgets.network_view import NetworkViewScreen
 
     with ChatServer() as server:
         server.script(stream_reply([*text_chunks("hello"), finish()]))
@@ -87,7 +88,7 @@ async def test_the_network_view_shows_your_system_prompt_and_tools(todo: Path) -
             await pilot.press("enter")
             await wait_for(pilot, lambda: app.view_state.run_state == "finished")
             await pilot.press("f4")
-            await wait_for(pilot, lambda: isinstance(app.screen, RunDetailsScreen))
+            await wait_for(pilot, lambda: isinstance(app.screen, NetworkViewScreen))
             detail = str(app.screen.query_one("#request-detail", Static).render())
             assert '"content": "Be terse, always."' in detail
             assert '"name": "summarize"' in detail  # the project's tools went with it

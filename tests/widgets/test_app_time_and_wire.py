@@ -15,8 +15,8 @@ from tests.support.chat_server import (
 )
 from tests.widgets.helpers import blocking_tools, scenario_of, send, wait_for
 from widgets.app import make_app
+from widgets.network_view import NetworkViewScreen
 from widgets.permission_modal import PermissionModal
-from widgets.run_details import RunDetailsScreen
 from widgets.screen_stats import ScreenStats
 from workbench.agent import AssistantMessage, ToolResultMessage
 from workbench.providers.settings import OpenAISettings
@@ -163,7 +163,7 @@ async def test_network_view_shows_the_real_request_and_response(tmp_path) -> Non
             await wait_for(pilot, lambda: app.view_state.run_state == "finished")
             assert len(app.view_state.network) == 2
             await pilot.press("f4")
-            await wait_for(pilot, lambda: isinstance(app.screen, RunDetailsScreen))
+            await wait_for(pilot, lambda: isinstance(app.screen, NetworkViewScreen))
             detail = str(app.screen.query_one("#request-detail", Static).render())
             assert "status 200" in detail and '"model": "test-model"' in detail
             assert "list the files" in detail and "sk-secret-key" not in detail

@@ -6,6 +6,7 @@ import json
 
 from textual.widgets import TextArea
 
+from tests.support.notifications import notifications
 from tests.widgets.helpers import scenario_of, send, wait_for
 from widgets.inject_modal import InjectResultModal
 from widgets.json_editor import JsonEditModal
@@ -43,7 +44,7 @@ def result(app, call_id: str) -> ToolResultMessage:  # type: ignore[no-untyped-d
 
 
 def notices(app) -> list[str]:  # type: ignore[no-untyped-def]
-    return [str(n.message) for n in app._notifications]
+    return [str(n.message) for n in notifications(app)]
 
 
 def card(app, call_id: str) -> str:  # type: ignore[no-untyped-def]

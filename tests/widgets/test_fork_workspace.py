@@ -6,6 +6,7 @@ from pathlib import Path
 
 from tests.sessions.helpers import EDIT_THEN_WRITE as FOUR
 from tests.sessions.helpers import record_run
+from tests.support.notifications import notifications
 from tests.widgets.helpers import wait_for
 from widgets.replay_app import ForkedApp
 from workbench.runtime import build_runtime
@@ -32,7 +33,7 @@ async def test_the_forked_app_says_where_it_runs(tmp_path: Path) -> None:
         )
 
         def shown() -> list[str]:
-            return [str(n.message) for n in app._notifications]
+            return [str(n.message) for n in notifications(app)]
 
         await wait_for(pilot, lambda: any(expected in text for text in shown()))
         assert str(options.workspace) in app.sub_title

@@ -29,6 +29,7 @@ from tests.support.hostile import (
     hostile_scenario,
     make_non_utf8_file,
 )
+from tests.support.notifications import notifications
 from tests.widgets.helpers import scenario_of, wait_for
 from widgets.app import make_app
 from widgets.permission_modal import PermissionModal
@@ -99,10 +100,10 @@ async def test_the_live_app_shows_hostile_text_literally(
         await wait_for(
             pilot,
             lambda: any(
-                n.message.startswith("No breakpoint on tool␛]52") for n in app._notifications
+                n.message.startswith("No breakpoint on tool␛]52") for n in notifications(app)
             ),
         )  # the hostile name is no pattern: said, no crash
-        await pilot.press("f4")  # the wire view: the request body as sent
+        await pilot.press("f4")  # the network view: the request body as sent
         await pilot.pause()
         await pilot.press("escape")
         await pilot.pause()
@@ -219,7 +220,7 @@ async def test_a_recording_failure_is_a_notification_and_the_exit_code_is_3(
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.view_state.run_state == "finished")
-        [note] = [n for n in app._notifications if n.severity == "error"]
+        [note] = [n for n in notifications(app) if n.severity == "error"]
         assert note.message == (
             "Session recording to /dev/full stopped: OSError: No space left on device"
         )

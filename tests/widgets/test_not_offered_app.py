@@ -7,6 +7,7 @@ import textwrap
 from pathlib import Path
 
 from tests.project.test_not_offered import TOOLS
+from tests.support.notifications import notifications
 from tests.widgets.helpers import scenario_of, wait_for
 from widgets.app import make_app
 from workbench.runtime import RunOptions, build_runtime
@@ -28,8 +29,8 @@ async def test_the_app_notifies_the_functions_left_out(tmp_path: Path, monkeypat
     )
     app = make_app(runtime, subtitle="test")
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: bool(app._notifications))
-        notes = [n for n in app._notifications if n.title == "Not offered to the model"]
+        await wait_for(pilot, lambda: bool(notifications(app)))
+        notes = [n for n in notifications(app) if n.title == "Not offered to the model"]
     assert len(notes) == 1
     assert "complete_task (agent_tools.py:10)" in notes[0].message
     assert "no type hint on task_id" in notes[0].message and "lock_it" in notes[0].message

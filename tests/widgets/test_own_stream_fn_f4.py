@@ -12,7 +12,7 @@ from textual.widgets import OptionList, Static
 
 from tests.widgets.helpers import send, wait_for
 from widgets.app import make_app
-from widgets.run_details import RunDetailsScreen
+from widgets.network_view import NetworkViewScreen
 from workbench import embed
 from workbench.agent import (
     Agent,
@@ -65,7 +65,7 @@ async def test_f4_lists_each_call_of_your_stream_fn_and_the_summary_counts_them(
             await wait_for(pilot, lambda: all(r.response for r in app.view_state.network.values()))
             assert len(app.view_state.network) == 2
             await pilot.press("f4")
-            await wait_for(pilot, lambda: isinstance(app.screen, RunDetailsScreen))
+            await wait_for(pilot, lambda: isinstance(app.screen, NetworkViewScreen))
             assert app.screen.query_one(OptionList).option_count == 2
             detail = str(app.screen.query_one("#request-detail", Static).render())
             assert "YOUR stream_fn" in detail and '"name": "shout"' in detail

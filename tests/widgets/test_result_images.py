@@ -9,6 +9,7 @@ from pathlib import Path
 import anyio
 from pydantic import BaseModel
 
+from tests.support.notifications import notifications
 from tests.widgets.helpers import palette_pick, wait_for
 from tests.workbench.test_images import GIF, PNG
 from widgets.app import make_app
@@ -68,7 +69,7 @@ async def test_the_inspector_describes_images_and_the_palette_saves_them(tmp_pat
         saved = sorted(folder.iterdir())
         assert [p.suffix for p in saved] == [".png", ".gif"]
         assert saved[0].read_bytes() == PNG and saved[1].read_bytes() == GIF
-        message = [n.message for n in app._notifications][-1]
+        message = [n.message for n in notifications(app)][-1]
         assert message.startswith("Saved 2 image(s):") and str(saved[0]) in message
 
 
@@ -85,4 +86,4 @@ async def test_images_go_to_a_typed_path(tmp_path: Path) -> None:
         await pilot.pause()
         saved = sorted((tmp_path / "shots" / "here").iterdir())
         assert len(saved) == 2
-        assert any(str(saved[0]) in n.message for n in app._notifications)
+        assert any(str(saved[0]) in n.message for n in notifications(app))

@@ -12,6 +12,7 @@ from textual.app import App
 from textual.widgets import Checkbox, DataTable, Input
 
 from tests.sessions.helpers import write_session
+from tests.support.notifications import notifications
 from widgets.sessions_app import Query, SessionsApp, SessionsScreen
 from workbench.sessions.library import Filters
 
@@ -111,8 +112,8 @@ async def test_pushed_over_an_app_enter_says_how_to_replay_and_q_goes_back(
         table = screen.query_one(DataTable)
         await wait_for(pilot, lambda: table.row_count == 1)
         await pilot.press("enter")  # a headless app cannot be suspended for replay
-        await wait_for(pilot, lambda: bool(app._notifications))
-        [note] = list(app._notifications)
+        await wait_for(pilot, lambda: bool(notifications(app)))
+        [note] = list(notifications(app))
         assert f"workbench replay {tmp_path / 'one.jsonl'}" in note.message
         assert "run: workbench replay" in str(screen.query_one("#status").render())
         assert app.screen is screen and app.is_running
@@ -161,7 +162,7 @@ async def test_pushed_over_the_main_app_and_back(tmp_path: Path, make_test_app: 
         await wait_for(pilot, lambda: table.row_count == 1)
         await pilot.press("enter")
         await wait_for(
-            pilot, lambda: any("workbench replay" in n.message for n in app._notifications)
+            pilot, lambda: any("workbench replay" in n.message for n in notifications(app))
         )
         await pilot.press("q")
         assert app.screen is main and app.is_running

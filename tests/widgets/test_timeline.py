@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tests.widgets.helpers import scenario_of, send, wait_for
 from widgets.footer import Footer
-from widgets.run_details import RunDetailsScreen
+from widgets.network_view import NetworkViewScreen
 from widgets.screen_stats import ScreenStats
 from widgets.timeline import Timeline
 from workbench.agent import AgentToolResult, tool
@@ -39,7 +39,7 @@ async def test_clicking_a_turn_heading_opens_that_turns_request(make_test_app) -
     async with app.run_test(size=(160, 48)) as pilot:
         timeline = await finished_demo(app, pilot)
         await click_line(pilot, timeline, "assistant · turn 2", x=4)
-        await wait_for(pilot, lambda: isinstance(app.screen, RunDetailsScreen))
+        await wait_for(pilot, lambda: isinstance(app.screen, NetworkViewScreen))
         assert app.screen.turn == 2
 
 

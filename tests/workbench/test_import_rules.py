@@ -14,8 +14,9 @@ The layers, bottom up (a module may import its own layer and those below):
    providers' internals, permissions or MCP.
 3. providers, permissions, mcp, tools, project, stepper, scratch: the parts a run is
    built from.
-4. `workbench.runtime` (one wiring of agent, gate, stepper, recorder and tools) and
-   `workbench.session_runs` (fork and re-run, built by the runtime).
+4. `workbench.runtime` (agent and tools from options), `workbench.wiring` (the one wiring
+   of gate, stepper, recorder and turn limit) and `workbench.session_runs` (fork and
+   re-run, built by the runtime).
 5. `workbench/cli` and `workbench/__main__`; the Textual app (`widgets/`) above all.
 
 Pinned here: agent, view and sessions never import `widgets`, `workbench.runtime`,
@@ -40,10 +41,19 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKBENCH = ROOT / "workbench"
+AREAS = ("workbench", "widgets", "tools")
+"""The design card's top-level folders."""
+PACKAGE = {
+    folder: f"workbench.{folder}" if (WORKBENCH / folder).is_symlink() else folder
+    for folder in ("widgets", "tools")
+}
+"""The package each of `widgets/` and `tools/` is imported as: top-level, or (linked into
+`workbench/`) `workbench.widgets` and `workbench.tools`."""
+WIDGETS, TOOLS = PACKAGE["widgets"], PACKAGE["tools"]
 
 LOWER = ("workbench/agent", "workbench/view", "workbench/sessions")
 ABOVE = (
-    "widgets",
+    WIDGETS,
     "workbench.runtime",
     "workbench.session_runs",
     "workbench.cli",
@@ -70,7 +80,7 @@ SESSIONS_MAY_IMPORT = (
 """Of the project's own packages (workbench, widgets, tools); anything else installed
 (pydantic, platformdirs, the standard library) is free."""
 
-FIRST_PARTY = ("workbench", "widgets", "tools")
+FIRST_PARTY = ("workbench", "widgets", "tools")  # first names of their modules
 LAUNCHERS = ("workbench/__main__.py", "workbench/cli", "workbench/embed.py")
 """What opens the app (and prints with Rich): the command line and `embed`."""
 
@@ -81,14 +91,17 @@ Sources = dict[str, str]
 
 def module_name(where: str) -> str:
     parts = where.removesuffix(".py").split("/")
+    parts[0] = PACKAGE.get(parts[0], parts[0])
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 @functools.cache
 def project_sources() -> Sources:
+    """Every module of the three areas, by its real path (a linked folder once)."""
     return {
         path.relative_to(ROOT).as_posix(): path.read_text(encoding="utf-8")
-        for path in sorted(WORKBENCH.rglob("*.py"))
+        for area in AREAS
+        for path in sorted((ROOT / area).rglob("*.py"))
     }
 
 
@@ -208,11 +221,9 @@ def ui_in_workbench(sources: Sources) -> list[str]:
     return [
         *violations(sources, ("workbench",), lambda name: within(name, ("textual",))),
         *violations(
-            sources, ("workbench",), lambda name: within(name, ("widgets", "rich")), skip=LAUNCHERS
+            sources, ("workbench",), lambda name: within(name, (WIDGETS, "rich")), skip=LAUNCHERS
         ),
-        *violations(
-            sources, LAUNCHERS, lambda name: within(name, ("widgets",)), in_functions=False
-        ),
+        *violations(sources, LAUNCHERS, lambda name: within(name, (WIDGETS,)), in_functions=False),
     ]
 
 
@@ -256,13 +267,13 @@ def test_nothing_under_workbench_imports_textual_and_only_the_command_line_the_a
             above_lower_layers,
         ),
         ("workbench/agent/x", "from ...providers import openai", above_lower_layers),
-        ("workbench/view", "from widgets.app import WorkbenchApp", above_lower_layers),
+        ("workbench/view", f"from {WIDGETS}.app import WorkbenchApp", above_lower_layers),
         (
             "workbench/sessions",
             "from workbench.permissions import PermissionGate",
             outside_sessions_layer,
         ),
-        ("workbench/sessions", "from tools import builtin_tools", outside_sessions_layer),
+        ("workbench/sessions", f"from {TOOLS} import builtin_tools", outside_sessions_layer),
         ("workbench/sessions", "from ..mcp import McpHub", outside_sessions_layer),
         ("workbench/sessions", "from workbench.runtime import x", loaded_with_sessions),
         (
@@ -272,9 +283,9 @@ def test_nothing_under_workbench_imports_textual_and_only_the_command_line_the_a
         ),
         ("workbench/mcp", "from textual.app import App", ui_in_workbench),
         ("workbench/cli", "from textual.app import App", ui_in_workbench),
-        ("workbench/permissions", "from widgets.app import make_app", ui_in_workbench),
+        ("workbench/permissions", f"from {WIDGETS}.app import make_app", ui_in_workbench),
         ("workbench/view", "from rich.text import Text", ui_in_workbench),
-        ("workbench/cli", "TOP import widgets.app", ui_in_workbench),
+        ("workbench/cli", f"TOP import {WIDGETS}.app", ui_in_workbench),
         ("widgets", "from workbench.cli.replay import replay_main", app_on_the_command_line),
         ("widgets/x", "import workbench.__main__", app_on_the_command_line),
     ],
@@ -301,3 +312,59 @@ def test_a_violating_import_is_caught_wherever_it_is(
         assert any(f.endswith(f"(via {module_name(probe)})") for f in found), found
     else:
         assert found and all(f.startswith(f"{probe}:{number} imports ") for f in found), found
+
+
+# -- no cycle between two areas ------------------------------------------------------
+
+KNOWN_CYCLES = {
+    ("workbench.agent", "workbench.images"): "content caps read an image's header; "
+    "images.py builds the agent's ImageContent",
+    ("workbench.cli", "workbench.embed"): "`workbench run FILE:AGENT` opens your agent "
+    "through embed; embed's run_headless prints through cli.headless",
+}
+"""The two pairs of areas that import each other today, each for a reason; any other
+pair is a new cycle."""
+
+
+def area_of(name: str) -> str | None:
+    """The area a module belongs to: `widgets`, `tools`, or one package or module right
+    under `workbench` (`workbench.agent`, `workbench.runtime`); None for anything else."""
+    for folder, package in PACKAGE.items():
+        if within(name, (package,)):
+            return folder
+    parts = name.split(".")
+    if parts[0] != "workbench" or len(parts) < 2:
+        return None
+    return f"workbench.{parts[1]}"
+
+
+def mutual_imports(sources: Sources) -> dict[tuple[str, str], str]:
+    """Each pair of areas that import each other (at any depth, inside functions too),
+    with one import each way."""
+    edges: dict[tuple[str, str], str] = {}
+    for where, source in sources.items():
+        mine = area_of(module_name(where))
+        for line, name in imports_of(where, source):
+            theirs = area_of(name)
+            if mine and theirs and theirs != mine:
+                edges.setdefault((mine, theirs), f"{where}:{line} imports {name}")
+    return {
+        (a, b): f"{edges[(a, b)]}; {edges[(b, a)]}" for (a, b) in edges if a < b and (b, a) in edges
+    }
+
+
+def test_no_two_areas_import_each_other() -> None:
+    found = mutual_imports(project_sources())
+    assert set(found) == set(KNOWN_CYCLES), found
+
+
+def test_a_new_cycle_between_two_areas_is_caught() -> None:
+    sources = project_sources()
+    probe = {
+        **sources,
+        "workbench/agent/zz_probe.py": "def later() -> None:\n    import workbench.runtime\n",
+        "tools/zz_probe.py": f"from {WIDGETS}.app import make_app\n",
+        "widgets/zz_probe.py": f"from {TOOLS} import builtin_tools\n",
+    }
+    found = set(mutual_imports(probe)) - set(KNOWN_CYCLES)
+    assert found == {("workbench.agent", "workbench.runtime"), ("tools", "widgets")}

@@ -2,7 +2,7 @@
 | diff`, and what they share (reading a file with one-line errors, exit codes, asking
 before running tools in the current directory).
 
-`workbench/__main__.py` hands argv here when its first word names one of them (replay's
+`workbench/cli/main.py` hands argv here when its first word names one of them (replay's
 screens are `widgets.replay_app`, loaded only when it opens). Every failure a person can cause (a
 missing file, a newer format, a bad flag) ends in one line on stderr and exit code 2,
 never a traceback.

@@ -30,7 +30,7 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from workbench.config_file import read_config
+from workbench.config_file import load_config
 from workbench.mcp.variables import McpInput, fill_inputs, unmarked
 
 DEFAULT_STARTUP_TIMEOUT = 20.0
@@ -365,14 +365,13 @@ def load_mcp_json(path: Path) -> list[McpServerConfig]:
 
 
 def load_mcp_servers(path: Path, *, required: bool = False) -> list[McpServerConfig]:
-    """The `[mcp.servers.NAME]` tables of a TOML config file (a missing file has none
-    unless `required`). Other tables are ignored.
+    """The `[mcp.servers.NAME]` tables of the config file (`load_config`; a missing file
+    has none unless `required`).
 
     Raises:
         ValueError: the file cannot be read, or a server table is invalid (named).
     """
-    data = read_config(path, required=required)
-    tables = data.get("mcp", {}).get("servers", {}) if isinstance(data.get("mcp"), dict) else {}
+    tables = load_config(path, required=required).mcp.servers
     return servers_from_tables(tables, str(path))
 
 

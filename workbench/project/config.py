@@ -8,13 +8,13 @@ to the file's directory. `workbench init` writes a commented starter (`STARTER`)
 
 from __future__ import annotations
 
-import difflib
 import tomllib
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from workbench.config_file import validation_message
 from workbench.workspace_scan import CheckpointCaps
 
 FILE_NAME = "workbench.toml"
@@ -165,51 +165,40 @@ def find_project(directory: Path) -> ProjectConfig | None:
     `pyproject.toml`; None when there is neither.
 
     Raises:
-        ValueError: the file cannot be read or holds an unknown or invalid key (named).
+        ValueError: the file cannot be read or holds an unknown or invalid key (named,
+            with its line).
     """
     path = directory / FILE_NAME
     if path.is_file():
-        return load_project(path, _read(path))
+        text, data = _read(path)
+        return load_project(path, data, text)
     pyproject = directory / "pyproject.toml"
     if pyproject.is_file():
-        table = _read(pyproject).get("tool", {}).get("workbench")
+        text, data = _read(pyproject)
+        table = data.get("tool", {}).get("workbench")
         if isinstance(table, dict):
-            return load_project(pyproject, table)
+            return load_project(pyproject, table, text, ("tool", "workbench"))
     return None
 
 
-def load_project(path: Path, data: dict[str, Any]) -> ProjectConfig:
+def load_project(
+    path: Path, data: dict[str, Any], text: str = "", within: tuple[str, ...] = ()
+) -> ProjectConfig:
+    """`data`, the project table read from `path` (whose `text` names the line of an
+    error; `within`: where the table sits in it)."""
     try:
         config = ProjectConfig.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in err["loc"])
-        if err["type"] == "extra_forbidden":
-            model: Any = ProjectConfig
-            for part in err["loc"][:-1]:  # the table the key is in, for the known keys
-                field = (
-                    model.model_fields.get(str(part)) if hasattr(model, "model_fields") else None
-                )
-                annotation = getattr(field, "annotation", None)
-                model = next(
-                    (a for a in getattr(annotation, "__args__", (annotation,)) if a), annotation
-                )
-            known = sorted(k for k in getattr(model, "model_fields", {}) if k != "path")
-            near = difflib.get_close_matches(str(err["loc"][-1]), known, n=1)
-            guess = f"; did you mean {near[0]!r}?" if near else ""
-            raise ValueError(
-                f"{path}: unknown key {where!r}{guess}"
-                + (f" (known keys here: {', '.join(known)})" if known else "")
-            ) from None
-        raise ValueError(f"{path}: {where}: {err['msg']}") from None
+        raise ValueError(validation_message(path, text, exc, ProjectConfig, within)) from None
     config.path = path
     return config
 
 
-def _read(path: Path) -> dict[str, Any]:
+def _read(path: Path) -> tuple[str, dict[str, Any]]:
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+        text = path.read_text(encoding="utf-8")
+        return text, tomllib.loads(text)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ValueError(f"Cannot read {path}: {exc}") from None
 
 

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
-from workbench.config_file import default_config_path, read_config
+from workbench.config_file import default_config_path, load_config
 from workbench.secret_env import environment
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -136,14 +136,12 @@ class ProviderConfig(BaseModel):
 
 
 def load_provider_config(path: Path, *, required: bool = False) -> ProviderConfig:
-    """Read the profiles from a TOML file. A missing file is empty unless `required`.
-
-    Other top-level tables are ignored (the file may hold other settings too).
-    """
-    data = read_config(path, required=required)
+    """The profiles of the config file (`load_config`). A missing file is empty unless
+    `required`."""
+    config = load_config(path, required=required)
     try:
         return ProviderConfig.model_validate(
-            {"default_profile": data.get("default_profile"), "profiles": data.get("profiles", {})}
+            {"default_profile": config.default_profile, "profiles": config.profiles}
         )
     except ValidationError as exc:
         raise ValueError(f"Bad profile in {path}: {_first_error(exc)}") from None

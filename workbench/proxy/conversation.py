@@ -38,7 +38,7 @@ from workbench.agent import (
     UserMessage,
 )
 from workbench.agent.types import Message
-from workbench.permissions import PermissionGate, chain_before
+from workbench.permissions import PermissionGate
 from workbench.permissions.hooks import wait_unless_aborted
 from workbench.proxy.exchange import Exchange
 from workbench.proxy.formats.base import Tool
@@ -52,7 +52,7 @@ from workbench.proxy.wire import (
     content_text,
 )
 from workbench.runtime import Runtime
-from workbench.stepper import Stepper
+from workbench.wiring import supervise
 
 if TYPE_CHECKING:
     from workbench.proxy.continuation import Continuation
@@ -148,17 +148,20 @@ class Conversation:
             rules_file=proxy.rules_file,
             rules_file_display=proxy.rules_file_display,
         )
-        stepper = Stepper(publish=self.agent.publish, enabled=proxy.options.step)
-        # One set of breakpoints for the whole proxy: one added or removed while a
-        # conversation is on screen applies to every conversation, current and later.
-        stepper._breakpoints = proxy.breakpoints
-        self.agent.before_tool_call = chain_before(gate, stepper.before_tool_call)
-        self.agent.stream_fn = stepper.wrap_stream_fn(self.forwarder)
-        # The stepper's hooks as `Stepper.attach` gives them, but for the error-result
-        # pause (`@error`): the only foreign calls that fail are ones the agent never
-        # answered, and an answer written there would reach neither the agent nor the model.
-        self.agent.on_arguments_failed = stepper.arguments_failed
-        self.agent.subscribe(stepper.on_event)
+        # The one wiring (`supervise`), with one set of breakpoints for the whole proxy
+        # (one added or removed while a conversation is on screen applies to every
+        # conversation, current and later), the forwarder publishing what it forwards
+        # itself, and no error-result pause (`@error`): the only foreign calls that fail
+        # are ones the agent never answered, and an answer written there would reach
+        # neither the agent nor the model.
+        stepper = supervise(
+            self.agent,
+            gate,
+            step=proxy.options.step,
+            breakpoints=proxy.breakpoints,
+            report=False,
+            error_pause=False,
+        )
         self.agent.subscribe(self._on_event)
         self.runtime = Runtime(
             self.agent,

@@ -1,4 +1,4 @@
-"""RunDetailsScreen: the wire and the clock.
+"""NetworkViewScreen: the network view (F4), every model request and the run's clock.
 
 "Requests": every model request, exactly as sent (auth stripped), with the response
 status, the server-reported model, time to first token, total time, usage, and the
@@ -53,7 +53,7 @@ ORIGINS = {"acp": "ACP prompt", "proxy": "model (proxy)"}
 app shows only the model's requests)."""
 
 
-class RunDetailsScreen(ModalScreen[None]):
+class NetworkViewScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,f4", "close", "Close", key_display="esc"),
         Binding("r", "toggle_chunks", "Raw chunks"),
@@ -61,14 +61,14 @@ class RunDetailsScreen(ModalScreen[None]):
     ]
 
     DEFAULT_CSS = """
-    RunDetailsScreen { align: center middle; }
-    RunDetailsScreen > TabbedContent {
+    NetworkViewScreen { align: center middle; }
+    NetworkViewScreen > TabbedContent {
         width: 96%; height: 92%; border: thick $accent; background: $surface;
     }
-    RunDetailsScreen #requests { height: 1fr; }
-    RunDetailsScreen #request-list { width: 34; height: 1fr; border-right: vkey $panel-lighten-2; }
-    RunDetailsScreen #request-body { width: 1fr; height: 1fr; padding: 0 1; }
-    RunDetailsScreen .empty { color: $text-muted; padding: 1; }
+    NetworkViewScreen #requests { height: 1fr; }
+    NetworkViewScreen #request-list { width: 34; height: 1fr; border-right: vkey $panel-lighten-2; }
+    NetworkViewScreen #request-body { width: 1fr; height: 1fr; padding: 0 1; }
+    NetworkViewScreen .empty { color: $text-muted; padding: 1; }
     """
 
     def __init__(
