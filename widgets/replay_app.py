@@ -116,7 +116,7 @@ class ReplayApp(SlowStart, SafeTextApp, App["ForkRequest | None"]):
         Binding("E,shift+e", "jump('error', -1)", "Previous error", show=False, priority=True),
         Binding("home", "goto(0)", "Start", show=False, priority=True),
         Binding("end", "goto_end", "End", show=False, priority=True),
-        Binding("f4", "run_details", "Wire & time"),
+        Binding("f4", "network_view", "Network view"),
         Binding("f", "fork", "Fork"),
         Binding("w,f7", "mcp_wire", "MCP wire", key_display="w"),
         Binding("q", "quit", "Quit"),
@@ -304,12 +304,12 @@ class ReplayApp(SlowStart, SafeTextApp, App["ForkRequest | None"]):
         self._render_busy = True
         self.call_after_refresh(self._render)
 
-    def action_run_details(self) -> None:
+    def action_network_view(self) -> None:
         """The network view and timings, as of the replayed position (as F4 in a run)."""
-        from widgets.run_details import RunDetailsScreen
+        from widgets.network_view import NetworkViewScreen
 
         if self.session is not None:
-            self.push_screen(RunDetailsScreen(self.view_state, now=self._now()))
+            self.push_screen(NetworkViewScreen(self.view_state, now=self._now()))
 
     def _now(self) -> float:
         """ "Now" on the replayed screen: the time of the event just applied."""

@@ -32,8 +32,8 @@ SIZE = (140, 40)
 
 async def take(out: Path) -> list[Path]:
     from widgets.acp_app import AcpApp
+    from widgets.network_view import NetworkViewScreen
     from widgets.permission_modal import PermissionModal
-    from widgets.run_details import RunDetailsScreen
 
     tmp = Path(tempfile.mkdtemp(prefix="acp-shots-"))
     workspace = tmp / "project"
@@ -92,7 +92,7 @@ async def take(out: Path) -> list[Path]:
                 await pilot.pause(0.3)
                 shot(name)
             await pilot.press("f4")
-            await wait_for(pilot, lambda: isinstance(app.screen, RunDetailsScreen))
+            await wait_for(pilot, lambda: isinstance(app.screen, NetworkViewScreen))
             await pilot.press("down")
             await pilot.pause(0.3)
             shot("acp-network")

@@ -101,7 +101,7 @@ async def test_f4_lists_the_prompt_and_the_model_request(
 
     from tests.widgets.helpers import send, wait_for
     from widgets.acp_app import AcpApp
-    from widgets.run_details import RunDetailsScreen
+    from widgets.network_view import NetworkViewScreen
 
     fake = Fake(tmp_path, [[{"model": "hello"}]])
     env = {"ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": "sk-ant-test"}
@@ -110,7 +110,7 @@ async def test_f4_lists_the_prompt_and_the_model_request(
         await wait_for(pilot, lambda: app.acp.ready.is_set())
         await send(pilot, app, lambda: app.view_state.run_state == "finished", text="go")
         await pilot.press("f4")
-        await wait_for(pilot, lambda: isinstance(app.screen, RunDetailsScreen))
+        await wait_for(pilot, lambda: isinstance(app.screen, NetworkViewScreen))
         options = app.screen.query_one(OptionList)
         labels = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
         assert [label.split("  ")[1] for label in labels] == [

@@ -10,6 +10,7 @@ from typing import Any
 import anyio
 
 from tests.mcp.helpers import TOOLBOX, calls, mcp_run, scripted
+from tests.support.notifications import notifications
 from widgets.app import make_app
 from workbench.agent import Agent
 from workbench.providers.scripted import Scenario
@@ -38,7 +39,7 @@ async def test_ctrl_n_keeps_the_servers_and_sends_the_new_root(tmp_path: Path) -
         assert sent(connection, "notifications/roots/list_changed") == 0
         await pilot.press("ctrl+n")
         with anyio.fail_after(30):
-            while not any("MCP servers kept" in n.message for n in app._notifications):
+            while not any("MCP servers kept" in n.message for n in notifications(app)):
                 await pilot.pause(0.05)
         fresh = app.runtime
         assert fresh is not runtime and fresh.workspace != runtime.workspace

@@ -24,6 +24,7 @@ import pytest
 from mcp.client.auth import OAuthFlowError
 
 from tests.mcp.helpers import SERVERS, calls
+from tests.support.notifications import notifications
 from workbench.mcp.config import McpServerConfig
 from workbench.mcp.oauth import RedirectListener
 from workbench.mcp.oauth_tokens import TokenFile, tokens_dir
@@ -290,7 +291,7 @@ async def test_the_app_shows_the_address_and_closes_it_once_authorized(
             while app.screen is modal or runtime.mcp.connections[0].status != "ready":
                 await pilot.pause(0.05)
         assert runtime.mcp.connections[0].authorize_url is None
-        assert any(n.message == "MCP server guarded: authorized" for n in app._notifications)
+        assert any(n.message == "MCP server guarded: authorized" for n in notifications(app))
         app.prompt_bar.input.value = "go"
         await pilot.press("enter")
         with anyio.fail_after(30):

@@ -10,6 +10,7 @@ import anyio
 import pytest
 
 from tests.mcp.helpers import SERVERS
+from tests.support.notifications import notifications
 from widgets.app import make_app
 from widgets.mcp_servers import McpServersScreen
 from workbench.agent import AbortController
@@ -65,7 +66,7 @@ async def test_p_in_the_servers_view_pings_and_says_so(tmp_path: Path) -> None:
                 await pilot.pause(0.05)
         await pilot.press("p")
         with anyio.fail_after(20):
-            while not any("answered ping in" in n.message for n in app._notifications):
+            while not any("answered ping in" in n.message for n in notifications(app)):
                 await pilot.pause(0.05)
         connection = runtime.mcp.connection("hostile")
         assert connection.ping_ms is not None

@@ -103,8 +103,8 @@ async def test_replay_of_a_conversation_has_its_network_view(chat_server, tmp_pa
 
     from tests.proxy.helpers import text_reply, tool_reply
     from tests.widgets.helpers import wait_for
+    from widgets.network_view import NetworkViewScreen
     from widgets.replay_app import ReplayApp
-    from widgets.run_details import RunDetailsScreen
 
     chat_server.script(tool_reply("call_r2", "b.txt", text="Reading."), text_reply("I may not."))
     async with running_proxy(chat_server, tmp_path, deny=["read_file"]) as proxy:
@@ -116,7 +116,7 @@ async def test_replay_of_a_conversation_has_its_network_view(chat_server, tmp_pa
     async with app.run_test(size=(140, 40)) as pilot:
         await wait_for(pilot, lambda: app.settled)
         await pilot.press("f4")
-        await wait_for(pilot, lambda: isinstance(app.screen, RunDetailsScreen))
+        await wait_for(pilot, lambda: isinstance(app.screen, NetworkViewScreen))
 
         def detail() -> str:
             return str(app.screen.query_one("#request-detail", Static).render())
@@ -129,11 +129,11 @@ async def test_replay_of_a_conversation_has_its_network_view(chat_server, tmp_pa
         assert "sent by the proxy: the denied calls (call_r2)" in shown
         assert "Permission denied by rule read_file (--deny)" in shown
         await pilot.press("escape")
-        await wait_for(pilot, lambda: not isinstance(app.screen, RunDetailsScreen))
+        await wait_for(pilot, lambda: not isinstance(app.screen, NetworkViewScreen))
         await pilot.press("home")  # before the first request: nothing on the wire yet
         await wait_for(pilot, lambda: app.rendered_position == 0)
         await pilot.press("f4")
-        await wait_for(pilot, lambda: isinstance(app.screen, RunDetailsScreen))
+        await wait_for(pilot, lambda: isinstance(app.screen, NetworkViewScreen))
         assert app.screen.state.network == {}
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.support.notifications import notifications
 from tests.widgets.helpers import send, wait_for
 from widgets.rewind import RewindModal
 from workbench.providers.scripted import Scenario
@@ -76,7 +77,7 @@ async def test_ctrl_z_rewinds_files_and_timeline_and_goes_on_in_a_fork(
 
         # the files as they were at the end of turn 2; b.txt, made since, is gone
         assert files_in(workspace) == {"a.txt": "alpha\n"}
-        said = "\n".join(str(n.message) for n in app._notifications)
+        said = "\n".join(str(n.message) for n in notifications(app))
         assert "Rewound to the end of turn 2: restored 1 file(s), deleted 1 made since" in said
         assert f"a fork of {parent.name}" in said
         # the screen and the transcript stop at that turn
