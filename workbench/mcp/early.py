@@ -129,6 +129,7 @@ def start_early(servers: list[McpServerConfig]) -> None:
         except OSError:
             stderr.close()
             continue
+        tree.adopt(process.pid)  # before its exec, it does not carry the tree's mark yet
         if not _at_exit:
             atexit.register(_kill_unadopted)
             _at_exit.append(True)
