@@ -16,7 +16,8 @@ sys.path.insert(0, str(ROOT))
 
 from widgets.key_docs import refreshed  # noqa: E402
 
-DOCUMENTS = ["README.md", "examples/todo_agent/README.md"]
+DOCUMENTS = ["README.md", *sorted(f"docs/{p.name}" for p in (ROOT / "docs").glob("*.md"))]
+DOCUMENTS += ["examples/todo_agent/README.md"]
 
 
 def main() -> int:

@@ -19,7 +19,8 @@ from widgets.timeline import Timeline
 from widgets.tool_inspector import ToolInspector
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCUMENTS = ["README.md", "examples/todo_agent/README.md"]
+DOCUMENTS = ["README.md", *sorted(f"docs/{p.name}" for p in (ROOT / "docs").glob("*.md"))]
+DOCUMENTS += ["examples/todo_agent/README.md"]
 KEY = re.compile(r"\b(F\d{1,2}|ctrl\+[a-z]|[A-Z](?= in the))\b")
 
 
@@ -42,8 +43,8 @@ def main_table(text: str) -> list[str]:
 
 @pytest.mark.parametrize(
     "text",
-    [(ROOT / "README.md").read_text(encoding="utf-8").split("## Using it", 1)[1], HELP],
-    ids=["README", "help screen"],
+    [(ROOT / "docs/using.md").read_text(encoding="utf-8"), HELP],
+    ids=["docs/using.md", "help screen"],
 )
 def test_every_key_of_the_main_key_table_is_bound(text: str) -> None:
     bound = keys_of([App, WorkbenchApp, Timeline, PromptBar, ToolInspector]) | {"ctrl+p"}

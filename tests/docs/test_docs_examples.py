@@ -39,7 +39,7 @@ def test_keyless_profiles_work_without_any_key(profile: str, tmp_path: Path) -> 
 
 
 def test_the_readme_price_example_loads(tmp_path: Path) -> None:
-    block = next(b for b in toml_blocks("README.md") if "[prices." in b)
+    block = next(b for b in toml_blocks("docs/using.md") if "[prices." in b)
     config = tmp_path / "config.toml"
     config.write_text(block)
     prices = load_prices(config)

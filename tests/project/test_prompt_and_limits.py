@@ -253,7 +253,7 @@ async def test_the_limit_stops_between_turns_and_the_run_can_go_on(tmp_path: Pat
 def test_the_readmes_three_steps(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """README "Debug your own agent": init, name your tools and model, run."""
+    """docs/your-agent.md: init, name your tools and model, run."""
     monkeypatch.chdir(tmp_path)
     assert main(["init"]) == 0
     (tmp_path / "agent_tools.py").write_text(

@@ -209,7 +209,7 @@ def test_the_readme_policy_is_one_the_project_file_accepts() -> None:
 
     from workbench.project.config import load_project
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[2] / "docs/sessions.md").read_text()
     [block] = [b for b in re.findall(r"```toml\n(.*?)```", readme, re.S) if "[sessions]" in b]
     import tomllib
 
