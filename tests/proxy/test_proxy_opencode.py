@@ -71,7 +71,8 @@ async def run_opencode(exe: Path, proxy: Any, tmp_path: Path) -> tuple[int, str,
         **{k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OPENCODE_"))},
         "PWD": str(work),  # opencode takes its project from PWD, not from its working directory
         "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home / ".config"),
+        # its plugins are installed into its config folder at start: once, shared
+        "XDG_CONFIG_HOME": str(cache_root() / "opencode-config"),
         "XDG_DATA_HOME": str(home / ".local" / "share"),
         "XDG_STATE_HOME": str(home / ".local" / "state"),
         "XDG_CACHE_HOME": str(cache_root() / "opencode-cache"),
