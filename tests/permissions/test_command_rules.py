@@ -298,6 +298,7 @@ def test_a_word_is_read_as_bash_removes_its_quotes() -> None:
 
     assert _unquote("a\\ b'c d'\"e f\"") == "a bc de f"
     assert _unquote("''") == ""
+    assert _unquote('"XY, z!"') == "XY, z!"  # any other character inside double quotes
     # not literal: a backslash with nothing after it, an escaped line break, a quote
     # left open, an expansion inside double quotes, a character bash reads as syntax
     for raw in ["a\\", "\\", "a\\\nb", "'a", '"a', '"$a"', '"`a`"', '"a\\b"', "a*", "~"]:
