@@ -220,8 +220,8 @@ def headless_child(argv: list[str], wire: bool = False) -> int:
 async def replay_child(session_path: Path, out: Path) -> None:
     from textual import events
 
-    from widgets.replay_app import ReplayApp
     from workbench.sessions.reader import read_session
+    from workbench.widgets.replay_app import ReplayApp
 
     try:  # as `workbench replay` opens a session
         from workbench.sessions.scrub import ScrubFold

@@ -34,7 +34,7 @@ from textual import events  # noqa: E402
 
 from benchmarks.ui_throughput import build  # noqa: E402
 from benchmarks.workload import add_workload_arguments  # noqa: E402
-from widgets.app import make_app  # noqa: E402
+from workbench.widgets.app import make_app  # noqa: E402
 
 
 class Collections:

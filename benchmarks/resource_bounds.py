@@ -35,7 +35,7 @@ def case(fn: Any) -> Any:
 
 
 def _tool(ws: Path, name: str) -> Any:
-    from tools import builtin_tools
+    from workbench.tools import builtin_tools
 
     return next(t for t in builtin_tools(ws) if t.name == name)
 

@@ -27,11 +27,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from textual import events  # noqa: E402
 
-from widgets.app import make_app  # noqa: E402
-from widgets.screen_stats import ScreenStats  # noqa: E402
 from workbench.providers.scripted import Scenario  # noqa: E402
 from workbench.runtime import RunOptions, build_runtime  # noqa: E402
 from workbench.scratch import seed  # noqa: E402
+from workbench.widgets.app import make_app  # noqa: E402
+from workbench.widgets.screen_stats import ScreenStats  # noqa: E402
 
 
 async def settled(app) -> None:  # type: ignore[no-untyped-def]

@@ -45,7 +45,7 @@ else:  # what `workbench --no-record` runs: its entry module, then the app, whic
     # builds the runtime after its first frame
     from workbench.cli.run_options import runtime_of
     from workbench.cli.args import build_parser
-    from widgets.app import make_app
+    from workbench.widgets.app import make_app
 
     args = build_parser().parse_args(["--no-record"])
     app = make_app(start=lambda: runtime_of(args, False, "ask", lambda note: None))

@@ -9,7 +9,7 @@ both times, their ratio, and how long after the last event the screen showed it.
 
 Targets (issue #5): ratio at most 1.2; last update on screen within one second.
 `--attribute` prints where the app's time goes, from what the app measures when it is
-given a `widgets.screen_stats.ScreenStats`.
+given a `workbench.widgets.screen_stats.ScreenStats`.
 """
 
 from __future__ import annotations
@@ -32,12 +32,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from textual import events  # noqa: E402
 
 from benchmarks.workload import add_workload_arguments, workload_argv  # noqa: E402
-from widgets.app import make_app  # noqa: E402
-from widgets.screen_stats import ScreenStats  # noqa: E402
 from workbench import gc_policy  # noqa: E402
 from workbench.agent import AgentToolResult, tool  # noqa: E402
 from workbench.providers.scripted import Scenario  # noqa: E402
 from workbench.runtime import RunOptions, build_runtime  # noqa: E402
+from workbench.widgets.app import make_app  # noqa: E402
+from workbench.widgets.screen_stats import ScreenStats  # noqa: E402
 
 PARAGRAPH = (
     "The workbench folds every event into its view model at once and redraws at a "

@@ -15,10 +15,10 @@ from typing import Any
 
 import anyio
 
-from widgets.app import WorkbenchApp, make_app
 from workbench.providers.scripted import Scenario
 from workbench.runtime import RunOptions, build_runtime
 from workbench.scratch import seed
+from workbench.widgets.app import WorkbenchApp, make_app
 
 
 async def wait_for(pilot: Any, condition: Callable[[], Any], timeout: float = 15.0) -> None:
@@ -29,7 +29,7 @@ async def wait_for(pilot: Any, condition: Callable[[], Any], timeout: float = 15
 
 
 def _modal_for(app: WorkbenchApp, tool: str) -> bool:
-    from widgets.permission_modal import PermissionModal
+    from workbench.widgets.permission_modal import PermissionModal
 
     return isinstance(app.screen, PermissionModal) and app.screen.record.name == tool
 

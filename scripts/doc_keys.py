@@ -14,7 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from widgets.key_docs import refreshed  # noqa: E402
+from workbench.widgets.key_docs import refreshed  # noqa: E402
 
 DOCUMENTS = ["README.md", *sorted(f"docs/{p.name}" for p in (ROOT / "docs").glob("*.md"))]
 DOCUMENTS += ["examples/todo_agent/README.md"]

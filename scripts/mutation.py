@@ -272,7 +272,9 @@ def _replace(parent: ast.AST | None, old: ast.AST, new: ast.AST | None) -> None:
 
 
 def module_name(path: str) -> str:
-    return path.removesuffix(".py").replace("/", ".").removesuffix(".__init__")
+    name = path.removesuffix(".py").replace("/", ".").removesuffix(".__init__")
+    # widgets/ and tools/ are imported through their links in workbench/
+    return f"workbench.{name}" if name.split(".")[0] in ("widgets", "tools") else name
 
 
 class LineTracer:

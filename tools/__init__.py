@@ -1,7 +1,7 @@
 """The built-in tools: files (read, list, search, write, edit) and shell commands.
 
 `builtin_tools(workspace)` returns all six bound to one workspace root. Every file
-tool is confined to that root (see `tools.workspace`); `run_command` runs in it.
+tool is confined to that root (see `workbench.tools.workspace`); `run_command` runs in it.
 Nothing here imports Textual or Rich.
 """
 
@@ -10,14 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from tools.edit_file import make_edit_file
-from tools.list_directory import make_list_directory
-from tools.read_file import make_read_file
-from tools.run_command import make_run_command
-from tools.search_files import make_search_files
-from tools.workspace import Workspace, WorkspaceError
-from tools.write_file import make_write_file
 from workbench.agent import AgentTool
+from workbench.tools.edit_file import make_edit_file
+from workbench.tools.list_directory import make_list_directory
+from workbench.tools.read_file import make_read_file
+from workbench.tools.run_command import make_run_command
+from workbench.tools.search_files import make_search_files
+from workbench.tools.workspace import Workspace, WorkspaceError
+from workbench.tools.write_file import make_write_file
 
 READ_ONLY_TOOLS = ("read_file", "list_directory", "search_files")
 """Built-ins that never change anything (the permission gate allows them by default)."""

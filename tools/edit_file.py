@@ -19,8 +19,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from tools.workspace import Workspace
 from workbench.agent import AbortSignal, AgentTool, AgentToolResult
+from workbench.tools.workspace import Workspace
 
 _KEYS = {"oldText": "old_text", "newText": "new_text"}
 

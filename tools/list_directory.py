@@ -8,7 +8,7 @@ followed, so a link cannot lead the listing out of the workspace or into a loop.
 Files the permission rules do not let `read_file` read are left out (counted in
 `details` only), and listing one by name says it is not found, as for a missing
 one. Directories are opened from the workspace's handle, never through a link
-(`tools.opening`).
+(`workbench.tools.opening`).
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from typing import Any
 import anyio
 from pydantic import BaseModel, Field
 
-from tools.opening import DIRECTORY_FLAGS
-from tools.workspace import IGNORED_DIRS, Workspace
 from workbench.agent import AbortSignal, AgentTool, AgentToolResult
+from workbench.tools.opening import DIRECTORY_FLAGS
+from workbench.tools.workspace import IGNORED_DIRS, Workspace
 
 MAX_ENTRIES = 500
 """Most entries one listing returns."""

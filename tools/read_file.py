@@ -14,8 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from tools.workspace import Workspace
 from workbench.agent import AbortSignal, AgentTool, AgentToolResult
+from workbench.tools.workspace import Workspace
 
 MAX_LINES = 2000
 """Most lines one read returns."""

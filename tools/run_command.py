@@ -1,7 +1,7 @@
 """`run_command`: a shell command in the workspace, its output streamed as it arrives.
 
 The command runs under `bash -c` (or `sh -c`) in the workspace root, in a new
-session, with an allow-listed environment (`tools.command_env`: no API keys). Its
+session, with an allow-listed environment (`workbench.tools.command_env`: no API keys). Its
 processes form a `workbench.proctree.ProcessTree`: when the call ends (exit,
 timeout or abort) every process of the tree is ended (SIGTERM, then SIGKILL after
 `TERM_GRACE`), including background ones and those that left the process group
@@ -35,10 +35,10 @@ from typing import Any, Literal
 import anyio
 from pydantic import BaseModel, Field
 
-from tools.command_env import command_env
-from tools.workspace import Workspace
 from workbench.agent import AbortSignal, AgentTool, AgentToolResult
 from workbench.proctree import ProcessTree
+from workbench.tools.command_env import command_env
+from workbench.tools.workspace import Workspace
 
 DEFAULT_TIMEOUT = 120.0
 MAX_TIMEOUT = 3600.0

@@ -7,7 +7,7 @@ permission rules do not let `read_file` read (counted in `details` only, so
 the model does not learn they exist; searching one by name says it is not found,
 as for a missing one), or that are hard links of such a file; the result stops at
 `max_results` and says so. Files are opened from the workspace's handle, never
-through a link swapped in after the check (`tools.opening`).
+through a link swapped in after the check (`workbench.tools.opening`).
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from typing import Any
 import anyio
 from pydantic import BaseModel, Field
 
-from tools.workspace import BINARY_SNIFF_BYTES, IGNORED_DIRS, Workspace, is_binary
 from workbench.agent import AbortSignal, AgentTool, AgentToolResult
 from workbench.safe_regex import Budget, compile_pattern
+from workbench.tools.workspace import BINARY_SNIFF_BYTES, IGNORED_DIRS, Workspace, is_binary
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
 """Files larger than this are not searched."""

@@ -18,7 +18,7 @@ is exactly what gets opened.
 
 The check is made on the real path (symlinks followed), and the tools then open
 that real path by walking it from a handle on the root without following any link
-(`tools.opening`), so neither a link inside the workspace nor a directory swapped
+(`workbench.tools.opening`), so neither a link inside the workspace nor a directory swapped
 for a link after the check can smuggle a read or write past it. A file whose other
 hard links are hidden by the rules, or lie outside, reads as missing. Messages name
 paths only relative to the root, never the root's absolute path or where an outside
@@ -35,7 +35,7 @@ import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 
-from tools.opening import PathChanged, hidden_links, open_under
+from workbench.tools.opening import PathChanged, hidden_links, open_under
 
 BINARY_SNIFF_BYTES = 8192
 """How much of a file is inspected to decide whether it is binary."""
@@ -140,7 +140,7 @@ class Workspace:
 
     def open(self, raw: str, flags: int, *, make_parents: bool = False) -> tuple[int, str]:
         """(file descriptor, how to show it) for the model's path `raw`, opened exactly
-        where `canonical` judged it (`tools.opening.open_under`); the caller closes it.
+        where `canonical` judged it (`workbench.tools.opening.open_under`); the caller closes it.
 
         Raises:
             WorkspaceError: a path outside, or one that changed while being opened.

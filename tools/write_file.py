@@ -16,8 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from tools.workspace import NotFound, Workspace
 from workbench.agent import AbortSignal, AgentTool, AgentToolResult
+from workbench.tools.workspace import NotFound, Workspace
 
 
 class WriteFileParams(BaseModel):

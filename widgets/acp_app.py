@@ -17,8 +17,8 @@ from typing import Any, ClassVar
 from textual import on, work
 from textual.binding import Binding, BindingType
 
-from widgets.app import WorkbenchApp
-from widgets.prompt_bar import PromptBar
+from workbench.widgets.app import WorkbenchApp
+from workbench.widgets.prompt_bar import PromptBar
 
 
 class AcpApp(WorkbenchApp):

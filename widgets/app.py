@@ -2,7 +2,7 @@
 
 Events from the agent's bus go into the view fold at once (a few microseconds; an
 event is not kept once folded) and a throttled refresh brings the screen up to date
-(`MainScreen.show`), paced by `widgets.pacing`: 30 times a second at most, further
+(`MainScreen.show`), paced by `workbench.widgets.pacing`: 30 times a second at most, further
 apart during a burst, so the screen coalesces the burst rather than slowing the
 agent. Permission requests, pauses and the end of a run are shown at once.
 """
@@ -20,32 +20,32 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import ModalScreen, Screen
 
-from widgets import responsive
-from widgets.app_commands import AppCommands
-from widgets.hand_call import HandCallActions
-from widgets.mcp_attachments import McpAttachments
-from widgets.mcp_lifecycle import McpLifecycle
-from widgets.new_run import NewRunActions, empty_text
-from widgets.pacing import Pacer
-from widgets.permission_dialogs import PermissionDialogs
-from widgets.prompt_bar import PromptBar
-from widgets.result_images import ResultImages
-from widgets.rewind import RewindActions
-from widgets.screen_stats import ScreenStats
-from widgets.starting_screen import SlowStart, StartingScreen
-from widgets.stepping_actions import SteppingActions
-from widgets.terminal_safety import SafeTextApp
-from widgets.textual_compat import is_closing
 from workbench import gc_policy
 from workbench.sanitize import literal
+from workbench.widgets import responsive
+from workbench.widgets.app_commands import AppCommands
+from workbench.widgets.hand_call import HandCallActions
+from workbench.widgets.mcp_attachments import McpAttachments
+from workbench.widgets.mcp_lifecycle import McpLifecycle
+from workbench.widgets.new_run import NewRunActions, empty_text
+from workbench.widgets.pacing import Pacer
+from workbench.widgets.permission_dialogs import PermissionDialogs
+from workbench.widgets.prompt_bar import PromptBar
+from workbench.widgets.result_images import ResultImages
+from workbench.widgets.rewind import RewindActions
+from workbench.widgets.screen_stats import ScreenStats
+from workbench.widgets.starting_screen import SlowStart, StartingScreen
+from workbench.widgets.stepping_actions import SteppingActions
+from workbench.widgets.terminal_safety import SafeTextApp
+from workbench.widgets.textual_compat import is_closing
 
 if TYPE_CHECKING:
-    from widgets.main_screen import MainScreen
-    from widgets.timeline import Timeline
-    from widgets.tool_inspector import ToolInspector
     from workbench.bus_events import RunLimitEvent
     from workbench.runtime import Runtime
     from workbench.view.fold import ViewState
+    from workbench.widgets.main_screen import MainScreen
+    from workbench.widgets.timeline import Timeline
+    from workbench.widgets.tool_inspector import ToolInspector
 
 
 @functools.cache
@@ -153,7 +153,7 @@ class WorkbenchApp(
         self._shown = False
         """The main screen is mounted and refreshes reach it."""
         self.pacer = Pacer()
-        """When the screen refreshes (see `widgets.pacing`)."""
+        """When the screen refreshes (see `workbench.widgets.pacing`)."""
         self._footer_state: tuple[Any, bool] = (False, False)
         self._pause_seen: Any = None
         """The pause the screen last showed (a new one selects its call)."""
@@ -205,8 +205,8 @@ class WorkbenchApp(
         return StartingScreen() if self.runtime is None else self._main_screen()
 
     def _main_screen(self) -> MainScreen:
-        from widgets.main_screen import MainScreen
         from workbench.agent.clock import now_ms
+        from workbench.widgets.main_screen import MainScreen
 
         self.main = MainScreen(
             self._view_state,
@@ -374,8 +374,8 @@ class WorkbenchApp(
         self._refresh_pending = False
         if not self._shown or is_closing(self):
             return
-        from widgets.status_bar import mcp_alert
         from workbench.agent.clock import now_ms
+        from workbench.widgets.status_bar import mcp_alert
 
         started = time.perf_counter()
         state = self.view_state
@@ -488,8 +488,8 @@ class WorkbenchApp(
         self.prompt_bar.input.focus()
 
     def action_network_view(self, turn: int | None = None) -> None:
-        from widgets.network_view import NetworkViewScreen
         from workbench.agent.clock import now_ms
+        from workbench.widgets.network_view import NetworkViewScreen
 
         self.push_screen(
             NetworkViewScreen(
@@ -498,14 +498,14 @@ class WorkbenchApp(
         )
 
     def action_help(self) -> None:
-        from widgets.help_screen import HelpScreen
+        from workbench.widgets.help_screen import HelpScreen
 
         self.push_screen(HelpScreen())
 
     def action_sessions(self) -> None:
         """The session library over the main screen (Escape comes back)."""
-        from widgets.sessions_app import SessionsScreen
         from workbench.sessions.header import default_session_dir
+        from workbench.widgets.sessions_app import SessionsScreen
 
         path = self._started().session_path  # the library of where this app records
         self.push_screen(SessionsScreen(path.parent if path else default_session_dir()))

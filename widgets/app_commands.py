@@ -15,8 +15,8 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
 if TYPE_CHECKING:
-    from widgets.main_screen import MainScreen
-    from widgets.tool_inspector import ToolInspector
+    from workbench.widgets.main_screen import MainScreen
+    from workbench.widgets.tool_inspector import ToolInspector
 
 COMMAND_HELP = {
     "cancel_run": "Fire the run's abort signal (works in dialogs too)",

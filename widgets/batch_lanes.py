@@ -13,10 +13,10 @@ from itertools import groupby
 
 from rich.text import Text
 
-from widgets.render import format_ms, format_times
 from workbench.sanitize import literal
 from workbench.view.records import ToolCallRecord
 from workbench.view.summary import phase_durations, phase_spans
+from workbench.widgets.render import format_ms, format_times
 
 PHASE_STYLE = {
     "preflight": ("░", "grey62"),

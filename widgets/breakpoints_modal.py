@@ -13,9 +13,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from widgets.footer import Footer
 from workbench.sanitize import literal
 from workbench.stepper import Stepper, StepperError
+from workbench.widgets.footer import Footer
 
 HINT = (
     "A tool name (read_file, or a glob like *_file), an argument pattern "

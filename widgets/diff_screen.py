@@ -23,10 +23,10 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
-from widgets.footer import Footer
-from widgets.terminal_safety import SafeTextApp
 from workbench.sanitize import literal, one_line
 from workbench.sessions.diff import Difference, Turn, align, turns_of, value_lines
+from workbench.widgets.footer import Footer
+from workbench.widgets.terminal_safety import SafeTextApp
 
 MIN_CELL = 12
 """The fewest characters of a value the A and B columns show, however narrow the

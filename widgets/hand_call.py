@@ -21,11 +21,11 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from widgets.footer import Footer
-from widgets.json_editor import JsonEditModal
-from widgets.schema_form import SchemaForm
-from widgets.terminal_safety import LiteralInput
 from workbench.sanitize import literal
+from workbench.widgets.footer import Footer
+from workbench.widgets.json_editor import JsonEditModal
+from workbench.widgets.schema_form import SchemaForm
+from workbench.widgets.terminal_safety import LiteralInput
 
 if TYPE_CHECKING:
     from workbench.agent.tool import AgentTool

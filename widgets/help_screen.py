@@ -10,7 +10,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Markdown
 
-from widgets.footer import Footer
+from workbench.widgets.footer import Footer
 
 HELP = """\
 # Agent Workbench

@@ -14,8 +14,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static, TextArea
 
-from widgets.clear_checkbox import ClearCheckbox
 from workbench.sanitize import literal
+from workbench.widgets.clear_checkbox import ClearCheckbox
 
 
 class InjectResultModal(ModalScreen[str | None]):

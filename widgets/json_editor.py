@@ -19,9 +19,9 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static, TextArea
 
-from widgets.footer import Footer
 from workbench.json_text import escape_chars, loads
 from workbench.sanitize import UNSAFE, literal
+from workbench.widgets.footer import Footer
 
 
 class JsonEditModal(ModalScreen[dict[str, Any] | None]):

@@ -49,7 +49,7 @@ def key_table(classes: Iterable[type], extra: Iterable[tuple[str, str]] = ()) ->
 
 def permission_dialog_table() -> str:
     """The permission dialog's keys and buttons, as the docs list them."""
-    from widgets.permission_modal import PermissionModal
+    from workbench.widgets.permission_modal import PermissionModal
 
     return key_table(
         [PermissionModal],

@@ -19,14 +19,14 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Header
 
-from widgets import responsive
-from widgets.footer import Footer
-from widgets.pause_banner import PauseBanner
-from widgets.status_bar import StatusBar
-from widgets.timeline import Timeline
-from widgets.tool_inspector import ToolInspector
 from workbench.view.fold import ViewState
 from workbench.view.summary import Costs
+from workbench.widgets import responsive
+from workbench.widgets.footer import Footer
+from workbench.widgets.pause_banner import PauseBanner
+from workbench.widgets.status_bar import StatusBar
+from workbench.widgets.timeline import Timeline
+from workbench.widgets.tool_inspector import ToolInspector
 
 
 class MainScreen(Screen[None]):
@@ -96,7 +96,7 @@ class MainScreen(Screen[None]):
         `state` may be a new object for the same session (replay's fold moving back):
         the timeline keeps what it drew of items that have not changed. A state of
         another session needs `reset` first. `inspect`: False leaves the inspector as
-        it is (a burst, see `widgets.pacing`); `busy`: the timeline draws only what is
+        it is (a burst, see `workbench.widgets.pacing`); `busy`: the timeline draws only what is
         on screen. Returns whether the inspector drew anything.
         """
         timeline = self.timeline

@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from widgets.prompt_bar import PromptBar
     from workbench.mcp.catalog import Reading
+    from workbench.widgets.prompt_bar import PromptBar
 
 
 class McpAttachments:
@@ -31,7 +31,7 @@ class McpAttachments:
     def open_mcp_catalog(self, connection: Any, linked: list[dict[str, Any]] | None = None) -> None:
         """Show `connection`'s resources and prompts (and `linked`, the resources a tool
         call's result named)."""
-        from widgets.mcp_catalog import McpCatalogScreen
+        from workbench.widgets.mcp_catalog import McpCatalogScreen
 
         self.push_screen(  # type: ignore[attr-defined]
             McpCatalogScreen(connection, self.attach, self.drop_attachments, linked)

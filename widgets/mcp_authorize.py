@@ -21,8 +21,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from widgets.footer import Footer
 from workbench.sanitize import literal
+from workbench.widgets.footer import Footer
 
 
 def openable(url: str) -> bool:

@@ -28,11 +28,11 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from widgets.footer import Footer
-from widgets.schema_form import CompleteFn, SchemaForm
 from workbench.mcp.catalog import Reading, expand_template, template_variables
 from workbench.mcp.failures import McpCallError
 from workbench.sanitize import literal
+from workbench.widgets.footer import Footer
+from workbench.widgets.schema_form import CompleteFn, SchemaForm
 
 
 class ArgumentsModal(ModalScreen[dict[str, str] | None]):

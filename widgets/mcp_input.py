@@ -18,10 +18,10 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
-from widgets.footer import Footer
-from widgets.terminal_safety import LiteralInput
 from workbench.mcp.variables import McpInput
 from workbench.sanitize import literal
+from workbench.widgets.footer import Footer
+from workbench.widgets.terminal_safety import LiteralInput
 
 
 class McpInputModal(ModalScreen[str | None]):

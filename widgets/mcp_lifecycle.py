@@ -53,11 +53,11 @@ class McpLifecycle:
         assert hub is not None and self._mcp_started is not None
         self._quit_on_signals()
         if self.runtime.gate is not None and self.runtime.gate.policy == "ask":
-            from widgets.mcp_requests import AppAsker
+            from workbench.widgets.mcp_requests import AppAsker
 
             hub.asker = AppAsker(self)  # a person answers the servers' requests
         hub.on_authorize = self._mcp_authorize
-        from widgets.mcp_input import InputAsker
+        from workbench.widgets.mcp_input import InputAsker
 
         hub.inputs.ask = InputAsker(self)  # the mcp.json ${input:ID}s
         try:
@@ -127,7 +127,7 @@ class McpLifecycle:
     def _mcp_authorize(self, connection: Any, url: str | None) -> None:
         """Show the address a person must open to authorize the server (OAuth); close it
         once they are back."""
-        from widgets.mcp_authorize import McpAuthorizeModal
+        from workbench.widgets.mcp_authorize import McpAuthorizeModal
 
         if url is None:
             top = self.screen_stack[-1] if self.screen_stack else None
@@ -157,7 +157,7 @@ class McpLifecycle:
         self.notify(change.text, markup=False)
 
     def action_mcp_servers(self) -> None:
-        from widgets.mcp_servers import McpServersScreen
+        from workbench.widgets.mcp_servers import McpServersScreen
 
         hub = self.runtime.mcp
         if hub is None:

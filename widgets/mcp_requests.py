@@ -20,12 +20,12 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static, TextArea
 
-from widgets.footer import Footer
-from widgets.json_editor import JsonEditModal
-from widgets.schema_form import SchemaForm
-from widgets.terminal_safety import LiteralInput
 from workbench.mcp.requests import WRITTEN, SampleFn, declined, sent_parameters
 from workbench.sanitize import literal
+from workbench.widgets.footer import Footer
+from workbench.widgets.json_editor import JsonEditModal
+from workbench.widgets.schema_form import SchemaForm
+from workbench.widgets.terminal_safety import LiteralInput
 
 
 class _AskModal(ModalScreen[Any]):

@@ -5,12 +5,12 @@ transport and target, what its `initialize` said (name, instructions), its tools
 the ones left out, the lines it logged (`notifications/message`), protocol noise, and
 its last stderr lines, and its latest JSON-RPC messages both ways, with the time each
 answer took (`w` opens every message, whole, to filter, search and copy: see
-`widgets.mcp_wire`). `r` starts the chosen server again (a running one, wedged
+`workbench.widgets.mcp_wire`). `r` starts the chosen server again (a running one, wedged
 perhaps, is stopped first; a disabled one starts), `d` stops it until `r`, `t` edits
 the roots offered to it (the server is told, `roots/list_changed`), `l` changes the
 log level it is asked for, `p` pings it (a "ready" server that does not answer is
 wedged: `r`); `o` opens its resources, templates and prompts
-(`widgets.mcp_catalog`). Everything a server sent is shown literally.
+(`workbench.widgets.mcp_catalog`). Everything a server sent is shown literally.
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from widgets.footer import Footer
 from workbench.mcp.stderr import STDERR_KEPT_LINES
 from workbench.sanitize import literal
+from workbench.widgets.footer import Footer
 
 STATE_STYLES = {
     "ready": "green",
@@ -227,7 +227,7 @@ class McpServersScreen(ModalScreen[None]):
         self._disable(connection.name)
 
     def action_wire(self) -> None:
-        from widgets.mcp_wire import McpWireScreen, hub_rows
+        from workbench.widgets.mcp_wire import McpWireScreen, hub_rows
 
         connection = self.chosen
         start = f"server:{connection.name}" if connection is not None else ""
@@ -249,8 +249,8 @@ class McpServersScreen(ModalScreen[None]):
         connection = self.chosen
         if connection is None or self._set_roots is None:
             return
-        from widgets.json_editor import JsonEditModal
         from workbench.mcp.roots import parse_roots
+        from workbench.widgets.json_editor import JsonEditModal
 
         name, set_roots = connection.name, self._set_roots
         base = self._workspace or Path.cwd()

@@ -23,10 +23,10 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from widgets.footer import Footer
-from widgets.terminal_safety import LiteralInput
 from workbench.mcp.wire import WireEntry
 from workbench.sanitize import literal
+from workbench.widgets.footer import Footer
+from workbench.widgets.terminal_safety import LiteralInput
 
 SHOWN = 2000
 """How many of the matching messages the list shows (the newest)."""

@@ -21,14 +21,14 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
 
-from widgets.footer import Footer
-from widgets.render import format_ms
 from workbench.bus_events import ProviderResponseEvent, ResponseReleasedEvent
 from workbench.pricing import PriceTable, format_cost
 from workbench.sanitize import literal
 from workbench.view.fold import ViewState
 from workbench.view.records import NetworkRecord
 from workbench.view.summary import TimeSplit, summarize
+from workbench.widgets.footer import Footer
+from workbench.widgets.render import format_ms
 
 
 def _status_label(response: ProviderResponseEvent | None) -> tuple[str, str]:

@@ -1,5 +1,5 @@
 """Starting over without quitting: a new run (ctrl+n), and what ctrl+c says when idle;
-`switch_to` also serves a rewind (`widgets.rewind`).
+`switch_to` also serves a rewind (`workbench.widgets.rewind`).
 
 A mixin of `WorkbenchApp` (it swaps the app's runtime, view state and bus listener);
 the keys are bound in the app's `BINDINGS`.

@@ -7,8 +7,8 @@ from typing import Any
 from rich.text import Text
 from textual.widgets import Static
 
-from widgets.render import compact_json
 from workbench.sanitize import literal, one_line
+from workbench.widgets.render import compact_json
 
 
 class PauseBanner(Static):

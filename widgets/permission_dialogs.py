@@ -27,7 +27,7 @@ class PermissionDialogs:
             return
         pending = self.view_state.pending_requests
         if self._permission_open is not None and self._permission_open not in pending:
-            from widgets.permission_modal import PermissionModal
+            from workbench.widgets.permission_modal import PermissionModal
 
             if isinstance(self.screen, PermissionModal):
                 self.screen.dismiss(None)
@@ -36,7 +36,7 @@ class PermissionDialogs:
             self._show_permission(next(iter(pending)))
 
     def _show_permission(self, request_id: str) -> None:
-        from widgets.permission_modal import PermissionModal
+        from workbench.widgets.permission_modal import PermissionModal
 
         state = self.view_state
         call_id = state.pending_requests[request_id]

@@ -19,16 +19,16 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
-from widgets.clear_checkbox import ClearCheckbox
-from widgets.footer import Footer
-from widgets.json_editor import JsonEditModal
-from widgets.render import stage_view
 from workbench.agent import AgentTool
 from workbench.json_text import normal
 from workbench.permissions import AnswerError, PermissionAnswer, PermissionGate
 from workbench.permissions.edits import NOT_EDITABLE
 from workbench.sanitize import literal
 from workbench.view.records import ToolCallRecord
+from workbench.widgets.clear_checkbox import ClearCheckbox
+from workbench.widgets.footer import Footer
+from workbench.widgets.json_editor import JsonEditModal
+from workbench.widgets.render import stage_view
 
 
 class PermissionModal(ModalScreen[str | None]):

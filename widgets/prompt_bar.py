@@ -13,8 +13,8 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Input, Static
 
-from widgets.terminal_safety import LiteralInput
 from workbench.sanitize import one_line
+from workbench.widgets.terminal_safety import LiteralInput
 
 QueueKind = Literal["steer", "follow_up"]
 

@@ -22,14 +22,14 @@ from textual.binding import Binding, BindingType
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from widgets.app import WorkbenchApp
-from widgets.pacing import Pacer
-from widgets.prompt_bar import PromptBar
 from workbench.agent import Agent, AssistantMessageEvent, LlmContext, Model, StreamOptions
 from workbench.bus_events import PermissionRequestEvent, StepPausedEvent
 from workbench.runtime import Runtime
 from workbench.sanitize import literal
 from workbench.view.fold import ViewState
+from workbench.widgets.app import WorkbenchApp
+from workbench.widgets.pacing import Pacer
+from workbench.widgets.prompt_bar import PromptBar
 
 ATTENTION = frozenset({PermissionRequestEvent, StepPausedEvent})
 STREAMING_RATE = 100.0
@@ -62,7 +62,7 @@ class ProxyApp(WorkbenchApp):
         super().__init__(idle, prefill="", subtitle=f"proxy to {proxy.upstream}")
         # The agent waits on every chunk the proxy copies, and a refresh holds the loop
         # that copies them: a reply streaming faster than this many events a second is
-        # a burst, painted twice a second at most (`widgets.pacing`).
+        # a burst, painted twice a second at most (`workbench.widgets.pacing`).
         self.pacer = Pacer(burst_rate=STREAMING_RATE)
         self.current: Any = None
         """The conversation on screen (None until the first request)."""

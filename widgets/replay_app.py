@@ -32,15 +32,6 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from widgets import responsive
-from widgets.app import WorkbenchApp
-from widgets.main_screen import MainScreen
-from widgets.scrubber import Scrubber
-from widgets.starting_screen import SlowStart, StartingScreen
-from widgets.terminal_safety import SafeTextApp
-from widgets.textual_compat import is_closing
-from widgets.timeline import Timeline
-from widgets.tool_inspector import ToolInspector
 from workbench import gc_policy
 from workbench.sanitize import literal
 from workbench.sessions.fork import ForkPoint
@@ -48,6 +39,15 @@ from workbench.sessions.history import MarkKind, Marks, fork_cut, needs_continue
 from workbench.sessions.reader import Session
 from workbench.sessions.scrub import ScrubFold
 from workbench.view.fold import ViewState, fold
+from workbench.widgets import responsive
+from workbench.widgets.app import WorkbenchApp
+from workbench.widgets.main_screen import MainScreen
+from workbench.widgets.scrubber import Scrubber
+from workbench.widgets.starting_screen import SlowStart, StartingScreen
+from workbench.widgets.terminal_safety import SafeTextApp
+from workbench.widgets.textual_compat import is_closing
+from workbench.widgets.timeline import Timeline
+from workbench.widgets.tool_inspector import ToolInspector
 
 if TYPE_CHECKING:  # what a fork needs is loaded when the user forks (it is the runtime)
     from workbench.session_runs import ForkChoice, ForkRequest  # noqa: F401 - in strings
@@ -306,7 +306,7 @@ class ReplayApp(SlowStart, SafeTextApp, App["ForkRequest | None"]):
 
     def action_network_view(self) -> None:
         """The network view and timings, as of the replayed position (as F4 in a run)."""
-        from widgets.network_view import NetworkViewScreen
+        from workbench.widgets.network_view import NetworkViewScreen
 
         if self.session is not None:
             self.push_screen(NetworkViewScreen(self.view_state, now=self._now()))
@@ -382,7 +382,7 @@ class ReplayApp(SlowStart, SafeTextApp, App["ForkRequest | None"]):
 
     def action_mcp_wire(self) -> None:
         """The JSON-RPC messages with MCP servers the session recorded, up to here."""
-        from widgets.mcp_wire import McpWireScreen, recorded_rows
+        from workbench.widgets.mcp_wire import McpWireScreen, recorded_rows
 
         if not any(e.type == "mcp_wire" for e in self.events):
             self.notify("This session recorded no MCP messages.", timeout=3)

@@ -11,7 +11,7 @@ from typing import Any
 
 from textual.screen import Screen
 
-from widgets.footer import Footer
+from workbench.widgets.footer import Footer
 
 WIDE = 110
 BREAKPOINTS = [(0, "-narrow"), (WIDE, "-wide")]

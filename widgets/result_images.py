@@ -48,7 +48,7 @@ class ResultImages:
         )
 
     def _ask_image_path(self) -> None:
-        from widgets.mcp_catalog import ArgumentsModal
+        from workbench.widgets.mcp_catalog import ArgumentsModal
 
         modal = ArgumentsModal(
             "Save the selected call's images",

@@ -38,9 +38,9 @@ from textual.suggester import Suggester
 from textual.widget import Widget
 from textual.widgets import Button, Checkbox, Input, Select, SelectionList, Static
 
-from widgets.clear_checkbox import ClearCheckbox
-from widgets.terminal_safety import LiteralInput
 from workbench.sanitize import literal
+from workbench.widgets.clear_checkbox import ClearCheckbox
+from workbench.widgets.terminal_safety import LiteralInput
 
 UNSET: Any = object()
 """What a field left empty reads as (it is left out of the values)."""

@@ -31,7 +31,8 @@ class ScreenStats:
     """Refreshes the screen has painted."""
     paint_seconds: float = 0.0
     """From each refresh's start until the screen painted it: the refresh, Textual's
-    layout and paint, and whatever else ran in between (what `widgets.pacing` paces by)."""
+    layout and paint, and whatever else ran in between (what
+    `workbench.widgets.pacing` paces by)."""
     layouts: int = 0
     """Layouts of the main screen (each lays out and repaints all of it)."""
 

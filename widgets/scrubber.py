@@ -13,8 +13,8 @@ from typing import Any
 from rich.text import Text
 from textual.widget import Widget
 
-from widgets.render import format_ms
 from workbench.sanitize import one_line
+from workbench.widgets.render import format_ms
 
 
 def describe(event: Any) -> str:

@@ -32,11 +32,11 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Checkbox, DataTable, Input, Static
 
-from widgets.footer import Footer
-from widgets.terminal_safety import SafeTextApp
 from workbench.sanitize import literal, one_line
 from workbench.sessions.dates import since, when
 from workbench.sessions.library import Filters, Library
+from workbench.widgets.footer import Footer
+from workbench.widgets.terminal_safety import SafeTextApp
 
 SHOWN = 1000
 """Rows the table holds (the newest, or the best matches)."""
@@ -253,7 +253,7 @@ class SessionsScreen(Screen[None]):
         if len(self.marked) != 2:
             self._status("mark two sessions (m on each, A then B), then d to diff them")
             return
-        from widgets.diff_screen import DiffScreen
+        from workbench.widgets.diff_screen import DiffScreen
 
         a, b = self.marked
         self.app.push_screen(DiffScreen(a, b))

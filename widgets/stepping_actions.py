@@ -91,7 +91,7 @@ class SteppingActions:
         self.run_worker(toggle(), group="control")
 
     def action_breakpoints(self) -> None:
-        from widgets.breakpoints_modal import BreakpointsModal
+        from workbench.widgets.breakpoints_modal import BreakpointsModal
 
         if (stepper := self._stepper_or_warn()) is not None:
             self.push_screen(BreakpointsModal(stepper))
@@ -140,7 +140,7 @@ class SteppingActions:
             self.notify(why, severity="warning", timeout=4, markup=False)
 
     def action_edit_paused(self) -> None:
-        from widgets.json_editor import JsonEditModal
+        from workbench.widgets.json_editor import JsonEditModal
 
         pause = self.view_state.pause
         if pause is None or self.runtime.stepper is None:
@@ -162,7 +162,7 @@ class SteppingActions:
         self.push_screen(JsonEditModal(title, pause.args or {}, submit))
 
     def action_answer_paused(self) -> None:
-        from widgets.inject_modal import InjectResultModal
+        from workbench.widgets.inject_modal import InjectResultModal
 
         pause = self.view_state.pause
         if pause is None or self.runtime.stepper is None:

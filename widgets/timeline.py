@@ -5,9 +5,9 @@ thousand calls costs the screen no more layout than an empty one. Each item of
 `ViewState.items` becomes a list of parts (a heading, a Markdown text, a card...),
 each drawn into strips once and kept until what it depends on changes: the item's or
 the call's `rev`, the selection, the width, a running call's ticking time
-(`widgets.timeline_parts`). Cards are drawn only when they scroll into view. A text's
+(`workbench.widgets.timeline_parts`). Cards are drawn only when they scroll into view. A text's
 height is only known once drawn, so a text off screen gets an estimate
-(`widgets.timeline_settle`). Mouse and keys: `widgets.timeline_input`.
+(`workbench.widgets.timeline_settle`). Mouse and keys: `workbench.widgets.timeline_input`.
 """
 
 from __future__ import annotations
@@ -27,10 +27,12 @@ from textual.geometry import Size
 from textual.message import Message
 from textual.strip import Strip
 
-from widgets.heights import Heights
-from widgets.line_scroll import LineScrollView
-from widgets.timeline_input import TimelineInput
-from widgets.timeline_parts import (
+from workbench.view.fold import ViewState
+from workbench.view.records import TimelineItem
+from workbench.widgets.heights import Heights
+from workbench.widgets.line_scroll import LineScrollView
+from workbench.widgets.timeline_input import TimelineInput
+from workbench.widgets.timeline_parts import (
     ItemView,
     Painter,
     Part,
@@ -39,10 +41,8 @@ from widgets.timeline_parts import (
     load_markdown,
     place,
 )
-from widgets.timeline_settle import EstimateSettling
-from widgets.tool_card import CARD_HEIGHT, SLOW_AFTER_MS, card_key, card_strips
-from workbench.view.fold import ViewState
-from workbench.view.records import TimelineItem
+from workbench.widgets.timeline_settle import EstimateSettling
+from workbench.widgets.tool_card import CARD_HEIGHT, SLOW_AFTER_MS, card_key, card_strips
 
 EMPTY_TEXT = "Nothing yet. Type a message below and press Enter."
 
@@ -114,7 +114,7 @@ class Timeline(TimelineInput, EstimateSettling, LineScrollView, can_focus=True):
         """Keep the newest item in view (until the user scrolls up or picks a call)."""
         self._views: list[ItemView] = []
         self._heights = Heights()
-        """Each view's height, and where it starts (see `widgets.heights`)."""
+        """Each view's height, and where it starts (see `workbench.widgets.heights`)."""
         self._card_at: dict[str, tuple[int, int]] = {}
         """A call's card: (its view's index, its first line in the view)."""
         self._unsettled: list[int] = []

@@ -2,7 +2,7 @@
 Enter), open a turn's request (click its heading), open thinking blocks (click, t, T),
 and follow the newest item until the user scrolls up.
 
-A mixin of `widgets.timeline.Timeline` (its bindings name these actions).
+A mixin of `workbench.widgets.timeline.Timeline` (its bindings name these actions).
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from textual import events
 from textual.geometry import Region
 from textual.widget import Widget
 
-from widgets.heights import Heights
-from widgets.timeline_parts import ItemView, Target
-from widgets.tool_card import CARD_HEIGHT
+from workbench.widgets.heights import Heights
+from workbench.widgets.timeline_parts import ItemView, Target
+from workbench.widgets.tool_card import CARD_HEIGHT
 
 
 class TimelineInput:

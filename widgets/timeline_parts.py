@@ -2,7 +2,7 @@
 
 A part is one piece of an item (a heading, a Markdown text, a thinking block, a tool
 call's card, a failure line) with the lines it draws, cached under a key that
-says what it depends on. `Painter` draws every kind but cards (`widgets.tool_card`).
+says what it depends on. `Painter` draws every kind but cards (`workbench.widgets.tool_card`).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 until it is drawn, when it scrolls into view or, a few milliseconds' worth at a time,
 while the app is calm. What is on screen stays in place when an estimate is corrected.
 
-A mixin of `widgets.timeline.Timeline`.
+A mixin of `workbench.widgets.timeline.Timeline`.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import heapq
 import time
 from typing import Any
 
-from widgets.heights import Heights
-from widgets.timeline_parts import ItemView, place
+from workbench.widgets.heights import Heights
+from workbench.widgets.timeline_parts import ItemView, place
 
 
 class EstimateSettling:

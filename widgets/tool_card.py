@@ -18,9 +18,15 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.strip import Strip
 
-from widgets.render import WAIT_SHOWN_MS, compact_json, format_ms, format_times, status_label
 from workbench.sanitize import literal, one_line
 from workbench.view.records import ToolCallRecord
+from workbench.widgets.render import (
+    WAIT_SHOWN_MS,
+    compact_json,
+    format_ms,
+    format_times,
+    status_label,
+)
 
 CARD_HEIGHT = 2
 BAR = "▌"

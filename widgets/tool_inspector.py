@@ -28,9 +28,14 @@ from textual.binding import Binding, BindingType
 from textual.geometry import Size
 from textual.strip import Strip
 
-from widgets.batch_lanes import render_lanes
-from widgets.line_scroll import LineScrollView
-from widgets.render import (
+from workbench.agent.events import ArgumentStage
+from workbench.images import image_facts
+from workbench.sanitize import literal
+from workbench.sessions.compact import left_out_notice
+from workbench.view.records import ToolCallRecord
+from workbench.widgets.batch_lanes import render_lanes
+from workbench.widgets.line_scroll import LineScrollView
+from workbench.widgets.render import (
     details_view,
     field_errors,
     format_ms,
@@ -40,11 +45,6 @@ from widgets.render import (
     stage_view,
     status_badge,
 )
-from workbench.agent.events import ArgumentStage
-from workbench.images import image_facts
-from workbench.sanitize import literal
-from workbench.sessions.compact import left_out_notice
-from workbench.view.records import ToolCallRecord
 
 OUTPUT_TAIL_LINES = 400
 PANE_TITLES: dict[ArgumentStage, str] = {

@@ -5,7 +5,7 @@ One file holds every setting a person keeps between runs. `load_config` reads it
 unknown table or key is an error that names the file and the line. Each part then
 checks the contents of its own table: model profiles (`providers.settings`), prices
 (`pricing`), MCP servers (`mcp.config`), the variables `run_command` passes on
-(`tools.command_env`) and the caps on content (`[limits]`, `agent.content_caps`).
+(`workbench.tools.command_env`) and the caps on content (`[limits]`, `agent.content_caps`).
 """
 
 from __future__ import annotations

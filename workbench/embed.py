@@ -143,7 +143,7 @@ def run_app(agent: Agent, *, prompt: str = "", **options: Any) -> int:
     `prompt` is put in the message box. Options: as `attach` (`workspace`, `rules`,
     `step`, `session`, `approve`, ...).
     """
-    from widgets.app import make_app
+    from workbench.widgets.app import make_app
 
     with attach(agent, **options) as runtime:
         runtime.prompt = prompt

@@ -178,7 +178,7 @@ def builtin_tool_list(
     Raises:
         ValueError: a name that is not a built-in tool.
     """
-    from tools import builtin_tools
+    from workbench.tools import builtin_tools
 
     may_read = gate.may_read if gate is not None else None
     tools = builtin_tools(workspace, may_read, pass_env=pass_env or ())

@@ -1,6 +1,6 @@
 """The workbench's own environment, with its secrets moved out of reach of its children.
 
-A command the model runs gets an allow-listed environment (`tools.command_env`), but
+A command the model runs gets an allow-listed environment (`workbench.tools.command_env`), but
 it can read its parent's: `/proc/$PPID/environ` (and `ps eww`) show the environment
 the workbench was *started* with, and `/proc/$PPID/cmdline` its arguments
 (`--api-key`). Deleting a variable from `os.environ` does not change either: the

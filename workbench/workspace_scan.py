@@ -25,10 +25,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tools.workspace import IGNORED_DIRS
 from workbench.permissions.protected import PROTECTED_DIRS
 from workbench.sessions.blobs import BlobStore
 from workbench.sessions.workspace_records import FileEntry, LeftOut
+from workbench.tools.workspace import IGNORED_DIRS
 
 MB = 1024 * 1024
 

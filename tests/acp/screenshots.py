@@ -31,9 +31,9 @@ SIZE = (140, 40)
 
 
 async def take(out: Path) -> list[Path]:
-    from widgets.acp_app import AcpApp
-    from widgets.network_view import NetworkViewScreen
-    from widgets.permission_modal import PermissionModal
+    from workbench.widgets.acp_app import AcpApp
+    from workbench.widgets.network_view import NetworkViewScreen
+    from workbench.widgets.permission_modal import PermissionModal
 
     tmp = Path(tempfile.mkdtemp(prefix="acp-shots-"))
     workspace = tmp / "project"

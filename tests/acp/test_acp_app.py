@@ -9,8 +9,8 @@ import pytest
 
 from tests.acp.helpers import Fake, ask_call
 from tests.widgets.helpers import send, wait_for
-from widgets.acp_app import AcpApp
-from widgets.permission_modal import PermissionModal
+from workbench.widgets.acp_app import AcpApp
+from workbench.widgets.permission_modal import PermissionModal
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -36,11 +36,11 @@ async def test_the_dialog_answers_the_agents_request(tmp_path: Path) -> None:
         call = app.view_state.calls["c1"]
         assert call.status == "done" and call.decision.decided_by == "user"
         assert call.result_text == "a.txt"
-        from widgets.network_view import NetworkViewScreen
+        from workbench.widgets.network_view import NetworkViewScreen
 
         await pilot.press("f4")  # the network view: the prompt and how it ended
         await wait_for(pilot, lambda: isinstance(app.screen, NetworkViewScreen))
-        from widgets.network_view import _status_label
+        from workbench.widgets.network_view import _status_label
 
         (prompt,) = app.view_state.network.values()
         assert _status_label(prompt.response) == ("end_turn", "green")
@@ -104,8 +104,8 @@ async def test_edit_args_is_off_for_an_acp_call_and_says_why(tmp_path: Path) -> 
     as having run."""
     from textual.widgets import Button, Static
 
-    from widgets.json_editor import JsonEditModal
     from workbench.permissions import AnswerError, PermissionAnswer
+    from workbench.widgets.json_editor import JsonEditModal
 
     fake = Fake(tmp_path, [[*ask_call(), {"say": "Done."}]])
     app = AcpApp(fake.run(approve="ask"))

@@ -89,7 +89,7 @@ def test_the_command_opens_the_app(
 ) -> None:
     from textual.app import App
 
-    from widgets.acp_app import AcpApp
+    from workbench.widgets.acp_app import AcpApp
 
     fake = Fake(tmp_path, [[{"say": "hello from the app"}]])
     monkeypatch.chdir(fake.workspace)

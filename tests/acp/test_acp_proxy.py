@@ -100,8 +100,8 @@ async def test_f4_lists_the_prompt_and_the_model_request(
     from textual.widgets import OptionList
 
     from tests.widgets.helpers import send, wait_for
-    from widgets.acp_app import AcpApp
-    from widgets.network_view import NetworkViewScreen
+    from workbench.widgets.acp_app import AcpApp
+    from workbench.widgets.network_view import NetworkViewScreen
 
     fake = Fake(tmp_path, [[{"model": "hello"}]])
     env = {"ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": "sk-ant-test"}

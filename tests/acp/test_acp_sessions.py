@@ -68,7 +68,7 @@ async def test_a_recorded_run_replays_to_what_was_shown(tmp_path: Path) -> None:
         assert replayed.calls[call_id].result_text == live.calls[call_id].result_text
     assert replayed.calls["e1"].result_text.startswith("--- a/notes.txt")
 
-    from widgets.replay_app import ReplayApp
+    from workbench.widgets.replay_app import ReplayApp
 
     app = ReplayApp(read_session(session))
     async with app.run_test(size=(140, 40)) as pilot:

@@ -18,8 +18,8 @@ from textual.widgets import Input
 
 from tests.acp.helpers import Fake, ask_call
 from tests.widgets.helpers import send, wait_for
-from widgets.acp_app import AcpApp
 from workbench.agent import clock
+from workbench.widgets.acp_app import AcpApp
 
 WORKSPACE = Path(tempfile.gettempdir()) / "workbench-acp-snapshot"
 

@@ -141,8 +141,8 @@ async def test_cancel_while_the_model_streams(codex: Any) -> None:
 async def test_in_the_app_the_dialog_asks_and_the_command_runs(codex: Any) -> None:
     """Codex reports the command running, then asks: the dialog opens all the same."""
     from tests.widgets.helpers import send, wait_for
-    from widgets.acp_app import AcpApp
-    from widgets.permission_modal import PermissionModal
+    from workbench.widgets.acp_app import AcpApp
+    from workbench.widgets.permission_modal import PermissionModal
 
     agent = codex([[escalated("echo hi; echo there")], [{"text": "Done."}]])
     app = AcpApp(agent.run(approve="ask"))

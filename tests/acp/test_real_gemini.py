@@ -125,8 +125,8 @@ async def test_cancel_while_the_model_streams(gemini: Any) -> None:
 
 async def test_in_the_app_the_dialog_asks_and_a_denial_reaches_the_model(gemini: Any) -> None:
     from tests.widgets.helpers import send, wait_for
-    from widgets.acp_app import AcpApp
-    from widgets.permission_modal import PermissionModal
+    from workbench.widgets.acp_app import AcpApp
+    from workbench.widgets.permission_modal import PermissionModal
 
     agent = gemini([[shell("rm -rf build")], [{"text": "Understood."}]])
     app = AcpApp(agent.run(approve="ask"))

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from textual.app import App
 
-from widgets.app import WorkbenchApp
-from widgets.help_screen import HELP
-from widgets.key_docs import keys_of, refreshed
-from widgets.permission_modal import PermissionModal
-from widgets.prompt_bar import PromptBar
-from widgets.timeline import Timeline
-from widgets.tool_inspector import ToolInspector
+from workbench.widgets.app import WorkbenchApp
+from workbench.widgets.help_screen import HELP
+from workbench.widgets.key_docs import keys_of, refreshed
+from workbench.widgets.permission_modal import PermissionModal
+from workbench.widgets.prompt_bar import PromptBar
+from workbench.widgets.timeline import Timeline
+from workbench.widgets.tool_inspector import ToolInspector
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = ["README.md", *sorted(f"docs/{p.name}" for p in (ROOT / "docs").glob("*.md"))]

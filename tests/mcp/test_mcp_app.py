@@ -10,10 +10,10 @@ import anyio
 from tests.mcp.helpers import TOOLBOX, calls
 from tests.support.notifications import notifications
 from tests.widgets.helpers import wait_for
-from widgets.app import make_app
-from widgets.status_bar import StatusBar
 from workbench.providers.scripted import Scenario
 from workbench.runtime import RunOptions, build_runtime
+from workbench.widgets.app import make_app
+from workbench.widgets.status_bar import StatusBar
 
 
 async def test_the_app_attaches_mcp_tools_and_shows_the_server(tmp_path: Path) -> None:
@@ -139,7 +139,7 @@ async def test_the_servers_view_shows_state_tools_and_logs_and_restarts(tmp_path
         await pilot.pause()
         from textual.widgets import OptionList, Static
 
-        from widgets.mcp_servers import McpServersScreen
+        from workbench.widgets.mcp_servers import McpServersScreen
 
         screen = app.screen
         assert isinstance(screen, McpServersScreen)

@@ -13,13 +13,13 @@ from textual.app import App
 from textual.widgets import Input, OptionList, Static
 
 from tests.mcp.helpers import TOOLBOX, calls
-from widgets.app import make_app
-from widgets.mcp_catalog import ArgumentsModal, McpCatalogScreen
 from workbench.agent import TextContent
 from workbench.mcp.catalog import Catalog, Reading
 from workbench.providers.scripted import Scenario
 from workbench.runtime import RunOptions, build_runtime
 from workbench.sessions import read_session
+from workbench.widgets.app import make_app
+from workbench.widgets.mcp_catalog import ArgumentsModal, McpCatalogScreen
 
 
 def _shown(screen: Any, selector: str) -> str:

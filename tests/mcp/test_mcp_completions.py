@@ -11,7 +11,7 @@ from textual.widgets import Input, Static
 
 from tests.mcp.helpers import mcp_run
 from tests.widgets.helpers import wait_for
-from widgets.mcp_catalog import ArgumentsModal
+from workbench.widgets.mcp_catalog import ArgumentsModal
 
 
 async def test_the_server_completes_template_variables_and_prompt_arguments() -> None:

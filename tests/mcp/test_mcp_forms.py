@@ -11,13 +11,13 @@ from textual.app import App
 from textual.widgets import Checkbox, Input, OptionList, Select, SelectionList, TextArea
 
 from tests.widgets.helpers import wait_for
-from widgets.hand_call import HandCallModal, ToolPickerModal
-from widgets.json_editor import JsonEditModal
-from widgets.mcp_catalog import ArgumentsModal
-from widgets.mcp_requests import AppAsker, ElicitationModal, SamplingModal
-from widgets.schema_form import SchemaForm
 from workbench.agent import AgentTool
 from workbench.mcp.requests import WRITTEN
+from workbench.widgets.hand_call import HandCallModal, ToolPickerModal
+from workbench.widgets.json_editor import JsonEditModal
+from workbench.widgets.mcp_catalog import ArgumentsModal
+from workbench.widgets.mcp_requests import AppAsker, ElicitationModal, SamplingModal
+from workbench.widgets.schema_form import SchemaForm
 
 EVERYTHING: dict[str, Any] = {
     "type": "object",

@@ -12,8 +12,6 @@ import pytest
 
 from tests.mcp.helpers import TOOLBOX, calls
 from tests.widgets.helpers import wait_for
-from widgets.app import make_app
-from widgets.permission_modal import PermissionModal
 from workbench.bus_events import PermissionDecisionEvent
 from workbench.mcp import server_from_command
 from workbench.permissions.hints import ToolHints, apply_hints
@@ -21,6 +19,8 @@ from workbench.permissions.patterns import CallPattern
 from workbench.permissions.rules import Rule
 from workbench.providers.scripted import Scenario
 from workbench.runtime import RunOptions, build_runtime
+from workbench.widgets.app import make_app
+from workbench.widgets.permission_modal import PermissionModal
 
 DESTRUCTIVE = ToolHints(destructive=True, origin="mcp:s")
 READ_ONLY = ToolHints(read_only=True, origin="mcp:s")

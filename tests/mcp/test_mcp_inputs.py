@@ -13,13 +13,13 @@ import pytest
 from textual.widgets import Input
 
 from tests.mcp.helpers import SERVERS, calls
-from widgets.app import make_app
-from widgets.mcp_input import McpInputModal
 from workbench.mcp.config import load_mcp_json
 from workbench.mcp.hub import McpHub
 from workbench.mcp.variables import McpInput
 from workbench.providers.scripted import Scenario
 from workbench.runtime import RunOptions, build_runtime
+from workbench.widgets.app import make_app
+from workbench.widgets.mcp_input import McpInputModal
 
 KEY = McpInput(id="api-key", description="Your key", password=True)
 

@@ -11,10 +11,10 @@ import anyio
 
 from tests.mcp.helpers import TOOLBOX, calls, mcp_run, scripted
 from tests.support.notifications import notifications
-from widgets.app import make_app
 from workbench.agent import Agent
 from workbench.providers.scripted import Scenario
 from workbench.runtime import RunOptions, build_runtime
+from workbench.widgets.app import make_app
 
 
 def sent(connection: Any, method: str) -> int:

@@ -250,8 +250,8 @@ async def test_the_listener_takes_only_its_own_redirect() -> None:
 async def test_the_app_shows_the_address_and_closes_it_once_authorized(
     tmp_path: Path, guarded: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from widgets.app import make_app
-    from widgets.mcp_authorize import McpAuthorizeModal, openable
+    from workbench.widgets.app import make_app
+    from workbench.widgets.mcp_authorize import McpAuthorizeModal, openable
 
     opened: list[str] = []
     monkeypatch.setattr("webbrowser.open", lambda url: opened.append(url) or True)
@@ -307,7 +307,7 @@ async def test_the_address_dialog_closes_and_opens_only_web_addresses(
     from textual.app import App
     from textual.widgets import Static
 
-    from widgets.mcp_authorize import McpAuthorizeModal
+    from workbench.widgets.mcp_authorize import McpAuthorizeModal
 
     opened: list[str] = []
     monkeypatch.setattr("webbrowser.open", lambda url: opened.append(url) or True)

@@ -11,12 +11,12 @@ import pytest
 
 from tests.mcp.helpers import SERVERS
 from tests.support.notifications import notifications
-from widgets.app import make_app
-from widgets.mcp_servers import McpServersScreen
 from workbench.agent import AbortController
 from workbench.mcp import McpServerConfig
 from workbench.mcp.failures import McpCallError
 from workbench.runtime import RunOptions, build_runtime
+from workbench.widgets.app import make_app
+from workbench.widgets.mcp_servers import McpServersScreen
 
 HOSTILE = McpServerConfig(name="hostile", command=(sys.executable, str(SERVERS / "hostile.py")))
 

@@ -9,10 +9,10 @@ from textual.widgets import Input, Static
 
 from tests.mcp.helpers import TOOLBOX, calls
 from tests.widgets.helpers import wait_for
-from widgets.app import make_app
-from widgets.mcp_requests import ElicitationModal, SamplingModal
 from workbench.providers.scripted import Scenario
 from workbench.runtime import RunOptions, build_runtime
+from workbench.widgets.app import make_app
+from workbench.widgets.mcp_requests import ElicitationModal, SamplingModal
 
 
 def app_calling(tmp_path: Path, *pairs: tuple[str, dict[str, object]]):  # type: ignore[no-untyped-def]

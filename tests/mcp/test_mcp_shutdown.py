@@ -20,11 +20,11 @@ from mcp.client import stdio as sdk
 from tests.mcp.helpers import calls
 from tests.mcp.test_mcp_processes import alive, wait_dead
 from tests.widgets.helpers import wait_for
-from widgets.app import make_app
 from workbench.mcp import McpHub, McpServerConfig, bounds
 from workbench.mcp.client import McpConnection
 from workbench.providers.scripted import Scenario
 from workbench.runtime import RunOptions, build_runtime
+from workbench.widgets.app import make_app
 
 HOSTILE = Path(__file__).parent / "servers" / "hostile.py"
 

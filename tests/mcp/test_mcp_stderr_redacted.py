@@ -14,11 +14,11 @@ from pathlib import Path
 import anyio
 
 from tests.mcp.helpers import SERVERS, TEST_TIMEOUT, scripted
-from widgets.mcp_servers import server_details
 from workbench.agent import Agent
 from workbench.mcp import McpHub, McpServerConfig, resolve_servers
 from workbench.mcp.stderr import STDERR_KEPT_LINES
 from workbench.redact import PIECE, redactor_for
+from workbench.widgets.mcp_servers import server_details
 
 SECRET = "sk-live-9fQ2xLm7Rt4Wz8Kp3Vb6Nc1Hd5Jg0Ys"
 

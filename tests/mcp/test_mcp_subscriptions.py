@@ -14,9 +14,9 @@ from textual.widgets import OptionList, Static
 
 from tests.mcp.helpers import mcp_run
 from tests.widgets.helpers import wait_for
-from widgets.mcp_catalog import McpCatalogScreen
 from workbench.mcp import McpServerConfig
 from workbench.mcp.client import McpCallError
+from workbench.widgets.mcp_catalog import McpCatalogScreen
 
 
 async def wait_for_count(condition: Callable[[], bool]) -> None:

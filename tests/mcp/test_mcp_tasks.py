@@ -12,10 +12,10 @@ from typing import Any
 import anyio
 
 from tests.mcp.helpers import SERVERS, calls, mcp_run
-from widgets.app import make_app
 from workbench.agent import ToolExecutionUpdateEvent
 from workbench.providers.scripted import Scenario
 from workbench.runtime import RunOptions, build_runtime
+from workbench.widgets.app import make_app
 
 TASKS = shlex.join([sys.executable, str(SERVERS / "tasks.py")])
 

@@ -14,12 +14,12 @@ import anyio
 import pytest
 
 from tests.mcp.helpers import SERVERS, calls, mcp_run
-from widgets.mcp_servers import server_details
 from workbench.agent import ToolExecutionEndEvent
 from workbench.providers.scripted import Scenario
 from workbench.runtime import RunOptions, build_runtime
 from workbench.sanitize import safe
 from workbench.sessions import read_session
+from workbench.widgets.mcp_servers import server_details
 
 GARBAGE = shlex.join([sys.executable, str(SERVERS / "garbage.py"), "--surrogates"])
 

@@ -13,10 +13,10 @@ from textual.widgets import Input, OptionList, Static
 
 from tests.mcp.helpers import TOOLBOX, calls, mcp_run
 from tests.widgets.helpers import wait_for
-from widgets.mcp_wire import McpWireScreen, hub_rows
 from workbench.mcp import server_from_command
 from workbench.providers.scripted import Scenario
 from workbench.runtime import RunOptions, build_runtime
+from workbench.widgets.mcp_wire import McpWireScreen, hub_rows
 
 
 class Host(App[None]):
@@ -63,9 +63,9 @@ async def test_every_message_is_there_whole_and_filters_narrow_them() -> None:
 
 
 async def test_the_session_records_the_wire_and_replay_shows_it(tmp_path: Path) -> None:
-    from widgets.replay_app import ReplayApp
     from workbench.mcp import McpServerConfig
     from workbench.sessions import read_session
+    from workbench.widgets.replay_app import ReplayApp
 
     secret = "wire-secret-0123456789"
     server = McpServerConfig(

@@ -12,7 +12,6 @@ import pytest
 from pydantic import BaseModel
 
 from tests.support.gate_calls import builtin_tool, call_context
-from tools import builtin_tools
 from workbench.agent import (
     AbortController,
     Agent,
@@ -31,6 +30,7 @@ from workbench.permissions import (
     rules_from_flags,
 )
 from workbench.providers.scripted import Scenario, ScriptedProvider
+from workbench.tools import builtin_tools
 
 
 @pytest.fixture

@@ -15,7 +15,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tools import builtin_tools
 from workbench.agent import (
     AbortController,
     AgentContext,
@@ -34,6 +33,7 @@ from workbench.permissions import (
     load_rules,
     load_rules_file,
 )
+from workbench.tools import builtin_tools
 
 
 def _pattern(command: str) -> CallPattern:

@@ -9,9 +9,9 @@ import openai
 from tests.proxy.helpers import AGENT_KEY, text_reply, tool_loop, tool_reply
 from tests.support.notifications import notifications
 from tests.widgets.helpers import wait_for
-from widgets.permission_modal import PermissionModal
-from widgets.proxy_app import ConversationList, ProxyApp
 from workbench.proxy import Proxy, ProxyOptions
+from workbench.widgets.permission_modal import PermissionModal
+from workbench.widgets.proxy_app import ConversationList, ProxyApp
 
 
 def make_app(chat_server, tmp_path, **options) -> ProxyApp:
@@ -87,7 +87,7 @@ async def test_conversations_side_by_side_one_shown_at_a_time(chat_server, tmp_p
 async def test_the_network_view_shows_the_request_as_sent_and_as_forwarded(chat_server, tmp_path):
     from textual.widgets import Static
 
-    from widgets.network_view import NetworkViewScreen
+    from workbench.widgets.network_view import NetworkViewScreen
 
     chat_server.script(
         tool_reply("call_w1", "b.txt", text="Looking."),
@@ -128,7 +128,7 @@ async def test_the_network_view_shows_the_request_as_sent_and_as_forwarded(chat_
 
 
 async def test_calling_a_tool_by_hand_is_refused_in_proxy_mode(chat_server, tmp_path):
-    from widgets.hand_call import ToolPickerModal
+    from workbench.widgets.hand_call import ToolPickerModal
 
     app = make_app(chat_server, tmp_path)
     async with app.run_test(size=(140, 40)) as pilot:

@@ -81,7 +81,7 @@ async def test_a_request_that_extends_a_conversation_joins_it(chat_server, tmp_p
 async def test_a_conversation_session_opens_in_replay(chat_server, tmp_path):
     from tests.proxy.helpers import text_reply, tool_reply
     from tests.widgets.helpers import wait_for
-    from widgets.replay_app import ReplayApp
+    from workbench.widgets.replay_app import ReplayApp
 
     chat_server.script(tool_reply("call_r1", "a.txt", text="Reading."), text_reply("alpha."))
     async with running_proxy(chat_server, tmp_path) as proxy:
@@ -103,8 +103,8 @@ async def test_replay_of_a_conversation_has_its_network_view(chat_server, tmp_pa
 
     from tests.proxy.helpers import text_reply, tool_reply
     from tests.widgets.helpers import wait_for
-    from widgets.network_view import NetworkViewScreen
-    from widgets.replay_app import ReplayApp
+    from workbench.widgets.network_view import NetworkViewScreen
+    from workbench.widgets.replay_app import ReplayApp
 
     chat_server.script(tool_reply("call_r2", "b.txt", text="Reading."), text_reply("I may not."))
     async with running_proxy(chat_server, tmp_path, deny=["read_file"]) as proxy:

@@ -46,7 +46,7 @@ async def test_a_call_by_hand_is_recorded_replayed_exported_and_not_rerun(tmp_pa
 async def test_replay_shows_the_call_by_hand_as_yours(tmp_path: Path) -> None:
     import anyio
 
-    from widgets.replay_app import ReplayApp
+    from workbench.widgets.replay_app import ReplayApp
 
     runtime, _live = await record_run(tmp_path / "ws", READ_A)
     await runtime.agent.call_tool("read_file", {"path": "a.txt"})

@@ -86,7 +86,7 @@ def test_replay_asks_before_forking_into_the_current_directory(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from widgets.replay_app import ForkedApp, ReplayApp
+    from workbench.widgets.replay_app import ForkedApp, ReplayApp
 
     victim, here = tmp_path / "victim", tmp_path / "here"
     victim.mkdir()

@@ -328,7 +328,7 @@ async def test_a_flood_of_updates_is_recorded_as_deltas_at_a_bounded_rate(tmp_pa
     assert shown.output == (
         f"[{left_out:,} characters before this were not recorded]\n" + record.output[left_out:]
     )
-    from widgets.replay_app import ReplayApp
+    from workbench.widgets.replay_app import ReplayApp
 
     app = ReplayApp(session)
     async with app.run_test(size=(120, 40)) as pilot:

@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tools import builtin_tools
 from workbench.agent import (
     AgentContext,
     AgentTool,
@@ -17,6 +16,7 @@ from workbench.agent import (
 )
 from workbench.providers.scripted import Scenario
 from workbench.runtime import RunOptions, build_runtime
+from workbench.tools import builtin_tools
 
 
 def builtin_tool(ws: Path, name: str, may_read: Any = None) -> AgentTool:

@@ -12,11 +12,11 @@ import anyio
 import psutil
 import pytest
 
-from tools import builtin_tools
-from tools.command_env import command_env, config_pass_env
-from tools.run_command import CommandFailed
 from workbench.agent import AbortController, AgentTool, AgentToolResult
 from workbench.proctree import ProcessTree
+from workbench.tools import builtin_tools
+from workbench.tools.command_env import command_env, config_pass_env
+from workbench.tools.run_command import CommandFailed
 
 
 def command_tool(root: Path, pass_env: tuple[str, ...] = ()) -> AgentTool:

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-import tools.edit_file as edit_file_mod
-import tools.read_file as read_file_mod
-from tools import builtin_tools
+import workbench.tools.edit_file as edit_file_mod
+import workbench.tools.read_file as read_file_mod
 from workbench.agent import AbortController, AgentToolResult
+from workbench.tools import builtin_tools
 
 
 async def run(root: Path, name: str, **args: Any) -> AgentToolResult:

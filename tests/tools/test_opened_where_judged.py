@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from tools import builtin_tools
-from tools.workspace import Workspace, WorkspaceError
 from workbench.agent import AbortController
+from workbench.tools import builtin_tools
+from workbench.tools.workspace import Workspace, WorkspaceError
 
 EDIT = {"old_text": "TOKEN", "new_text": "x"}
 
@@ -107,7 +107,7 @@ async def test_a_directory_swapped_right_after_the_judgement_is_never_followed(
 
 def _bound(tool: Any, space: Workspace) -> Any:
     """The same tool, built on `space` (whose resolve the test wrapped)."""
-    from tools import edit_file, list_directory, read_file, search_files, write_file
+    from workbench.tools import edit_file, list_directory, read_file, search_files, write_file
 
     makers = {
         "read_file": read_file.make_read_file,
@@ -256,7 +256,7 @@ async def test_no_message_names_the_workspace(layout: tuple[Path, Path]) -> None
 
 
 def test_open_refuses_a_link_in_the_path_even_without_a_race(layout: tuple[Path, Path]) -> None:
-    from tools.opening import PathChanged, open_under
+    from workbench.tools.opening import PathChanged, open_under
 
     ws, outside = layout
     swap(ws, outside)

@@ -8,10 +8,10 @@ from pathlib import Path
 import anyio
 import pytest
 
-from tools import builtin_tools
 from workbench import safe_regex
 from workbench.agent import AbortController, AbortError, AgentTool, AgentToolResult
 from workbench.agent.arguments import ArgumentsError, validate_arguments
+from workbench.tools import builtin_tools
 
 SLOW = r"(a|aa)+$"
 """Exponential in `re` and in `regex` alike on a run of a's that does not end the line."""

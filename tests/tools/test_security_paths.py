@@ -16,8 +16,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.support.gate_calls import call_context, run_calls
-from tools import builtin_tools
-from tools.workspace import (
+from workbench.agent import (
+    AbortController,
+)
+from workbench.permissions import PermissionGate
+from workbench.tools import builtin_tools
+from workbench.tools.workspace import (
     IGNORED_DIRS,
     Workspace,
     WorkspaceError,
@@ -25,10 +29,6 @@ from tools.workspace import (
     is_binary,
     read_sample,
 )
-from workbench.agent import (
-    AbortController,
-)
-from workbench.permissions import PermissionGate
 
 SECRET = "SECRET=hunter2"
 

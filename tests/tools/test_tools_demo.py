@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tools import builtin_tools
 from workbench.agent import Agent, AssistantMessage, ToolResultMessage
 from workbench.bus_events import PermissionDecisionEvent, PermissionRequestEvent
 from workbench.permissions import PermissionAnswer, PermissionGate
 from workbench.providers.scripted import Scenario, ScriptedProvider
 from workbench.scratch import scratch_workspace
+from workbench.tools import builtin_tools
 
 
 def demo_agent(tmp_path: Path) -> tuple[Agent, Path, Scenario, list[Any]]:

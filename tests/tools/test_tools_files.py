@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-import tools.list_directory as list_directory_mod
-import tools.read_file as read_file_mod
-from tools import READ_ONLY_TOOLS, WorkspaceError, builtin_tools
-from tools.edit_file import fold_flat_edit
+import workbench.tools.list_directory as list_directory_mod
+import workbench.tools.read_file as read_file_mod
 from workbench.agent import AbortController, AgentTool, AgentToolResult
 from workbench.agent.arguments import run_argument_pipeline
 from workbench.agent.types import ToolCall
+from workbench.tools import READ_ONLY_TOOLS, WorkspaceError, builtin_tools
+from workbench.tools.edit_file import fold_flat_edit
 
 
 @pytest.fixture

@@ -8,7 +8,9 @@ import sys
 import pytest
 
 
-@pytest.mark.parametrize("module", ["tools", "workbench.permissions", "workbench.stepper"])
+@pytest.mark.parametrize(
+    "module", ["workbench.tools", "workbench.permissions", "workbench.stepper"]
+)
 def test_module_loads_no_ui(module: str) -> None:
     probe = (
         f"import {module}, sys; "

@@ -10,13 +10,13 @@ from typing import Any
 import anyio
 import pytest
 
-import tools.run_command as rc
-from tools import builtin_tools
-from tools.run_command import CommandFailed
+import workbench.tools.run_command as rc
 from workbench.agent import AbortController, AbortSignal, Agent, AgentTool, AgentToolResult
 from workbench.agent.events import ToolExecutionUpdateEvent
 from workbench.agent.types import ToolResultMessage
 from workbench.providers.scripted import Scenario, ScriptedProvider
+from workbench.tools import builtin_tools
+from workbench.tools.run_command import CommandFailed
 
 
 def command_tool(root: Path) -> AgentTool:

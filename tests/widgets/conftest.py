@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from widgets.app import WorkbenchApp, make_app
-from widgets.screen_stats import ScreenStats
 from workbench.providers.scripted import Scenario
 from workbench.runtime import RunOptions, build_runtime
 from workbench.scratch import seed
+from workbench.widgets.app import WorkbenchApp, make_app
+from workbench.widgets.screen_stats import ScreenStats
 
 
 @pytest.fixture

@@ -6,9 +6,9 @@ from __future__ import annotations
 from textual.widgets import Input, OptionList, TextArea
 
 from tests.widgets.helpers import palette_pick, wait_for
-from widgets.hand_call import HandCallModal, ToolPickerModal
-from widgets.json_editor import JsonEditModal
-from widgets.permission_modal import PermissionModal
+from workbench.widgets.hand_call import HandCallModal, ToolPickerModal
+from workbench.widgets.json_editor import JsonEditModal
+from workbench.widgets.permission_modal import PermissionModal
 
 
 async def open_form(pilot, app, tool: str) -> None:  # type: ignore[no-untyped-def]

@@ -13,13 +13,13 @@ from textual.widgets import OptionList, Static
 from tests.support.chat_server import ChatServer, Pause, stream_reply, text_chunks
 from tests.support.notifications import notifications
 from tests.widgets.helpers import scenario_of, wait_for
-from widgets.app import make_app
-from widgets.breakpoints_modal import BreakpointsModal
-from widgets.footer import Footer
-from widgets.help_screen import HelpScreen
-from widgets.network_view import NetworkViewScreen
 from workbench.providers.settings import OpenAISettings
 from workbench.runtime import RunOptions, build_runtime
+from workbench.widgets.app import make_app
+from workbench.widgets.breakpoints_modal import BreakpointsModal
+from workbench.widgets.footer import Footer
+from workbench.widgets.help_screen import HelpScreen
+from workbench.widgets.network_view import NetworkViewScreen
 
 
 async def run_demo(app, pilot) -> None:  # type: ignore[no-untyped-def]
@@ -241,8 +241,8 @@ async def test_one_thinking_block_opens_from_the_keyboard(make_test_app) -> None
 
 async def test_the_status_bar_and_summary_show_what_the_session_cost(tmp_path: Path) -> None:
     from tests.support.chat_server import finish, usage_chunk
-    from widgets.status_bar import StatusBar
     from workbench.pricing import Price, PriceTable
+    from workbench.widgets.status_bar import StatusBar
 
     with ChatServer() as server:
         server.script(
@@ -287,7 +287,7 @@ async def test_the_status_bar_and_summary_show_what_the_session_cost(tmp_path: P
 
 async def test_a_model_without_a_price_costs_unknown(tmp_path: Path) -> None:
     from tests.support.chat_server import finish, usage_chunk
-    from widgets.status_bar import StatusBar
+    from workbench.widgets.status_bar import StatusBar
 
     with ChatServer() as server:
         server.script(stream_reply([*text_chunks("one"), finish(), usage_chunk(10, 5)]))

@@ -7,9 +7,9 @@ import re
 import anyio
 
 from tests.widgets.helpers import scenario_of, send, wait_for
-from widgets.inject_modal import InjectResultModal
-from widgets.pause_banner import PauseBanner
 from workbench.agent import ToolResultMessage, UserMessage, tool
+from workbench.widgets.inject_modal import InjectResultModal
+from workbench.widgets.pause_banner import PauseBanner
 
 TWO_READS = [
     {

@@ -8,14 +8,14 @@ from pathlib import Path
 
 from tests.support.notifications import notifications
 from tests.widgets.helpers import wait_for
-from widgets.permission_modal import PermissionModal
 from workbench.cli.args import build_parser
 from workbench.cli.run_options import options_from_args
 from workbench.runtime import build_runtime
+from workbench.widgets.permission_modal import PermissionModal
 
 
 def app_for(*argv: str):  # type: ignore[no-untyped-def]
-    from widgets.app import make_app
+    from workbench.widgets.app import make_app
 
     args = build_parser().parse_args(list(argv))
     options = options_from_args(args, headless=False, approve=args.approve or "ask")
@@ -71,7 +71,7 @@ async def test_the_network_view_shows_your_system_prompt_and_tools(todo: Path) -
     from textual.widgets import Static
 
     from tests.support.chat_server import ChatServer, finish, stream_reply, text_chunks
-    from widgets.network_view import NetworkViewScreen
+    from workbench.widgets.network_view import NetworkViewScreen
 
     with ChatServer() as server:
         server.script(stream_reply([*text_chunks("hello"), finish()]))

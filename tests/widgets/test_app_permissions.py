@@ -7,9 +7,9 @@ import json
 from textual.widgets import Input, TextArea
 
 from tests.widgets.helpers import scenario_of, wait_for
-from widgets.json_editor import JsonEditModal
-from widgets.permission_modal import PermissionModal
 from workbench.agent import AssistantMessage, ToolResultMessage
+from workbench.widgets.json_editor import JsonEditModal
+from workbench.widgets.permission_modal import PermissionModal
 
 
 def results(app) -> dict[str, ToolResultMessage]:  # type: ignore[no-untyped-def]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from textual.widgets import DataTable
 
 from tests.widgets.helpers import send, wait_for
-from widgets.help_screen import HELP
-from widgets.sessions_app import SessionsScreen
+from workbench.widgets.help_screen import HELP
+from workbench.widgets.sessions_app import SessionsScreen
 
 
 async def test_ctrl_s_opens_the_library_of_where_the_app_records_and_q_comes_back(

@@ -19,12 +19,12 @@ import pytest
 from textual import events
 from textual.widgets import Static
 
-from widgets.app import make_app
-from widgets.main_screen import MainScreen
-from widgets.starting_screen import StartingScreen
 from workbench.providers.scripted import Scenario
 from workbench.runtime import RunOptions, Runtime, build_runtime
 from workbench.scratch import seed
+from workbench.widgets.app import make_app
+from workbench.widgets.main_screen import MainScreen
+from workbench.widgets.starting_screen import StartingScreen
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -125,11 +125,12 @@ def test_the_first_frame_loads_none_of_the_runtime() -> None:
     """What `workbench` imports before its first frame: the entry module and the app's
     class. The runtime, pydantic and the providers load after it, in `start`."""
     probe = (
-        "import sys, workbench.__main__, widgets.app; "
+        "import sys, workbench.__main__, workbench.widgets.app; "
         "print('\\n'.join(m for m in sys.modules if m.split('.')[0] in "
-        "('pydantic', 'openai', 'mcp', 'jsonschema', 'anyio', 'tools') "
+        "('pydantic', 'openai', 'mcp', 'jsonschema', 'anyio') "
         "or m.startswith(('workbench.agent', 'workbench.runtime', 'workbench.providers', "
-        "'workbench.permissions', 'workbench.view', 'widgets.main_screen'))))"
+        "'workbench.permissions', 'workbench.view', 'workbench.tools', "
+        "'workbench.widgets.main_screen'))))"
     )
     assert words_printed_by(probe) == []
 
@@ -173,7 +174,7 @@ def test_markdown_loads_in_a_thread_once_the_timeline_is_up() -> None:
         "    def find_spec(self, name, path=None, target=None):\n"
         "        if name == 'rich.markdown': importers.append(threading.current_thread())\n"
         "sys.meta_path.insert(0, Watch())\n"
-        "from widgets.app import make_app\n"
+        "from workbench.widgets.app import make_app\n"
         "from workbench.runtime import RunOptions, build_runtime\n"
         "from workbench.providers.scripted import Scenario\n"
         "runtime = build_runtime(RunOptions(scenario=Scenario.load('demo'),"

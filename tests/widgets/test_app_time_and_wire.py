@@ -14,14 +14,14 @@ from tests.support.chat_server import (
     usage_chunk,
 )
 from tests.widgets.helpers import blocking_tools, scenario_of, send, wait_for
-from widgets.app import make_app
-from widgets.network_view import NetworkViewScreen
-from widgets.permission_modal import PermissionModal
-from widgets.screen_stats import ScreenStats
 from workbench.agent import AssistantMessage, ToolResultMessage
 from workbench.providers.settings import OpenAISettings
 from workbench.runtime import RunOptions, build_runtime
 from workbench.view.summary import summarize
+from workbench.widgets.app import make_app
+from workbench.widgets.network_view import NetworkViewScreen
+from workbench.widgets.permission_modal import PermissionModal
+from workbench.widgets.screen_stats import ScreenStats
 
 
 def lanes_text(app) -> str:  # type: ignore[no-untyped-def]
@@ -43,7 +43,7 @@ async def test_lanes_show_a_parallel_batch_with_a_slow_call_and_one_awaiting_app
         },
         {"text": "ok"},
     ]
-    from tools import builtin_tools
+    from workbench.tools import builtin_tools
 
     app = make_test_app(
         scenario_of(turns), tools=[*tools, *builtin_tools(tmp_path)], allow=["slow", "fast"]

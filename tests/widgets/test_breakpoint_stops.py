@@ -8,9 +8,9 @@ from textual.widgets import TextArea
 
 from tests.support.notifications import notifications
 from tests.widgets.helpers import scenario_of, send, wait_for
-from widgets.inject_modal import InjectResultModal
-from widgets.json_editor import JsonEditModal
 from workbench.agent import ToolResultMessage
+from workbench.widgets.inject_modal import InjectResultModal
+from workbench.widgets.json_editor import JsonEditModal
 
 BROKEN = [
     {

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.widgets.helpers import scenario_of, send, wait_for
-from widgets.permission_modal import PermissionModal
+from workbench.widgets.permission_modal import PermissionModal
 
 
 async def test_ctrl_c_in_the_dialog_aborts_without_another_model_request(make_test_app) -> None:

@@ -5,8 +5,8 @@ and at the full rate those redraws took the loop from the keys typed into the di
 from __future__ import annotations
 
 from tests.widgets.helpers import scenario_of, send
-from widgets.app import TICKS_UNDER_A_DIALOG
-from widgets.permission_modal import PermissionModal
+from workbench.widgets.app import TICKS_UNDER_A_DIALOG
+from workbench.widgets.permission_modal import PermissionModal
 
 
 async def test_times_tick_once_a_second_under_a_dialog_and_at_full_rate_without(

@@ -12,9 +12,9 @@ import pytest
 from textual.widgets import DataTable, Static
 
 from tests.sessions.helpers import write_session
-from widgets.diff_screen import DiffApp, DiffScreen
-from widgets.sessions_app import SessionsApp, SessionsScreen
 from workbench.cli.diff import diff_main
+from workbench.widgets.diff_screen import DiffApp, DiffScreen
+from workbench.widgets.sessions_app import SessionsApp, SessionsScreen
 
 SIZE = (120, 32)
 

@@ -8,13 +8,13 @@ from pathlib import Path
 from textual.widgets import TextArea
 
 from tests.widgets.helpers import blocking_tools, scenario_of, send, wait_for
-from widgets.inject_modal import InjectResultModal
-from widgets.json_editor import JsonEditModal
-from widgets.permission_modal import PermissionModal
 from workbench.cli.rerun import report_lines
 from workbench.session_runs import rerun
 from workbench.sessions import read_session
 from workbench.sessions.export import to_json, to_markdown
+from workbench.widgets.inject_modal import InjectResultModal
+from workbench.widgets.json_editor import JsonEditModal
+from workbench.widgets.permission_modal import PermissionModal
 
 TURNS = [
     {
@@ -109,7 +109,7 @@ async def test_edits_and_injected_results_show_in_cards_exports_and_rerun(
 
 
 async def test_a_call_cancelled_with_f8_says_who_everywhere(make_test_app, tmp_path: Path) -> None:
-    from tools import builtin_tools
+    from workbench.tools import builtin_tools
 
     _release, (slow, _fast) = blocking_tools()
 

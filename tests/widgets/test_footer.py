@@ -11,7 +11,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Input
 
 from tests.widgets.helpers import wait_for
-from widgets.footer import Footer
+from workbench.widgets.footer import Footer
 
 
 class Keys(App[None]):

@@ -8,10 +8,10 @@ from tests.sessions.helpers import EDIT_THEN_WRITE as FOUR
 from tests.sessions.helpers import record_run
 from tests.support.notifications import notifications
 from tests.widgets.helpers import wait_for
-from widgets.replay_app import ForkedApp
 from workbench.runtime import build_runtime
 from workbench.session_runs import ForkChoice, ForkRequest, fork_options
 from workbench.sessions import read_session
+from workbench.widgets.replay_app import ForkedApp
 
 
 async def test_the_forked_app_says_where_it_runs(tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from widgets.heights import Heights
+from workbench.widgets.heights import Heights
 
 
 def test_starts_and_finds_match_plain_sums_through_random_edits() -> None:

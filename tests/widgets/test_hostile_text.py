@@ -5,7 +5,7 @@ CSI, 8-bit C1), DEL, bidi controls and zero-width characters in the prompt, the
 model id, thinking, text, tool names, call ids, arguments, file names, file
 contents and command output; a session header's model id and provider carry them
 too. Every screen update the apps make is scanned for any such raw character, and
-the guard (`widgets.terminal_safety.TerminalGuard`) must never have had to act:
+the guard (`workbench.widgets.terminal_safety.TerminalGuard`) must never have had to act:
 every path made its text literal itself, visibly.
 """
 
@@ -31,10 +31,6 @@ from tests.support.hostile import (
 )
 from tests.support.notifications import notifications
 from tests.widgets.helpers import scenario_of, wait_for
-from widgets.app import make_app
-from widgets.permission_modal import PermissionModal
-from widgets.replay_app import ForkedApp, ForkModal, ReplayApp
-from widgets.terminal_safety import TerminalGuard
 from workbench.providers.scripted import Scenario
 from workbench.runtime import RunOptions, build_runtime
 from workbench.sanitize import UNSAFE, literal
@@ -42,6 +38,10 @@ from workbench.scratch import seed
 from workbench.session_runs import ForkChoice, ForkRequest, fork_options
 from workbench.sessions.history import first_prompt
 from workbench.sessions.reader import read_session
+from workbench.widgets.app import make_app
+from workbench.widgets.permission_modal import PermissionModal
+from workbench.widgets.replay_app import ForkedApp, ForkModal, ReplayApp
+from workbench.widgets.terminal_safety import TerminalGuard
 
 SIZE = (160, 48)
 SHOWN_OSC_52 = "␛]52;c;cHduZWQ="

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from tests.widgets.helpers import scenario_of, send, wait_for
-from widgets.footer import Footer
-from widgets.json_editor import JsonEditModal
-from widgets.permission_modal import PermissionModal
+from workbench.widgets.footer import Footer
+from workbench.widgets.json_editor import JsonEditModal
+from workbench.widgets.permission_modal import PermissionModal
 
 
 async def test_the_json_editor_says_its_own_keys(make_test_app) -> None:

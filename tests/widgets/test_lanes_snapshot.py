@@ -8,9 +8,9 @@ from typing import Any
 from textual.app import App, ComposeResult
 from textual.widgets import Static
 
-from widgets.batch_lanes import render_lanes
-from widgets.tool_inspector import ToolInspector
 from workbench.view.records import ToolCallRecord
+from workbench.widgets.batch_lanes import render_lanes
+from workbench.widgets.tool_inspector import ToolInspector
 
 T = 1_790_000_000_000.0
 

@@ -10,9 +10,9 @@ from textual.app import App
 from textual.widgets import Static
 
 from tests.widgets.helpers import wait_for
-from widgets.mcp_catalog import ArgumentsModal, McpCatalogScreen
 from workbench.agent import TextContent
 from workbench.mcp.catalog import Catalog, Reading
+from workbench.widgets.mcp_catalog import ArgumentsModal, McpCatalogScreen
 
 
 class Server:

@@ -9,8 +9,8 @@ from pathlib import Path
 from tests.project.test_not_offered import TOOLS
 from tests.support.notifications import notifications
 from tests.widgets.helpers import scenario_of, wait_for
-from widgets.app import make_app
 from workbench.runtime import RunOptions, build_runtime
+from workbench.widgets.app import make_app
 
 
 async def test_the_app_notifies_the_functions_left_out(tmp_path: Path, monkeypatch) -> None:

@@ -11,8 +11,6 @@ from rich.console import Console
 from textual.widgets import OptionList, Static
 
 from tests.widgets.helpers import send, wait_for
-from widgets.app import make_app
-from widgets.network_view import NetworkViewScreen
 from workbench import embed
 from workbench.agent import (
     Agent,
@@ -26,6 +24,8 @@ from workbench.agent import (
     Usage,
     tool,
 )
+from workbench.widgets.app import make_app
+from workbench.widgets.network_view import NetworkViewScreen
 
 MODEL = Model(id="my-model", provider="mine")
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from widgets.pacing import Pacer
+from workbench.widgets.pacing import Pacer
 
 
 def run_events(pacer: Pacer, count: int, start: float, already: int = 0) -> int:

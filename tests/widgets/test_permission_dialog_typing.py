@@ -5,10 +5,10 @@ from __future__ import annotations
 from textual.widgets import Button, TextArea
 
 from tests.widgets.helpers import scenario_of, wait_for
-from widgets.clear_checkbox import ClearCheckbox
-from widgets.json_editor import JsonEditModal
-from widgets.permission_modal import PermissionModal
 from workbench.agent import ToolResultMessage, tool
+from workbench.widgets.clear_checkbox import ClearCheckbox
+from workbench.widgets.json_editor import JsonEditModal
+from workbench.widgets.permission_modal import PermissionModal
 
 SENTENCES = (
     "use list_directory instead, please!",

@@ -10,14 +10,14 @@ from typing import Any
 import anyio
 
 from tests.sessions.helpers import READ_A, record_run, scenario
-from widgets.app import make_app
-from widgets.replay_app import ForkedApp, ForkModal, ReplayApp
 from workbench.runtime import RunOptions, build_runtime
 from workbench.scratch import seed
 from workbench.session_runs import ForkChoice, ForkRequest, fork_options, rerun
 from workbench.sessions import read_session
 from workbench.sessions.scrub import ScrubFold
 from workbench.view.fold import fold
+from workbench.widgets.app import make_app
+from workbench.widgets.replay_app import ForkedApp, ForkModal, ReplayApp
 
 SIZE = (120, 40)
 
@@ -190,7 +190,7 @@ async def test_a_session_read_after_the_first_frame_says_how_far_it_has_come(
     the events read; the replay then opens at the end, folded as it was read."""
     from textual.widgets import Static
 
-    from widgets.starting_screen import StartingScreen
+    from workbench.widgets.starting_screen import StartingScreen
 
     runtime, _live = await record_run(tmp_path / "ws", READ_A)
     path = runtime.session_path

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from tests.sessions.helpers import write_session
 from tests.widgets.test_replay_app import SIZE, wait_for
-from widgets.replay_app import ReplayApp
 from workbench import gc_policy
 from workbench.sessions import read_session
+from workbench.widgets.replay_app import ReplayApp
 
 
 async def test_replay_applies_the_gc_policy_and_restores_it_at_exit(tmp_path: Path) -> None:

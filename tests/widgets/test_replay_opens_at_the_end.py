@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from tests.sessions.helpers import READ_A, record_run
-from widgets.replay_app import ReplayApp
-from widgets.scrubber import Scrubber
 from workbench.sessions import read_session
+from workbench.widgets.replay_app import ReplayApp
+from workbench.widgets.scrubber import Scrubber
 
 
 @pytest.mark.parametrize("at", [None, 3])

@@ -14,9 +14,9 @@ import anyio
 import pytest
 
 from tests.sessions.helpers import record_run
-from widgets.replay_app import ReplayApp
 from workbench.agent import clock
 from workbench.sessions import read_session
+from workbench.widgets.replay_app import ReplayApp
 
 
 @pytest.fixture(autouse=True)

@@ -12,10 +12,10 @@ from pydantic import BaseModel
 from tests.support.notifications import notifications
 from tests.widgets.helpers import palette_pick, wait_for
 from tests.workbench.test_images import GIF, PNG
-from widgets.app import make_app
 from workbench.agent import AgentTool, AgentToolResult, ImageContent, TextContent
 from workbench.providers.scripted import Scenario
 from workbench.runtime import RunOptions, build_runtime
+from workbench.widgets.app import make_app
 
 
 class NoArgs(BaseModel):

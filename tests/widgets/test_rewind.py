@@ -7,10 +7,10 @@ from pathlib import Path
 
 from tests.support.notifications import notifications
 from tests.widgets.helpers import send, wait_for
-from widgets.rewind import RewindModal
 from workbench.providers.scripted import Scenario
 from workbench.sessions.library import Library
 from workbench.sessions.reader import read_session
+from workbench.widgets.rewind import RewindModal
 
 TWO_RUNS = Scenario.model_validate(
     {

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.widgets.helpers import send, wait_for
-from widgets.screen_stats import ScreenStats
+from workbench.widgets.screen_stats import ScreenStats
 
 
 async def test_the_app_counts_what_its_screen_did_into_the_stats_it_was_given(

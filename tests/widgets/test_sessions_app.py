@@ -13,8 +13,8 @@ from textual.widgets import Checkbox, DataTable, Input
 
 from tests.sessions.helpers import write_session
 from tests.support.notifications import notifications
-from widgets.sessions_app import Query, SessionsApp, SessionsScreen
 from workbench.sessions.library import Filters
+from workbench.widgets.sessions_app import Query, SessionsApp, SessionsScreen
 
 SIZE = (120, 30)
 
@@ -208,7 +208,7 @@ async def test_file_names_fork_marks_outcomes_failed_calls_and_esc_closes(tmp_pa
 async def test_more_than_a_thousand_sessions_are_listed_a_thousand_at_a_time(
     tmp_path: Path, monkeypatch: Any
 ) -> None:
-    import widgets.sessions_app as screen_module
+    import workbench.widgets.sessions_app as screen_module
 
     monkeypatch.setattr(screen_module, "SHOWN", 2)  # the same paging, on five files
     for n in range(5):

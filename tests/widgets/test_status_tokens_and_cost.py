@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from tests.widgets.helpers import send
 from tests.widgets.test_times import screen_lines
-from widgets.status_bar import tokens_text
 from workbench.agent import AgentEndEvent, AssistantMessage, MessageEndEvent, Usage
 from workbench.view.fold import ViewState
+from workbench.widgets.status_bar import tokens_text
 
 
 def folded(*messages: AssistantMessage) -> ViewState:

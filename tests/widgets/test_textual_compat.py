@@ -18,8 +18,8 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Static
 
-from widgets.clear_checkbox import ClearCheckbox
-from widgets.textual_compat import is_closing
+from workbench.widgets.clear_checkbox import ClearCheckbox
+from workbench.widgets.textual_compat import is_closing
 
 WIDGETS = Path(__file__).resolve().parents[2] / "widgets"
 
@@ -86,7 +86,7 @@ def test_no_widget_uses_or_shadows_a_private_name_of_textual() -> None:
     for path in sorted(WIDGETS.glob("*.py")):
         if path.stem == "textual_compat":
             continue
-        module = importlib.import_module(f"widgets.{path.stem}")
+        module = importlib.import_module(f"workbench.widgets.{path.stem}")
         text = path.read_text()
         for node in ast.parse(text).body:
             if not isinstance(node, ast.ClassDef):

@@ -4,11 +4,11 @@ lazily, and a burst of events coalesced into a few refreshes."""
 from __future__ import annotations
 
 from tests.widgets.helpers import scenario_of, send, wait_for
-from widgets.footer import Footer
-from widgets.network_view import NetworkViewScreen
-from widgets.screen_stats import ScreenStats
-from widgets.timeline import Timeline
 from workbench.agent import AgentToolResult, tool
+from workbench.widgets.footer import Footer
+from workbench.widgets.network_view import NetworkViewScreen
+from workbench.widgets.screen_stats import ScreenStats
+from workbench.widgets.timeline import Timeline
 
 MARKDOWN = (
     "## Findings {n}\n\nThe **config** has `apiBaseUrl` unset, so requests go to the default "

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import widgets.timeline
-import widgets.timeline_input
+import workbench.widgets.timeline
+import workbench.widgets.timeline_input
 from tests.widgets.helpers import scenario_of, wait_for
 from workbench.agent import tool
 
@@ -72,7 +72,7 @@ async def test_up_and_down_walk_from_the_selected_card_not_over_every_call(
         middle = len(order) // 2
         app.select_call(order[middle])
         await pilot.pause()
-        with lines_run_in(str(Path(widgets.timeline_input.__file__))) as counted:
+        with lines_run_in(str(Path(workbench.widgets.timeline_input.__file__))) as counted:
             await pilot.press("down")
             await pilot.pause()
         assert app.timeline.selected_id == order[middle + 1]
@@ -106,13 +106,13 @@ async def test_opening_one_reply_thinking_redraws_that_reply_only(
     make_test_app, monkeypatch
 ) -> None:
     looked_at: list[str] = []
-    card_key = widgets.timeline.card_key
+    card_key = workbench.widgets.timeline.card_key
 
     def counting_card_key(record, *args):  # type: ignore[no-untyped-def]
         looked_at.append(record.id)
         return card_key(record, *args)
 
-    monkeypatch.setattr(widgets.timeline, "card_key", counting_card_key)
+    monkeypatch.setattr(workbench.widgets.timeline, "card_key", counting_card_key)
     app = make_test_app(long_session(), tools=[quick], allow=["quick"])
     async with app.run_test(size=(120, 40)) as pilot:
         order = await finished(app, pilot)
@@ -143,7 +143,7 @@ async def test_a_refresh_looks_at_the_views_that_can_change_not_the_whole_timeli
         await finished(app, pilot)
         timeline = app.timeline
         lines_before = timeline.plain_lines()
-        with lines_run_in(str(Path(widgets.timeline.__file__))) as counted:
+        with lines_run_in(str(Path(workbench.widgets.timeline.__file__))) as counted:
             timeline.sync(app.view_state, timeline._now)
         # the reply of the last turn (its cards looked at), not every one: walking all
         # 41 views ran about 650 lines

@@ -8,9 +8,9 @@ import re
 import anyio
 
 from tests.widgets.helpers import blocking_tools, scenario_of, send, wait_for
-from widgets.permission_modal import PermissionModal
 from workbench.agent.clock import now_ms
 from workbench.view.summary import phase_durations
+from workbench.widgets.permission_modal import PermissionModal
 
 
 def screen_lines(app) -> list[str]:  # type: ignore[no-untyped-def]
@@ -86,7 +86,7 @@ async def test_the_slow_warning_counts_execution_not_waiting_for_approval(
         {"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "1"}}]},
         {"text": "ok"},
     ]
-    from tools import builtin_tools
+    from workbench.tools import builtin_tools
 
     app = make_test_app(
         scenario_of(turns), tools=[*tools, *builtin_tools(tmp_path)], allow=["slow"], slow_after=0.1
@@ -125,7 +125,7 @@ async def test_lanes_draw_a_call_queued_behind_a_sibling_awaiting_approval(
         },
         {"text": "ok"},
     ]
-    from tools import builtin_tools
+    from workbench.tools import builtin_tools
 
     app = make_test_app(
         scenario_of(turns), tools=[*tools, *builtin_tools(tmp_path)], allow=["fast"]

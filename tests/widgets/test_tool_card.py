@@ -9,8 +9,8 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 
-from widgets.tool_card import BAR, Run, card_strips, row_strip
 from workbench.view.records import ToolCallRecord
+from workbench.widgets.tool_card import BAR, Run, card_strips, row_strip
 
 CONSOLE = Console(width=200, color_system="truecolor")
 BASE = Style(color="#e0e0e0", bgcolor="#1e1e1e")

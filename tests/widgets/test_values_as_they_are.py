@@ -5,7 +5,7 @@ lines as a text block (its JSON form one key away: J), edit_file's diff as a dif
 from __future__ import annotations
 
 from tests.widgets.helpers import scenario_of, send
-from widgets.tool_inspector import TWO_ACROSS
+from workbench.widgets.tool_inspector import TWO_ACROSS
 
 URL = "http://127.0.0.1:11434/v1"
 TURNS = [

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from tools.command_env import config_pass_env
 from workbench.config_file import config_caps, load_config
 from workbench.mcp.config import load_mcp_servers
 from workbench.pricing import load_prices
 from workbench.providers.settings import load_provider_config
+from workbench.tools.command_env import config_pass_env
 
 WHOLE = """\
 default_profile = "local"

@@ -11,7 +11,6 @@ from typing import Any
 import anyio
 import pytest
 
-from tools import builtin_tools
 from workbench.agent import (
     AfterToolCallContext,
     AfterToolCallResult,
@@ -29,6 +28,7 @@ from workbench.bus_events import StepModeEvent, StepPausedEvent, StepResumedEven
 from workbench.permissions import PermissionGate, chain_after, chain_before
 from workbench.providers.scripted import Scenario, ScriptedProvider
 from workbench.stepper import Breakpoint, Resume, Stepper, StepperError
+from workbench.tools import builtin_tools
 
 TWO_TOOLS: list[dict[str, Any]] = [
     {

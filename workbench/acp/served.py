@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from acp import RequestError
 
-from tools.workspace import Workspace, WorkspaceError
+from workbench.tools.workspace import Workspace, WorkspaceError
 
 if TYPE_CHECKING:
     from workbench.acp.calls import AcpCall

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from tools.command_env import command_env
 from workbench.acp.served import _refuse, judge
 from workbench.proctree import ProcessTree
+from workbench.tools.command_env import command_env
 
 if TYPE_CHECKING:
     from workbench.acp.run import AcpRun
@@ -80,7 +80,7 @@ class Terminals:
         workspace = self.run.options.workspace
         where = workspace
         if cwd:
-            from tools.workspace import Workspace, WorkspaceError
+            from workbench.tools.workspace import Workspace, WorkspaceError
 
             try:
                 where = Workspace(workspace).resolve(cwd)

@@ -151,7 +151,7 @@ def acp_main(argv: list[str]) -> int:
         _say(f"recording the session to {run.runtime.session_path}")
     if args.headless is not None:
         return anyio.run(headless, run, args.headless)
-    from widgets.acp_app import AcpApp
+    from workbench.widgets.acp_app import AcpApp
 
     app = AcpApp(run)
     code = app.run() or 0

@@ -3,9 +3,9 @@
 before running tools in the current directory).
 
 `workbench/cli/main.py` hands argv here when its first word names one of them (replay's
-screens are `widgets.replay_app`, loaded only when it opens). Every failure a person can cause (a
-missing file, a newer format, a bad flag) ends in one line on stderr and exit code 2,
-never a traceback.
+screens are `workbench.widgets.replay_app`, loaded only when it opens). Every failure a
+person can cause (a missing file, a newer format, a bad flag) ends in one line on stderr
+and exit code 2, never a traceback.
 """
 
 from __future__ import annotations

@@ -64,7 +64,7 @@ def diff_main(argv: list[str]) -> int:
     a, b = turns_of(sessions[0]), turns_of(sessions[1])
     diffs = compare(a, b, args.timing_tolerance, masks)
     if args.screen:
-        from widgets.diff_screen import DiffApp
+        from workbench.widgets.diff_screen import DiffApp
 
         DiffApp(args.a, args.b, (a, b)).run()
         return EXIT_DIFFERS if diffs else EXIT_SAME

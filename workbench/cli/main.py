@@ -145,7 +145,7 @@ def unknown_command(word: str) -> str:
 def _run_app(args: argparse.Namespace, approve: Any) -> int:
     """The app, on its starting screen while the runtime is built (so the first frame
     does not wait for the runtime's imports); then what each run recorded."""
-    from widgets.app import make_app
+    from workbench.widgets.app import make_app
 
     said: list[str] = []  # said once the app has left the screen
     app = make_app(start=lambda: runtime_of(args, False, approve, said.append), prefill=args.prompt)

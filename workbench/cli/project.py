@@ -79,7 +79,7 @@ def run_main(argv: list[str]) -> int:
 
             code = anyio.run(run_headless, runtime, args.headless)
         else:
-            from widgets.app import make_app
+            from workbench.widgets.app import make_app
 
             code = recording_exit_code(runtime, make_app(runtime).run() or 0)
             for problem in runtime.recorder.problems if runtime.recorder else ():

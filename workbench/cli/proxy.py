@@ -154,7 +154,7 @@ def proxy_main(argv: list[str]) -> int:
         if args.headless:
             proxy.bind()
             return anyio.run(serve_headless, proxy, None, command)
-        from widgets.proxy_app import ProxyApp
+        from workbench.widgets.proxy_app import ProxyApp
 
         proxy.bind()  # a port in use fails here, before the screen opens
         code = ProxyApp(proxy, command=command).run() or 0

@@ -1,6 +1,6 @@
-"""`workbench replay FILE`: step through a session on the app's screen (`widgets.replay_app`,
-loaded only here), and run a fork (key f) built by `workbench.session_runs.fork_options`
-in the live app."""
+"""`workbench replay FILE`: step through a session on the app's screen
+(`workbench.widgets.replay_app`, loaded only here), and run a fork (key f) built by
+`workbench.session_runs.fork_options` in the live app."""
 
 from __future__ import annotations
 
@@ -90,7 +90,10 @@ def session_reader(
 
 def replay_main(argv: list[str]) -> int:
     """`workbench replay FILE [--at N] [fork options]`."""
-    from widgets.replay_app import ForkedApp, ReplayApp  # the screens: Textual, loaded here
+    from workbench.widgets.replay_app import (  # the screens: Textual, loaded here
+        ForkedApp,
+        ReplayApp,
+    )
 
     args = replay_parser().parse_args(argv)
     try:

@@ -212,7 +212,7 @@ def _mcp_servers(args: Any) -> list[Any]:
 
 def _config_pass_env(args: Any) -> list[str]:
     """`[commands] pass_env` of the config file (--config, else the default)."""
-    from tools.command_env import config_pass_env
     from workbench.config_file import default_config_path
+    from workbench.tools.command_env import config_pass_env
 
     return config_pass_env(args.config or default_config_path())

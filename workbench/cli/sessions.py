@@ -92,7 +92,7 @@ def sessions_main(argv: list[str]) -> int:
         return prune_main(argv[1:])
     args = sessions_parser().parse_args(argv)
     if not (args.list or args.search is not None or args.json) and _interactive():
-        from widgets.sessions_app import Query
+        from workbench.widgets.sessions_app import Query
 
         query = Query(filters=filters_of(args), since_text=_given(argv, "--since"))
         return sessions_screen(args.dir, query)
@@ -158,8 +158,8 @@ def table(entries: list[Entry]) -> list[str]:
 
 def sessions_screen(directory: Path | None, query: Any) -> int:
     """The library's screen; Enter opens replay, and quitting replay comes back to it."""
-    from widgets.sessions_app import SessionsApp
     from workbench.cli.replay import replay_main
+    from workbench.widgets.sessions_app import SessionsApp
 
     while True:
         app = SessionsApp(directory, query)

@@ -2,7 +2,7 @@
 user (elicitation).
 
 The MCP spec asks a client to keep a person in the loop for both, so a request goes
-to an `Asker`: the app's shows a dialog (see `widgets.mcp_requests`), and without a
+to an `Asker`: the app's shows a dialog (see `workbench.widgets.mcp_requests`), and without a
 person `PolicyAsker` follows the run's `--approve`: sampling runs only with
 `--approve all`, elicitation is always declined (nobody is there to answer).
 

@@ -11,7 +11,7 @@ waited, so the transcript of a session explains every call that ran or didn't.
 
 Rules judge what the tool will do, not what the model wrote: for built-in tools
 each path-like argument is first turned into the workspace-relative path the tool
-opens (`tools.workspace.Workspace.canonical`; a path the tool would refuse is
+opens (`workbench.tools.workspace.Workspace.canonical`; a path the tool would refuse is
 refused here, with the same message). Two checks then narrow the rule's verdict:
 
 - `edit_file` is judged as strictly as `read_file` on the same path (its errors
@@ -95,7 +95,7 @@ class PermissionGate:
             covered by any allow rule. "deny" rules deny under every policy.
         rules_file: where "always" answers with `save=True` are appended.
         rules_file_display: how that file is named in rule sources.
-        workspace: the `tools.workspace.Workspace` whose canonical paths rules
+        workspace: the `workbench.tools.workspace.Workspace` whose canonical paths rules
             judge (None: path arguments are judged as written, normalised).
         protect: more of the run's own files and directories, protected like the
             rules file when they lie in the workspace (the MCP config files in use,
@@ -143,7 +143,7 @@ class PermissionGate:
         protect: Sequence[Path] = (),
     ) -> PermissionGate:
         """A gate with the defaults, the workspace's rules file and the flags' rules."""
-        from tools.workspace import Workspace
+        from workbench.tools.workspace import Workspace
 
         file = rules_file or workspace / RULES_FILE
         rules = load_rules(workspace, rules_file=file, allow=allow, ask=ask, deny=deny)

@@ -111,7 +111,7 @@ def normalise_path(value: str) -> str:
 
     Lexical only, and a backslash stays part of a name, as it is on POSIX. The
     gate hands built-in tools' paths over already canonical (the real path the
-    tool opens, see `tools.workspace`), so for them this changes nothing.
+    tool opens, see `workbench.tools.workspace`), so for them this changes nothing.
     """
     return posixpath.normpath(value) if value else value
 

@@ -143,9 +143,9 @@ def refuse_duplicates(tools: Iterable[AgentTool]) -> None:
 
 
 def _import_builtins_first() -> None:
-    # The built-in tools live in a top-level package named `tools`; a project's own
-    # `tools.py` on the path must not shadow it.
-    importlib.import_module("tools")
+    # The built-in tools are imported before a project's folder joins the path, so
+    # nothing there can stand in for a module they import.
+    importlib.import_module("workbench.tools")
 
 
 def _on_path(directory: Path) -> None:

@@ -16,7 +16,7 @@ export later.
 This package imports nothing above it (not the runtime, the command line, the app or
 the providers; `tests/workbench/test_import_rules.py`). Running a fork or a re-run is
 `workbench.session_runs`; the subcommands are in `workbench.cli`; replay's screen is
-`widgets.replay_app`.
+`workbench.widgets.replay_app`.
 """
 
 from importlib import import_module
