@@ -196,3 +196,26 @@ async def test_its_model_traffic_through_the_proxy_is_in_the_run(claude: Any) ->
     assert any(
         b.get("type") == "tool_result" for m in last for b in m["content"] if isinstance(b, dict)
     )
+
+
+async def test_in_the_app_the_dialog_asks_and_the_terminal_streams(claude: Any) -> None:
+    """In the app, with no rule: the dialog opens; allowed, the command runs in the
+    workbench's terminal and its output is the call's result."""
+    from tests.widgets.helpers import send, wait_for
+    from workbench.widgets.acp_app import AcpApp
+    from workbench.widgets.permission_modal import PermissionModal
+
+    agent = claude([[bash("printf 'hi\\nthere\\n'")], [{"text": "Done."}]])
+    app = AcpApp(agent.run(approve="ask"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_for(pilot, lambda: app.acp.ready.is_set(), timeout=60)
+        until = lambda: isinstance(app.screen, PermissionModal)  # noqa: E731
+        await send(pilot, app, until, text="say hi", timeout=60)
+        await pilot.press("ctrl+y")
+        await wait_for(pilot, lambda: app.view_state.run_state == "finished", timeout=60)
+        (record,) = app.view_state.calls.values()
+        assert (record.name, record.status) == (BASH, "done")
+        assert record.decision is not None and record.decision.decided_by == "user"
+        assert record.result_text == "hi\nthere\n"
+    (result,) = agent.tool_results()
+    assert "hi\nthere" in result_text(result)
