@@ -17,6 +17,7 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     the cores sat idle about 40% of the suite."""
     return 2 * (os.cpu_count() or 1)
 
+
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "todo_agent"
 
 
