@@ -162,3 +162,24 @@ def session_of(proxy: Proxy, number: int = 1) -> tuple[Any, ViewState]:
     assert conv.recorder is not None
     session = read_session(conv.recorder.path)
     return session, fold(session.events)
+
+
+def edit_at_breakpoint(proxy: Proxy, **changes: Any) -> None:
+    """Every conversation of `proxy`: a call paused at a breakpoint goes on with its
+    arguments changed by `changes` (as a person's edit in the app)."""
+    import asyncio
+
+    from workbench.pauses import Resume
+
+    def watch(conv: Any) -> None:
+        stepper = conv.runtime.stepper
+
+        def on_event(event: Any, _signal: Any = None) -> None:
+            if event.type == "step_paused":
+                args = {**(stepper.paused.args or {}), **changes}
+                loop = asyncio.get_running_loop()
+                loop.call_soon(stepper.resume, stepper.paused.pause_id, Resume.edit(args))
+
+        conv.agent.subscribe(on_event)
+
+    proxy.on_conversation.append(watch)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.proxy.helpers import running_proxy, session_of
+from tests.proxy.helpers import edit_at_breakpoint, running_proxy, session_of
 from tests.support.chat_server import ReceivedRequest, Reply
 from tests.support.upstreams.anthropic import (
     AnthropicServer,
@@ -21,7 +21,6 @@ from tests.support.upstreams.anthropic import (
     text_block,
     tool_use,
 )
-from workbench.pauses import Resume
 
 pytestmark = pytest.mark.clients
 
@@ -120,21 +119,7 @@ async def test_claude_code_denied_never_runs_the_tool_and_still_finishes(
 async def test_claude_code_edited_runs_the_edited_command(claude_code, anthropic_server, tmp_path):
     work = work_dir(tmp_path)
     async with running_proxy(anthropic_server, tmp_path, breakpoints=["Bash"]) as proxy:
-
-        def watch(conv: Any) -> None:
-            stepper = conv.runtime.stepper
-
-            def on_event(event: Any, _signal: Any = None) -> None:
-                if event.type == "step_paused":
-                    args = {**(stepper.paused.args or {}), "command": "echo edited > edited.txt"}
-                    pause_id = stepper.paused.pause_id
-                    asyncio.get_running_loop().call_soon(
-                        stepper.resume, pause_id, Resume.edit(args)
-                    )
-
-            conv.agent.subscribe(on_event)
-
-        proxy.on_conversation.append(watch)
+        edit_at_breakpoint(proxy, command="echo edited > edited.txt")
         code, out = await run_claude(claude_code, proxy, work)
     assert code == 0, out
     assert not (work / "marker.txt").exists()

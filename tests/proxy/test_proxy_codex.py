@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.proxy.helpers import running_proxy, session_of
+from tests.proxy.helpers import edit_at_breakpoint, running_proxy, session_of
 from tests.support.chat_server import ReceivedRequest, Reply
 from tests.support.upstreams.responses import (
     ResponsesServer,
@@ -21,7 +21,6 @@ from tests.support.upstreams.responses import (
     message,
     responses_stream,
 )
-from workbench.pauses import Resume
 
 pytestmark = pytest.mark.clients
 
@@ -105,21 +104,7 @@ async def test_codex_denied_never_runs_the_tool_and_still_finishes(
 
 async def test_codex_edited_runs_the_edited_command(codex, responses_server, tmp_path):
     async with running_proxy(responses_server, tmp_path, breakpoints=["exec_command"]) as proxy:
-
-        def watch(conv: Any) -> None:
-            stepper = conv.runtime.stepper
-
-            def on_event(event: Any, _signal: Any = None) -> None:
-                if event.type == "step_paused":
-                    args = {**(stepper.paused.args or {}), "cmd": "echo edited > edited.txt"}
-                    pause_id = stepper.paused.pause_id
-                    asyncio.get_running_loop().call_soon(
-                        stepper.resume, pause_id, Resume.edit(args)
-                    )
-
-            conv.agent.subscribe(on_event)
-
-        proxy.on_conversation.append(watch)
+        edit_at_breakpoint(proxy, cmd="echo edited > edited.txt")
         code, out, work = await run_codex(codex, proxy, tmp_path)
     assert code == 0, out
     assert not (work / "marker.txt").exists()

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.proxy.helpers import running_proxy, session_of
+from tests.proxy.helpers import edit_at_breakpoint, running_proxy, session_of
 from tests.support.chat_server import ReceivedRequest, Reply
 from tests.support.upstreams.gemini import (
     GeminiServer,
@@ -22,7 +22,6 @@ from tests.support.upstreams.gemini import (
     gemini_stream,
     gemini_whole,
 )
-from workbench.pauses import Resume
 
 pytestmark = pytest.mark.clients
 
@@ -124,21 +123,7 @@ async def test_gemini_cli_denied_never_runs_the_tool_and_still_finishes(
 async def test_gemini_cli_edited_runs_the_edited_command(gemini_cli, gemini_server, tmp_path):
     breakpoints = ["run_shell_command"]
     async with running_proxy(gemini_server, tmp_path, breakpoints=breakpoints) as proxy:
-
-        def watch(conv: Any) -> None:
-            stepper = conv.runtime.stepper
-
-            def on_event(event: Any, _signal: Any = None) -> None:
-                if event.type == "step_paused":
-                    args = {**(stepper.paused.args or {}), "command": "echo edited > edited.txt"}
-                    pause_id = stepper.paused.pause_id
-                    asyncio.get_running_loop().call_soon(
-                        stepper.resume, pause_id, Resume.edit(args)
-                    )
-
-            conv.agent.subscribe(on_event)
-
-        proxy.on_conversation.append(watch)
+        edit_at_breakpoint(proxy, command="echo edited > edited.txt")
         code, out, work = await run_gemini(gemini_cli, proxy, tmp_path)
     assert code == 0, out
     assert not (work / "marker.txt").exists()

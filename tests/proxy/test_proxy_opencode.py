@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.proxy.helpers import running_proxy, session_of
+from tests.proxy.helpers import edit_at_breakpoint, running_proxy, session_of
 from tests.support.chat_server import (
     ChatServer,
     ReceivedRequest,
@@ -26,7 +26,6 @@ from tests.support.chat_server import (
     tool_call_chunks,
 )
 from tests.support.clients import cache_root
-from workbench.pauses import Resume
 
 pytestmark = [pytest.mark.clients, pytest.mark.xdist_group("opencode")]
 
@@ -134,21 +133,7 @@ async def test_opencode_denied_never_runs_the_tool_and_still_finishes(
 
 async def test_opencode_edited_runs_the_edited_command(opencode, opencode_server, tmp_path):
     async with running_proxy(opencode_server, tmp_path, breakpoints=["bash"]) as proxy:
-
-        def watch(conv: Any) -> None:
-            stepper = conv.runtime.stepper
-
-            def on_event(event: Any, _signal: Any = None) -> None:
-                if event.type == "step_paused":
-                    args = {**(stepper.paused.args or {}), "command": "echo edited > edited.txt"}
-                    pause_id = stepper.paused.pause_id
-                    asyncio.get_running_loop().call_soon(
-                        stepper.resume, pause_id, Resume.edit(args)
-                    )
-
-            conv.agent.subscribe(on_event)
-
-        proxy.on_conversation.append(watch)
+        edit_at_breakpoint(proxy, command="echo edited > edited.txt")
         code, out, work = await run_opencode(opencode, proxy, tmp_path)
     assert code == 0, out
     assert not (work / "marker.txt").exists()
