@@ -14,8 +14,9 @@ pytest_plugins = ["pytester"]  # tests/workbench/test_pytest_plugin.py runs pyte
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """`-n auto`: two workers a core. Many tests wait on a process they started (a
     server, an agent, a real client) as much as they compute; with one worker a core,
-    the cores sat idle about 40% of the suite."""
-    return 2 * (os.cpu_count() or 1)
+    the cores sat idle about 40% of the suite. At most 8: each worker collects the
+    whole suite again."""
+    return min(2 * (os.cpu_count() or 1), 8)
 
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "todo_agent"
