@@ -28,6 +28,11 @@ def card_line(app, words: str) -> str:  # type: ignore[no-untyped-def]
 WAIT = re.compile(r"(\d+(?:\.\d+)?)(µs|ms|s) \+(\d+(?:\.\d+)?)(ms|s) wait")
 
 
+CARD = "Write file write_file"
+"""The timeline card of the call (the spaces before its time depend on how many digits
+the time has, so the card is found by its title)."""
+
+
 def wait_seconds(line: str) -> float:
     match = WAIT.search(line)
     assert match, f"no '+… wait' in {line!r}"
@@ -46,14 +51,13 @@ async def test_a_call_that_waited_for_you_shows_its_work_and_its_wait_and_ticks_
         await send(pilot, app, lambda: isinstance(app.screen, PermissionModal))
         # The user reads the dialog for a while: the wait ticks on the card behind it.
         await anyio.sleep(0.3)
-        await wait_for(pilot, lambda: WAIT.search(card_line(app, "awaiting approval   ")))
-        first = wait_seconds(card_line(app, "awaiting approval   "))
+        await wait_for(pilot, lambda: WAIT.search(card_line(app, CARD)))
+        first = wait_seconds(card_line(app, CARD))
         await anyio.sleep(0.6)
         await wait_for(
             pilot,
             lambda: (
-                WAIT.search(card_line(app, "awaiting approval   "))
-                and wait_seconds(card_line(app, "awaiting approval   ")) > first
+                WAIT.search(card_line(app, CARD)) and wait_seconds(card_line(app, CARD)) > first
             ),
         )
         inspector_head = "\n".join(app.inspector.plain_lines()[:2])
