@@ -60,7 +60,9 @@ class Codex:
             f'name = "scripted"\nbase_url = "{self.server.url}"\n'
             'env_key = "OPENAI_API_KEY"\nwire_api = "responses"\n'
         )
-        env = {"OPENAI_API_KEY": "sk-test", "CODEX_HOME": str(self.home)}
+        # a home of its own: Codex runs commands in a login shell, which would read the
+        # machine's profile (a slow one outlasts Codex's wait for the command)
+        env = {"OPENAI_API_KEY": "sk-test", "CODEX_HOME": str(self.home), "HOME": str(self.home)}
         return AcpRun(
             AcpOptions(
                 command=self.command, env=env, workspace=self.workspace, record=False, **options

@@ -49,7 +49,14 @@ async def run_codex(exe: Path, proxy: Any, tmp_path: Path) -> tuple[int, str, Pa
         f'name = "workbench"\nbase_url = "{proxy.url}"\n'
         'wire_api = "responses"\nenv_key = "WORKBENCH_TEST_KEY"\n'
     )
-    env = {**os.environ, "CODEX_HOME": str(home), "WORKBENCH_TEST_KEY": "sk-test"}
+    # a home of its own: Codex runs commands in a login shell, which would read the
+    # machine's profile (a slow one outlasts Codex's wait for the command)
+    env = {
+        **os.environ,
+        "CODEX_HOME": str(home),
+        "HOME": str(home),
+        "WORKBENCH_TEST_KEY": "sk-test",
+    }
     process = await asyncio.create_subprocess_exec(
         str(exe),
         "exec",
