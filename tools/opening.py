@@ -64,9 +64,15 @@ def _is_link(fd: int, name: str) -> bool:
 
 
 def _raise_changed(fd: int, name: str, rel: str, exc: OSError) -> None:
-    """Raise `PathChanged` if `name` under `fd` is a symlink now; else an OSError naming
+    """Raise `PathChanged` if `name` under `fd` is a symlink now, or a directory that an
+    open had just found not to be one (a link swapped back); else an OSError naming
     `rel` only (never the workspace's absolute path)."""
-    if _is_link(fd, name):
+    try:
+        mode = os.lstat(name, dir_fd=fd).st_mode
+    except OSError:
+        mode = 0
+    not_a_dir = exc.errno in (errno.ENOTDIR, errno.ELOOP)
+    if stat.S_ISLNK(mode) or (not_a_dir and stat.S_ISDIR(mode)):
         raise PathChanged(
             f"{rel} changed while it was being opened (a part of it is now a symlink); "
             "nothing was read or written"

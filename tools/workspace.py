@@ -118,7 +118,12 @@ class Workspace:
                 f"Path {path!r} {how} outside the workspace; "
                 "only files inside the workspace can be used"
             )
-        real = Path(os.path.realpath(lexical))
+        try:
+            real = Path(os.path.realpath(lexical))
+        except OSError:  # a link swapped for a directory while it was being read
+            raise WorkspaceError(
+                f"Path {path!r} changed while it was being resolved; nothing was read or written"
+            ) from None
         if not self.contains(real):
             raise WorkspaceError(
                 f"Path {path!r} goes through a symlink that leads outside the workspace; "
